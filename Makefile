@@ -1,0 +1,87 @@
+# vprof — top-level build.
+#
+#   make            build build/libvprof.so, build/vprof, build/libinterp.a
+#   make check      run every test (tests/run), prints "N passed, N failed"
+#   make demo       build and profile the bundled demo, print its report
+#   make install PREFIX=/usr/local
+#
+# Sources are picked up by folder (see ../shared/ARCHITECTURE.md, Layout):
+# upcall/ preload/ merge/ interp/ go into libvprof.so; reports/ + merge/ make
+# the vprof command. interp/ is also built as build/libinterp.a for its tests.
+
+CC      ?= gcc
+PREFIX  ?= /usr/local
+B       := build
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Wno-unused-parameter
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -I. -I/usr/include/x86_64-linux-gnu
+PIC     := -fPIC -fvisibility=hidden -ftls-model=initial-exec
+# The handler path must not use SSE state implicitly? No: it may; the
+# interpreter saves nothing of the program's FP state in registers it uses.
+
+UPCALL_SRC  := $(wildcard upcall/*.c)
+PRELOAD_SRC := $(wildcard preload/*.c)
+MERGE_SRC   := $(wildcard merge/*.c)
+INTERP_SRC  := $(wildcard interp/*.c)
+REPORT_SRC  := $(wildcard reports/*.c)
+
+LIB_OBJ    := $(patsubst %.c,$(B)/pic/%.o,$(UPCALL_SRC) $(PRELOAD_SRC) $(MERGE_SRC))
+INTERP_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(INTERP_SRC))
+CMD_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRC) $(MERGE_SRC))
+
+LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
+CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lpthread
+INTERP_LIBS := -lZydis
+
+.PHONY: all deps check demo install clean tests
+all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a
+
+deps:
+	@scripts/deps.sh
+
+$(B)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PIC) -MMD -MP -c $< -o $@
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+
+$(B)/libinterp.a: $(INTERP_OBJ)
+	@mkdir -p $(B)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/libvprof.so: $(LIB_OBJ) $(B)/libinterp.a
+	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,--whole-archive $(B)/libinterp.a -Wl,--no-whole-archive \
+	    -Wl,-z,now -Wl,--version-script=preload/exports.map $(LIB_LIBS) $(INTERP_LIBS)
+
+$(B)/vprof: $(CMD_OBJ) $(B)/libinterp.a
+	$(CC) -o $@ $(CMD_OBJ) $(B)/libinterp.a $(CMD_LIBS)
+
+# Unit tests: tests/unit/NAME.c -> build/tests/NAME, linked with the
+# interpreter, merge/ and the report library (everything but the main()).
+TEST_SRC := $(wildcard tests/unit/*.c)
+TEST_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(TEST_SRC))
+TEST_LINK := $(filter-out $(B)/obj/reports/vprof.o,$(CMD_OBJ)) $(B)/libinterp.a
+tests: all $(TEST_BIN)
+
+$(B)/tests/%: tests/unit/%.c $(TEST_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -o $@ $< $(TEST_LINK) $(CMD_LIBS) -lpthread -lm
+
+check: all
+	@tests/run
+
+demo: all
+	@scripts/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/vprof $(DESTDIR)$(PREFIX)/include
+	install -m 0755 $(B)/vprof $(DESTDIR)$(PREFIX)/bin/vprof
+	install -m 0644 $(B)/libvprof.so $(DESTDIR)$(PREFIX)/lib/vprof/libvprof.so
+	install -m 0644 include/vprof-module.h $(DESTDIR)$(PREFIX)/include/vprof-module.h
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
