@@ -1,0 +1,926 @@
+/*
+ * symbolize.c — function names and source lines for image addresses.
+ *
+ * Owns the per-image symbol table used by every report command: it finds
+ * the right ELF file for a build-id (the recorded path if it still matches,
+ * else a separate debug file), reads one symbol table from it (.symtab, or
+ * .dynsym as a last resort) and keeps the FUNC symbols in one array sorted
+ * by address, names copied into one string arena so that no ELF handle is
+ * held for lookups. The workload is many lookups per image (every sampled
+ * PC of a profile, often hundreds of thousands) against a table built once,
+ * so lookups are a binary search plus a short backward walk bounded by a
+ * prefix maximum of symbol ends (which makes nested or overlapping symbols
+ * correct without an interval tree). DWARF is costly to open and most
+ * reports never need it, so libdw is opened only on the first source-line
+ * query, and the file is checked against the build-id again at that point.
+ *
+ * Files are read with ELF_C_READ (pread into memory, not mmap) so that an
+ * image truncated or rewritten under us yields an error, not a SIGBUS.
+ *
+ * Concurrency: none. Single-threaded use by the vprof command; not
+ * async-signal-safe (malloc, stdio, libelf, libdw).
+ */
+#include "reports/symbolize.h"
+
+#include <dwarf.h>
+#include <elf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BUILD_ID_MAX 64		/* SHA-1 is 20; leave room for odd linkers */
+#define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
+
+struct sym {
+	uint64_t start;
+	uint64_t end;		/* exclusive; == start when it can match nothing */
+	uint64_t maxend;	/* max(end) over this entry and all before it */
+	uint32_t name;		/* offset in the name arena */
+	uint8_t sized;		/* st_size was non-zero */
+};
+
+struct report_image {
+	struct sym *syms;
+	size_t nsyms;
+	char *names;
+	size_t names_len, names_cap;
+	char *symfile;		/* file the symbols came from */
+
+	uint8_t build_id[BUILD_ID_MAX];	/* what files must match (0 len: any) */
+	size_t build_id_len;
+	char *path;		/* recorded path, NULL if unusable */
+	char *debuglink;	/* .gnu_debuglink name of path */
+	uint32_t debuglink_crc;
+	bool path_has_dwarf;
+	char *debug_path;	/* separate debug file, once found */
+	bool debug_searched;
+
+	/* DWARF, opened lazily on the first source-line query. */
+	bool dwarf_tried;
+	int dwarf_err;
+	int dwarf_fd;
+	Elf *dwarf_elf;
+	Dwarf *dwarf;
+};
+
+/* One ELF file opened for reading, with what open_elf() learned of it. */
+struct elf_file {
+	int fd;
+	Elf *elf;
+	uint8_t build_id[BUILD_ID_MAX];
+	int build_id_len;	/* or negative errno */
+};
+
+static void set_why(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_why(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || whylen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+/* libelf insists on being told the version once before anything else. */
+static bool elf_ready(void)
+{
+	static int state;	/* 0 unknown, 1 ok, -1 failed */
+
+	if (state == 0)
+		state = elf_version(EV_CURRENT) == EV_NONE ? -1 : 1;
+	return state > 0;
+}
+
+static void hex(char *out, size_t cap, const uint8_t *b, size_t n)
+{
+	size_t i;
+
+	if (cap == 0)
+		return;
+	out[0] = 0;
+	for (i = 0; i < n && 2 * i + 2 < cap; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/*
+ * Find NT_GNU_BUILD_ID in the notes of `elf`: section notes first (debug
+ * files keep .note.gnu.build-id but their program headers describe nothing
+ * loadable), program-header notes when there are no section headers.
+ * Returns the length copied into out[cap], or -ENODATA / -ERANGE.
+ */
+static int elf_build_id(Elf *elf, uint8_t *out, size_t cap)
+{
+	Elf_Scn *scn = NULL;
+	size_t nphdr, i;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + noff, "GNU", 4) != 0)
+				continue;
+			if (nh.n_descsz > cap)
+				return -ERANGE;
+			memcpy(out, (char *)d->d_buf + doff, nh.n_descsz);
+			return (int)nh.n_descsz;
+		}
+	}
+	if (elf_getphdrnum(elf, &nphdr) != 0)
+		return -ENODATA;
+	for (i = 0; i < nphdr; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz,
+					 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (!d)
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + noff, "GNU", 4) != 0)
+				continue;
+			if (nh.n_descsz > cap)
+				return -ERANGE;
+			memcpy(out, (char *)d->d_buf + doff, nh.n_descsz);
+			return (int)nh.n_descsz;
+		}
+	}
+	return -ENODATA;
+}
+
+static void close_elf(struct elf_file *f)
+{
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->fd >= 0)
+		close(f->fd);
+	f->elf = NULL;
+	f->fd = -1;
+}
+
+/*
+ * Open `path` as an ELF file whose section headers are all inside the file
+ * (so a truncated copy is refused here rather than half-read later), and
+ * read its build-id. Returns 0, or a negative errno with a reason in why.
+ */
+static int open_elf(const char *path, struct elf_file *f, char *why, size_t whylen)
+{
+	struct stat st;
+	GElf_Ehdr eh;
+	size_t shnum, shstrndx;
+	int err;
+
+	f->fd = -1;
+	f->elf = NULL;
+	f->build_id_len = -ENODATA;
+	if (!elf_ready()) {
+		set_why(why, whylen, "libelf: %s", elf_errmsg(-1));
+		return -ENOSYS;
+	}
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0) {
+		err = -errno;
+		set_why(why, whylen, "%s: %s", path, strerror(-err));
+		return err;
+	}
+	if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		set_why(why, whylen, "%s: not a regular file", path);
+		err = -ENOEXEC;
+		goto fail;
+	}
+	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh)) {
+		set_why(why, whylen, "%s: not an ELF file", path);
+		err = -ENOEXEC;
+		goto fail;
+	}
+	if (elf_getshdrnum(f->elf, &shnum) != 0 ||
+	    elf_getshdrstrndx(f->elf, &shstrndx) != 0 ||
+	    (shnum > 0 && (eh.e_shoff > (uint64_t)st.st_size ||
+			   (uint64_t)shnum * eh.e_shentsize >
+				   (uint64_t)st.st_size - eh.e_shoff))) {
+		set_why(why, whylen, "%s: truncated or corrupt ELF file (section headers)",
+			path);
+		err = -ENOEXEC;
+		goto fail;
+	}
+	f->build_id_len = elf_build_id(f->elf, f->build_id, sizeof f->build_id);
+	return 0;
+fail:
+	close_elf(f);
+	return err;
+}
+
+/* Does file f carry the build-id the image wants? (Any file, if none.) */
+static bool build_id_ok(const struct report_image *im, const struct elf_file *f)
+{
+	if (im->build_id_len == 0)
+		return true;
+	return f->build_id_len == (int)im->build_id_len &&
+	       memcmp(f->build_id, im->build_id, im->build_id_len) == 0;
+}
+
+static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (type != SHT_NULL && sh.sh_type != type)
+			continue;
+		if (name) {
+			n = elf_strptr(elf, shstrndx, sh.sh_name);
+			if (!n || strcmp(n, name) != 0)
+				continue;
+		}
+		return scn;
+	}
+	return NULL;
+}
+
+/* A .debug_info with contents (not the NOBITS stub a stripped file keeps). */
+static bool has_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = find_section(elf, SHT_NULL, ".debug_info");
+	GElf_Shdr sh;
+
+	if (!scn)
+		scn = find_section(elf, SHT_NULL, ".zdebug_info");
+	return scn && gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+	       sh.sh_size > 0;
+}
+
+/* Read the .gnu_debuglink name and CRC of a trusted file into im. */
+static void read_debuglink(struct report_image *im, Elf *elf)
+{
+	Elf_Scn *scn = find_section(elf, SHT_PROGBITS, ".gnu_debuglink");
+	Elf_Data *d;
+	size_t n, crc_off;
+
+	if (!scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+		return;
+	n = strnlen(d->d_buf, d->d_size);
+	crc_off = (n + 4) & ~(size_t)3;	/* name, NUL, pad to 4, CRC */
+	if (n == 0 || n == d->d_size || crc_off + 4 > d->d_size || memchr(d->d_buf, '/', n))
+		return;
+	im->debuglink = strndup(d->d_buf, n);
+	memcpy(&im->debuglink_crc, (char *)d->d_buf + crc_off, 4);
+	/* The CRC is stored in the file's byte order; we only read x86-64. */
+}
+
+/* The CRC-32 (IEEE, reflected) that .gnu_debuglink uses. */
+static int file_crc32(int fd, uint32_t *out)
+{
+	static uint32_t table[256];
+	uint8_t buf[65536];
+	uint32_t crc = 0xffffffffu;
+	ssize_t n;
+	off_t off = 0;
+	int i, j;
+
+	if (table[1] == 0) {
+		for (i = 0; i < 256; i++) {
+			uint32_t c = (uint32_t)i;
+
+			for (j = 0; j < 8; j++)
+				c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+	}
+	while ((n = pread(fd, buf, sizeof buf, off)) > 0) {
+		for (i = 0; i < n; i++)
+			crc = table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
+		off += n;
+	}
+	if (n < 0)
+		return -errno;
+	*out = crc ^ 0xffffffffu;
+	return 0;
+}
+
+/*
+ * Is the debug-file candidate at `path` the one for this image? Build-ids
+ * decide when there is one to compare; without any, the debuglink CRC does.
+ * On success the file is left open in *f.
+ */
+static bool debug_candidate_ok(struct report_image *im, const char *path, bool by_link,
+			       struct elf_file *f)
+{
+	uint32_t crc;
+
+	if (access(path, R_OK) != 0 || open_elf(path, f, NULL, 0) != 0)
+		return false;
+	if (im->build_id_len > 0) {
+		if (build_id_ok(im, f))
+			return true;
+	} else if (by_link && f->build_id_len < 0 &&
+		   file_crc32(f->fd, &crc) == 0 && crc == im->debuglink_crc) {
+		return true;
+	}
+	close_elf(f);
+	return false;
+}
+
+/* The directory part of im->path ("" for a bare name), into buf. */
+static void path_dir(const char *path, char *buf, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (n >= cap)
+		n = 0;
+	memcpy(buf, path, n);
+	buf[n] = 0;
+}
+
+/*
+ * Try one root (ROOT/.build-id/xx/rest.debug, then ROOT/<dir>/<debuglink>).
+ * Returns true with *f open on a match.
+ */
+static bool try_debug_root(struct report_image *im, const char *root, size_t rootlen,
+			   struct elf_file *f, char **found)
+{
+	char p[4096], idhex[2 * BUILD_ID_MAX + 1], dir[4096];
+
+	if (im->build_id_len >= 2) {
+		hex(idhex, sizeof idhex, im->build_id, im->build_id_len);
+		if (snprintf(p, sizeof p, "%.*s/.build-id/%.2s/%s.debug", (int)rootlen, root,
+			     idhex, idhex + 2) < (int)sizeof p &&
+		    debug_candidate_ok(im, p, false, f))
+			goto hit;
+	}
+	if (im->debuglink && im->path) {
+		path_dir(im->path, dir, sizeof dir);
+		if (snprintf(p, sizeof p, "%.*s%s%s/%s", (int)rootlen, root,
+			     dir[0] == '/' ? "" : "/", dir, im->debuglink) < (int)sizeof p &&
+		    debug_candidate_ok(im, p, true, f))
+			goto hit;
+	}
+	return false;
+hit:
+	*found = strdup(p);
+	if (!*found) {
+		close_elf(f);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Look for the separate debug file: $VPROF_DEBUG_DIRS roots first (so a
+ * user can point at a tree of their own), then /usr/lib/debug, then the
+ * debuglink beside the file in <dir>/.debug/. Leaves *f open and sets
+ * im->debug_path on success; remembers the search either way.
+ */
+static int find_debug_file(struct report_image *im, struct elf_file *f)
+{
+	const char *dirs = getenv("VPROF_DEBUG_DIRS");
+	char p[4096], dir[4096];
+
+	im->debug_searched = true;
+	while (dirs && *dirs) {
+		size_t n = strcspn(dirs, ":");
+
+		if (n > 0 && try_debug_root(im, dirs, n, f, &im->debug_path))
+			return 0;
+		dirs += n;
+		if (*dirs == ':')
+			dirs++;
+	}
+	if (try_debug_root(im, DEFAULT_DEBUG_ROOT, strlen(DEFAULT_DEBUG_ROOT), f,
+			   &im->debug_path))
+		return 0;
+	if (im->debuglink && im->path) {
+		path_dir(im->path, dir, sizeof dir);
+		if (snprintf(p, sizeof p, "%s/.debug/%s", dir[0] ? dir : ".",
+			     im->debuglink) < (int)sizeof p &&
+		    debug_candidate_ok(im, p, true, f)) {
+			im->debug_path = strdup(p);
+			if (im->debug_path)
+				return 0;
+			close_elf(f);
+		}
+	}
+	return -ENOENT;
+}
+
+static int add_name(struct report_image *im, const char *s, uint32_t *off)
+{
+	size_t n = strlen(s) + 1;
+
+	if (im->names_len + n > UINT32_MAX)
+		return -EOVERFLOW;
+	if (im->names_len + n > im->names_cap) {
+		size_t cap = im->names_cap ? im->names_cap * 2 : 4096;
+		char *p;
+
+		while (cap < im->names_len + n)
+			cap *= 2;
+		p = realloc(im->names, cap);
+		if (!p)
+			return -ENOMEM;
+		im->names = p;
+		im->names_cap = cap;
+	}
+	memcpy(im->names + im->names_len, s, n);
+	*off = (uint32_t)im->names_len;
+	im->names_len += n;
+	return 0;
+}
+
+/* What the sort and the alias choice need while the table is built. */
+struct raw_sym {
+	uint64_t start, size;
+	uint64_t sec_lo, sec_hi;	/* the symbol's section */
+	uint32_t name;
+	uint8_t rank;			/* binding preference, lower wins */
+};
+
+static const char *g_sort_names;	/* for the comparator only */
+
+static int bind_rank(unsigned char bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Address order; at one address, the preferred alias first. */
+static int raw_cmp(const void *pa, const void *pb)
+{
+	const struct raw_sym *a = pa, *b = pb;
+	const char *na = g_sort_names + a->name, *nb = g_sort_names + b->name;
+	size_t ua, ub;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if ((a->size != 0) != (b->size != 0))
+		return a->size != 0 ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	ua = leading_underscores(na);
+	ub = leading_underscores(nb);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	return strcmp(na, nb);
+}
+
+/*
+ * Read the FUNC symbols of one symbol table section into im->syms: one
+ * entry per address (the preferred alias), sized entries ending at
+ * st_value + st_size, unsized ones at the next symbol or their section's
+ * end. Returns the number of entries, or a negative errno.
+ */
+static int load_symbols(struct report_image *im, Elf *elf, Elf_Scn *symscn)
+{
+	GElf_Shdr sh;
+	Elf_Data *d, *xd = NULL;
+	Elf_Scn *xscn = NULL;
+	struct raw_sym *raw = NULL;
+	size_t n, i, nraw = 0, nsecs, out;
+	int err = 0;
+
+	if (!gelf_getshdr(symscn, &sh) || sh.sh_entsize == 0 ||
+	    !(d = elf_getdata(symscn, NULL)))
+		return -ENOEXEC;
+	if (elf_getshdrnum(elf, &nsecs) != 0)
+		return -ENOEXEC;
+	/* Extended section indices, for files with more than 65279 sections. */
+	while ((xscn = elf_nextscn(elf, xscn)) != NULL) {
+		GElf_Shdr xs;
+
+		if (gelf_getshdr(xscn, &xs) && xs.sh_type == SHT_SYMTAB_SHNDX &&
+		    elf_scnshndx(xscn) == (ssize_t)elf_ndxscn(symscn)) {
+			xd = elf_getdata(xscn, NULL);
+			break;
+		}
+	}
+	n = d->d_size / sh.sh_entsize;
+	raw = calloc(n ? n : 1, sizeof *raw);
+	if (!raw)
+		return -ENOMEM;
+	for (i = 1; i < n; i++) {	/* entry 0 is the null symbol */
+		GElf_Sym s;
+		GElf_Shdr ss;
+		Elf32_Word xndx = 0;
+		size_t shndx;
+		const char *name;
+		unsigned char type;
+
+		if (!gelf_getsymshndx(d, xd, (int)i, &s, &xndx))
+			continue;
+		type = GELF_ST_TYPE(s.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		shndx = s.st_shndx == SHN_XINDEX ? xndx : s.st_shndx;
+		if (shndx == SHN_UNDEF || (shndx >= SHN_LORESERVE && s.st_shndx != SHN_XINDEX) ||
+		    shndx >= nsecs)
+			continue;
+		if (!gelf_getshdr(elf_getscn(elf, shndx), &ss) || !(ss.sh_flags & SHF_ALLOC))
+			continue;
+		name = elf_strptr(elf, sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		if (s.st_value + s.st_size < s.st_value)	/* corrupt: wraps */
+			continue;
+		raw[nraw].start = s.st_value;
+		raw[nraw].size = s.st_size;
+		raw[nraw].sec_lo = ss.sh_addr;
+		raw[nraw].sec_hi = ss.sh_addr + ss.sh_size;
+		raw[nraw].rank = (uint8_t)bind_rank(GELF_ST_BIND(s.st_info));
+		err = add_name(im, name, &raw[nraw].name);
+		if (err)
+			goto out;
+		nraw++;
+	}
+	g_sort_names = im->names;
+	qsort(raw, nraw, sizeof *raw, raw_cmp);
+	g_sort_names = NULL;
+
+	im->syms = calloc(nraw ? nraw : 1, sizeof *im->syms);
+	if (!im->syms) {
+		err = -ENOMEM;
+		goto out;
+	}
+	out = 0;
+	for (i = 0; i < nraw; i++) {
+		struct sym *s;
+
+		if (i > 0 && raw[i].start == raw[i - 1].start)
+			continue;	/* an alias; the preferred one came first */
+		s = &im->syms[out++];
+		s->start = raw[i].start;
+		s->name = raw[i].name;
+		s->sized = raw[i].size != 0;
+		if (s->sized) {
+			s->end = raw[i].start + raw[i].size;
+		} else {
+			/* perf's rule for hand-written code: up to the next
+			 * symbol, never past the section. */
+			size_t j = i + 1;
+			uint64_t end = raw[i].sec_hi;
+
+			while (j < nraw && raw[j].start == raw[i].start)
+				j++;
+			if (j < nraw && raw[j].start < end)
+				end = raw[j].start;
+			if (raw[i].start < raw[i].sec_lo || raw[i].start >= raw[i].sec_hi)
+				end = raw[i].start;
+			s->end = end;
+		}
+		s->maxend = s->end;
+		if (out > 1 && im->syms[out - 2].maxend > s->maxend)
+			s->maxend = im->syms[out - 2].maxend;
+	}
+	im->nsyms = out;
+	err = (int)out;
+out:
+	free(raw);
+	return err;
+}
+
+/* Symbols from f: .symtab if it has any functions, else .dynsym if allowed. */
+static int load_from(struct report_image *im, struct elf_file *f, const char *path,
+		     bool allow_dynsym)
+{
+	Elf_Scn *scn = find_section(f->elf, SHT_SYMTAB, NULL);
+	int n = 0;
+
+	if (scn)
+		n = load_symbols(im, f->elf, scn);
+	if (n == 0 && allow_dynsym) {
+		free(im->syms);
+		im->syms = NULL;
+		im->nsyms = 0;
+		scn = find_section(f->elf, SHT_DYNSYM, NULL);
+		if (scn)
+			n = load_symbols(im, f->elf, scn);
+	}
+	if (n > 0) {
+		im->symfile = strdup(path);
+		if (!im->symfile)
+			return -ENOMEM;
+	} else {
+		free(im->syms);
+		im->syms = NULL;
+		im->nsyms = 0;
+	}
+	return n;
+}
+
+struct report_image *report_image_open(const char *path, const uint8_t *build_id,
+				       size_t build_id_len, char *why, size_t whylen)
+{
+	struct report_image *im;
+	struct elf_file main = { .fd = -1 }, dbg = { .fd = -1 };
+	char reason[512] = "", want[2 * BUILD_ID_MAX + 1], have[2 * BUILD_ID_MAX + 1];
+	bool main_ok = false;
+	int n = 0;
+
+	if (build_id_len > BUILD_ID_MAX || (build_id_len > 0 && !build_id)) {
+		set_why(why, whylen, "bad build-id argument (%zu bytes)", build_id_len);
+		return NULL;
+	}
+	im = calloc(1, sizeof *im);
+	if (!im) {
+		set_why(why, whylen, "out of memory");
+		return NULL;
+	}
+	im->dwarf_fd = -1;
+	im->build_id_len = build_id_len;
+	if (build_id_len)
+		memcpy(im->build_id, build_id, build_id_len);
+
+	if (!path || !*path) {
+		snprintf(reason, sizeof reason, "no path recorded");
+	} else if (open_elf(path, &main, reason, sizeof reason) == 0) {
+		if (build_id_ok(im, &main)) {
+			main_ok = true;
+		} else {
+			hex(want, sizeof want, im->build_id, im->build_id_len);
+			if (main.build_id_len > 0)
+				hex(have, sizeof have, main.build_id, (size_t)main.build_id_len);
+			else
+				snprintf(have, sizeof have, "none");
+			snprintf(reason, sizeof reason,
+				 "%s: build-id mismatch (file has %s, profile wants %s)", path,
+				 have, want);
+		}
+	}
+	if (main_ok) {
+		im->path = strdup(path);
+		if (!im->path)
+			goto nomem;
+		/* The file's own id finds its debug file when none was given. */
+		if (im->build_id_len == 0 && main.build_id_len > 0) {
+			im->build_id_len = (size_t)main.build_id_len;
+			memcpy(im->build_id, main.build_id, im->build_id_len);
+		}
+		read_debuglink(im, main.elf);
+		im->path_has_dwarf = has_dwarf(main.elf);
+		n = load_from(im, &main, path, false);
+		if (n < 0)
+			goto fail_n;
+	}
+	/* Stripped, replaced or unreadable: the debug file may still have it. */
+	if (n == 0 && (main_ok || im->build_id_len > 0) && find_debug_file(im, &dbg) == 0) {
+		n = load_from(im, &dbg, im->debug_path, false);
+		if (n < 0)
+			goto fail_n;
+	}
+	if (n == 0 && main_ok) {
+		n = load_from(im, &main, path, true);
+		if (n < 0)
+			goto fail_n;
+	}
+	if (!main_ok && !im->debug_path) {
+		set_why(why, whylen, "%s; no debug file found by build-id", reason);
+		goto fail;
+	}
+	close_elf(&main);
+	close_elf(&dbg);
+	return im;
+nomem:
+	n = -ENOMEM;
+fail_n:
+	set_why(why, whylen, "%s: reading symbols: %s", path ? path : "?", strerror(-n));
+fail:
+	close_elf(&main);
+	close_elf(&dbg);
+	report_image_close(im);
+	return NULL;
+}
+
+const char *report_sym_lookup(struct report_image *im, uint64_t vaddr, uint64_t *sym_start,
+			      uint64_t *sym_size)
+{
+	size_t lo = 0, hi, j;
+	const struct sym *unsized = NULL, *hit = NULL;
+
+	if (!im || im->nsyms == 0)
+		return NULL;
+	/* lo = the number of symbols starting at or before vaddr. */
+	hi = im->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (im->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Walk back only while some earlier symbol can still reach vaddr;
+	 * the nearest containing start is the innermost symbol. A sized
+	 * symbol wins over an unsized one whose guessed end reaches here. */
+	for (j = lo; j > 0 && im->syms[j - 1].maxend > vaddr; j--) {
+		const struct sym *s = &im->syms[j - 1];
+
+		if (vaddr >= s->end)
+			continue;
+		if (s->sized) {
+			hit = s;
+			break;
+		}
+		if (!unsized)
+			unsized = s;
+	}
+	if (!hit)
+		hit = unsized;
+	if (!hit)
+		return NULL;
+	if (sym_start)
+		*sym_start = hit->start;
+	if (sym_size)
+		*sym_size = hit->end - hit->start;
+	return im->names + hit->name;
+}
+
+/*
+ * Open the DWARF of the image once: the recorded file if it has a
+ * .debug_info, else the debug file (searched for now if open did not need
+ * it). Each file is checked against the build-id again, since it may have
+ * changed since report_image_open(). Returns 0 or a negative errno, cached.
+ */
+static int open_dwarf(struct report_image *im)
+{
+	struct elf_file f = { .fd = -1 };
+	const char *cands[2];
+	int i, nc = 0;
+
+	if (im->dwarf_tried)
+		return im->dwarf_err;
+	im->dwarf_tried = true;
+	im->dwarf_err = -ENODATA;
+	if (im->path && im->path_has_dwarf)
+		cands[nc++] = im->path;
+	if (!im->debug_searched) {
+		if (find_debug_file(im, &f) == 0)
+			close_elf(&f);
+	}
+	if (im->debug_path)
+		cands[nc++] = im->debug_path;
+	for (i = 0; i < nc; i++) {
+		if (open_elf(cands[i], &f, NULL, 0) != 0)
+			continue;
+		if (!build_id_ok(im, &f) || !has_dwarf(f.elf)) {
+			close_elf(&f);
+			continue;
+		}
+		im->dwarf = dwarf_begin_elf(f.elf, DWARF_C_READ, NULL);
+		if (!im->dwarf) {
+			close_elf(&f);
+			continue;
+		}
+		im->dwarf_fd = f.fd;
+		im->dwarf_elf = f.elf;
+		im->dwarf_err = 0;
+		break;
+	}
+	return im->dwarf_err;
+}
+
+/*
+ * The CU covering vaddr. .debug_aranges answers quickly when present; GCC
+ * may leave it out (and clang does by default), so fall back to asking each
+ * CU's ranges.
+ */
+static bool find_cu(Dwarf *dw, uint64_t vaddr, Dwarf_Die *cu)
+{
+	Dwarf_CU *unit = NULL, *next;
+	Dwarf_Half version;
+	uint8_t type;
+	Dwarf_Die die;
+
+	if (dwarf_addrdie(dw, vaddr, cu) != NULL)
+		return true;
+	while (dwarf_get_units(dw, unit, &next, &version, &type, &die, NULL) == 0) {
+		unit = next;
+		if ((type == DW_UT_compile || type == DW_UT_partial ||
+		     type == DW_UT_skeleton) && dwarf_haspc(&die, vaddr) > 0) {
+			*cu = die;
+			return true;
+		}
+	}
+	return false;
+}
+
+int report_sym_source_line(struct report_image *im, uint64_t vaddr, const char **file,
+			   int *line)
+{
+	Dwarf_Die cu;
+	Dwarf_Line *l;
+	const char *src;
+	int err, ln;
+
+	if (!im || !file || !line)
+		return -EINVAL;
+	err = open_dwarf(im);
+	if (err)
+		return err;
+	if (!find_cu(im->dwarf, vaddr, &cu))
+		return -ENOENT;
+	l = dwarf_getsrc_die(&cu, vaddr);
+	if (!l || dwarf_lineno(l, &ln) != 0 || !(src = dwarf_linesrc(l, NULL, NULL)))
+		return -ENOENT;
+	*file = src;
+	*line = ln;
+	return 0;
+}
+
+size_t report_image_nsyms(const struct report_image *im)
+{
+	return im ? im->nsyms : 0;
+}
+
+const char *report_image_symfile(const struct report_image *im)
+{
+	return im ? im->symfile : NULL;
+}
+
+void report_image_close(struct report_image *im)
+{
+	if (!im)
+		return;
+	if (im->dwarf)
+		dwarf_end(im->dwarf);
+	if (im->dwarf_elf)
+		elf_end(im->dwarf_elf);
+	if (im->dwarf_fd >= 0)
+		close(im->dwarf_fd);
+	free(im->syms);
+	free(im->names);
+	free(im->symfile);
+	free(im->path);
+	free(im->debuglink);
+	free(im->debug_path);
+	free(im);
+}
+
+int report_read_build_id(const char *path, uint8_t *out, size_t cap)
+{
+	struct elf_file f;
+	int err;
+
+	if (!path || (!out && cap > 0))
+		return -EINVAL;
+	err = open_elf(path, &f, NULL, 0);
+	if (err)
+		return err;
+	err = f.build_id_len;
+	if (err > 0) {
+		if ((size_t)err > cap)
+			err = -ERANGE;
+		else
+			memcpy(out, f.build_id, (size_t)err);
+	}
+	close_elf(&f);
+	return err;
+}
