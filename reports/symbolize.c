@@ -193,6 +193,7 @@ static int open_elf(const char *path, struct elf_file *f, char *why, size_t whyl
 {
 	struct stat st;
 	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
 	size_t shnum, shstrndx;
 	int err;
 
@@ -220,15 +221,37 @@ static int open_elf(const char *path, struct elf_file *f, char *why, size_t whyl
 		err = -ENOEXEC;
 		goto fail;
 	}
+	/* libelf quietly reports zero sections when the header table lies
+	 * past the end of the file; check the raw header ourselves. */
 	if (elf_getshdrnum(f->elf, &shnum) != 0 ||
 	    elf_getshdrstrndx(f->elf, &shstrndx) != 0 ||
-	    (shnum > 0 && (eh.e_shoff > (uint64_t)st.st_size ||
-			   (uint64_t)shnum * eh.e_shentsize >
-				   (uint64_t)st.st_size - eh.e_shoff))) {
+	    (eh.e_shoff != 0 && (eh.e_shoff > (uint64_t)st.st_size ||
+				 (uint64_t)(shnum > eh.e_shnum ? shnum
+							       : eh.e_shnum ? eh.e_shnum : 1) *
+						 eh.e_shentsize >
+					 (uint64_t)st.st_size - eh.e_shoff))) {
 		set_why(why, whylen, "%s: truncated or corrupt ELF file (section headers)",
 			path);
 		err = -ENOEXEC;
 		goto fail;
+	}
+	/* A section cut short means the file was truncated or is being
+	 * rewritten: better no answer than symbols of a half-written file. */
+	while ((scn = elf_nextscn(f->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh)) {
+			set_why(why, whylen, "%s: corrupt ELF file (section header)", path);
+			err = -ENOEXEC;
+			goto fail;
+		}
+		if (sh.sh_type != SHT_NOBITS && (sh.sh_offset > (uint64_t)st.st_size ||
+						 sh.sh_size > (uint64_t)st.st_size - sh.sh_offset)) {
+			set_why(why, whylen, "%s: truncated ELF file (section %zu ends past EOF)",
+				path, elf_ndxscn(scn));
+			err = -ENOEXEC;
+			goto fail;
+		}
 	}
 	f->build_id_len = elf_build_id(f->elf, f->build_id, sizeof f->build_id);
 	return 0;
@@ -506,6 +529,9 @@ static int raw_cmp(const void *pa, const void *pb)
 		return a->size != 0 ? -1 : 1;
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
+	/* "memcpy" reads better than the .symtab alias "memcpy@@GLIBC_2.14" */
+	if ((strchr(na, '@') == NULL) != (strchr(nb, '@') == NULL))
+		return strchr(na, '@') == NULL ? -1 : 1;
 	ua = leading_underscores(na);
 	ub = leading_underscores(nb);
 	if (ua != ub)

@@ -45,8 +45,8 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
  * does, an unsized one (st_size 0, hand-written assembly) is taken to extend
  * to the next symbol or the end of its section, whichever comes first, as
  * perf does. Among aliases at one address the choice is deterministic:
- * sized before unsized, global before weak before local, fewer leading
- * underscores, then the smallest name. The name stays valid until
+ * sized before unsized, global before weak before local, unversioned
+ * before "name@VERSION", fewer leading underscores, then the smallest name. The name stays valid until
  * report_image_close(). sym_start/sym_size (either may be NULL) receive the
  * symbol's start and the extent used for the match. O(log n).
  */
