@@ -1,0 +1,258 @@
+/* interp/alu.c — integer arithmetic and logic: ADD ADC SUB SBB CMP AND OR
+ * XOR TEST INC DEC NEG NOT, and the exchanging CMPXCHG CMPXCHG8B/16B XADD.
+ *
+ * Workload: ~30% of executed instructions. One generic binary handler
+ * computes the result with a small switch and hands flags to
+ * interp_flags.
+ *
+ * Concurrency: with a LOCK prefix on a memory destination the
+ * read-modify-write is done as a compare-and-swap loop on the real memory
+ * (interp_mem_cas), so other threads see it as atomic exactly as they
+ * would the real instruction.
+ */
+#include "interp/interp.h"
+#include "interp/internal.h"
+
+enum { OP_ADD, OP_ADC, OP_SUB, OP_SBB, OP_AND, OP_OR, OP_XOR, OP_INC, OP_DEC,
+       OP_NEG, OP_NOT, OP_CMP, OP_TEST };
+
+/* Compute op on a,b; set flags into *f (a working rflags). */
+static uint64_t compute(struct interp_exec *x, int op, uint64_t a, uint64_t b,
+			unsigned size, uint64_t *flags)
+{
+	uint64_t r, cin, save = x->rflags, cf;
+
+	x->rflags = *flags;
+	cin = x->rflags & INTERP_CF;
+	switch (op) {
+	case OP_ADD: r = a + b; interp_flags(x, INTERP_FL_ADD, a, b, 0, r, size); break;
+	case OP_ADC: r = a + b + cin; interp_flags(x, INTERP_FL_ADD, a, b, cin, r, size); break;
+	case OP_SUB: case OP_CMP:
+		r = a - b; interp_flags(x, INTERP_FL_SUB, a, b, 0, r, size); break;
+	case OP_SBB: r = a - b - cin; interp_flags(x, INTERP_FL_SUB, a, b, cin, r, size); break;
+	case OP_AND: case OP_TEST:
+		r = a & b; interp_flags(x, INTERP_FL_LOGIC, a, b, 0, r, size); break;
+	case OP_OR: r = a | b; interp_flags(x, INTERP_FL_LOGIC, a, b, 0, r, size); break;
+	case OP_XOR: r = a ^ b; interp_flags(x, INTERP_FL_LOGIC, a, b, 0, r, size); break;
+	case OP_INC:   /* CF is kept */
+		cf = x->rflags & INTERP_CF;
+		r = a + 1; interp_flags(x, INTERP_FL_ADD, a, 1, 0, r, size);
+		x->rflags = (x->rflags & ~(uint64_t)INTERP_CF) | cf;
+		break;
+	case OP_DEC:
+		cf = x->rflags & INTERP_CF;
+		r = a - 1; interp_flags(x, INTERP_FL_SUB, a, 1, 0, r, size);
+		x->rflags = (x->rflags & ~(uint64_t)INTERP_CF) | cf;
+		break;
+	case OP_NEG: r = 0 - a; interp_flags(x, INTERP_FL_SUB, 0, a, 0, r, size); break;
+	default: /* NOT: no flags */
+		r = ~a; break;
+	}
+	*flags = x->rflags;
+	x->rflags = save;
+	return r & interp_mask(size);
+}
+
+/* LOCKed read-modify-write of operand 0 (memory): CAS loop. */
+static int locked_rmw(struct interp_exec *x, int op, uint64_t b, uint64_t *oldp)
+{
+	unsigned size = OPS(0);
+	uint64_t ea = interp_ea(x, 0), old = 0, nw, f;
+
+	if (interp_mem_load(&old, ea, size))
+		return INTERP_STOP_WOULD_FAULT;
+	for (;;) {
+		int c;
+		f = x->rflags;
+		nw = compute(x, op, old, b, size, &f);
+		c = interp_mem_cas(ea, &old, &nw, size);
+		if (c < 0)
+			return INTERP_STOP_WOULD_FAULT;
+		if (c == 1)
+			break;
+	}
+	x->rflags = f;
+	if (oldp)
+		*oldp = old;
+	if (x->obs) {
+		x->rec.acc[0].addr = ea;
+		x->rec.acc[0].size = size;
+		x->rec.acc[0].write = 1;
+		x->rec.acc[0].latency = 0;
+		x->rec.naccess = 1;
+		x->rec.src[0] = old;
+		x->rec.dst[0] = nw;
+		x->rec.src_mask |= 1;
+		x->rec.dst_mask |= 1;
+	}
+	return INTERP_OK;
+}
+
+static int binop(struct interp_exec *x, int op)
+{
+	uint64_t a, b = 0, r, f = x->rflags;
+	int rc, unary = op == OP_INC || op == OP_DEC || op == OP_NEG || op == OP_NOT;
+
+	if (OPS(0) > 8)
+		return INTERP_STOP_UNSUPPORTED;
+	if (!unary && (rc = interp_read_u64(x, 1, &b)))
+		return rc;
+	if (interp_locked(IN)) {
+		if (IN->op[0].type != INTERP_OP_MEM || op == OP_CMP || op == OP_TEST)
+			return INTERP_STOP_WOULD_FAULT;     /* #UD */
+		return locked_rmw(x, op, b, NULL);
+	}
+	if ((rc = interp_read_u64(x, 0, &a)))
+		return rc;
+	r = compute(x, op, a, b, OPS(0), &f);
+	if (op != OP_CMP && op != OP_TEST) {
+		/* xor r32,r32 etc.: write first (memory may fail), then flags */
+		if ((rc = interp_write_u64(x, 0, r)))
+			return rc;
+	}
+	x->rflags = f;
+	return INTERP_OK;
+}
+
+static int h_add(struct interp_exec *x) { return binop(x, OP_ADD); }
+static int h_adc(struct interp_exec *x) { return binop(x, OP_ADC); }
+static int h_sub(struct interp_exec *x) { return binop(x, OP_SUB); }
+static int h_sbb(struct interp_exec *x) { return binop(x, OP_SBB); }
+static int h_and(struct interp_exec *x) { return binop(x, OP_AND); }
+static int h_or(struct interp_exec *x) { return binop(x, OP_OR); }
+static int h_xor(struct interp_exec *x) { return binop(x, OP_XOR); }
+static int h_cmp(struct interp_exec *x) { return binop(x, OP_CMP); }
+static int h_test(struct interp_exec *x) { return binop(x, OP_TEST); }
+static int h_inc(struct interp_exec *x) { return binop(x, OP_INC); }
+static int h_dec(struct interp_exec *x) { return binop(x, OP_DEC); }
+static int h_neg(struct interp_exec *x) { return binop(x, OP_NEG); }
+static int h_not(struct interp_exec *x) { return binop(x, OP_NOT); }
+
+static int h_xadd(struct interp_exec *x)
+{
+	uint64_t a, b, r, f = x->rflags;
+	int rc;
+
+	if ((rc = interp_read_u64(x, 1, &b)))
+		return rc;
+	if (interp_locked(IN)) {
+		if (IN->op[0].type != INTERP_OP_MEM)
+			return INTERP_STOP_WOULD_FAULT;
+		if ((rc = locked_rmw(x, OP_ADD, b, &a)))
+			return rc;
+		interp_write_u64(x, 1, a);
+		return INTERP_OK;
+	}
+	if ((rc = interp_read_u64(x, 0, &a)))
+		return rc;
+	r = compute(x, OP_ADD, a, b, OPS(0), &f);
+	if (IN->op[0].type == INTERP_OP_MEM) {
+		if ((rc = interp_write_u64(x, 0, r)))
+			return rc;
+		interp_write_u64(x, 1, a);
+	} else {
+		/* xadd r,r: the source gets the old destination first, then
+		 * the destination the sum (matters when both are one reg) */
+		interp_write_u64(x, 1, a);
+		interp_write_u64(x, 0, r);
+	}
+	x->rflags = f;
+	return INTERP_OK;
+}
+
+static int h_cmpxchg(struct interp_exec *x)
+{
+	unsigned size = OPS(0);
+	uint64_t d, s, acc = interp_gpr_get(x, INTERP_RAX, size), f = x->rflags;
+	int rc;
+
+	if ((rc = interp_read_u64(x, 1, &s)))
+		return rc;
+	if (interp_locked(IN) || IN->op[0].type == INTERP_OP_MEM) {
+		/* Memory form: the processor always writes the destination;
+		 * a CAS gives the same visible result (and atomicity). */
+		uint64_t ea = interp_ea(x, 0), exp = acc;
+		int c;
+
+		if (IN->op[0].type != INTERP_OP_MEM)
+			return INTERP_STOP_WOULD_FAULT;
+		if (interp_mem_wprobe(ea, size))
+			return INTERP_STOP_WOULD_FAULT;
+		c = interp_mem_cas(ea, &exp, &s, size);
+		if (c < 0)
+			return INTERP_STOP_WOULD_FAULT;
+		d = c ? acc : exp;
+		compute(x, OP_CMP, acc, d, size, &f);
+		if (!c)
+			interp_gpr_set(x, INTERP_RAX, size, d);
+		x->rflags = f;
+		return INTERP_OK;
+	}
+	if ((rc = interp_read_u64(x, 0, &d)))
+		return rc;
+	compute(x, OP_CMP, acc, d, size, &f);
+	if (acc == d)
+		interp_write_u64(x, 0, s);
+	else {
+		interp_write_u64(x, 0, d);
+		interp_gpr_set(x, INTERP_RAX, size, d);
+	}
+	x->rflags = f;
+	return INTERP_OK;
+}
+
+/* CMPXCHG8B / CMPXCHG16B: edx:eax vs m, ecx:ebx in; only ZF changes. */
+static int h_cmpxchgNb(struct interp_exec *x)
+{
+	int wide = IN->mnemonic == ZYDIS_MNEMONIC_CMPXCHG16B;
+	unsigned half = wide ? 8 : 4;
+	uint64_t ea = interp_ea(x, 0);
+	uint64_t exp[2], des[2];
+	int c;
+
+	if (IN->op[0].type != INTERP_OP_MEM)
+		return INTERP_STOP_WOULD_FAULT;
+	if (wide && (ea & 15))
+		return INTERP_STOP_WOULD_FAULT;    /* #GP */
+	if (interp_mem_wprobe(ea, 2 * half))
+		return INTERP_STOP_WOULD_FAULT;
+	if (wide) {
+		exp[0] = ST->gpr[INTERP_RAX]; exp[1] = ST->gpr[INTERP_RDX];
+		des[0] = ST->gpr[INTERP_RBX]; des[1] = ST->gpr[INTERP_RCX];
+		c = interp_mem_cas(ea, exp, des, 16);
+	} else {
+		exp[0] = (uint32_t)ST->gpr[INTERP_RAX] | ST->gpr[INTERP_RDX] << 32;
+		des[0] = (uint32_t)ST->gpr[INTERP_RBX] | ST->gpr[INTERP_RCX] << 32;
+		c = interp_mem_cas(ea, exp, des, 8);
+	}
+	if (c < 0)
+		return INTERP_STOP_WOULD_FAULT;
+	if (c) {
+		x->rflags |= INTERP_ZF;
+	} else {
+		x->rflags &= ~(uint64_t)INTERP_ZF;
+		if (wide) {
+			ST->gpr[INTERP_RAX] = exp[0];
+			ST->gpr[INTERP_RDX] = exp[1];
+		} else {
+			ST->gpr[INTERP_RAX] = (uint32_t)exp[0];
+			ST->gpr[INTERP_RDX] = exp[0] >> 32;
+		}
+	}
+	return INTERP_OK;
+}
+
+const struct interp_family interp_family_alu[] = {
+	{ ZYDIS_MNEMONIC_ADD, h_add }, { ZYDIS_MNEMONIC_ADC, h_adc },
+	{ ZYDIS_MNEMONIC_SUB, h_sub }, { ZYDIS_MNEMONIC_SBB, h_sbb },
+	{ ZYDIS_MNEMONIC_AND, h_and }, { ZYDIS_MNEMONIC_OR, h_or },
+	{ ZYDIS_MNEMONIC_XOR, h_xor }, { ZYDIS_MNEMONIC_CMP, h_cmp },
+	{ ZYDIS_MNEMONIC_TEST, h_test },
+	{ ZYDIS_MNEMONIC_INC, h_inc }, { ZYDIS_MNEMONIC_DEC, h_dec },
+	{ ZYDIS_MNEMONIC_NEG, h_neg }, { ZYDIS_MNEMONIC_NOT, h_not },
+	{ ZYDIS_MNEMONIC_XADD, h_xadd },
+	{ ZYDIS_MNEMONIC_CMPXCHG, h_cmpxchg },
+	{ ZYDIS_MNEMONIC_CMPXCHG8B, h_cmpxchgNb },
+	{ ZYDIS_MNEMONIC_CMPXCHG16B, h_cmpxchgNb },
+	{ 0, NULL }
+};

@@ -1,0 +1,231 @@
+/* interp/decode.c — instruction fetch, Zydis decode, and the decode cache.
+ *
+ * Owns the translation from bytes at a PC to a compact struct interp_insn
+ * with its handler already looked up, and the per-thread cache of those.
+ *
+ * Workload: Zydis's full decode costs ~100 ns here, several times a whole
+ * interpreted instruction, so every run looks in a direct-mapped cache
+ * keyed by PC first. An entry's bytes are compared against memory once per
+ * run (epoch) so that code replaced between runs (JIT, dlclose + dlopen at
+ * the same address) is decoded afresh; within a run the code is trusted.
+ *
+ * Concurrency: the decoder object is set up once by interp_init and only
+ * read afterwards; the cache is per thread.
+ */
+#include <string.h>
+#include "interp/interp.h"
+#include "interp/internal.h"
+
+static ZydisDecoder g_decoder;
+
+int interp_decode_init(void)
+{
+	if (ZYAN_FAILED(ZydisDecoderInit(&g_decoder, ZYDIS_MACHINE_MODE_LONG_64,
+					 ZYDIS_STACK_WIDTH_64)))
+		return -1;
+	return 0;
+}
+
+/* Read up to 15 bytes at pc without crossing into an unreadable page. */
+static int fetch(uint64_t pc, uint8_t *buf)
+{
+	size_t room = 4096 - (pc & 4095);
+
+	if (room >= 15)
+		return interp_mem_load(buf, pc, 15) ? 0 : 15;
+	if (interp_mem_load(buf, pc, room))
+		return 0;
+	if (interp_mem_load(buf + room, pc + room, 15 - room) == 0)
+		return 15;
+	return (int)room;
+}
+
+static void map_reg(struct interp_operand *o, ZydisRegister r)
+{
+	o->reg = r;
+	if (r >= ZYDIS_REGISTER_AL && r <= ZYDIS_REGISTER_R15B) {
+		int n = r - ZYDIS_REGISTER_AL;
+		o->rkind = INTERP_RK_GPR;
+		if (n < 4)
+			o->idx = n;
+		else if (n < 8) {
+			o->rkind = INTERP_RK_GPR8H;
+			o->idx = n - 4;
+		} else
+			o->idx = n - 4;
+	} else if (r >= ZYDIS_REGISTER_AX && r <= ZYDIS_REGISTER_R15W) {
+		o->rkind = INTERP_RK_GPR;
+		o->idx = r - ZYDIS_REGISTER_AX;
+	} else if (r >= ZYDIS_REGISTER_EAX && r <= ZYDIS_REGISTER_R15D) {
+		o->rkind = INTERP_RK_GPR;
+		o->idx = r - ZYDIS_REGISTER_EAX;
+	} else if (r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15) {
+		o->rkind = INTERP_RK_GPR;
+		o->idx = r - ZYDIS_REGISTER_RAX;
+	} else if (r >= ZYDIS_REGISTER_XMM0 && r <= ZYDIS_REGISTER_XMM31) {
+		o->rkind = INTERP_RK_VEC;
+		o->idx = r - ZYDIS_REGISTER_XMM0;
+	} else if (r >= ZYDIS_REGISTER_YMM0 && r <= ZYDIS_REGISTER_YMM31) {
+		o->rkind = INTERP_RK_VEC;
+		o->idx = r - ZYDIS_REGISTER_YMM0;
+	} else if (r >= ZYDIS_REGISTER_ZMM0 && r <= ZYDIS_REGISTER_ZMM31) {
+		o->rkind = INTERP_RK_VEC;
+		o->idx = r - ZYDIS_REGISTER_ZMM0;
+	} else if (r >= ZYDIS_REGISTER_K0 && r <= ZYDIS_REGISTER_K7) {
+		o->rkind = INTERP_RK_K;
+		o->idx = r - ZYDIS_REGISTER_K0;
+	} else if (r >= ZYDIS_REGISTER_FLAGS && r <= ZYDIS_REGISTER_RFLAGS) {
+		o->rkind = INTERP_RK_FLAGS;
+	} else if (r >= ZYDIS_REGISTER_IP && r <= ZYDIS_REGISTER_RIP) {
+		o->rkind = INTERP_RK_RIP;
+	} else if (r == ZYDIS_REGISTER_MXCSR) {
+		o->rkind = INTERP_RK_MXCSR;
+	} else if (r >= ZYDIS_REGISTER_ES && r <= ZYDIS_REGISTER_GS) {
+		o->rkind = INTERP_RK_SEG;
+		o->idx = r - ZYDIS_REGISTER_ES;
+	} else {
+		o->rkind = INTERP_RK_OTHER;
+	}
+}
+
+static uint8_t gpr_num(ZydisRegister r)
+{
+	if (r == ZYDIS_REGISTER_NONE)
+		return INTERP_NOREG;
+	if (r == ZYDIS_REGISTER_RIP)
+		return INTERP_RIPREL;
+	if (r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15)
+		return r - ZYDIS_REGISTER_RAX;
+	if (r >= ZYDIS_REGISTER_EAX && r <= ZYDIS_REGISTER_R15D)
+		return r - ZYDIS_REGISTER_EAX;      /* addr32: masked in ea */
+	if (r >= ZYDIS_REGISTER_XMM0 && r <= ZYDIS_REGISTER_XMM31)
+		return r - ZYDIS_REGISTER_XMM0;
+	if (r >= ZYDIS_REGISTER_YMM0 && r <= ZYDIS_REGISTER_YMM31)
+		return r - ZYDIS_REGISTER_YMM0;
+	if (r >= ZYDIS_REGISTER_ZMM0 && r <= ZYDIS_REGISTER_ZMM31)
+		return r - ZYDIS_REGISTER_ZMM0;
+	return 0xfe;                                /* unusable */
+}
+
+/* Fill e from a Zydis decode; returns 0, or -1 if the form cannot be
+ * represented (the entry then stops the run as unsupported). */
+static int compact(struct interp_insn *e, const ZydisDecodedInstruction *d,
+		   const ZydisDecodedOperand *ops)
+{
+	int bad = 0;
+
+	e->mnemonic = d->mnemonic;
+	e->len = d->length;
+	e->opsize = d->operand_width / 8;
+	e->addrsize = d->address_width / 8;
+	e->attrib = d->attributes;
+	e->encoding = d->encoding;
+	e->opcode_map = d->opcode_map;
+	e->opcode = d->opcode;
+	e->nvis = d->operand_count_visible;
+	e->nops = d->operand_count;
+	if (e->nops > INTERP_MAX_OPS) {
+		e->nops = INTERP_MAX_OPS;
+		bad = 1;
+	}
+	memset(&e->avx, 0, sizeof e->avx);
+	if (d->encoding == ZYDIS_INSTRUCTION_ENCODING_VEX ||
+	    d->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX) {
+		e->avx.vl = d->avx.vector_length / 8;
+		e->avx.mask_mode = d->avx.mask.mode;
+		if (d->avx.mask.reg >= ZYDIS_REGISTER_K0 && d->avx.mask.reg <= ZYDIS_REGISTER_K7)
+			e->avx.mask_idx = d->avx.mask.reg - ZYDIS_REGISTER_K0;
+		e->avx.bcst = d->avx.broadcast.mode;
+		e->avx.bcst_static = d->avx.broadcast.is_static;
+		e->avx.rounding = d->avx.rounding.mode;
+		e->avx.sae = d->avx.has_sae;
+	}
+	memset(e->op, 0, sizeof e->op);
+	for (int i = 0; i < e->nops; i++) {
+		const ZydisDecodedOperand *z = &ops[i];
+		struct interp_operand *o = &e->op[i];
+
+		o->action = z->actions;
+		o->visible = z->visibility != ZYDIS_OPERAND_VISIBILITY_HIDDEN &&
+			     z->visibility != ZYDIS_OPERAND_VISIBILITY_IMPLICIT;
+		o->size = (z->size + 7) / 8;
+		o->elem_type = z->element_type;
+		o->elem_size = z->element_size / 8;
+		o->elem_count = z->element_count;
+		o->base = o->index = INTERP_NOREG;
+		switch (z->type) {
+		case ZYDIS_OPERAND_TYPE_REGISTER:
+			o->type = INTERP_OP_REG;
+			map_reg(o, z->reg.value);
+			break;
+		case ZYDIS_OPERAND_TYPE_MEMORY:
+			o->type = z->mem.type == ZYDIS_MEMOP_TYPE_AGEN ? INTERP_OP_AGEN : INTERP_OP_MEM;
+			if (z->mem.type == ZYDIS_MEMOP_TYPE_MIB)
+				bad = 1;
+			o->vsib = z->mem.type == ZYDIS_MEMOP_TYPE_VSIB;
+			o->base = gpr_num(z->mem.base);
+			o->index = gpr_num(z->mem.index);
+			if (o->base == 0xfe || o->index == 0xfe ||
+			    (o->index == INTERP_RIPREL))
+				bad = 1;
+			o->scale = z->mem.index == ZYDIS_REGISTER_NONE ? 0 : z->mem.scale;
+			o->seg = z->mem.segment == ZYDIS_REGISTER_FS ? 1 :
+				 z->mem.segment == ZYDIS_REGISTER_GS ? 2 : 0;
+			o->val = z->mem.disp.value;
+			break;
+		case ZYDIS_OPERAND_TYPE_IMMEDIATE:
+			o->type = INTERP_OP_IMM;
+			o->imm_signed = z->imm.is_signed;
+			o->val = z->imm.is_signed ? (int64_t)z->imm.value.s : (int64_t)z->imm.value.u;
+			if (z->imm.is_relative)     /* branch target: make absolute */
+				o->val = (int64_t)(e->pc + e->len + (uint64_t)z->imm.value.s);
+			break;
+		default:
+			o->type = INTERP_OP_PTR;
+			bad = 1;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+static inline struct interp_insn *slot(struct interp_thread *th, uint64_t pc)
+{
+	return &th->dcache[(pc ^ (pc >> 11)) & (INTERP_DCACHE_SIZE - 1)];
+}
+
+const struct interp_insn *interp_decode(struct interp_thread *th, uint64_t pc, int *stop)
+{
+	struct interp_insn *e = slot(th, pc);
+	ZydisDecodedInstruction d;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint8_t buf[16];
+	int n;
+
+	if (e->pc == pc && e->len) {
+		if (e->epoch == th->epoch) {
+			th->hits++;
+			return e;
+		}
+		if (interp_mem_load(buf, pc, e->len) == 0 &&
+		    memcmp(buf, e->bytes, e->len) == 0) {
+			e->epoch = th->epoch;
+			th->hits++;
+			return e;
+		}
+	}
+	n = fetch(pc, buf);
+	if (n == 0 || ZYAN_FAILED(ZydisDecoderDecodeFull(&g_decoder, buf, n, &d, ops))) {
+		*stop = INTERP_STOP_DECODE;
+		e->len = 0;
+		return NULL;
+	}
+	th->decoded++;
+	e->pc = pc;
+	e->epoch = th->epoch;
+	memcpy(e->bytes, buf, d.length);
+	if (compact(e, &d, ops) == 0)
+		e->fn = interp_dispatch_lookup(e);
+	else
+		e->fn = NULL;
+	return e;
+}

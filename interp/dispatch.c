@@ -1,0 +1,82 @@
+/* interp/dispatch.c — the mnemonic-indexed dispatch table and interp_init.
+ *
+ * Owns the one table from ZydisMnemonic to handler. Each family file
+ * exports an array of {mnemonic, handler} ending with {0, NULL}; this file
+ * gathers them at start-up into kdispatch[], so a lookup is one load and
+ * the decode cache stores the result with the instruction.
+ *
+ * Families, in the order they are gathered (a later table overrides an
+ * earlier one for the same mnemonic, which should not happen):
+ *   vector families (weak: absent until linked)  sse, sse2, sse4, avx,
+ *                                                avx2, evex, x87
+ *   mov     mov/movzx/movsx/lea/cmov/set/xchg/bswap/cbw..   ~35% of insns
+ *   alu     add/sub/cmp/test/and/or/xor/inc/dec/neg/not/adc/
+ *           sbb/cmpxchg/xadd                                ~30%
+ *   ctrl    jcc/jmp/call/ret/push/pop/leave/loop            ~25%
+ *   shift   shl/shr/sar/rol/ror/rcl/rcr/shld/shrd/sarx..     ~3%
+ *   muldiv  imul/mul/div/idiv, mulx                          ~2%
+ *   bit     bt,bts,btr,btc, bsf/bsr/popcnt/lzcnt/tzcnt/BMI1/BMI2         ~2%
+ *   string  movs/stos/lods/cmps/scas (+REP)                  <1% (but long)
+ *   misc    nop/endbr/cpuid/rdtsc/xgetbv/cpuid/fences/syscall
+ * (percentages: rough dynamic mix of compiled C on x86-64.)
+ *
+ * Concurrency: written once by interp_init (before any handler runs),
+ * read-only afterwards.
+ */
+#include <errno.h>
+#include "interp/interp.h"
+#include "interp/internal.h"
+
+static interp_handler *kdispatch[ZYDIS_MNEMONIC_MAX_VALUE + 1];
+static int g_ready;
+
+static void add_family(const struct interp_family *f)
+{
+	if (!f)
+		return;
+	for (; f->mnemonic; f++)
+		if (f->mnemonic <= ZYDIS_MNEMONIC_MAX_VALUE)
+			kdispatch[f->mnemonic] = f->fn;
+}
+
+int interp_dispatch_init(void)
+{
+	add_family(interp_family_sse);
+	add_family(interp_family_sse2);
+	add_family(interp_family_sse4);
+	add_family(interp_family_avx);
+	add_family(interp_family_avx2);
+	add_family(interp_family_evex);
+	add_family(interp_family_x87);
+	add_family(interp_family_mov);
+	add_family(interp_family_alu);
+	add_family(interp_family_ctrl);
+	add_family(interp_family_shift);
+	add_family(interp_family_muldiv);
+	add_family(interp_family_bit);
+	add_family(interp_family_string);
+	add_family(interp_family_misc);
+	return 0;
+}
+
+interp_handler *interp_dispatch_lookup(const struct interp_insn *in)
+{
+	return in->mnemonic <= ZYDIS_MNEMONIC_MAX_VALUE ? kdispatch[in->mnemonic] : NULL;
+}
+
+int interp_init(void)
+{
+	if (g_ready)
+		return 0;
+	if (interp_decode_init())
+		return -EINVAL;
+	interp_xsave_init();
+	interp_dispatch_init();
+	g_ready = 1;
+	return 0;
+}
+
+__attribute__((constructor)) static void interp_ctor(void)
+{
+	interp_init();
+}
