@@ -70,6 +70,10 @@ struct report_image {
 	int dwarf_fd;
 	Elf *dwarf_elf;
 	Dwarf *dwarf;
+	/* Relative source names joined with their CU's DW_AT_comp_dir, keyed
+	 * by libdw's (stable) name pointer: open addressing, power-of-2. */
+	struct joined { const char *key; char *path; } *joined;
+	size_t njoined, joined_cap;
 };
 
 /* One ELF file opened for reading, with what open_elf() learned of it. */
@@ -878,6 +882,54 @@ static bool find_cu(Dwarf *dw, uint64_t vaddr, Dwarf_Die *cu)
 	return false;
 }
 
+/*
+ * libdw gives a line's file name as recorded: relative to the CU's
+ * compilation directory when the compiler stored it so (prefix-mapped
+ * builds such as Debian's). Join it with DW_AT_comp_dir, as addr2line does,
+ * so that names mean the same in every CU; the result is cached so that
+ * each distinct name is built once per image. Returns NULL on ENOMEM.
+ */
+static const char *join_comp_dir(struct report_image *im, Dwarf_Die *cu, const char *src)
+{
+	Dwarf_Attribute attr;
+	const char *dir;
+	size_t h, mask;
+	char *p;
+
+	if (src[0] == '/' || !(dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr))) ||
+	    !dir[0])
+		return src;
+	if (2 * (im->njoined + 1) > im->joined_cap) {
+		size_t cap = im->joined_cap ? 2 * im->joined_cap : 64, i;
+		struct joined *t = calloc(cap, sizeof *t);
+
+		if (!t)
+			return NULL;
+		for (i = 0; i < im->joined_cap; i++) {
+			if (!im->joined[i].key)
+				continue;
+			h = ((uintptr_t)im->joined[i].key >> 3) * 0x9e3779b97f4a7c15ull;
+			for (h &= cap - 1; t[h].key; h = (h + 1) & (cap - 1))
+				;
+			t[h] = im->joined[i];
+		}
+		free(im->joined);
+		im->joined = t;
+		im->joined_cap = cap;
+	}
+	mask = im->joined_cap - 1;
+	h = (((uintptr_t)src >> 3) * 0x9e3779b97f4a7c15ull) & mask;
+	for (; im->joined[h].key; h = (h + 1) & mask)
+		if (im->joined[h].key == src)
+			return im->joined[h].path;
+	if (asprintf(&p, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", src) < 0)
+		return NULL;
+	im->joined[h].key = src;
+	im->joined[h].path = p;
+	im->njoined++;
+	return p;
+}
+
 int report_sym_source_line(struct report_image *im, uint64_t vaddr, const char **file,
 			   int *line)
 {
@@ -896,6 +948,9 @@ int report_sym_source_line(struct report_image *im, uint64_t vaddr, const char *
 	l = dwarf_getsrc_die(&cu, vaddr);
 	if (!l || dwarf_lineno(l, &ln) != 0 || !(src = dwarf_linesrc(l, NULL, NULL)))
 		return -ENOENT;
+	src = join_comp_dir(im, &cu, src);
+	if (!src)
+		return -ENOMEM;
 	*file = src;
 	*line = ln;
 	return 0;
@@ -915,6 +970,9 @@ void report_image_close(struct report_image *im)
 {
 	if (!im)
 		return;
+	for (size_t i = 0; i < im->joined_cap; i++)
+		free(im->joined[i].path);
+	free(im->joined);
 	if (im->dwarf)
 		dwarf_end(im->dwarf);
 	if (im->dwarf_elf)
