@@ -1,0 +1,474 @@
+/*
+ * The profile database and the merge that feeds it.
+ *
+ *   DB/spool/PID.N.spool     live or finished spools (0600)
+ *   DB/epochs/CURRENT        the epoch merges go to, as decimal text
+ *   DB/epochs/N/*.prof       per-image profiles, unknown.EVENT.prof, stats.prof
+ *   DB/lock                  flock'd exclusively for the whole of a merge
+ *
+ * Workload: `vprof run` merges once at the end; `make -j` under `vprof run`
+ * leaves hundreds of small spools; several `vprof merge` may run at once.
+ * The database lock serializes merges; each profile is rewritten whole
+ * (read, add, write temporary, rename), so a reader sees the old or the new
+ * file, never half of one, and a crashed merge leaves the spools in place.
+ *
+ * A spool is finished when its owner's flock is gone: taking LOCK_EX with
+ * LOCK_NB succeeds only then. Merged spools are unlinked while still locked.
+ *
+ * Not async-signal-safe; not thread-safe (one merge per process).
+ */
+#include "merge/profile.h"
+#include "merge/spool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int merge_db_open(struct merge_db *db, const char *root, int create, char *why, size_t whylen)
+{
+	char p[600];
+	struct stat st;
+	int err;
+
+	memset(db, 0, sizeof(*db));
+	db->lockfd = -1;
+	if (strlen(root) >= sizeof(db->root) - 64) {
+		snprintf(why, whylen, "path too long");
+		return -ENAMETOOLONG;
+	}
+	snprintf(db->root, sizeof(db->root), "%s", root);
+	if (create) {
+		snprintf(p, sizeof(p), "%s/spool", root);
+		if ((err = mkdir_p(p, 0700)) < 0)
+			goto fail;
+		snprintf(p, sizeof(p), "%s/epochs", root);
+		if ((err = mkdir_p(p, 0700)) < 0)
+			goto fail;
+	} else if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		err = stat(root, &st) < 0 ? -errno : -ENOTDIR;
+		goto fail;
+	}
+	snprintf(p, sizeof(p), "%s/lock", root);
+	db->lockfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (db->lockfd < 0 && (errno == EACCES || errno == EROFS) && !create)
+		db->lockfd = open(p, O_RDONLY | O_CLOEXEC);   /* reading a read-only db */
+	if (db->lockfd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	snprintf(why, whylen, "%s", strerror(-err));
+	return err;
+}
+
+void merge_db_close(struct merge_db *db)
+{
+	if (db->lockfd >= 0)
+		close(db->lockfd);
+	db->lockfd = -1;
+}
+
+int merge_db_lock(struct merge_db *db)
+{
+	while (flock(db->lockfd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+void merge_db_unlock(struct merge_db *db)
+{
+	flock(db->lockfd, LOCK_UN);
+}
+
+int merge_db_epoch(struct merge_db *db)
+{
+	char p[600], buf[32] = "";
+	snprintf(p, sizeof(p), "%s/epochs/CURRENT", db->root);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	int e = n > 0 ? atoi(buf) : 0;
+	return e >= 1 ? e : 1;
+}
+
+void merge_db_epoch_dir(struct merge_db *db, int epoch, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/epochs/%d", db->root, epoch);
+}
+
+int merge_db_epoch_new(struct merge_db *db)
+{
+	char p[600], t[640], buf[32];
+	int err;
+	if ((err = merge_db_lock(db)) < 0)
+		return err;
+	int e = merge_db_epoch(db) + 1;
+	merge_db_epoch_dir(db, e, p, sizeof(p));
+	if ((err = mkdir_p(p, 0700)) < 0)
+		goto out;
+	snprintf(p, sizeof(p), "%s/epochs/CURRENT", db->root);
+	snprintf(t, sizeof(t), "%s.tmp", p);
+	int fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	int n = snprintf(buf, sizeof(buf), "%d\n", e);
+	if (write(fd, buf, (size_t)n) != n) {
+		err = -EIO;
+		close(fd);
+		goto out;
+	}
+	close(fd);
+	err = rename(t, p) < 0 ? -errno : e;
+out:
+	merge_db_unlock(db);
+	return err;
+}
+
+static int by_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+int merge_db_epochs(struct merge_db *db, int *out, int cap)
+{
+	char p[600];
+	int n = 0;
+	snprintf(p, sizeof(p), "%s/epochs", db->root);
+	DIR *d = opendir(p);
+	if (!d)
+		return 0;
+	for (struct dirent *de; (de = readdir(d)) && n < cap;) {
+		char *end;
+		long e = strtol(de->d_name, &end, 10);
+		if (*end == 0 && e >= 1 && end != de->d_name)
+			out[n++] = (int)e;
+	}
+	closedir(d);
+	qsort(out, (size_t)n, sizeof(int), by_int);
+	return n;
+}
+
+/* ---- merge ---- */
+
+struct images {
+	struct merge_image_record *r;
+	size_t n, cap;
+};
+
+struct accum {                  /* profiles of this merge, by image+event */
+	struct merge_profile *p;
+	size_t n, cap;
+};
+
+static int image_cb(const struct merge_image_record *r, void *arg)
+{
+	struct images *im = arg;
+	if (r->kind != MERGE_IMG_MAP || r->hi <= r->lo)
+		return 0;
+	if (im->n == im->cap) {
+		size_t cap = im->cap ? im->cap * 2 : 64;
+		void *np = realloc(im->r, cap * sizeof(*im->r));
+		if (!np)
+			return -ENOMEM;
+		im->r = np;
+		im->cap = cap;
+	}
+	im->r[im->n++] = *r;
+	return 0;
+}
+
+static struct merge_profile *accum_get(struct accum *a, unsigned event, uint32_t flags,
+				       const struct merge_image_record *r)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct merge_profile *p = &a->p[i];
+		if (p->event != event || p->flags != flags)
+			continue;
+		if (!r)
+			return p;
+		if (r->build_id_len ? (p->build_id_len == r->build_id_len &&
+				       !memcmp(p->build_id, r->build_id, r->build_id_len))
+				    : (!p->build_id_len && !strcmp(p->path, r->path)))
+			return p;
+	}
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 32;
+		void *np = realloc(a->p, cap * sizeof(*a->p));
+		if (!np)
+			return NULL;
+		a->p = np;
+		a->cap = cap;
+	}
+	struct merge_profile *p = &a->p[a->n++];
+	merge_profile_init(p);
+	p->event = event;
+	p->flags = flags;
+	if (r) {
+		p->build_id_len = r->build_id_len;
+		memcpy(p->build_id, r->build_id, r->build_id_len);
+		snprintf(p->path, sizeof(p->path), "%s", r->path);
+	}
+	return p;
+}
+
+struct spool_ctx {
+	struct images *im;
+	struct accum *acc;
+	uint64_t merged, unknown;
+	int err;
+};
+
+static int entry_cb(uint64_t key, uint64_t count, void *arg)
+{
+	struct spool_ctx *c = arg;
+	uint64_t pc = MERGE_KEY_PC(key);
+	unsigned ev = MERGE_KEY_EV(key);
+	const struct merge_image_record *hit = NULL;
+
+	/* The latest load covering pc wins: an image dlclose'd and replaced at
+	 * the same address is attributed to the newer one (as DCPI did, we
+	 * keep no timestamps per sample). */
+	for (size_t i = 0; i < c->im->n; i++)
+		if (pc >= c->im->r[i].lo && pc < c->im->r[i].hi)
+			hit = &c->im->r[i];
+	struct merge_profile *p = accum_get(c->acc, ev, hit ? 0 : MERGE_PROF_UNKNOWN, hit);
+	if (!p || merge_profile_add(p, hit ? pc - hit->bias : pc, count) < 0) {
+		c->err = -ENOMEM;
+		return -ENOMEM;
+	}
+	c->merged += count;
+	if (!hit)
+		c->unknown += count;
+	return 0;
+}
+
+static int merge_one(const char *path, struct accum *acc, struct merge_stats *st, char *why,
+		     size_t whylen)
+{
+	struct merge_spool sp;
+	struct images im = { 0 };
+	int err = merge_spool_open(&sp, path, why, whylen);
+	if (err < 0)
+		return err;
+	if ((err = merge_spool_images(&sp, image_cb, &im)) < 0)
+		goto out;
+	struct spool_ctx c = { .im = &im, .acc = acc };
+	uint64_t badn = 0;
+	merge_spool_foreach(&sp, entry_cb, &c, &badn);
+	if ((err = c.err) < 0)
+		goto out;
+	const struct merge_spool_live *l = &sp.hdr->live;
+	const struct merge_spool_static *s = &sp.hdr->s;
+	st->processes++;
+	st->samples += l->samples;
+	st->merged += c.merged;
+	st->dropped += l->dropped + badn;
+	st->unknown += c.unknown;
+	st->killed += !l->exited;
+	st->cpu_ns += l->exited ? l->cpu_ns : 0;
+	if (s->event < MERGE_EV_MAX)
+		st->by_event[s->event] += c.merged;
+	if (s->backend < MERGE_EV_MAX)
+		st->by_backend[s->backend]++;
+	st->period_ns_sum += s->period;
+out:
+	free(im.r);
+	merge_spool_close(&sp);
+	return err;
+}
+
+/* Read-add-write one profile of the epoch directory. */
+static int fold_profile(const char *dir, struct merge_profile *p, struct merge_result *res,
+			FILE *errf)
+{
+	char name[256], path[900], why[128];
+	struct merge_profile old;
+	merge_profile_name(p, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int err = merge_profile_read(path, &old, why, sizeof(why));
+	if (err == 0) {
+		if (merge_profile_merge(p, &old) < 0) {
+			merge_profile_free(&old);
+			return -ENOMEM;
+		}
+		merge_profile_free(&old);
+	} else if (err != -ENOENT) {
+		char aside[960];
+		snprintf(aside, sizeof(aside), "%s.corrupt", path);
+		fprintf(errf, "vprof: profile %s: %s; moved aside to %s, starting it afresh\n",
+			path, why, aside);
+		rename(path, aside);
+		res->profiles_corrupt++;
+	}
+	if ((err = merge_profile_write(path, p)) < 0)
+		return err;
+	res->profiles_written++;
+	return 0;
+}
+
+static int is_spool_name(const char *n)
+{
+	size_t l = strlen(n);
+	return n[0] != '.' && l > 6 && strcmp(n + l - 6, ".spool") == 0;
+}
+
+int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
+{
+	char dir[600], sdir[600];
+	struct accum acc = { 0 };
+	int *fds = NULL;
+	char (*names)[700] = NULL;
+	size_t nf = 0, capf = 0;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	if ((err = merge_db_lock(db)) < 0)
+		return err;
+	merge_db_epoch_dir(db, merge_db_epoch(db), dir, sizeof(dir));
+	if ((err = mkdir_p(dir, 0700)) < 0)
+		goto out;
+	snprintf(sdir, sizeof(sdir), "%s/spool", db->root);
+	DIR *d = opendir(sdir);
+	if (!d) {
+		err = -errno;
+		goto out;
+	}
+	for (struct dirent *de; (de = readdir(d));) {
+		char path[700], why[160];
+		struct stat st;
+		if (!is_spool_name(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", sdir, de->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			res->spools_busy++;       /* owner alive */
+			close(fd);
+			continue;
+		}
+		if (fstat(fd, &st) < 0 || st.st_nlink == 0) {
+			close(fd);
+			continue;
+		}
+		err = merge_one(path, &acc, &res->stats, why, sizeof(why));
+		if (err == -ENOMEM) {
+			close(fd);
+			closedir(d);
+			goto out;
+		}
+		if (err < 0) {
+			char aside[720];
+			snprintf(aside, sizeof(aside), "%s.corrupt", path);
+			fprintf(errf, "vprof: spool %s: %s; skipped, kept as %s\n", path, why, aside);
+			rename(path, aside);
+			res->stats.corrupt++;
+			close(fd);
+			continue;
+		}
+		if (nf == capf) {
+			capf = capf ? capf * 2 : 64;
+			fds = realloc(fds, capf * sizeof(*fds));
+			names = realloc(names, capf * sizeof(*names));
+			if (!fds || !names) {
+				err = -ENOMEM;
+				close(fd);
+				closedir(d);
+				goto out;
+			}
+		}
+		fds[nf] = fd;
+		snprintf(names[nf], sizeof(names[nf]), "%s", path);
+		nf++;
+	}
+	closedir(d);
+
+	for (size_t i = 0; i < acc.n; i++) {
+		merge_profile_compact(&acc.p[i]);
+		if ((err = fold_profile(dir, &acc.p[i], res, errf)) < 0)
+			goto out;
+	}
+	if (nf || res->stats.corrupt) {
+		struct merge_profile sp;
+		merge_profile_init(&sp);
+		sp.flags = MERGE_PROF_STATS;
+		sp.stats = res->stats;
+		err = fold_profile(dir, &sp, res, errf);
+		merge_profile_free(&sp);
+		if (err < 0)
+			goto out;
+	}
+	/* Only now, with every profile in place, do the spools go. */
+	for (size_t i = 0; i < nf; i++)
+		unlink(names[i]);
+	err = 0;
+out:
+	for (size_t i = 0; i < nf; i++)
+		close(fds[i]);
+	free(fds);
+	free(names);
+	for (size_t i = 0; i < acc.n; i++)
+		merge_profile_free(&acc.p[i]);
+	free(acc.p);
+	merge_db_unlock(db);
+	return err;
+}
+
+int merge_db_load(struct merge_db *db, int epoch, merge_profile_fn *fn, void *arg, FILE *errf)
+{
+	char dir[600];
+	int err = 0;
+	merge_db_epoch_dir(db, epoch ? epoch : merge_db_epoch(db), dir, sizeof(dir));
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	for (struct dirent *de; (de = readdir(d));) {
+		char path[900], why[160];
+		size_t l = strlen(de->d_name);
+		struct merge_profile p;
+		if (l < 5 || strcmp(de->d_name + l - 5, ".prof") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		int rc = merge_profile_read(path, &p, why, sizeof(why));
+		if (rc < 0) {
+			fprintf(errf, "vprof: %s: %s; skipped\n", path, why);
+			continue;
+		}
+		rc = fn(&p, arg);
+		merge_profile_free(&p);
+		if (rc) {
+			err = rc;
+			break;
+		}
+	}
+	closedir(d);
+	return err;
+}

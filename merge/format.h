@@ -1,0 +1,208 @@
+/*
+ * On-disk formats of vprof: the per-process spool and the per-image profile.
+ *
+ * Both are little-endian (the only byte order vprof runs on; readers check
+ * the byte-order mark and refuse anything else), versioned, and made of
+ * sections described by a table in the header, so that later record kinds
+ * (value hotlists, call stacks, load latencies) are new section kinds, not a
+ * format break: a reader skips kinds it does not know.
+ *
+ * Spool (DB/spool/PID.SEQ.spool): written in place, through a MAP_SHARED
+ * mapping, by the signal handler of one process, so that SIGKILL loses
+ * nothing already counted. Its size is fixed when created (bounded memory
+ * whatever the run length). The static part of the header is checksummed
+ * at creation; the live counters and tables cannot be (they change at every
+ * sample), so readers validate them by bounds instead. Layout:
+ *
+ *   page 0      struct merge_spool_header (static part + checksum, live part)
+ *   THREADS     nslots x struct merge_thread_slot: DCPI's per-CPU table,
+ *               per thread here: 4-way buckets of (key, count), one cache
+ *               line a bucket, evicting to the SHARED table
+ *   SHARED      open-addressed table of (key, count) shared by all threads,
+ *               updated with atomics (CAS on the key, add on the count); it
+ *               takes evictions and the samples of threads with no slot
+ *   IMAGES      append-only records of image loads and unloads
+ *
+ * A key is (event << 56) | pc: user-space PCs fit in 56 bits, and a single
+ * 64-bit word lets the shared table claim an entry with one CAS. Key 0 means
+ * an empty entry (event numbers start at 1).
+ *
+ * Profile (DB/epochs/N/BUILDID.EVENT.prof): written whole by `vprof merge`
+ * to a temporary file and renamed into place, under the database lock;
+ * checksummed over everything after the checksum field.
+ */
+#ifndef VPROF_MERGE_FORMAT_H
+#define VPROF_MERGE_FORMAT_H
+
+#include <stdint.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "vprof's formats are little-endian and vprof runs only on little-endian hosts"
+#endif
+
+#define MERGE_BOM 0x01020304u          /* reads back as 0x04030201 if swapped */
+
+/* Events: the thing whose overflow raised the sample. ORDER EVENT: keep
+ * merge_event_name() in step. */
+enum merge_event {
+	MERGE_EV_NONE = 0,
+	MERGE_EV_CYCLES = 1,       /* perf hardware cycles */
+	MERGE_EV_INSTRUCTIONS = 2, /* perf hardware instructions */
+	MERGE_EV_TASK_CLOCK = 3,   /* perf software task-clock (ns of CPU) */
+	MERGE_EV_CPU_TIMER = 4,    /* POSIX per-thread CPU timer (SIGPROF) */
+	MERGE_EV_ITIMER = 5,       /* setitimer(ITIMER_PROF), process-wide */
+	MERGE_EV_MAX = 6,
+};
+
+#define MERGE_KEY(ev, pc)  (((uint64_t)(ev) << 56) | ((uint64_t)(pc) & 0x00ffffffffffffffull))
+#define MERGE_KEY_EV(k)    ((unsigned)((k) >> 56))
+#define MERGE_KEY_PC(k)    ((k) & 0x00ffffffffffffffull)
+
+/* Section kinds, shared by spools and profiles. New kinds get new numbers;
+ * never reuse one. */
+enum merge_section_kind {
+	MERGE_SEC_THREADS = 1,   /* spool: thread slots */
+	MERGE_SEC_SHARED = 2,    /* spool: shared (key, count) table */
+	MERGE_SEC_IMAGES = 3,    /* spool: image records */
+	MERGE_SEC_PCS = 4,       /* profile: sorted (offset, count) records */
+	MERGE_SEC_STATS = 5,     /* epoch stats file: struct merge_stats */
+	/* reserved for the next issues: */
+	MERGE_SEC_VALUES = 6,    /* value hotlists */
+	MERGE_SEC_STACKS = 7,    /* call stacks */
+	MERGE_SEC_LATENCY = 8,   /* load latencies */
+};
+
+struct merge_section {
+	uint32_t kind;
+	uint32_t flags;
+	uint64_t offset;         /* from the start of the file */
+	uint64_t size;           /* bytes */
+};
+
+#define MERGE_MAX_SECTIONS 8
+
+/* ---- spool ---------------------------------------------------------- */
+
+#define MERGE_SPOOL_MAGIC "VPROFSPL"
+#define MERGE_SPOOL_VERSION 1
+
+#define MERGE_WAYS 4
+struct merge_entry {            /* 16 bytes: 4 make one 64-byte bucket */
+	uint64_t key;
+	uint64_t count;
+};
+
+struct merge_thread_slot {
+	uint32_t tid;            /* owner; 0 if never used */
+	uint32_t state;          /* MERGE_SLOT_* */
+	uint64_t samples;        /* samples this slot took */
+	uint64_t evictions;
+	uint32_t victim;         /* mod-4 eviction counter, as in DCPI */
+	uint32_t nbuckets;       /* power of two */
+	uint8_t pad[32];
+	struct merge_entry bucket[][MERGE_WAYS];   /* nbuckets x 4 */
+};
+enum { MERGE_SLOT_FREE = 0, MERGE_SLOT_OWNED = 1, MERGE_SLOT_RELEASED = 2 };
+
+enum merge_image_kind { MERGE_IMG_MAP = 1, MERGE_IMG_UNMAP = 2 };
+#define MERGE_BUILD_ID_MAX 32
+#define MERGE_PATH_MAX 432
+struct merge_image_record {     /* 512 bytes */
+	uint32_t valid;          /* set last (release): 1 when complete */
+	uint32_t kind;           /* merge_image_kind */
+	uint64_t seq;            /* order of loads/unloads in the process */
+	uint64_t bias;           /* load bias: pc - bias = ELF vaddr */
+	uint64_t lo, hi;         /* [lo, hi) absolute span of the PT_LOADs */
+	uint32_t build_id_len;
+	uint8_t build_id[MERGE_BUILD_ID_MAX];
+	uint32_t pad;
+	char path[MERGE_PATH_MAX];
+};
+
+struct merge_spool_static {
+	char magic[8];
+	uint32_t version;
+	uint32_t bom;
+	uint32_t header_size;    /* bytes of page 0 */
+	uint32_t nsections;
+	uint64_t file_size;
+	uint64_t pid, ppid;
+	uint64_t start_ns;       /* CLOCK_REALTIME */
+	uint32_t event;          /* merge_event of the samples */
+	uint32_t backend;        /* same numbering: which trigger fired them */
+	uint64_t period;         /* mean period: ns for clocks, events for PMU */
+	uint32_t nslots;         /* thread slots */
+	uint32_t slot_size;      /* bytes per slot */
+	uint32_t shared_entries; /* power of two */
+	uint32_t image_records;
+	struct merge_section section[MERGE_MAX_SECTIONS];
+	char exe[256];
+	char cmdline[256];
+	uint64_t checksum;       /* XXH64 of the bytes above, seed 0 */
+};
+
+struct merge_spool_live {       /* updated while the process runs */
+	uint64_t samples;        /* every sample the handler saw for us */
+	uint64_t dropped;        /* samples not counted, all causes */
+	uint64_t dropped_busy;   /* ... of which: thread inside vprof */
+	uint64_t dropped_full;   /* ... of which: shared table full */
+	uint64_t shared_used;    /* entries claimed in SHARED */
+	uint64_t threads;        /* threads that armed a trigger */
+	uint64_t nothread;       /* samples of threads with no slot (SHARED) */
+	uint64_t image_seq;      /* next image record index */
+	uint64_t images_lost;    /* image records that did not fit */
+	uint64_t exited;         /* 1 once the process exited normally */
+	uint64_t cpu_ns;         /* process CPU time at exit (if exited) */
+};
+
+struct merge_spool_header {
+	struct merge_spool_static s;
+	uint8_t pad0[64 - sizeof(struct merge_spool_static) % 64];
+	struct merge_spool_live live;
+};
+
+/* ---- profile -------------------------------------------------------- */
+
+#define MERGE_PROFILE_MAGIC "VPROFPRF"
+#define MERGE_PROFILE_VERSION 1
+
+struct merge_pc_record {
+	uint64_t offset;         /* ELF vaddr in the image (absolute pc if unknown) */
+	uint64_t count;
+};
+
+/* The epoch's stats file (DB/epochs/N/stats.prof) is a profile file whose
+ * only section is MERGE_SEC_STATS holding one of these; merged by adding. */
+struct merge_stats {
+	uint64_t processes;      /* spools merged */
+	uint64_t samples;        /* samples their handlers saw */
+	uint64_t merged;         /* samples found in their tables */
+	uint64_t dropped;
+	uint64_t unknown;        /* samples outside any recorded image */
+	uint64_t corrupt;        /* spools rejected as corrupt */
+	uint64_t killed;         /* spools of processes that did not exit */
+	uint64_t cpu_ns;         /* CPU time of the processes that exited */
+	uint64_t by_event[MERGE_EV_MAX];    /* samples per event */
+	uint64_t by_backend[MERGE_EV_MAX];  /* processes per trigger */
+	uint64_t period_ns_sum;  /* sum of mean periods, for the average */
+};
+
+struct merge_profile_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t bom;
+	uint32_t header_size;
+	uint32_t nsections;
+	uint64_t file_size;
+	uint64_t checksum;       /* XXH64 of bytes [offsetof(checksum)+8, file_size) */
+	uint32_t event;
+	uint32_t build_id_len;
+	uint8_t build_id[MERGE_BUILD_ID_MAX];
+	uint64_t total;          /* sum of counts in PCS */
+	uint64_t flags;          /* MERGE_PROF_* */
+	struct merge_section section[MERGE_MAX_SECTIONS];
+	char path[512];          /* image path as last recorded */
+};
+enum { MERGE_PROF_UNKNOWN = 1, MERGE_PROF_STATS = 2 };
+
+#endif

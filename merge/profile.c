@@ -1,0 +1,304 @@
+/*
+ * Per-image profiles: accumulation in memory and the checksummed file.
+ *
+ * Workload: a merge appends a few thousand (offset, count) pairs per image
+ * and compacts once (sort + sum), so appending is a plain array push and
+ * all the work is one qsort. Files are read whole into memory; they are
+ * small (16 bytes per distinct sampled instruction).
+ *
+ * Not async-signal-safe; single-threaded use.
+ */
+#include "merge/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+static const char *const kEventNames[MERGE_EV_MAX] = {   /* ORDER EVENT */
+	[MERGE_EV_NONE] = "none",
+	[MERGE_EV_CYCLES] = "cycles",
+	[MERGE_EV_INSTRUCTIONS] = "instructions",
+	[MERGE_EV_TASK_CLOCK] = "task-clock",
+	[MERGE_EV_CPU_TIMER] = "cpu-timer",
+	[MERGE_EV_ITIMER] = "itimer",
+};
+
+const char *merge_event_name(unsigned ev)
+{
+	return ev < MERGE_EV_MAX ? kEventNames[ev] : "?";
+}
+
+int merge_event_parse(const char *s)
+{
+	for (int i = 1; i < MERGE_EV_MAX; i++)
+		if (strcmp(s, kEventNames[i]) == 0)
+			return i;
+	return -1;
+}
+
+void merge_profile_init(struct merge_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+void merge_profile_free(struct merge_profile *p)
+{
+	free(p->pcs);
+	p->pcs = NULL;
+	p->n = p->cap = 0;
+}
+
+int merge_profile_add(struct merge_profile *p, uint64_t offset, uint64_t count)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		void *np = realloc(p->pcs, cap * sizeof(*p->pcs));
+		if (!np)
+			return -ENOMEM;
+		p->pcs = np;
+		p->cap = cap;
+	}
+	p->pcs[p->n++] = (struct merge_pc_record){ offset, count };
+	p->total += count;
+	return 0;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	uint64_t x = ((const struct merge_pc_record *)a)->offset;
+	uint64_t y = ((const struct merge_pc_record *)b)->offset;
+	return x < y ? -1 : x > y;
+}
+
+void merge_profile_compact(struct merge_profile *p)
+{
+	size_t o = 0;
+	if (!p->n)
+		return;
+	qsort(p->pcs, p->n, sizeof(*p->pcs), by_offset);
+	for (size_t i = 1; i < p->n; i++) {
+		if (p->pcs[i].offset == p->pcs[o].offset)
+			p->pcs[o].count += p->pcs[i].count;
+		else
+			p->pcs[++o] = p->pcs[i];
+	}
+	p->n = o + 1;
+}
+
+void merge_stats_add(struct merge_stats *a, const struct merge_stats *b)
+{
+	/* All fields are counters: add them word by word. */
+	uint64_t *x = (uint64_t *)a;
+	const uint64_t *y = (const uint64_t *)b;
+	for (size_t i = 0; i < sizeof(*a) / sizeof(uint64_t); i++)
+		x[i] += y[i];
+}
+
+int merge_profile_merge(struct merge_profile *a, const struct merge_profile *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (merge_profile_add(a, b->pcs[i].offset, b->pcs[i].count) < 0)
+			return -ENOMEM;
+	merge_stats_add(&a->stats, &b->stats);
+	merge_profile_compact(a);
+	return 0;
+}
+
+void merge_profile_name(const struct merge_profile *p, char *out, size_t cap)
+{
+	char hex[2 * MERGE_BUILD_ID_MAX + 1];
+	if (p->flags & MERGE_PROF_STATS) {
+		snprintf(out, cap, "stats.prof");
+		return;
+	}
+	if (p->flags & MERGE_PROF_UNKNOWN) {
+		snprintf(out, cap, "unknown.%s.prof", merge_event_name(p->event));
+		return;
+	}
+	if (p->build_id_len) {
+		for (uint32_t i = 0; i < p->build_id_len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", p->build_id[i]);
+		snprintf(out, cap, "%s.%s.prof", hex, merge_event_name(p->event));
+	} else {
+		/* No build-id: key by path, the best identity left. */
+		snprintf(out, cap, "path-%016llx.%s.prof",
+			 (unsigned long long)XXH64(p->path, strlen(p->path), 0),
+			 merge_event_name(p->event));
+	}
+}
+
+static int fail(char *why, size_t whylen, const char *msg)
+{
+	snprintf(why, whylen, "%s", msg);
+	return -EBADMSG;
+}
+
+int merge_profile_read(const char *path, struct merge_profile *p, char *why, size_t whylen)
+{
+	struct merge_profile_header h;
+	uint8_t *buf = NULL;
+	struct stat st;
+	int err = 0, fd;
+
+	merge_profile_init(p);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "%s", strerror(errno));
+		return err;
+	}
+	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(h) || st.st_size > (1ll << 32)) {
+		err = fail(why, whylen, "truncated or oversized");
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size);
+	if (!buf) {
+		err = -ENOMEM;
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
+		err = fail(why, whylen, "short read");
+		goto out;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, MERGE_PROFILE_MAGIC, 8) != 0) {
+		err = fail(why, whylen, "not a vprof profile (bad magic)");
+		goto out;
+	}
+	if (h.bom != MERGE_BOM) {
+		err = fail(why, whylen, "wrong byte order");
+		goto out;
+	}
+	if (h.version != MERGE_PROFILE_VERSION) {
+		snprintf(why, whylen, "profile version %u, this vprof reads %u", h.version,
+			 MERGE_PROFILE_VERSION);
+		err = -EPROTO;
+		goto out;
+	}
+	if (h.file_size != (uint64_t)st.st_size) {
+		err = fail(why, whylen, "truncated (size differs from its header)");
+		goto out;
+	}
+	size_t ck = offsetof(struct merge_profile_header, checksum) + 8;
+	if (XXH64(buf + ck, h.file_size - ck, 0) != h.checksum) {
+		err = fail(why, whylen, "checksum mismatch");
+		goto out;
+	}
+	if (h.nsections > MERGE_MAX_SECTIONS || h.build_id_len > MERGE_BUILD_ID_MAX) {
+		err = fail(why, whylen, "implausible header");
+		goto out;
+	}
+	p->event = h.event;
+	p->flags = (uint32_t)h.flags;
+	p->build_id_len = h.build_id_len;
+	memcpy(p->build_id, h.build_id, sizeof(p->build_id));
+	memcpy(p->path, h.path, sizeof(p->path));
+	p->path[sizeof(p->path) - 1] = 0;
+	for (uint32_t i = 0; i < h.nsections; i++) {
+		const struct merge_section *s = &h.section[i];
+		if (s->offset < h.header_size || s->offset > h.file_size ||
+		    s->size > h.file_size - s->offset) {
+			err = fail(why, whylen, "section out of bounds");
+			goto out;
+		}
+		if (s->kind == MERGE_SEC_PCS) {
+			size_t n = s->size / sizeof(struct merge_pc_record);
+			const struct merge_pc_record *r = (const void *)(buf + s->offset);
+			for (size_t j = 0; j < n; j++)
+				if ((err = merge_profile_add(p, r[j].offset, r[j].count)) < 0)
+					goto out;
+		} else if (s->kind == MERGE_SEC_STATS && s->size >= sizeof(struct merge_stats)) {
+			memcpy(&p->stats, buf + s->offset, sizeof(p->stats));
+		}
+		/* Other kinds belong to later versions of vprof: skipped. */
+	}
+	if (p->total != h.total) {
+		err = fail(why, whylen, "sample total disagrees with its records");
+		goto out;
+	}
+out:
+	if (err < 0)
+		merge_profile_free(p);
+	free(buf);
+	close(fd);
+	return err;
+}
+
+static int write_all(int fd, const void *b, size_t n)
+{
+	const uint8_t *p = b;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int merge_profile_write(const char *path, const struct merge_profile *p)
+{
+	struct merge_profile_header h;
+	size_t body = (p->flags & MERGE_PROF_STATS) ? sizeof(struct merge_stats)
+						   : p->n * sizeof(struct merge_pc_record);
+	char tmp[600];
+	int fd, err = 0;
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, MERGE_PROFILE_MAGIC, 8);
+	h.version = MERGE_PROFILE_VERSION;
+	h.bom = MERGE_BOM;
+	h.header_size = sizeof(h);
+	h.nsections = 1;
+	h.file_size = sizeof(h) + body;
+	h.event = p->event;
+	h.build_id_len = p->build_id_len;
+	memcpy(h.build_id, p->build_id, sizeof(h.build_id));
+	h.total = (p->flags & MERGE_PROF_STATS) ? 0 : p->total;
+	h.flags = p->flags;
+	h.section[0] = (struct merge_section){
+		(p->flags & MERGE_PROF_STATS) ? MERGE_SEC_STATS : MERGE_SEC_PCS, 0, sizeof(h), body };
+	snprintf(h.path, sizeof(h.path), "%s", p->path);
+
+	const void *bp = (p->flags & MERGE_PROF_STATS) ? (const void *)&p->stats : (const void *)p->pcs;
+	XXH64_state_t *x = XXH64_createState();
+	if (!x)
+		return -ENOMEM;
+	size_t ck = offsetof(struct merge_profile_header, checksum) + 8;
+	XXH64_reset(x, 0);
+	XXH64_update(x, (const uint8_t *)&h + ck, sizeof(h) - ck);
+	if (body)
+		XXH64_update(x, bp, body);
+	h.checksum = XXH64_digest(x);
+	XXH64_freeState(x);
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if ((err = write_all(fd, &h, sizeof(h))) < 0 || (body && (err = write_all(fd, bp, body)) < 0))
+		goto fail;
+	/* No fsync: the rename is atomic for readers and a file torn by a
+	 * power cut fails its checksum; an fsync per image made merges of
+	 * many-process runs slow. */
+	close(fd);
+	if (rename(tmp, path) < 0) {
+		err = -errno;
+		unlink(tmp);
+		return err;
+	}
+	return 0;
+fail:
+	close(fd);
+	unlink(tmp);
+	return err;
+}

@@ -1,0 +1,86 @@
+/*
+ * Per-image profiles in memory and on disk (format in format.h), and the
+ * profile database: DB/spool/ for live spools, DB/epochs/N/ for merged
+ * profiles, DB/epochs/CURRENT naming the epoch merges go to, DB/lock taken
+ * exclusively for the whole of a merge so concurrent merges serialize and
+ * lose no update.
+ *
+ * Nothing here is async-signal-safe: these run in the vprof command (and in
+ * the library only at start-up, to make the spool directory).
+ */
+#ifndef VPROF_MERGE_PROFILE_H
+#define VPROF_MERGE_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "merge/format.h"
+
+struct merge_profile {
+	uint32_t event;
+	uint32_t flags;                  /* MERGE_PROF_* */
+	uint32_t build_id_len;
+	uint8_t build_id[MERGE_BUILD_ID_MAX];
+	char path[512];
+	struct merge_pc_record *pcs;     /* sorted and unique after compact */
+	size_t n, cap;
+	uint64_t total;
+	struct merge_stats stats;        /* MERGE_PROF_STATS only */
+};
+
+const char *merge_event_name(unsigned ev);
+int merge_event_parse(const char *s);   /* event number, or -1 */
+
+void merge_profile_init(struct merge_profile *p);
+void merge_profile_free(struct merge_profile *p);
+int merge_profile_add(struct merge_profile *p, uint64_t offset, uint64_t count);
+void merge_profile_compact(struct merge_profile *p);
+/* Add b into a (same image and event). */
+int merge_profile_merge(struct merge_profile *a, const struct merge_profile *b);
+void merge_stats_add(struct merge_stats *a, const struct merge_stats *b);
+
+/* File name (no directory) of the profile for this image and event. */
+void merge_profile_name(const struct merge_profile *p, char *out, size_t cap);
+
+/* Read a profile file. -EBADMSG with a reason in why if it is corrupt. */
+int merge_profile_read(const char *path, struct merge_profile *p, char *why, size_t whylen);
+/* Write whole to path via a temporary file and rename. */
+int merge_profile_write(const char *path, const struct merge_profile *p);
+
+/* ---- database ---- */
+
+struct merge_db {
+	char root[512];
+	int lockfd;
+};
+
+/* Open (and with create, make) a database at root. Directories are 0700:
+ * value profiles can hold secrets. Returns 0 or negative errno. */
+int merge_db_open(struct merge_db *db, const char *root, int create, char *why, size_t whylen);
+void merge_db_close(struct merge_db *db);
+int merge_db_lock(struct merge_db *db);        /* exclusive, blocking */
+void merge_db_unlock(struct merge_db *db);
+int merge_db_epoch(struct merge_db *db);       /* current epoch number (>= 1) */
+int merge_db_epoch_new(struct merge_db *db);   /* start the next; returns it */
+/* Every epoch number present, ascending; returns the count. */
+int merge_db_epochs(struct merge_db *db, int *out, int cap);
+void merge_db_epoch_dir(struct merge_db *db, int epoch, char *out, size_t cap);
+
+/* What one merge did. */
+struct merge_result {
+	struct merge_stats stats;        /* this merge's spools only */
+	int spools_busy;                 /* skipped: owner still running */
+	int profiles_written;
+	int profiles_corrupt;            /* existing profiles moved aside */
+};
+
+/* Fold every finished spool into the current epoch. Corrupt spools are
+ * renamed to NAME.corrupt (kept for inspection) and reported on err. */
+int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *err);
+
+/* Load every profile of an epoch (0: current). Calls fn for each; corrupt
+ * files are reported on err and skipped. */
+typedef int merge_profile_fn(const struct merge_profile *p, void *arg);
+int merge_db_load(struct merge_db *db, int epoch, merge_profile_fn *fn, void *arg, FILE *err);
+
+#endif

@@ -1,0 +1,459 @@
+/*
+ * Spool files: creation and in-handler counting (libvprof.so), validation
+ * and traversal (vprof merge). Format and rationale in format.h.
+ *
+ * Workload: the handler counts a few hundred to a few thousand samples per
+ * second per thread, mostly hitting a small set of hot PCs, so the common
+ * case is one hash, one 64-byte bucket, one increment, no atomics. A miss
+ * evicts one of the bucket's four entries (DCPI's mod-4 victim) into the
+ * shared table, where it is added atomically: nothing is ever thrown away
+ * unless the shared table itself is full, and that is counted.
+ *
+ * Concurrency: a thread slot is written only by its owner's handler (and by
+ * its owner at thread exit, with the trigger stopped). The shared table is
+ * written by every thread with atomics. Readers only open spools whose
+ * owner has released its flock (exited or killed).
+ */
+#include "merge/spool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+static inline uint32_t key_hash(uint64_t key)
+{
+	/* Fibonacci hashing: PCs of a hot loop differ in their low bits. */
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+static size_t slot_bytes(uint32_t nbuckets)
+{
+	return sizeof(struct merge_thread_slot) + (size_t)nbuckets * MERGE_WAYS * sizeof(struct merge_entry);
+}
+
+static struct merge_thread_slot *slot_at(const struct merge_spool *sp, uint32_t i)
+{
+	return (struct merge_thread_slot *)(sp->threads + (size_t)i * sp->hdr->s.slot_size);
+}
+
+/* Small async-signal-safe helpers: no stdio in a fork child. */
+static char *put_str(char *p, char *end, const char *s)
+{
+	while (*s && p < end - 1)
+		*p++ = *s++;
+	*p = 0;
+	return p;
+}
+
+static char *put_u64(char *p, char *end, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < 23);
+	while (n && p < end - 1)
+		*p++ = tmp[--n];
+	*p = 0;
+	return p;
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+	size_t i = 0;
+	if (src)
+		for (; src[i] && i + 1 < cap; i++)
+			dst[i] = src[i];
+	dst[i] = 0;
+}
+
+int merge_spool_create(struct merge_spool *sp, const char *dir,
+		       const struct merge_spool_params *p)
+{
+	size_t hdr = 4096;
+	size_t sl = slot_bytes(MERGE_SLOT_BUCKETS);
+	size_t threads_off = hdr, threads_sz = sl * MERGE_SLOTS;
+	size_t shared_off = threads_off + threads_sz;
+	size_t shared_sz = (size_t)MERGE_SHARED_ENTRIES * sizeof(struct merge_entry);
+	size_t images_off = shared_off + shared_sz;
+	size_t images_sz = (size_t)MERGE_IMAGE_RECORDS * sizeof(struct merge_image_record);
+	size_t size = images_off + images_sz;
+	pid_t pid = getpid();
+	int fd = -1, err;
+
+	_Static_assert(sizeof(struct merge_spool_header) <= 4096, "spool header fits page 0");
+	_Static_assert(sizeof(struct merge_image_record) == 512, "image record size");
+	_Static_assert(sizeof(struct merge_thread_slot) == 64, "slot header is a cache line");
+
+	memset(sp, 0, sizeof(*sp));
+	sp->fd = -1;
+	/* Build the file under a name mergers ignore, lock it, and only then
+	 * give it its .spool name: a merger must never see a spool whose header
+	 * is not yet written and take it for a corrupt one. */
+	char tmp[sizeof(sp->path)];
+	char *q = put_str(tmp, tmp + sizeof(tmp), dir);
+	q = put_str(q, tmp + sizeof(tmp), "/.new.");
+	q = put_u64(q, tmp + sizeof(tmp), (uint64_t)pid);
+	put_str(q, tmp + sizeof(tmp), ".tmp");
+	unlink(tmp);             /* left by an earlier process with our pid */
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_SH) < 0 || ftruncate(fd, (off_t)size) < 0)
+		goto fail;
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		goto fail;
+
+	sp->fd = fd;
+	sp->size = size;
+	sp->hdr = m;
+	sp->threads = (uint8_t *)m + threads_off;
+	sp->shared = (struct merge_entry *)((uint8_t *)m + shared_off);
+	sp->images = (struct merge_image_record *)((uint8_t *)m + images_off);
+
+	struct merge_spool_static *s = &sp->hdr->s;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	memcpy(s->magic, MERGE_SPOOL_MAGIC, 8);
+	s->version = MERGE_SPOOL_VERSION;
+	s->bom = MERGE_BOM;
+	s->header_size = (uint32_t)hdr;
+	s->nsections = 3;
+	s->file_size = size;
+	s->pid = (uint64_t)pid;
+	s->ppid = (uint64_t)getppid();
+	s->start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	s->event = p->event;
+	s->backend = p->backend;
+	s->period = p->period;
+	s->nslots = MERGE_SLOTS;
+	s->slot_size = (uint32_t)sl;
+	s->shared_entries = MERGE_SHARED_ENTRIES;
+	s->image_records = MERGE_IMAGE_RECORDS;
+	s->section[0] = (struct merge_section){ MERGE_SEC_THREADS, 0, threads_off, threads_sz };
+	s->section[1] = (struct merge_section){ MERGE_SEC_SHARED, 0, shared_off, shared_sz };
+	s->section[2] = (struct merge_section){ MERGE_SEC_IMAGES, 0, images_off, images_sz };
+	copy_str(s->exe, sizeof(s->exe), p->exe);
+	copy_str(s->cmdline, sizeof(s->cmdline), p->cmdline);
+	for (uint32_t i = 0; i < MERGE_SLOTS; i++)
+		slot_at(sp, i)->nbuckets = MERGE_SLOT_BUCKETS;
+	s->checksum = XXH64(s, offsetof(struct merge_spool_static, checksum), 0);
+	for (unsigned n = 0; n < 1000; n++) {
+		q = put_str(sp->path, sp->path + sizeof(sp->path), dir);
+		q = put_str(q, sp->path + sizeof(sp->path), "/");
+		q = put_u64(q, sp->path + sizeof(sp->path), (uint64_t)pid);
+		q = put_str(q, sp->path + sizeof(sp->path), ".");
+		q = put_u64(q, sp->path + sizeof(sp->path), n);
+		put_str(q, sp->path + sizeof(sp->path), ".spool");
+		if (link(tmp, sp->path) == 0) {
+			unlink(tmp);
+			return 0;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	err = -errno;
+	merge_spool_forget(sp);
+	unlink(tmp);
+	return err;
+fail:
+	err = -errno;
+	close(fd);
+	unlink(tmp);
+	sp->fd = -1;
+	return err;
+}
+
+void merge_spool_forget(struct merge_spool *sp)
+{
+	if (sp->hdr)
+		munmap(sp->hdr, sp->size);
+	if (sp->fd >= 0)
+		close(sp->fd);
+	sp->hdr = NULL;
+	sp->fd = -1;
+}
+
+struct merge_thread_slot *merge_spool_claim_slot(struct merge_spool *sp, uint32_t tid)
+{
+	if (!sp->hdr)
+		return NULL;
+	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
+		struct merge_thread_slot *sl = slot_at(sp, i);
+		uint32_t want = MERGE_SLOT_FREE;
+		if (__atomic_compare_exchange_n(&sl->state, &want, MERGE_SLOT_OWNED, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			sl->tid = tid;
+			return sl;
+		}
+	}
+	return NULL;
+}
+
+/* Add count to key in the shared table. Returns 0, or -1 if it is full. */
+static int shared_add(struct merge_spool *sp, uint64_t key, uint64_t count)
+{
+	uint32_t mask = sp->hdr->s.shared_entries - 1;
+	uint32_t h = key_hash(key) & mask;
+	for (uint32_t probe = 0; probe < 256; probe++) {
+		struct merge_entry *e = &sp->shared[(h + probe) & mask];
+		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+		if (k == 0) {
+			uint64_t zero = 0;
+			if (__atomic_compare_exchange_n(&e->key, &zero, key, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				__atomic_fetch_add(&sp->hdr->live.shared_used, 1, __ATOMIC_RELAXED);
+				k = key;
+			} else {
+				k = zero;       /* somebody else claimed it: with what? */
+			}
+		}
+		if (k == key) {
+			__atomic_fetch_add(&e->count, count, __ATOMIC_RELAXED);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void lost(struct merge_spool *sp, uint64_t count)
+{
+	__atomic_fetch_add(&sp->hdr->live.dropped, count, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sp->hdr->live.dropped_full, count, __ATOMIC_RELAXED);
+}
+
+void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *sl, uint64_t key)
+{
+	if (!sl) {
+		__atomic_fetch_add(&sp->hdr->live.nothread, 1, __ATOMIC_RELAXED);
+		if (shared_add(sp, key, 1) < 0)
+			lost(sp, 1);
+		return;
+	}
+	sl->samples++;
+	struct merge_entry *b = sl->bucket[key_hash(key) & (sl->nbuckets - 1)];
+	for (int w = 0; w < MERGE_WAYS; w++) {
+		if (b[w].key == key) {
+			b[w].count++;
+			return;
+		}
+	}
+	for (int w = 0; w < MERGE_WAYS; w++) {
+		if (b[w].key == 0) {
+			b[w].count = 1;
+			b[w].key = key;
+			return;
+		}
+	}
+	/* Evict: first move the victim's count into the shared table, then
+	 * reuse the entry. If SIGKILL lands between the two, the victim is
+	 * counted twice at most once per process: acceptable, and rare. */
+	struct merge_entry *v = &b[sl->victim++ % MERGE_WAYS];
+	sl->evictions++;
+	if (shared_add(sp, v->key, v->count) < 0)
+		lost(sp, v->count);
+	v->count = 1;
+	v->key = key;
+}
+
+void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *sl)
+{
+	if (!sl)
+		return;
+	for (uint32_t i = 0; i < sl->nbuckets; i++) {
+		for (int w = 0; w < MERGE_WAYS; w++) {
+			struct merge_entry *e = &sl->bucket[i][w];
+			if (!e->key)
+				continue;
+			if (shared_add(sp, e->key, e->count) < 0)
+				lost(sp, e->count);
+			/* Clear the key first: a crash between the two leaves a
+			 * zero-count entry, never a double count. */
+			e->key = 0;
+			e->count = 0;
+		}
+	}
+	sl->tid = 0;
+	__atomic_store_n(&sl->state, MERGE_SLOT_FREE, __ATOMIC_RELEASE);
+}
+
+void merge_spool_image(struct merge_spool *sp, int kind, uint64_t bias,
+		       uint64_t lo, uint64_t hi, const uint8_t *build_id,
+		       uint32_t build_id_len, const char *path)
+{
+	if (!sp->hdr)
+		return;
+	uint64_t i = __atomic_fetch_add(&sp->hdr->live.image_seq, 1, __ATOMIC_ACQ_REL);
+	if (i >= sp->hdr->s.image_records) {
+		__atomic_fetch_add(&sp->hdr->live.images_lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	struct merge_image_record *r = &sp->images[i];
+	r->kind = (uint32_t)kind;
+	r->seq = i;
+	r->bias = bias;
+	r->lo = lo;
+	r->hi = hi;
+	if (build_id_len > MERGE_BUILD_ID_MAX)
+		build_id_len = MERGE_BUILD_ID_MAX;
+	r->build_id_len = build_id_len;
+	for (uint32_t j = 0; j < build_id_len; j++)
+		r->build_id[j] = build_id[j];
+	copy_str(r->path, sizeof(r->path), path);
+	__atomic_store_n(&r->valid, 1, __ATOMIC_RELEASE);
+}
+
+/* ---- reader ---- */
+
+static int bad(char *why, size_t whylen, const char *msg)
+{
+	snprintf(why, whylen, "%s", msg);
+	return -EBADMSG;
+}
+
+int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t whylen)
+{
+	struct stat st;
+	int err;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (sp->fd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "%s", strerror(errno));
+		return err;
+	}
+	copy_str(sp->path, sizeof(sp->path), path);
+	if (fstat(sp->fd, &st) < 0) {
+		err = -errno;
+		snprintf(why, whylen, "%s", strerror(errno));
+		goto fail;
+	}
+	if ((size_t)st.st_size < 4096) {
+		err = bad(why, whylen, "truncated (shorter than its header)");
+		goto fail;
+	}
+	sp->size = (size_t)st.st_size;
+	void *m = mmap(NULL, sp->size, PROT_READ, MAP_SHARED, sp->fd, 0);
+	if (m == MAP_FAILED) {
+		err = -errno;
+		snprintf(why, whylen, "mmap: %s", strerror(errno));
+		goto fail;
+	}
+	sp->hdr = m;
+	const struct merge_spool_static *s = &sp->hdr->s;
+	if (memcmp(s->magic, MERGE_SPOOL_MAGIC, 8) != 0) {
+		err = bad(why, whylen, "not a vprof spool (bad magic)");
+		goto fail;
+	}
+	if (s->bom != MERGE_BOM) {
+		err = bad(why, whylen, "wrong byte order");
+		goto fail;
+	}
+	if (s->version != MERGE_SPOOL_VERSION) {
+		snprintf(why, whylen, "spool version %u, this vprof reads %u", s->version,
+			 MERGE_SPOOL_VERSION);
+		err = -EPROTO;
+		goto fail;
+	}
+	if (XXH64(s, offsetof(struct merge_spool_static, checksum), 0) != s->checksum) {
+		err = bad(why, whylen, "header checksum mismatch");
+		goto fail;
+	}
+	if (s->file_size != sp->size) {
+		err = bad(why, whylen, "truncated (size differs from its header)");
+		goto fail;
+	}
+	/* Layout must be what this reader computes from the counts: anything
+	 * else would let a corrupt header send us outside the mapping. */
+	if (s->nsections != 3 || s->nslots == 0 || s->nslots > 4096 ||
+	    s->slot_size != slot_bytes(MERGE_SLOT_BUCKETS) ||
+	    (s->shared_entries & (s->shared_entries - 1)) || s->shared_entries == 0) {
+		err = bad(why, whylen, "implausible layout");
+		goto fail;
+	}
+	uint64_t need[3] = { (uint64_t)s->nslots * s->slot_size,
+			     (uint64_t)s->shared_entries * sizeof(struct merge_entry),
+			     (uint64_t)s->image_records * sizeof(struct merge_image_record) };
+	for (int i = 0; i < 3; i++) {
+		const struct merge_section *sec = &s->section[i];
+		if (sec->kind != (uint32_t)(MERGE_SEC_THREADS + i) || sec->size != need[i] ||
+		    sec->offset < s->header_size || sec->offset + sec->size > sp->size) {
+			err = bad(why, whylen, "section table out of bounds");
+			goto fail;
+		}
+	}
+	sp->threads = (uint8_t *)m + s->section[0].offset;
+	sp->shared = (struct merge_entry *)((uint8_t *)m + s->section[1].offset);
+	sp->images = (struct merge_image_record *)((uint8_t *)m + s->section[2].offset);
+	for (uint32_t i = 0; i < s->nslots; i++) {
+		if (slot_at(sp, i)->nbuckets != MERGE_SLOT_BUCKETS) {
+			err = bad(why, whylen, "thread slot header corrupt");
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	merge_spool_close(sp);
+	return err;
+}
+
+void merge_spool_close(struct merge_spool *sp)
+{
+	merge_spool_forget(sp);
+}
+
+static int visit(uint64_t key, uint64_t count, merge_entry_fn *fn, void *arg, uint64_t *badn)
+{
+	if (!key || !count)
+		return 0;
+	unsigned ev = MERGE_KEY_EV(key);
+	if (ev == MERGE_EV_NONE || ev >= MERGE_EV_MAX || count > (1ull << 48)) {
+		(*badn)++;
+		return 0;
+	}
+	return fn(key, count, arg);
+}
+
+int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *arg,
+			uint64_t *badn)
+{
+	int r;
+	*badn = 0;
+	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
+		const struct merge_thread_slot *sl = slot_at(sp, i);
+		for (uint32_t b = 0; b < sl->nbuckets; b++)
+			for (int w = 0; w < MERGE_WAYS; w++)
+				if ((r = visit(sl->bucket[b][w].key, sl->bucket[b][w].count, fn, arg, badn)))
+					return r;
+	}
+	for (uint32_t i = 0; i < sp->hdr->s.shared_entries; i++)
+		if ((r = visit(sp->shared[i].key, sp->shared[i].count, fn, arg, badn)))
+			return r;
+	return 0;
+}
+
+int merge_spool_images(const struct merge_spool *sp, merge_image_fn *fn, void *arg)
+{
+	uint64_t n = sp->hdr->live.image_seq;
+	if (n > sp->hdr->s.image_records)
+		n = sp->hdr->s.image_records;
+	for (uint64_t i = 0; i < n; i++) {
+		struct merge_image_record r = sp->images[i];
+		if (r.valid != 1 || r.build_id_len > MERGE_BUILD_ID_MAX)
+			continue;
+		r.path[sizeof(r.path) - 1] = 0;
+		int rc = fn(&r, arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

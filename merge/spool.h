@@ -1,0 +1,92 @@
+/*
+ * Spool files: the per-process sample store (format in format.h).
+ *
+ * Writer side (libvprof.so): merge_spool_create() makes and maps the file
+ * when a process starts (or a fork child begins); the handler then counts
+ * samples with merge_spool_count(), which is async-signal-safe, lock-free
+ * and touches one cache line in the common case. Image loads and unloads
+ * are appended with merge_spool_image().
+ *
+ * Reader side (vprof merge): merge_spool_open() maps a finished spool
+ * read-only and validates it; merge_spool_foreach() visits every counted
+ * (key, count), from thread tables and the shared table.
+ */
+#ifndef VPROF_MERGE_SPOOL_H
+#define VPROF_MERGE_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "merge/format.h"
+
+/* Sizes of a new spool. Bounded whatever the run length: ~1.9 MiB of
+ * address space, sparse on disk (untouched pages take no room). */
+#define MERGE_SLOTS 32
+#define MERGE_SLOT_BUCKETS 512            /* x4 ways = 2048 PCs per thread */
+#define MERGE_SHARED_ENTRIES 32768
+#define MERGE_IMAGE_RECORDS 1024
+
+struct merge_spool {
+	int fd;
+	size_t size;
+	struct merge_spool_header *hdr;   /* the mapping */
+	uint8_t *threads;                 /* first slot */
+	struct merge_entry *shared;
+	struct merge_image_record *images;
+	char path[512];
+};
+
+struct merge_spool_params {
+	uint32_t event, backend;
+	uint64_t period;
+	const char *exe, *cmdline;
+};
+
+/* Create DIR/PID.N.spool (O_EXCL, 0600, O_CLOEXEC), size and map it
+ * MAP_SHARED, fill the static header and take a shared flock that tells
+ * mergers the owner is alive. Not async-signal-safe in general, but uses
+ * only system calls and no allocation, so it may run in a fork child.
+ * Returns 0 or negative errno. */
+int merge_spool_create(struct merge_spool *sp, const char *dir,
+		       const struct merge_spool_params *p);
+
+/* Unmap and close without touching the file: for a fork child dropping the
+ * parent's spool (closing our fd does not release the parent's lock). */
+void merge_spool_forget(struct merge_spool *sp);
+
+/* Claim a thread slot for tid. Returns the slot or NULL if none is free
+ * (the thread then counts into the shared table). Async-signal-safe. */
+struct merge_thread_slot *merge_spool_claim_slot(struct merge_spool *sp, uint32_t tid);
+
+/* Fold a slot into the shared table and mark it free for reuse (thread
+ * exit). Must not race with the handler of the owning thread: call with
+ * the sample signal blocked or the trigger stopped. Async-signal-safe. */
+void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *slot);
+
+/* Count one sample of key in slot (NULL: shared table). Async-signal-safe,
+ * lock-free; the only atomics are on the shared table. */
+void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *slot, uint64_t key);
+
+/* Append an image record. Async-signal-safe (lock-free append). */
+void merge_spool_image(struct merge_spool *sp, int kind, uint64_t bias,
+		       uint64_t lo, uint64_t hi, const uint8_t *build_id,
+		       uint32_t build_id_len, const char *path);
+
+/* ---- reader ---- */
+
+/* Open PATH read-only and validate magic, version, byte order, checksum and
+ * layout. On failure returns negative errno (-EBADMSG for corruption) and
+ * puts a reason in why. */
+int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t whylen);
+void merge_spool_close(struct merge_spool *sp);
+
+/* Visit every non-empty (key, count); stops early if fn returns non-zero.
+ * Counts whose key is malformed are skipped and reported through *bad. */
+typedef int merge_entry_fn(uint64_t key, uint64_t count, void *arg);
+int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *arg,
+			uint64_t *bad);
+
+/* Same for valid image records, in record order. */
+typedef int merge_image_fn(const struct merge_image_record *r, void *arg);
+int merge_spool_images(const struct merge_spool *sp, merge_image_fn *fn, void *arg);
+
+#endif

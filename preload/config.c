@@ -1,0 +1,97 @@
+/*
+ * VPROF_* configuration. Each variable maps onto a `vprof run` flag (see
+ * ARCHITECTURE.md, Interfaces). A bad value is reported once, naming the
+ * accepted values, and the program then runs unprofiled.
+ *
+ * Runs once, in the constructor; not signal-safe.
+ */
+#include "preload/preload.h"
+#include "merge/profile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t *out, char *why,
+		     size_t whylen)
+{
+	const char *s = getenv(name);
+	char *end;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi || *s == '-') {
+		snprintf(why, whylen, "%s=%s: expected an integer from %llu to %llu", name, s,
+			 (unsigned long long)lo, (unsigned long long)hi);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(const char *name, int *out, char *why, size_t whylen)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return 0;
+	if (!strcmp(s, "1") || !strcmp(s, "on") || !strcmp(s, "yes"))
+		*out = 1;
+	else if (!strcmp(s, "0") || !strcmp(s, "off") || !strcmp(s, "no"))
+		*out = 0;
+	else {
+		snprintf(why, whylen, "%s=%s: expected one of on, off, 1, 0", name, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
+{
+	const char *s;
+	uint64_t v;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->interp_len = 4;
+	c->interp_every = 16;
+	s = getenv("VPROF_DB");
+	snprintf(c->db, sizeof(c->db), "%s", s && *s ? s : "vprof.db");
+	if (s && strlen(s) >= sizeof(c->db)) {
+		snprintf(why, whylen, "VPROF_DB: path longer than %zu bytes", sizeof(c->db) - 1);
+		return -EINVAL;
+	}
+	s = getenv("VPROF_EVENT");
+	if (s && *s && strcmp(s, "auto") != 0) {
+		c->event = merge_event_parse(s);
+		if (c->event < 0) {
+			snprintf(why, whylen, "VPROF_EVENT=%s: expected one of auto, cycles, "
+				 "instructions, task-clock, cpu-timer, itimer", s);
+			return -EINVAL;
+		}
+	}
+	if ((rc = parse_u64("VPROF_PERIOD", 1000, 1ull << 40, &c->period, why, whylen)) < 0)
+		return rc;
+	if ((rc = parse_u64("VPROF_FREQ", 1, 100000, &c->freq, why, whylen)) < 0)
+		return rc;
+	if (c->period && c->freq) {
+		snprintf(why, whylen, "VPROF_PERIOD and VPROF_FREQ: set one, not both");
+		return -EINVAL;
+	}
+	if ((rc = parse_bool("VPROF_VALUES", &c->values, why, whylen)) < 0 ||
+	    (rc = parse_bool("VPROF_STACKS", &c->stacks, why, whylen)) < 0 ||
+	    (rc = parse_bool("VPROF_VERIFY", &c->verify, why, whylen)) < 0)
+		return rc;
+	v = (uint64_t)c->interp_len;
+	if ((rc = parse_u64("VPROF_INTERP_LEN", 1, 4096, &v, why, whylen)) < 0)
+		return rc;
+	c->interp_len = (int)v;
+	v = (uint64_t)c->interp_every;
+	if ((rc = parse_u64("VPROF_INTERP_EVERY", 1, 1000000, &v, why, whylen)) < 0)
+		return rc;
+	c->interp_every = (int)v;
+	s = getenv("VPROF_MODULE");
+	snprintf(c->module, sizeof(c->module), "%s", s ? s : "");
+	return 0;
+}

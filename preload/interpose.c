@@ -1,0 +1,88 @@
+/*
+ * Interposers for the events vprof must see: thread creation (arm the new
+ * thread) and image loading (record the image).
+ *
+ * dlopen must stay a sibling call: glibc finds the caller's RUNPATH from
+ * the return address, so our wrapper scans first and then jumps to the real
+ * dlopen with the caller's return address intact; the new image is recorded
+ * at the next scan (next dlopen/dlclose, thread creation, or exit).
+ *
+ * Normal context only; the recursion flag keeps samples out of our code.
+ */
+#include "preload/preload.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef int pthread_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef void *dlopen_fn(const char *, int);
+typedef int dlclose_fn(void *);
+
+static pthread_create_fn *g_real_create;
+static dlopen_fn *g_real_dlopen;
+static dlclose_fn *g_real_dlclose;
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *trampoline(void *p)
+{
+	struct start s = *(struct start *)p;
+	free(p);
+	preload_thread_begin();
+	return s.fn(s.arg);
+}
+
+__attribute__((visibility("default")))
+int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	if (!g_real_create)
+		g_real_create = (pthread_create_fn *)dlsym(RTLD_NEXT, "pthread_create");
+	if (!g_vprof.active)
+		return g_real_create(th, attr, fn, arg);
+	g_thread.busy++;
+	preload_images_scan();
+	struct start *s = malloc(sizeof(*s));
+	g_thread.busy--;
+	if (!s)
+		return g_real_create(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	int rc = g_real_create(th, attr, trampoline, s);
+	if (rc)
+		free(s);
+	return rc;
+}
+
+__attribute__((visibility("default")))
+void *dlopen(const char *file, int flags)
+{
+	if (!g_real_dlopen)
+		g_real_dlopen = (dlopen_fn *)dlsym(RTLD_NEXT, "dlopen");
+	if (g_vprof.active) {
+		g_thread.busy++;
+		preload_images_scan();
+		g_thread.busy--;
+	}
+	return g_real_dlopen(file, flags);   /* sibling call: see above */
+}
+
+__attribute__((visibility("default")))
+int dlclose(void *h)
+{
+	if (!g_real_dlclose)
+		g_real_dlclose = (dlclose_fn *)dlsym(RTLD_NEXT, "dlclose");
+	if (!g_vprof.active)
+		return g_real_dlclose(h);
+	g_thread.busy++;
+	preload_images_scan();   /* record it if it came after the last scan */
+	g_thread.busy--;
+	int rc = g_real_dlclose(h);
+	g_thread.busy++;
+	preload_images_scan();   /* and its unload */
+	g_thread.busy--;
+	return rc;
+}

@@ -1,0 +1,213 @@
+/*
+ * libvprof.so: start-up, the sample handler, fork and exit.
+ *
+ * The constructor decides whether this process is profiled (not when
+ * secure-execution, not when VPROF_DISABLED is set, not on a bad VPROF_*
+ * value or an unusable database: each reported once, then the program runs
+ * unprofiled), chooses the trigger, creates the spool, records the images,
+ * installs the handler and arms the main thread. Threads made later are
+ * armed by the pthread_create interposer; a fork child gets a spool of its
+ * own before it can take a sample.
+ *
+ * The handler is async-signal-safe: it reads the PC, counts it in the
+ * thread's slot of the MAP_SHARED spool, re-arms the trigger and restores
+ * errno. Nothing else.
+ */
+#include "preload/preload.h"
+#include "merge/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+struct preload_global g_vprof;
+__thread struct preload_thread g_thread PRELOAD_TLS;
+
+void preload_say(const char *fmt, ...)
+{
+	char buf[600];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = snprintf(buf, sizeof(buf), "vprof: ");
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	/* One write, so lines of concurrent processes do not interleave. */
+	ssize_t w = write(2, buf, (size_t)n);
+	(void)w;
+}
+
+/* Keep the message to this process: children inherit the environment and
+ * would repeat it. */
+static void disable(void)
+{
+	setenv("VPROF_DISABLED", "1", 1);
+}
+
+void preload_sample(int sig, siginfo_t *si, void *ucv)
+{
+	struct preload_thread *t = &g_thread;
+	ucontext_t *uc = ucv;
+	struct merge_spool_live *live = &g_vprof.spool.hdr->live;
+
+	__atomic_fetch_add(&live->samples, 1, __ATOMIC_RELAXED);
+	if (t->busy) {
+		__atomic_fetch_add(&live->dropped, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&live->dropped_busy, 1, __ATOMIC_RELAXED);
+	} else {
+		uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+		merge_spool_count(&g_vprof.spool, t->slot, MERGE_KEY(g_vprof.backend, pc));
+	}
+	if (t->armed)
+		upcall_rearm(&t->up);
+	(void)sig;
+}
+
+static void read_cmdline(char *out, size_t cap)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, out, cap - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		n = 0;
+	out[n] = 0;
+	for (ssize_t i = 0; i + 1 < n; i++)
+		if (!out[i])
+			out[i] = ' ';
+}
+
+static int open_spool(void)
+{
+	struct merge_spool_params p = { .event = (uint32_t)g_vprof.backend,
+					.backend = (uint32_t)g_vprof.backend,
+					.period = g_vprof.period };
+	char exe[256], cmd[256];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	read_cmdline(cmd, sizeof(cmd));
+	p.exe = exe;
+	p.cmdline = cmd;
+	return merge_spool_create(&g_vprof.spool, g_vprof.spool_dir, &p);
+}
+
+static void on_fork_child(void)
+{
+	struct preload_thread *t = &g_thread;
+	if (!g_vprof.active)
+		return;
+	t->busy = 1;
+	/* The trigger of the parent's thread is not ours: a perf fd is shared
+	 * with the parent (close, never disable it), POSIX timers are not
+	 * inherited, interval timers neither. */
+	if (t->up.fd >= 0)
+		close(t->up.fd);
+	t->up.fd = -1;
+	t->up.has_timer = 0;
+	t->armed = 0;
+	t->slot = NULL;
+
+	struct merge_spool parent = g_vprof.spool;
+	g_vprof.spool.hdr = NULL;
+	if (open_spool() < 0) {
+		/* No spool: stop sampling this child; it runs on unprofiled. */
+		merge_spool_forget(&parent);
+		g_vprof.active = 0;
+		t->busy = 0;
+		return;
+	}
+	preload_images_inherit(&parent);
+	merge_spool_forget(&parent);
+	upcall_process_start(g_vprof.backend, g_vprof.period);
+	t->busy = 0;
+	preload_thread_begin();
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((destructor)) static void vprof_fini(void)
+{
+	if (!g_vprof.active)
+		return;
+	g_thread.busy = 1;
+	preload_images_scan();      /* images dlopen'd since the last scan */
+	upcall_process_stop(g_vprof.backend);
+	preload_thread_end();
+	struct merge_spool_live *live = &g_vprof.spool.hdr->live;
+	live->cpu_ns = cpu_ns();
+	__atomic_store_n(&live->exited, 1, __ATOMIC_RELEASE);
+	/* The mapping and the lock stay until the process is gone: other
+	 * threads may still be sampled into it. */
+}
+
+__attribute__((constructor)) static void vprof_init(void)
+{
+	char why[300];
+	int rc;
+
+	if (getauxval(AT_SECURE)) /* setuid and friends: never profiled */
+		return;
+	if (getenv("VPROF_DISABLED"))
+		return;
+	if (preload_config_parse(&g_vprof.cfg, why, sizeof(why)) < 0) {
+		preload_say("%s; running unprofiled", why);
+		disable();
+		return;
+	}
+	struct merge_db db;
+	if ((rc = merge_db_open(&db, g_vprof.cfg.db, 1, why, sizeof(why))) < 0) {
+		preload_say("cannot use database %s: %s; running unprofiled", g_vprof.cfg.db, why);
+		disable();
+		return;
+	}
+	merge_db_close(&db);
+	snprintf(g_vprof.spool_dir, sizeof(g_vprof.spool_dir), "%s/spool", g_vprof.cfg.db);
+
+	struct upcall_config uc = { .event = g_vprof.cfg.event, .period = g_vprof.cfg.period,
+				    .freq = g_vprof.cfg.freq };
+	rc = upcall_choose(&uc, &g_vprof.period);
+	if (rc < 0) {
+		preload_say("no sampling trigger available (%s%s): %s; running unprofiled",
+			    uc.event ? "VPROF_EVENT=" : "tried all",
+			    uc.event ? merge_event_name((unsigned)uc.event) : "", strerror(-rc));
+		disable();
+		return;
+	}
+	g_vprof.backend = rc;
+	if ((rc = open_spool()) < 0) {
+		preload_say("cannot create a spool in %s: %s; running unprofiled", g_vprof.spool_dir,
+			    strerror(-rc));
+		disable();
+		return;
+	}
+	g_vprof.active = 1;
+	g_thread.busy = 1;
+	preload_images_scan();
+	if ((rc = preload_signals_install()) < 0) {
+		preload_say("cannot install the SIGPROF handler: %s; running unprofiled", strerror(-rc));
+		g_vprof.active = 0;
+		g_thread.busy = 0;
+		return;
+	}
+	pthread_atfork(NULL, NULL, on_fork_child);
+	g_thread.busy = 0;
+	preload_thread_begin();
+	upcall_process_start(g_vprof.backend, g_vprof.period);
+}

@@ -1,0 +1,66 @@
+/*
+ * libvprof.so internals shared by the files of preload/.
+ *
+ * g_vprof is written by the constructor (single-threaded) and the fork-child
+ * handler, and only read elsewhere; per-thread state lives in initial-exec
+ * TLS so that the signal handler reaches it without __tls_get_addr.
+ */
+#ifndef VPROF_PRELOAD_H
+#define VPROF_PRELOAD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include "merge/spool.h"
+#include "upcall/upcall.h"
+
+#define PRELOAD_TLS __attribute__((tls_model("initial-exec")))
+#define PRELOAD_ALTSTACK (64 * 1024)
+
+struct preload_config {
+	char db[400];
+	int event;               /* forced merge_event, 0 = auto */
+	uint64_t period, freq;
+	int values, interp_len, interp_every, stacks, verify;
+	char module[256];
+};
+
+struct preload_global {
+	int active;              /* sampling in this process */
+	int backend;             /* merge_event chosen */
+	uint64_t period;
+	struct preload_config cfg;
+	struct merge_spool spool;
+	char spool_dir[450];
+};
+
+struct preload_thread {
+	struct upcall_thread up;
+	struct merge_thread_slot *slot;
+	int busy;                /* inside vprof's own code: do not sample */
+	int armed;
+	void *altstack;
+};
+
+extern struct preload_global g_vprof;
+extern __thread struct preload_thread g_thread PRELOAD_TLS;
+
+/* config.c: parse VPROF_*; on a bad value writes the reason (naming the
+ * variable and the accepted values) to why and returns -EINVAL. */
+int preload_config_parse(struct preload_config *c, char *why, size_t whylen);
+
+/* thread.c */
+void preload_thread_begin(void);   /* arm the calling thread; not signal-safe */
+void preload_thread_end(void);     /* disarm and release its slot */
+
+/* images.c: record images not yet recorded (and unloads). Not signal-safe. */
+void preload_images_scan(void);
+void preload_images_inherit(const struct merge_spool *parent);  /* fork child */
+
+/* signals.c */
+int preload_signals_install(void);
+int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction *old);
+
+/* One message on stderr, prefixed "vprof: ". Not signal-safe. */
+void preload_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

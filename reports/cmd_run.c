@@ -1,0 +1,184 @@
+/*
+ * vprof run [options] -- CMD [ARGS]: profile CMD and every process it
+ * starts (they inherit LD_PRELOAD and VPROF_*), wait for it, merge the
+ * spools, print a summary on stderr, and exit as CMD did (same status, or
+ * killed by the same signal).
+ *
+ * If the database cannot be used, CMD still runs, unprofiled, after one
+ * message: profiling must never cost the user their command.
+ */
+#include "reports/report.h"
+#include "merge/profile.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void help(void)
+{
+	printf("usage: vprof run [--db DIR] [--event E] [--freq HZ | --period N] [--no-merge] -- CMD [ARGS]\n"
+	       "  --event E    auto (default), cycles, instructions, task-clock, cpu-timer, itimer\n"
+	       "  --freq HZ    mean samples per CPU-second (default 250)\n"
+	       "  --period N   mean period: ns of CPU time for clocks, events for counters\n"
+	       "  --no-merge   leave the spools for a later `vprof merge`\n");
+}
+
+/* libvprof.so beside the vprof binary (build tree), or in ../lib/vprof
+ * (installed); $VPROF_LIB overrides. */
+static int find_lib(char *out, size_t cap)
+{
+	const char *e = getenv("VPROF_LIB");
+	char self[PATH_MAX - 64];
+	if (e && *e) {
+		snprintf(out, cap, "%s", e);
+		return access(out, R_OK) == 0 ? 0 : -ENOENT;
+	}
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	*slash = 0;
+	snprintf(out, cap, "%s/libvprof.so", self);
+	if (access(out, R_OK) == 0)
+		return 0;
+	snprintf(out, cap, "%s/../lib/vprof/libvprof.so", self);
+	return access(out, R_OK) == 0 ? 0 : -ENOENT;
+}
+
+static int exit_like(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		/* Die of the same signal, without a core of our own. */
+		struct rlimit no = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &no);
+		signal(sig, SIG_DFL);
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, sig);
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+		kill(getpid(), sig);
+		return 128 + sig;
+	}
+	return 1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, 0, 'd' },     { "event", required_argument, 0, 'e' },
+		{ "freq", required_argument, 0, 'F' },   { "period", required_argument, 0, 'p' },
+		{ "no-merge", no_argument, 0, 'n' },     { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *dbopt = NULL;
+	int merge = 1, c;
+
+	while ((c = getopt_long(argc, argv, "+d:e:F:p:nh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': dbopt = optarg; break;
+		case 'e': setenv("VPROF_EVENT", optarg, 1); break;
+		case 'F': setenv("VPROF_FREQ", optarg, 1); break;
+		case 'p': setenv("VPROF_PERIOD", optarg, 1); break;
+		case 'n': merge = 0; break;
+		case 'h': help(); return 0;
+		default: return report_usage("run", "bad option");
+		}
+	}
+	if (optind >= argc)
+		return report_usage("run", "no command given (vprof run -- CMD ARGS)");
+
+	char lib[PATH_MAX], dbabs[PATH_MAX], why[300];
+	const char *db = report_db_path(dbopt);
+	struct merge_db mdb;
+	int profiled = 0;
+
+	if (find_lib(lib, sizeof(lib)) < 0) {
+		fprintf(stderr, "vprof: cannot find libvprof.so (set VPROF_LIB); running %s unprofiled\n",
+			argv[optind]);
+	} else if (merge_db_open(&mdb, db, 1, why, sizeof(why)) < 0) {
+		fprintf(stderr, "vprof: cannot use database %s: %s; running %s unprofiled\n", db, why,
+			argv[optind]);
+	} else {
+		profiled = 1;
+		/* Absolute: the program and its children may change directory. */
+		if (!realpath(db, dbabs))
+			snprintf(dbabs, sizeof(dbabs), "%s", db);
+		setenv("VPROF_DB", dbabs, 1);
+		const char *old = getenv("LD_PRELOAD");
+		char *pre = malloc(strlen(lib) + (old ? strlen(old) : 0) + 2);
+		sprintf(pre, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+		setenv("LD_PRELOAD", pre, 1);
+		free(pre);
+		unsetenv("VPROF_DISABLED");
+	}
+
+	/* Like system(): while the child runs, the terminal's ^C and ^\ are its
+	 * business; we learn of them from its status. */
+	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "vprof: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &oint, NULL);
+		sigaction(SIGQUIT, &oquit, NULL);
+		execvp(argv[optind], argv + optind);
+		fprintf(stderr, "vprof: cannot run %s: %s\n", argv[optind], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	int status = 0;
+	struct rusage ru;
+	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+
+	if (profiled && merge) {
+		struct merge_result res;
+		int rc = merge_db_merge(&mdb, &res, stderr);
+		double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+			     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+		const struct merge_stats *s = &res.stats;
+		if (rc < 0) {
+			fprintf(stderr, "vprof: merge failed: %s (spools kept in %s/spool)\n",
+				strerror(-rc), db);
+		} else {
+			char backends[200] = "";
+			size_t o = 0;
+			for (int b = 1; b < MERGE_EV_MAX; b++)
+				if (s->by_backend[b])
+					o += (size_t)snprintf(backends + o, sizeof(backends) - o, "%s%s",
+							      o ? "+" : "", merge_event_name((unsigned)b));
+			double mean_hz = s->processes && s->period_ns_sum
+						 ? 1e9 / ((double)s->period_ns_sum / (double)s->processes)
+						 : 0;
+			fprintf(stderr,
+				"vprof: %llu samples from %llu process%s (%llu dropped, %llu unknown"
+				"%s), backend %s, asked %.0f Hz, achieved %.0f Hz over %.2f CPU-s; "
+				"database %s epoch %d\n",
+				(unsigned long long)s->merged, (unsigned long long)s->processes,
+				s->processes == 1 ? "" : "es", (unsigned long long)s->dropped,
+				(unsigned long long)s->unknown,
+				s->corrupt ? ", some spools corrupt" : "",
+				o ? backends : "none", mean_hz, cpu > 0 ? (double)s->samples / cpu : 0, cpu,
+				db, merge_db_epoch(&mdb));
+		}
+	}
+	if (profiled)
+		merge_db_close(&mdb);
+	return exit_like(status);
+}

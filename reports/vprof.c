@@ -1,0 +1,80 @@
+/*
+ * The vprof command: one table from subcommand name to cmd_<name>(), as
+ * perf's builtin table. Each subcommand lives in reports/cmd_<name>.c.
+ */
+#include "reports/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct command kCommands[] = {
+	{ "run", cmd_run, "run a command under the profiler, then merge its samples" },
+	{ "merge", cmd_merge, "fold finished spools into the database's current epoch" },
+	{ "report", cmd_report, "procedures (or images) by samples" },
+	{ "epoch", cmd_epoch, "show the current epoch, list epochs, or start a new one" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vprof COMMAND [ARGS]\n\n");
+	for (size_t i = 0; i < sizeof(kCommands) / sizeof(kCommands[0]); i++)
+		fprintf(f, "  %-10s %s\n", kCommands[i].name, kCommands[i].help);
+	fprintf(f, "\nEvery command takes --db DIR (default $VPROF_DB, else ./vprof.db) "
+		   "and -h for its options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	for (size_t i = 0; i < sizeof(kCommands) / sizeof(kCommands[0]); i++)
+		if (!strcmp(argv[1], kCommands[i].name))
+			return kCommands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "vprof: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
+
+const char *report_db_path(const char *opt)
+{
+	const char *e = getenv("VPROF_DB");
+	return opt ? opt : e && *e ? e : "vprof.db";
+}
+
+void report_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+int report_usage(const char *cmd, const char *msg)
+{
+	fprintf(stderr, "vprof %s: %s (see vprof %s -h)\n", cmd, msg, cmd);
+	return 2;
+}
+
+int report_finish_stdout(int rc)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "vprof: error writing output\n");
+		return rc ? rc : 1;
+	}
+	return rc;
+}

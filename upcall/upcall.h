@@ -1,0 +1,68 @@
+/*
+ * Sample triggers ("upcalls"): what makes the kernel interrupt a thread so
+ * that the handler can record its PC. Backends, best first:
+ *
+ *   cycles, instructions  perf_event hardware counters (needs a PMU)
+ *   task-clock            perf_event software task-clock: an hrtimer on the
+ *                         thread's CPU time, any rate, but each sample costs
+ *                         a timer interrupt (~25-40 us in this VM)
+ *   cpu-timer             POSIX per-thread CPU timer (timer_create on
+ *                         CLOCK_THREAD_CPUTIME_ID, SIGEV_THREAD_ID):
+ *                         checked at the scheduler tick, so at most HZ per
+ *                         second, but nearly free
+ *   itimer                setitimer(ITIMER_PROF): process-wide, last resort
+ *
+ * All deliver SIGPROF to the thread that ran (itimer: to whichever thread
+ * the kernel picks); upcall_is_ours() tells our signals from the program's
+ * own SIGPROFs. Periods are randomized around their mean (uniform within
+ * +-1/16) at every re-arm, as DCPI did, so samples do not fall into step
+ * with periodic behaviour of the program.
+ *
+ * Thread contract: upcall_thread_start/stop run on the thread they arm, in
+ * normal context. upcall_is_ours and upcall_rearm are async-signal-safe.
+ */
+#ifndef VPROF_UPCALL_H
+#define VPROF_UPCALL_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <time.h>
+
+#define UPCALL_SIGNAL SIGPROF
+
+struct upcall_config {
+	int event;               /* merge_event; 0 = automatic choice */
+	uint64_t period;         /* ns for clocks, events for PMU counters */
+	uint64_t freq;           /* if period is 0: samples per CPU-second */
+};
+
+struct upcall_thread {
+	int backend;             /* merge_event in use, 0 = not armed */
+	int fd;                  /* perf backends */
+	timer_t timer;           /* cpu-timer */
+	int has_timer;
+	uint64_t period;         /* mean, in the backend's unit */
+	uint64_t rng;            /* xorshift state for randomized periods */
+};
+
+/* Decide the process's backend: the forced one if cfg->event is set (fails
+ * with -ENOENT/-EACCES/... if it cannot be opened), else the first that
+ * works in the order above. Probes by opening and closing an event on the
+ * calling thread. Returns the backend (merge_event) or negative errno; with
+ * *period_out the mean period in the backend's unit. */
+int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out);
+
+/* Probe order override for tests: VPROF_UPCALL_FAKE_ENOENT=cycles,task-clock
+ * makes those backends fail as a machine without them would. */
+
+int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, uint64_t seed);
+void upcall_thread_stop(struct upcall_thread *t);
+
+/* Process-wide part (itimer): arm or disarm. */
+int upcall_process_start(int backend, uint64_t period);
+void upcall_process_stop(int backend);
+
+int upcall_is_ours(const siginfo_t *si, const struct upcall_thread *t);
+void upcall_rearm(struct upcall_thread *t);
+
+#endif
