@@ -90,6 +90,7 @@ struct model {
 	size_t n;
 	struct msec sec[4096];
 	int nsec;
+	const char *table;	/* which symbol table was parsed */
 };
 
 static void model_free(struct model *m)
@@ -143,6 +144,7 @@ static int parse_symbols(const char *file, const char *table, struct model *m)
 
 	if (parse_sections(file, m) != 0)
 		return -EIO;
+	m->table = table;
 	snprintf(cmd, sizeof cmd, "readelf -W --syms '%s' 2>/dev/null", file);
 	p = popen(cmd, "r");
 	if (!p)
@@ -426,9 +428,9 @@ static void test_system_image(const char *file, const char *table, size_t nrando
 	}
 	text_bounds(file, &lo, &hi);
 	bad = compare_with_model(im, &m, nrandom, lo, hi, &probes);
-	snprintf(what, sizeof what, "lookup on %s (%s, %zu symbols) agrees with readelf at %zu addresses",
-		 file, table, m.n, probes);
-	report(bad == 0 && probes > 1000, what, "%zu mismatches of %zu", bad, probes);
+	snprintf(what, sizeof what, "lookup on %s (%s of %s, %zu symbols) agrees with readelf",
+		 file, m.table, symfile, m.n);
+	report(bad == 0 && probes > 1000, what, "%zu mismatches of %zu addresses", bad, probes);
 
 	if (strcmp(symfile, file) != 0) {
 		/* a -dbgsym package is installed: its DWARF against addr2line */
@@ -679,7 +681,11 @@ static void test_source_lines(struct report_image *im, const char *truth_file,
 		free(rows);
 	}
 	free(fdiff);
-	report(bad == 0 && nprobes > 50, what, "%zu of %zu addresses differ", bad, nprobes);
+	/* the disagreement is about inlined code only: a minority of PCs (a
+	 * path-joining mistake would show on nearly all of them) */
+	report(bad == 0 && nprobes > 50 && nfd <= nprobes / 10, what,
+	       "%zu of %zu addresses differ, %zu file names differ from addr2line", bad, nprobes,
+	       nfd);
 }
 
 /*
@@ -732,7 +738,7 @@ static void test_fixture(void)
 	size_t bad, probes;
 	int n, n2, i;
 	const char *name;
-	uint64_t st, sz;
+	uint64_t st, sz, tlo = 0, thi = 0;
 
 	if (!make_fixture("prog", 1, "") || !make_fixture("prog2", 2, "")) {
 		report(false, "compile the -g fixture", "gcc failed");
@@ -751,12 +757,14 @@ static void test_fixture(void)
 		return;
 	}
 
+	text_bounds(prog, &tlo, &thi);
+
 	/* 1. the unstripped program: .symtab and its own DWARF */
 	unsetenv("VPROF_DEBUG_DIRS");
 	im = report_image_open(prog, id, (size_t)n, why, sizeof why);
 	report(im != NULL, "open -g fixture", "%s", why);
 	if (im) {
-		bad = compare_with_model(im, &m, 2000, 0, 0, &probes);
+		bad = compare_with_model(im, &m, 2000, tlo, thi, &probes);
 		report(bad == 0, "fixture .symtab lookups agree with readelf", "%zu of %zu", bad,
 		       probes);
 		name = report_sym_lookup(im, 0, NULL, NULL);
@@ -823,7 +831,7 @@ static void test_fixture(void)
 	       "debug file found by build-id under VPROF_DEBUG_DIRS", "%s",
 	       im ? (report_image_symfile(im) ? report_image_symfile(im) : "no symbols") : why);
 	if (im) {
-		bad = compare_with_model(im, &m, 2000, 0, 0, &probes);
+		bad = compare_with_model(im, &m, 2000, tlo, thi, &probes);
 		report(bad == 0, "debug-file lookups agree with readelf of the original",
 		       "%zu of %zu", bad, probes);
 		test_source_lines(im, prog, &m, 0, 0, 0, "debug-file source lines agree with addr2line");
@@ -835,7 +843,7 @@ static void test_fixture(void)
 	im = report_image_open(prog2, id, (size_t)n, why, sizeof why);
 	report(im != NULL, "replaced file: opened through the debug file", "%s", why);
 	if (im) {
-		bad = compare_with_model(im, &m, 2000, 0, 0, &probes);
+		bad = compare_with_model(im, &m, 2000, tlo, thi, &probes);
 		report(bad == 0, "replaced file: lookups are those of the original build",
 		       "%zu of %zu", bad, probes);
 		report_image_close(im);
@@ -855,7 +863,7 @@ static void test_fixture(void)
 		       "debug file found by .gnu_debuglink in <dir>/.debug/", "%s",
 		       im ? (name ? name : "no symbols") : why);
 		if (im) {
-			bad = compare_with_model(im, &m, 500, 0, 0, &probes);
+			bad = compare_with_model(im, &m, 500, tlo, thi, &probes);
 			report(bad == 0, "debuglink lookups agree with readelf", "%zu of %zu", bad,
 			       probes);
 		}
