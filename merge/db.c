@@ -3,7 +3,11 @@
  *
  *   DB/spool/PID.N.spool     live or finished spools (0600)
  *   DB/epochs/CURRENT        the epoch merges go to, as decimal text
- *   DB/epochs/N/*.prof       per-image profiles, unknown.EVENT.prof, stats.prof
+ *   DB/epochs/N/ID.EVENT.prof  per-image profiles (ID: build-id in hex),
+ *                            unknown.EVENT.prof, stats.prof
+ *   DB/epochs/N/processes.tsv  one line per merged process: pid, ppid, exe,
+ *                            samples seen, samples merged, dropped, exited,
+ *                            CPU ns, backend, command line
  *   DB/lock                  flock'd exclusively for the whole of a merge
  *
  * Workload: `vprof run` merges once at the end; `make -j` under `vprof run`
@@ -270,8 +274,45 @@ static int entry_cb(uint64_t key, uint64_t count, void *arg)
 	return 0;
 }
 
-static int merge_one(const char *path, struct accum *acc, struct merge_stats *st, char *why,
-		     size_t whylen)
+/* One line per merged process, appended to DB/epochs/N/processes.tsv. */
+struct proclog {
+	char *buf;
+	size_t n, cap;
+};
+
+static void proclog_add(struct proclog *pl, const struct merge_spool *sp, uint64_t merged)
+{
+	const struct merge_spool_static *s = &sp->hdr->s;
+	const struct merge_spool_live *l = &sp->hdr->live;
+	char line[900], exe[257], cmd[257];
+	snprintf(exe, sizeof(exe), "%s", s->exe);
+	snprintf(cmd, sizeof(cmd), "%s", s->cmdline);
+	for (char *c = cmd; *c; c++)
+		if (*c == '\t' || *c == '\n')
+			*c = ' ';
+	int n = snprintf(line, sizeof(line), "%llu\t%llu\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%s\t%s\n",
+			 (unsigned long long)s->pid, (unsigned long long)s->ppid, exe,
+			 (unsigned long long)l->samples, (unsigned long long)merged,
+			 (unsigned long long)l->dropped, (unsigned long long)l->exited,
+			 (unsigned long long)l->cpu_ns, merge_event_name(s->backend), cmd);
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	if (pl->n + (size_t)n + 1 > pl->cap) {
+		size_t cap = (pl->cap + (size_t)n + 1) * 2;
+		char *nb = realloc(pl->buf, cap);
+		if (!nb)
+			return;
+		pl->buf = nb;
+		pl->cap = cap;
+	}
+	memcpy(pl->buf + pl->n, line, (size_t)n);
+	pl->n += (size_t)n;
+}
+
+static int merge_one(const char *path, struct accum *acc, struct merge_stats *st,
+		     struct proclog *pl, char *why, size_t whylen)
 {
 	struct merge_spool sp;
 	struct images im = { 0 };
@@ -299,6 +340,7 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 	if (s->backend < MERGE_EV_MAX)
 		st->by_backend[s->backend]++;
 	st->period_ns_sum += s->period;
+	proclog_add(pl, &sp, c.merged);
 out:
 	free(im.r);
 	merge_spool_close(&sp);
@@ -344,6 +386,7 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 {
 	char dir[600], sdir[600];
 	struct accum acc = { 0 };
+	struct proclog pl = { 0 };
 	int *fds = NULL;
 	char (*names)[700] = NULL;
 	size_t nf = 0, capf = 0;
@@ -379,7 +422,7 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 			close(fd);
 			continue;
 		}
-		err = merge_one(path, &acc, &res->stats, why, sizeof(why));
+		err = merge_one(path, &acc, &res->stats, &pl, why, sizeof(why));
 		if (err == -ENOMEM) {
 			close(fd);
 			closedir(d);
@@ -426,6 +469,16 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 		if (err < 0)
 			goto out;
 	}
+	if (pl.n) {
+		char lp[700];
+		snprintf(lp, sizeof(lp), "%s/processes.tsv", dir);
+		int lfd = open(lp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (lfd >= 0) {
+			ssize_t w = write(lfd, pl.buf, pl.n);
+			(void)w;
+			close(lfd);
+		}
+	}
 	/* Only now, with every profile in place, do the spools go. */
 	for (size_t i = 0; i < nf; i++)
 		unlink(names[i]);
@@ -435,6 +488,7 @@ out:
 		close(fds[i]);
 	free(fds);
 	free(names);
+	free(pl.buf);
 	for (size_t i = 0; i < acc.n; i++)
 		merge_profile_free(&acc.p[i]);
 	free(acc.p);

@@ -146,10 +146,11 @@ __attribute__((destructor)) static void vprof_fini(void)
 {
 	if (!g_vprof.active)
 		return;
-	g_thread.busy = 1;
-	preload_images_scan();      /* images dlopen'd since the last scan */
+	/* Disarm first, so the scan below costs no dropped samples. */
 	upcall_process_stop(g_vprof.backend);
 	preload_thread_end();
+	g_thread.busy = 1;
+	preload_images_scan();      /* images dlopen'd since the last scan */
 	struct merge_spool_live *live = &g_vprof.spool.hdr->live;
 	live->cpu_ns = cpu_ns();
 	__atomic_store_n(&live->exited, 1, __ATOMIC_RELEASE);
