@@ -81,7 +81,8 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	}
 	if ((rc = parse_bool("VPROF_VALUES", &c->values, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_STACKS", &c->stacks, why, whylen)) < 0 ||
-	    (rc = parse_bool("VPROF_VERIFY", &c->verify, why, whylen)) < 0)
+	    (rc = parse_bool("VPROF_VERIFY", &c->verify, why, whylen)) < 0 ||
+	    (rc = parse_bool("VPROF_BENCH_EMPTY", &c->bench_empty, why, whylen)) < 0)
 		return rc;
 	v = (uint64_t)c->interp_len;
 	if ((rc = parse_u64("VPROF_INTERP_LEN", 1, 4096, &v, why, whylen)) < 0)

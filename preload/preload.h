@@ -21,6 +21,7 @@ struct preload_config {
 	int event;               /* forced merge_event, 0 = auto */
 	uint64_t period, freq;
 	int values, interp_len, interp_every, stacks, verify;
+	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	char module[256];
 };
 

@@ -77,6 +77,8 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 						       : (t->armed && upcall_is_ours(si, &t->up));
 	if (!ours)
 		forward(sig, si, uc);
+	else if (g_vprof.cfg.bench_empty)
+		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
 	else if (g_vprof.active && g_vprof.spool.hdr)
 		preload_sample(sig, si, uc);
 	errno = saved;
