@@ -174,7 +174,7 @@ int interp_install_fault_handler(void)
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = fault_handler;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGBUS, &sa, NULL))
 		return -errno;
