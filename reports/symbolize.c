@@ -208,7 +208,8 @@ static int open_elf(const char *path, struct elf_file *f, char *why, size_t whyl
 		set_why(why, whylen, "libelf: %s", elf_errmsg(-1));
 		return -ENOSYS;
 	}
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO at the recorded path must not hang the report. */
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (f->fd < 0) {
 		err = -errno;
 		set_why(why, whylen, "%s: %s", path, strerror(-err));
@@ -496,7 +497,6 @@ struct raw_sym {
 	uint8_t rank;			/* binding preference, lower wins */
 };
 
-static const char *g_sort_names;	/* for the comparator only */
 
 static int bind_rank(unsigned char bind)
 {
@@ -521,10 +521,10 @@ static size_t leading_underscores(const char *s)
 }
 
 /* Address order; at one address, the preferred alias first. */
-static int raw_cmp(const void *pa, const void *pb)
+static int raw_cmp(const void *pa, const void *pb, void *names)
 {
 	const struct raw_sym *a = pa, *b = pb;
-	const char *na = g_sort_names + a->name, *nb = g_sort_names + b->name;
+	const char *na = (const char *)names + a->name, *nb = (const char *)names + b->name;
 	size_t ua, ub;
 
 	if (a->start != b->start)
@@ -611,9 +611,7 @@ static int load_symbols(struct report_image *im, Elf *elf, Elf_Scn *symscn)
 			goto out;
 		nraw++;
 	}
-	g_sort_names = im->names;
-	qsort(raw, nraw, sizeof *raw, raw_cmp);
-	g_sort_names = NULL;
+	qsort_r(raw, nraw, sizeof *raw, raw_cmp, im->names);
 
 	im->syms = calloc(nraw ? nraw : 1, sizeof *im->syms);
 	if (!im->syms) {
@@ -752,7 +750,12 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 			goto fail_n;
 	}
 	if (!main_ok && !im->debug_path) {
-		set_why(why, whylen, "%s; no debug file found by build-id", reason);
+		if (im->build_id_len > 0) {
+			hex(want, sizeof want, im->build_id, im->build_id_len);
+			set_why(why, whylen, "%s; no debug file for build-id %s", reason, want);
+		} else {
+			set_why(why, whylen, "%s", reason);
+		}
 		goto fail;
 	}
 	close_elf(&main);
@@ -831,7 +834,7 @@ static int open_dwarf(struct report_image *im)
 	im->dwarf_err = -ENODATA;
 	if (im->path && im->path_has_dwarf)
 		cands[nc++] = im->path;
-	if (!im->debug_searched) {
+	if (nc == 0 && !im->debug_searched) {
 		if (find_debug_file(im, &f) == 0)
 			close_elf(&f);
 	}

@@ -1006,6 +1006,20 @@ static void test_missing(void)
 	why[0] = 0;
 	im = report_image_open(NULL, id, sizeof id, why, sizeof why);
 	report(!im && why[0], "no path and unknown build-id refused", "'%s'", why);
+	{
+		char fifo[300];
+
+		snprintf(fifo, sizeof fifo, "%s/fifo", g_tmp);
+		if (mkfifo(fifo, 0600) == 0) {
+			alarm(20);	/* a hang here is the failure */
+			why[0] = 0;
+			im = report_image_open(fifo, NULL, 0, why, sizeof why);
+			alarm(0);
+			report(!im && why[0], "a FIFO at the path is refused without blocking",
+			       "'%s'", why);
+			report_image_close(im);
+		}
+	}
 	report(report_read_build_id("/nonexistent/x", id, sizeof id) == -ENOENT,
 	       "build-id of missing file is -ENOENT", "%s", "-");
 	report(report_sym_lookup(NULL, 0, NULL, NULL) == NULL, "lookup on NULL image", "%s", "-");
