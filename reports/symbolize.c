@@ -250,7 +250,8 @@ static int open_elf(const char *path, struct elf_file *f, char *why, size_t whyl
 			err = -ENOEXEC;
 			goto fail;
 		}
-		if (sh.sh_type != SHT_NOBITS && (sh.sh_offset > (uint64_t)st.st_size ||
+		if (sh.sh_type != SHT_NOBITS && sh.sh_size > 0 &&
+		    (sh.sh_offset > (uint64_t)st.st_size ||
 						 sh.sh_size > (uint64_t)st.st_size - sh.sh_offset)) {
 			set_why(why, whylen, "%s: truncated ELF file (section %zu ends past EOF)",
 				path, elf_ndxscn(scn));
@@ -684,14 +685,34 @@ static int load_from(struct report_image *im, struct elf_file *f, const char *pa
 	return n;
 }
 
+/*
+ * Take the symbols of one source into im, if it has any. A table that
+ * cannot be read is remembered in *load_err and the next source is tried;
+ * only running out of memory stops the search. Returns the symbol count.
+ */
+static int try_load(struct report_image *im, struct elf_file *f, const char *path,
+		    bool allow_dynsym, int *load_err)
+{
+	int n = load_from(im, f, path, allow_dynsym);
+
+	if (n == -ENOMEM)
+		return n;
+	if (n < 0) {
+		if (*load_err == 0)
+			*load_err = n;
+		return 0;
+	}
+	return n;
+}
+
 struct report_image *report_image_open(const char *path, const uint8_t *build_id,
 				       size_t build_id_len, char *why, size_t whylen)
 {
 	struct report_image *im;
-	struct elf_file main = { .fd = -1 }, dbg = { .fd = -1 };
+	struct elf_file file = { .fd = -1 }, dbg = { .fd = -1 };
 	char reason[512] = "", want[2 * BUILD_ID_MAX + 1], have[2 * BUILD_ID_MAX + 1];
-	bool main_ok = false;
-	int n = 0;
+	bool file_ok = false;
+	int n = 0, load_err = 0;
 
 	if (build_id_len > BUILD_ID_MAX || (build_id_len > 0 && !build_id)) {
 		set_why(why, whylen, "bad build-id argument (%zu bytes)", build_id_len);
@@ -709,13 +730,13 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 
 	if (!path || !*path) {
 		snprintf(reason, sizeof reason, "no path recorded");
-	} else if (open_elf(path, &main, reason, sizeof reason) == 0) {
-		if (build_id_ok(im, &main)) {
-			main_ok = true;
+	} else if (open_elf(path, &file, reason, sizeof reason) == 0) {
+		if (build_id_ok(im, &file)) {
+			file_ok = true;
 		} else {
 			hex(want, sizeof want, im->build_id, im->build_id_len);
-			if (main.build_id_len > 0)
-				hex(have, sizeof have, main.build_id, (size_t)main.build_id_len);
+			if (file.build_id_len > 0)
+				hex(have, sizeof have, file.build_id, (size_t)file.build_id_len);
 			else
 				snprintf(have, sizeof have, "none");
 			snprintf(reason, sizeof reason,
@@ -723,33 +744,29 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 				 have, want);
 		}
 	}
-	if (main_ok) {
+	if (file_ok) {
 		im->path = strdup(path);
-		if (!im->path)
-			goto nomem;
-		/* The file's own id finds its debug file when none was given. */
-		if (im->build_id_len == 0 && main.build_id_len > 0) {
-			im->build_id_len = (size_t)main.build_id_len;
-			memcpy(im->build_id, main.build_id, im->build_id_len);
-		}
-		read_debuglink(im, main.elf);
-		im->path_has_dwarf = has_dwarf(main.elf);
-		n = load_from(im, &main, path, false);
-		if (n < 0)
+		if (!im->path) {
+			n = -ENOMEM;
 			goto fail_n;
+		}
+		/* The file's own id finds its debug file when none was given. */
+		if (im->build_id_len == 0 && file.build_id_len > 0) {
+			im->build_id_len = (size_t)file.build_id_len;
+			memcpy(im->build_id, file.build_id, im->build_id_len);
+		}
+		read_debuglink(im, file.elf);
+		im->path_has_dwarf = has_dwarf(file.elf);
+		n = try_load(im, &file, path, false, &load_err);
 	}
 	/* Stripped, replaced or unreadable: the debug file may still have it. */
-	if (n == 0 && (main_ok || im->build_id_len > 0) && find_debug_file(im, &dbg) == 0) {
-		n = load_from(im, &dbg, im->debug_path, false);
-		if (n < 0)
-			goto fail_n;
-	}
-	if (n == 0 && main_ok) {
-		n = load_from(im, &main, path, true);
-		if (n < 0)
-			goto fail_n;
-	}
-	if (!main_ok && !im->debug_path) {
+	if (n == 0 && (file_ok || im->build_id_len > 0) && find_debug_file(im, &dbg) == 0)
+		n = try_load(im, &dbg, im->debug_path, false, &load_err);
+	if (n == 0 && file_ok)
+		n = try_load(im, &file, path, true, &load_err);
+	if (n < 0)
+		goto fail_n;
+	if (!file_ok && !im->debug_path) {
 		if (im->build_id_len > 0) {
 			hex(want, sizeof want, im->build_id, im->build_id_len);
 			set_why(why, whylen, "%s; no debug file for build-id %s", reason, want);
@@ -758,15 +775,19 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 		}
 		goto fail;
 	}
-	close_elf(&main);
+	/* A symbol table that exists but cannot be read means a damaged
+	 * file; an image with no tables at all is merely stripped. */
+	if (n == 0 && load_err < 0) {
+		n = load_err;
+		goto fail_n;
+	}
+	close_elf(&file);
 	close_elf(&dbg);
 	return im;
-nomem:
-	n = -ENOMEM;
 fail_n:
 	set_why(why, whylen, "%s: reading symbols: %s", path ? path : "?", strerror(-n));
 fail:
-	close_elf(&main);
+	close_elf(&file);
 	close_elf(&dbg);
 	report_image_close(im);
 	return NULL;
