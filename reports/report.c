@@ -1,0 +1,42 @@
+/*
+ * Helpers every subcommand shares (see report.h). Kept apart from main() in
+ * vprof.c so that unit tests can link the commands.
+ */
+#include "reports/report.h"
+
+#include <stdlib.h>
+
+const char *report_db_path(const char *opt)
+{
+	const char *e = getenv("VPROF_DB");
+	return opt ? opt : e && *e ? e : "vprof.db";
+}
+
+void report_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+int report_usage(const char *cmd, const char *msg)
+{
+	fprintf(stderr, "vprof %s: %s (see vprof %s -h)\n", cmd, msg, cmd);
+	return 2;
+}
+
+int report_finish_stdout(int rc)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "vprof: error writing output\n");
+		return rc ? rc : 1;
+	}
+	return rc;
+}
