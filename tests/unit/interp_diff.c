@@ -342,6 +342,7 @@ int main(int argc, char **argv)
 	static uint8_t snap[DATA_SIZE], natmem[DATA_SIZE];
 	long fails = 0, notes = 0, faults = 0, unsup = 0, ran = 0;
 	int unsup_form[512] = {0}, fail_form[512] = {0};
+	uint64_t und_form[512] = {0};
 	struct sigaction sa;
 
 	if (getenv("INTERP_DIFF_COUNT"))
@@ -420,6 +421,13 @@ int main(int argc, char **argv)
 			fail_form[fi]++;
 		} else if (c == 2) {
 			notes++;
+			und_form[fi] |= (nat.rflags ^ itp.rflags) & INTERP_ARITH_FLAGS;
+			if (getenv("INTERP_DIFF_VERBOSE")) {
+				char hb[100] = "";
+				hexbytes(hb, b, len);
+				printf("NOTE undefined flags %s: in %03lx native %03lx interp %03lx, bytes %s\n",
+				       what, in.rflags & 0xfff, nat.rflags & 0xfff, itp.rflags & 0xfff, hb);
+			}
 		}
 		if (memcmp(g_data, natmem, DATA_SIZE)) {
 			for (int i = 0; i < DATA_SIZE; i++)
@@ -440,6 +448,10 @@ int main(int argc, char **argv)
 		if (unsup_form[i])
 			printf("NOTE unsupported: %s (%02x %02x %02x) x%d\n", kforms[i].name,
 			       kforms[i].op[0], kforms[i].op[1], kforms[i].op[2], unsup_form[i]);
+	for (int i = 0; i < nforms; i++)
+		if (und_form[i])
+			printf("NOTE undefined flags differ: %s (%02x %02x %02x) flags %03lx\n", kforms[i].name,
+			       kforms[i].op[0], kforms[i].op[1], kforms[i].op[2], und_form[i]);
 	printf("%s differential: %ld compared (%ld native faults), %ld failed, %ld unsupported, "
 	       "%ld differ only in undefined flags (seed %#lx)\n",
 	       fails ? "FAIL" : "PASS", ran, faults, fails, unsup, notes, seed);
