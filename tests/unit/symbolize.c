@@ -30,6 +30,7 @@
 
 #define PYTHON "/usr/bin/python3.11"
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define LIBSTDCXX "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
 
 static int g_fail;
 static char g_tmp[256];
@@ -77,7 +78,7 @@ struct msym {
 	uint64_t start, size;
 	int shndx;
 	int bind;		/* 0 global/unique, 1 weak, 2 local */
-	char name[128];
+	char *name;
 };
 
 struct msec {
@@ -95,6 +96,8 @@ struct model {
 
 static void model_free(struct model *m)
 {
+	for (size_t i = 0; i < m->n; i++)
+		free(m->s[i].name);
 	free(m->s);
 	m->s = NULL;
 	m->n = 0;
@@ -138,7 +141,7 @@ static int parse_sections(const char *file, struct model *m)
 /* FUNC/IFUNC definitions of one table (".symtab" or ".dynsym"). */
 static int parse_symbols(const char *file, const char *table, struct model *m)
 {
-	char cmd[1024], line[2048], cur[64] = "";
+	char cmd[1024], line[8192], cur[64] = "";
 	size_t cap = 0;
 	FILE *p;
 
@@ -150,7 +153,7 @@ static int parse_symbols(const char *file, const char *table, struct model *m)
 	if (!p)
 		return -errno;
 	while (fgets(line, sizeof line, p)) {
-		char type[32], bind[32], vis[32], ndx[32], name[1024] = "";
+		char type[32], bind[32], vis[32], ndx[32], name[4096] = "";
 		unsigned long long value;
 		char sizes[64], *at;
 		struct msym *s;
@@ -160,7 +163,7 @@ static int parse_symbols(const char *file, const char *table, struct model *m)
 			continue;
 		if (strcmp(cur, table) != 0)
 			continue;
-		k = sscanf(line, " %*[0-9]: %llx %63s %31s %31s %31s %31s %1023s", &value, sizes,
+		k = sscanf(line, " %*[0-9]: %llx %63s %31s %31s %31s %31s %4095s", &value, sizes,
 			   type, bind, vis, ndx, name);
 		if (k < 7 || (strcmp(type, "FUNC") && strcmp(type, "IFUNC")))
 			continue;
@@ -185,7 +188,9 @@ static int parse_symbols(const char *file, const char *table, struct model *m)
 		s->bind = !strcmp(bind, "GLOBAL") || !strcmp(bind, "UNIQUE") ? 0
 			  : !strcmp(bind, "WEAK")			     ? 1
 										     : 2;
-		snprintf(s->name, sizeof s->name, "%s", name);
+		s->name = strdup(name);
+		if (!s->name)
+			abort();
 		m->n++;
 	}
 	return pclose(p) == 0 ? 0 : -EIO;
@@ -1037,6 +1042,9 @@ int main(void)
 	test_missing();
 	test_system_image(PYTHON, ".dynsym", 20000);
 	test_system_image(LIBC, ".dynsym", 20000);
+	/* C++: long mangled names, many weak and same-address symbols */
+	if (access(LIBSTDCXX, R_OK) == 0)
+		test_system_image(LIBSTDCXX, ".dynsym", 20000);
 	test_fixture();
 	perf_note();
 	if (!getenv("VPROF_KEEP_TMP"))
