@@ -251,7 +251,7 @@ static unsigned gen(const struct form *f, uint8_t *b, struct nctx *io, unsigned 
 		mod = 1;
 
 	if (f->flags & F_VEX) {
-		unsigned vvvv = rnd() & 15;
+		unsigned vvvv = f->imm ? 0 : rnd() & 15;   /* rorx: vvvv must be 1111 */
 		b[n++] = 0xc4;
 		b[n++] = ((!rexr) << 7) | (1 << 6) | ((!rexb) << 5) | f->vex_map;
 		b[n++] = (w << 7) | ((~vvvv & 15) << 3) | f->vex_pp;
