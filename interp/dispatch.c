@@ -27,41 +27,55 @@
 #include "interp/interp.h"
 #include "interp/internal.h"
 
-static interp_handler *kdispatch[ZYDIS_MNEMONIC_MAX_VALUE + 1];
+/* Two tables because a few mnemonics name both a general-purpose and a
+ * vector instruction (MOVSD and CMPSD are string ops in the one-byte map
+ * and SSE2 ops in 0F): legacy one-byte-map instructions look in kgp
+ * first, everything else in kvec first. */
+static interp_handler *kgp[ZYDIS_MNEMONIC_MAX_VALUE + 1];
+static interp_handler *kvec[ZYDIS_MNEMONIC_MAX_VALUE + 1];
 static int g_ready;
 
-static void add_family(const struct interp_family *f)
+static void add_family(interp_handler **t, const struct interp_family *f)
 {
 	if (!f)
 		return;
 	for (; f->mnemonic; f++)
 		if (f->mnemonic <= ZYDIS_MNEMONIC_MAX_VALUE)
-			kdispatch[f->mnemonic] = f->fn;
+			t[f->mnemonic] = f->fn;
 }
 
 int interp_dispatch_init(void)
 {
-	add_family(interp_family_sse);
-	add_family(interp_family_sse2);
-	add_family(interp_family_sse4);
-	add_family(interp_family_avx);
-	add_family(interp_family_avx2);
-	add_family(interp_family_evex);
-	add_family(interp_family_x87);
-	add_family(interp_family_mov);
-	add_family(interp_family_alu);
-	add_family(interp_family_ctrl);
-	add_family(interp_family_shift);
-	add_family(interp_family_muldiv);
-	add_family(interp_family_bit);
-	add_family(interp_family_string);
-	add_family(interp_family_misc);
+	add_family(kvec, interp_family_sse);
+	add_family(kvec, interp_family_sse2);
+	add_family(kvec, interp_family_sse4);
+	add_family(kvec, interp_family_avx);
+	add_family(kvec, interp_family_avx2);
+	add_family(kvec, interp_family_evex);
+	add_family(kvec, interp_family_x87);
+	add_family(kgp, interp_family_mov);
+	add_family(kgp, interp_family_alu);
+	add_family(kgp, interp_family_ctrl);
+	add_family(kgp, interp_family_shift);
+	add_family(kgp, interp_family_muldiv);
+	add_family(kgp, interp_family_bit);
+	add_family(kgp, interp_family_string);
+	add_family(kgp, interp_family_misc);
 	return 0;
 }
 
 interp_handler *interp_dispatch_lookup(const struct interp_insn *in)
 {
-	return in->mnemonic <= ZYDIS_MNEMONIC_MAX_VALUE ? kdispatch[in->mnemonic] : NULL;
+	interp_handler *a, *b;
+
+	if (in->mnemonic > ZYDIS_MNEMONIC_MAX_VALUE)
+		return NULL;
+	a = kgp[in->mnemonic];
+	b = kvec[in->mnemonic];
+	if (in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
+	    in->encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY)
+		return a ? a : b;
+	return b ? b : a;
 }
 
 int interp_init(void)

@@ -996,6 +996,85 @@ out:
 	model_free(&m);
 }
 
+/*
+ * c++filt spells the standard abbreviations out (Ss as the whole
+ * basic_string<...>), __cxa_demangle does not; both are right. Rewrite the
+ * long forms to the short ones, in place, before comparing.
+ */
+static void shorten_std(char *s)
+{
+	static const char *const k_long[][2] = {
+		{ "std::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+		  "std::string" },
+		{ "std::basic_istream<char, std::char_traits<char> >", "std::istream" },
+		{ "std::basic_ostream<char, std::char_traits<char> >", "std::ostream" },
+		{ "std::basic_iostream<char, std::char_traits<char> >", "std::iostream" },
+		/* "> >" is spaced only between two closing brackets */
+		{ "std::string >", "std::string>" },
+		{ "std::istream >", "std::istream>" },
+		{ "std::ostream >", "std::ostream>" },
+		{ "std::iostream >", "std::iostream>" },
+	};
+	size_t k;
+	char *p;
+
+	for (k = 0; k < sizeof k_long / sizeof k_long[0]; k++) {
+		size_t ll = strlen(k_long[k][0]), sl = strlen(k_long[k][1]);
+
+		while ((p = strstr(s, k_long[k][0])) != NULL) {
+			memcpy(p, k_long[k][1], sl);
+			memmove(p + sl, p + ll, strlen(p + ll) + 1);
+		}
+	}
+}
+
+/* report_sym_demangle() against c++filt on libstdc++'s exported names. */
+static void test_demangle(void)
+{
+	char cmd[1024], line[8192], want[8192];
+	struct model m = { 0 };
+	size_t i, tried = 0, bad = 0;
+	FILE *in, *out;
+
+	if (access(LIBSTDCXX, R_OK) != 0 || parse_symbols(LIBSTDCXX, ".dynsym", &m) != 0) {
+		printf("note: no libstdc++, demangling not tested\n");
+		return;
+	}
+	snprintf(cmd, sizeof cmd, "%s/names", g_tmp);
+	in = fopen(cmd, "w");
+	if (!in)
+		abort();
+	for (i = 0; i < m.n; i++)
+		fprintf(in, "%s\n", m.s[i].name);
+	fclose(in);
+	snprintf(cmd, sizeof cmd, "c++filt < %s/names", g_tmp);
+	out = popen(cmd, "r");
+	if (!out)
+		abort();
+	for (i = 0; i < m.n && fgets(want, sizeof want, out); i++) {
+		char *got = report_sym_demangle(m.s[i].name);
+
+		want[strcspn(want, "\n")] = 0;
+		shorten_std(want);
+		if (got)
+			shorten_std(got);
+		tried++;
+		/* c++filt echoes what it cannot demangle; we return NULL */
+		if (got ? strcmp(got, want) != 0 : strcmp(m.s[i].name, want) != 0) {
+			if (bad++ < 5)
+				printf("  %s: c++filt '%s', we '%s'\n", m.s[i].name, want,
+				       got ? got : "(null)");
+		}
+		free(got);
+	}
+	pclose(out);
+	snprintf(line, sizeof line, "demangled %zu libstdc++ names as c++filt does", tried);
+	report(bad == 0 && tried > 1000, line, "%zu differ", bad);
+	report(report_sym_demangle("main") == NULL && report_sym_demangle("_Zgarbage(") == NULL,
+	       "plain and malformed names are not demangled", "%s", "-");
+	model_free(&m);
+}
+
 static void test_missing(void)
 {
 	char why[512] = "";
@@ -1046,6 +1125,7 @@ int main(void)
 	if (access(LIBSTDCXX, R_OK) == 0)
 		test_system_image(LIBSTDCXX, ".dynsym", 20000);
 	test_fixture();
+	test_demangle();
 	perf_note();
 	if (!getenv("VPROF_KEEP_TMP"))
 		sh("rm -rf '%s'", g_tmp);
