@@ -22,6 +22,7 @@
  */
 #include "reports/symbolize.h"
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
@@ -1010,6 +1011,37 @@ void report_image_close(struct report_image *im)
 	free(im->debuglink);
 	free(im->debug_path);
 	free(im);
+}
+
+typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+
+char *report_sym_demangle(const char *name)
+{
+	static cxa_demangle_fn demangle;
+	static bool tried;
+	int status = 0;
+	char *out;
+
+	/* Only "_Z" names are C++; asking about others wastes a call and
+	 * may "demangle" a plain C name that happens to look like a type. */
+	if (!name || strncmp(name, "_Z", 2) != 0)
+		return NULL;
+	if (!tried) {
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+
+		tried = true;
+		/* the handle is kept for the life of the process on purpose */
+		if (h)
+			demangle = (cxa_demangle_fn)dlsym(h, "__cxa_demangle");
+	}
+	if (!demangle)
+		return NULL;
+	out = demangle(name, NULL, NULL, &status);
+	if (status != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
 }
 
 int report_read_build_id(const char *path, uint8_t *out, size_t cap)

@@ -76,6 +76,15 @@ size_t report_image_nsyms(const struct report_image *im);
 const char *report_image_symfile(const struct report_image *im);
 
 /*
+ * The demangled form of a C++ (Itanium ABI, "_Z...") symbol name, in a
+ * malloc'd string the caller frees; NULL when the name is not mangled, is
+ * malformed, or no demangler is available. The demangler is libstdc++'s
+ * __cxa_demangle, loaded with dlopen on first use so that the vprof command
+ * does not link C++; without libstdc++ names simply stay mangled.
+ */
+char *report_sym_demangle(const char *name);
+
+/*
  * Copy the NT_GNU_BUILD_ID of the ELF file at `path` into out[cap].
  * Returns its length, or -ENOENT/-EACCES/... from open, -ENOEXEC when the
  * file is not a readable ELF file, -ENODATA when it has no build-id note,
