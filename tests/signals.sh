@@ -1,0 +1,120 @@
+#!/bin/bash
+# The profiled program's signals, exit status, errno and output are its own:
+# every check runs the same program with and without `vprof run` and compares
+# what the program printed and how it ended (exit status, or the signal that
+# killed it). Fixture: tests/fixtures/behave_signals.c.
+. "$(dirname "$0")/lib.sh"
+ulimit -c 0                       # the SIGABRT/SIGSEGV cases: no core files
+
+BS=$TMP/behave_signals
+gcc -O2 -Wall -o "$BS" "$TOP/tests/fixtures/behave_signals.c" || { fail "build fixture"; finish; }
+
+# runst OUT ERR CMD...: run CMD with stdout/stderr to files; print how it
+# ended: the exit status, or -N when killed by signal N (Python's returncode,
+# which keeps "exit 139" and "killed by SIGSEGV" apart).
+runst() {
+	"$PY" -c 'import subprocess, sys
+r = subprocess.run(sys.argv[3:], stdout=open(sys.argv[1], "wb"), stderr=open(sys.argv[2], "wb"))
+print(r.returncode)' "$@"
+}
+
+n=0
+# same WHAT [VPROF_RUN_OPTIONS...] -- CMD...: run CMD plainly and under vprof
+# run; the program's stdout must be byte-identical and it must end the same
+# way. With STDERR_TOO=1 its stderr too (vprof's own "vprof: " lines removed).
+# Leaves the vprof run's files in $TMP/v.out, $TMP/v.err.
+same() {
+	local what=$1; shift
+	local opts=()
+	while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+	shift
+	n=$((n + 1))
+	rm -rf "$TMP/db$n"
+	local st0 st1
+	st0=$(runst "$TMP/p.out" "$TMP/p.err" "$@")
+	st1=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db$n" "${opts[@]}" -- "$@")
+	local why=""
+	[ "$st0" = "$st1" ] || why="ended with $st1 under vprof, $st0 without (negative: killed by that signal);"
+	cmp -s "$TMP/p.out" "$TMP/v.out" ||
+		why="$why stdout differs: $(diff "$TMP/p.out" "$TMP/v.out" | head -5 | tr '\n' '|');"
+	if [ "${STDERR_TOO:-0}" = 1 ]; then
+		grep -v '^vprof: ' "$TMP/v.err" >"$TMP/v.err2"
+		cmp -s "$TMP/p.err" "$TMP/v.err2" ||
+			why="$why stderr differs: $(diff "$TMP/p.err" "$TMP/v.err2" | head -5 | tr '\n' '|');"
+	fi
+	if [ -z "$why" ]; then pass "$what"; else fail "$what: $why"; fi
+}
+
+# (a) The program's own SIGPROF handler and its own ITIMER_PROF: the handler
+# still runs, and querying the disposition returns the program's handler
+# (with its flags and mask), never vprof's.
+for ev in task-clock cpu-timer; do
+	for how in own-sigaction own-signal; do
+		same "$how: own SIGPROF handler and setitimer, same output ($ev)" --event "$ev" -- "$BS" "$how"
+		# The fixture also prints these; state them so the failure says which.
+		grep -q 'handler ran: yes' "$TMP/v.out" && pass "$how: own handler runs ($ev)" ||
+			fail "$how: own handler runs ($ev): $(cat "$TMP/v.out" | tr '\n' '|')"
+		grep -q 'query returns own handler' "$TMP/v.out" && ! grep -q 'something else\|changed' "$TMP/v.out" &&
+			pass "$how: sigaction(SIGPROF, NULL, &old) gives the program's handler ($ev)" ||
+			fail "$how: sigaction(SIGPROF, NULL, &old) gives the program's handler ($ev): $(tr '\n' '|' <"$TMP/v.out")"
+		grep -q 'backend '"$ev" "$TMP/v.err" && pass "$how: profiled with $ev" ||
+			fail "$how: profiled with $ev: $(grep '^vprof:' "$TMP/v.err")"
+	done
+done
+
+# (b) raise(SIGPROF) with the default disposition kills, under vprof too,
+# and vprof run dies of the same signal; SIG_IGN'd, it is ignored.
+same "raise(SIGPROF) with SIG_DFL dies of SIGPROF" -- "$BS" raise-default
+grep -q '^-27$' <<<"$(runst /dev/null /dev/null "$BS" raise-default)" &&
+	pass "the fixture itself dies of SIGPROF (the comparison above means something)" ||
+	fail "the fixture itself dies of SIGPROF"
+same "raise(SIGPROF) with SIG_DFL dies of SIGPROF (cpu-timer)" --event cpu-timer -- "$BS" raise-default
+same "raise(SIGPROF) with SIG_IGN is ignored" -- "$BS" raise-ign
+same "raise(SIGPROF) with SIG_IGN is ignored (itimer)" --event itimer -- "$BS" raise-ign
+
+# A handler installed without SA_RESTART: a SIGPROF from another process
+# interrupts a blocking read() with EINTR. (alarm(5) in the fixture turns a
+# restarted, hanging read into death by SIGALRM.)
+same "own SIGPROF handler without SA_RESTART: read() fails with EINTR" -- "$BS" eintr
+
+# (c) Exit status and fatal signals pass through vprof run.
+same "exit status 7" -- "$BS" exit7
+same "killed by SIGABRT" -- "$BS" abort
+same "killed by SIGSEGV" -- "$BS" segv
+same "killed by SIGSEGV (itimer)" --event itimer -- "$BS" segv
+same "exit status 7 (no merge)" --no-merge -- "$BS" exit7
+
+# (d) errno: close(-1) in a tight loop, errno re-read 200 times after each
+# call, ~1 s of CPU sampled at 4 kHz: the fixture counts every clobber.
+for ev in task-clock cpu-timer itimer; do
+	same "errno preserved under sampling ($ev)" --event "$ev" --freq 4000 -- "$BS" errno 1
+	grep -q 'errno clobbered 0 times, bad returns 0' "$TMP/v.out" && pass "errno never clobbered ($ev)" ||
+		fail "errno never clobbered ($ev): $(tr '\n' '|' <"$TMP/v.out")"
+	s=$(sed -n 's/^vprof: \([0-9]*\) samples.*/\1/p' "$TMP/v.err")
+	[ "${s:-0}" -gt 0 ] && pass "errno loop was sampled ($ev: $s samples)" ||
+		fail "errno loop was sampled ($ev): $(grep '^vprof:' "$TMP/v.err")"
+done
+
+# (e) Real Debian programs: stdout and stderr byte-identical.
+printf '%s\n' pear apple fig banana apple cherry >"$TMP/words"
+seq 1 200000 >"$TMP/nums"
+STDERR_TOO=1
+same "python3 output identical" -- "$PY" -c '
+import sys
+t = 0
+for i in range(300000):
+    t += i * i % 7
+print(t); print("to stderr", file=sys.stderr); sys.exit(3)'
+same "python3 output identical (cpu-timer, 1 kHz asked)" --event cpu-timer --freq 1000 -- "$PY" -c '
+import hashlib
+h = hashlib.sha256()
+for i in range(100000):
+    h.update(str(i).encode())
+print(h.hexdigest())'
+same "python3 uncaught exception: same traceback and status" -- "$PY" -c 'raise SystemExit("bye")'
+same "sort output identical" -- sort -r "$TMP/words" "$TMP/nums"
+same "sort -n output identical (itimer)" --event itimer -- sort -n -r "$TMP/nums"
+same "gzip -c | md5sum identical" -- sh -c "gzip -c <'$TMP/nums' | md5sum"
+same "missing file: same message and status" -- sort "$TMP/no-such-file"
+same "shell pipeline killed by SIGTERM: same status" -- sh -c 'kill -TERM $$'
+finish
