@@ -85,6 +85,7 @@ struct elf_file {
 	int build_id_len;	/* or negative errno */
 };
 
+/* Fill the caller's one-line reason; why may be NULL when nobody asks. */
 static void set_why(char *why, size_t whylen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -109,6 +110,7 @@ static bool elf_ready(void)
 	return state > 0;
 }
 
+/* Lower-case hex of b[n] into out[cap], cut short (NUL-ended) if needed. */
 static void hex(char *out, size_t cap, const uint8_t *b, size_t n)
 {
 	size_t i;
@@ -179,6 +181,7 @@ static int elf_build_id(Elf *elf, uint8_t *out, size_t cap)
 	return -ENODATA;
 }
 
+/* Release what open_elf() took; safe on a closed or never-opened file. */
 static void close_elf(struct elf_file *f)
 {
 	if (f->elf)
@@ -276,6 +279,7 @@ static bool build_id_ok(const struct report_image *im, const struct elf_file *f)
 	       memcmp(f->build_id, im->build_id, im->build_id_len) == 0;
 }
 
+/* The first section of `type` (any if SHT_NULL) named `name` (any if NULL). */
 static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
 {
 	Elf_Scn *scn = NULL;
@@ -467,6 +471,10 @@ static int find_debug_file(struct report_image *im, struct elf_file *f)
 	return -ENOENT;
 }
 
+/*
+ * Copy a name into the arena, giving its offset (offsets, not pointers,
+ * because the arena moves as it grows). Returns 0, -ENOMEM or -EOVERFLOW.
+ */
 static int add_name(struct report_image *im, const char *s, uint32_t *off)
 {
 	size_t n = strlen(s) + 1;
@@ -500,6 +508,7 @@ struct raw_sym {
 };
 
 
+/* Which alias a report should show: global, then weak, then local. */
 static int bind_rank(unsigned char bind)
 {
 	switch (bind) {
@@ -513,6 +522,7 @@ static int bind_rank(unsigned char bind)
 	}
 }
 
+/* "memcpy" over "__memcpy": internal aliases carry more underscores. */
 static size_t leading_underscores(const char *s)
 {
 	size_t n = 0;
@@ -706,6 +716,7 @@ static int try_load(struct report_image *im, struct elf_file *f, const char *pat
 	return n;
 }
 
+/* Contract in symbolize.h. */
 struct report_image *report_image_open(const char *path, const uint8_t *build_id,
 				       size_t build_id_len, char *why, size_t whylen)
 {
@@ -794,6 +805,7 @@ fail:
 	return NULL;
 }
 
+/* Contract in symbolize.h. */
 const char *report_sym_lookup(struct report_image *im, uint64_t vaddr, uint64_t *sym_start,
 			      uint64_t *sym_size)
 {
@@ -955,6 +967,7 @@ static const char *join_comp_dir(struct report_image *im, Dwarf_Die *cu, const c
 	return p;
 }
 
+/* Contract in symbolize.h. */
 int report_sym_source_line(struct report_image *im, uint64_t vaddr, const char **file,
 			   int *line)
 {
@@ -981,16 +994,19 @@ int report_sym_source_line(struct report_image *im, uint64_t vaddr, const char *
 	return 0;
 }
 
+/* Contract in symbolize.h. */
 size_t report_image_nsyms(const struct report_image *im)
 {
 	return im ? im->nsyms : 0;
 }
 
+/* Contract in symbolize.h. */
 const char *report_image_symfile(const struct report_image *im)
 {
 	return im ? im->symfile : NULL;
 }
 
+/* Contract in symbolize.h. */
 void report_image_close(struct report_image *im)
 {
 	if (!im)
@@ -1015,6 +1031,7 @@ void report_image_close(struct report_image *im)
 
 typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
 
+/* Contract in symbolize.h. */
 char *report_sym_demangle(const char *name)
 {
 	static cxa_demangle_fn demangle;
@@ -1044,6 +1061,7 @@ char *report_sym_demangle(const char *name)
 	return out;
 }
 
+/* Contract in symbolize.h. */
 int report_read_build_id(const char *path, uint8_t *out, size_t cap)
 {
 	struct elf_file f;
