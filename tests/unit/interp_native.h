@@ -204,7 +204,7 @@ static uint64_t rnd(void)
 }
 
 /* Interesting operand values: boundaries of every width. */
-static uint64_t edge_value(void)
+static __attribute__((unused)) uint64_t edge_value(void)
 {
 	static const uint64_t k[] = {
 		0, 1, 2, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000, 0xffff,
