@@ -69,10 +69,10 @@ $(B)/tests/%: tests/unit/%.c $(TEST_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -o $@ $< $(TEST_LINK) $(CMD_LIBS) -lpthread -lm
 
-check: all
+check: deps all
 	@tests/run
 
-demo: all
+demo: deps all
 	@scripts/demo.sh
 
 install: all
