@@ -95,19 +95,19 @@ static int binop(struct interp_exec *x, int op)
 
 	if (OPS(0) > 8)
 		return INTERP_STOP_UNSUPPORTED;
-	if (!unary && (rc = interp_read_u64(x, 1, &b)))
+	if (!unary && (rc = interp_rd(x, 1, &b)))
 		return rc;
 	if (interp_locked(IN)) {
 		if (IN->op[0].type != INTERP_OP_MEM || op == OP_CMP || op == OP_TEST)
 			return INTERP_STOP_WOULD_FAULT;     /* #UD */
 		return locked_rmw(x, op, b, NULL);
 	}
-	if ((rc = interp_read_u64(x, 0, &a)))
+	if ((rc = interp_rd(x, 0, &a)))
 		return rc;
 	r = compute(x, op, a, b, OPS(0), &f);
 	if (op != OP_CMP && op != OP_TEST) {
 		/* xor r32,r32 etc.: write first (memory may fail), then flags */
-		if ((rc = interp_write_u64(x, 0, r)))
+		if ((rc = interp_wr(x, 0, r)))
 			return rc;
 	}
 	x->rflags = f;
@@ -133,28 +133,28 @@ static int h_xadd(struct interp_exec *x)
 	uint64_t a, b, r, f = x->rflags;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &b)))
+	if ((rc = interp_rd(x, 1, &b)))
 		return rc;
 	if (interp_locked(IN)) {
 		if (IN->op[0].type != INTERP_OP_MEM)
 			return INTERP_STOP_WOULD_FAULT;
 		if ((rc = locked_rmw(x, OP_ADD, b, &a)))
 			return rc;
-		interp_write_u64(x, 1, a);
+		interp_wr(x, 1, a);
 		return INTERP_OK;
 	}
-	if ((rc = interp_read_u64(x, 0, &a)))
+	if ((rc = interp_rd(x, 0, &a)))
 		return rc;
 	r = compute(x, OP_ADD, a, b, OPS(0), &f);
 	if (IN->op[0].type == INTERP_OP_MEM) {
-		if ((rc = interp_write_u64(x, 0, r)))
+		if ((rc = interp_wr(x, 0, r)))
 			return rc;
-		interp_write_u64(x, 1, a);
+		interp_wr(x, 1, a);
 	} else {
 		/* xadd r,r: the source gets the old destination first, then
 		 * the destination the sum (matters when both are one reg) */
-		interp_write_u64(x, 1, a);
-		interp_write_u64(x, 0, r);
+		interp_wr(x, 1, a);
+		interp_wr(x, 0, r);
 	}
 	x->rflags = f;
 	return INTERP_OK;
@@ -166,7 +166,7 @@ static int h_cmpxchg(struct interp_exec *x)
 	uint64_t d, s, acc = interp_gpr_get(x, INTERP_RAX, size), f = x->rflags;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &s)))
+	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
 	if (interp_locked(IN) || IN->op[0].type == INTERP_OP_MEM) {
 		/* Memory form: the processor always writes the destination;
@@ -188,13 +188,13 @@ static int h_cmpxchg(struct interp_exec *x)
 		x->rflags = f;
 		return INTERP_OK;
 	}
-	if ((rc = interp_read_u64(x, 0, &d)))
+	if ((rc = interp_rd(x, 0, &d)))
 		return rc;
 	compute(x, OP_CMP, acc, d, size, &f);
 	/* Register form: measured on AMD Zen 5, a failing 32-bit compare
 	 * leaves the destination register untouched (no zero-extension). */
 	if (acc == d)
-		interp_write_u64(x, 0, s);
+		interp_wr(x, 0, s);
 	else
 		interp_gpr_set(x, INTERP_RAX, size, d);
 	x->rflags = f;

@@ -49,7 +49,7 @@ static int bt(struct interp_exec *x, int kind)
 	unsigned bit;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &off)))
+	if ((rc = interp_rd(x, 1, &off)))
 		return rc;
 	if (IN->op[0].type == INTERP_OP_MEM) {
 		uint64_t ea = interp_ea(x, 0);
@@ -80,12 +80,12 @@ static int bt(struct interp_exec *x, int kind)
 	} else {
 		if (interp_locked(IN))
 			return INTERP_STOP_WOULD_FAULT;
-		if ((rc = interp_read_u64(x, 0, &v)))
+		if ((rc = interp_rd(x, 0, &v)))
 			return rc;
 		bit = off & (bits - 1);
 		nv = bt_apply(kind, v, bit);
 		if (kind != B_T)
-			interp_write_u64(x, 0, nv);
+			interp_wr(x, 0, nv);
 	}
 	setf(&f, INTERP_CF, (v >> bit) & 1);
 	x->rflags = f;
@@ -103,7 +103,7 @@ static int bsx(struct interp_exec *x, int rev)
 	uint64_t s;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &s)))
+	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
 	if (s == 0) {
 		/* destination unchanged (AMD documents it; Intel does it);
@@ -115,7 +115,7 @@ static int bsx(struct interp_exec *x, int rev)
 	/* undefined flags: Zen 5 clears CF OF SF AF, PF = parity(result) */
 	x->rflags &= ~(uint64_t)INTERP_ARITH_FLAGS;
 	setf(&x->rflags, INTERP_PF, !__builtin_parityll(r & 0xff));
-	interp_write_u64(x, 0, r);
+	interp_wr(x, 0, r);
 	(void)size;
 	return INTERP_OK;
 }
@@ -129,7 +129,7 @@ static int cnt(struct interp_exec *x, int which)
 	uint64_t s, r, f = x->rflags;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &s)))
+	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
 	s &= interp_mask(size);
 	if (which == 0)        /* tzcnt */
@@ -147,7 +147,7 @@ static int cnt(struct interp_exec *x, int which)
 		setf(&f, INTERP_CF, s == 0);
 		setf(&f, INTERP_ZF, r == 0);
 	}
-	interp_write_u64(x, 0, r);
+	interp_wr(x, 0, r);
 	x->rflags = f;
 	return INTERP_OK;
 }
@@ -162,12 +162,12 @@ static int h_andn(struct interp_exec *x)
 	uint64_t a, b, r, f = x->rflags;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &a)) || (rc = interp_read_u64(x, 2, &b)))
+	if ((rc = interp_rd(x, 1, &a)) || (rc = interp_rd(x, 2, &b)))
 		return rc;
 	r = ~a & b & interp_mask(size);
 	zs(&f, r, size);
 	f &= ~(uint64_t)(INTERP_CF | INTERP_OF);
-	interp_write_u64(x, 0, r);
+	interp_wr(x, 0, r);
 	x->rflags = f;
 	return INTERP_OK;
 }
@@ -178,7 +178,7 @@ static int h_bextr(struct interp_exec *x)
 	uint64_t s, c, r, f = x->rflags;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &s)) || (rc = interp_read_u64(x, 2, &c)))
+	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 2, &c)))
 		return rc;
 	start = c & 0xff;
 	len = (c >> 8) & 0xff;
@@ -190,7 +190,7 @@ static int h_bextr(struct interp_exec *x)
 	f &= ~(uint64_t)(INTERP_CF | INTERP_OF | INTERP_SF);
 	if (r == 0)             /* measured: Zen 5 sets AF with a zero result */
 		f |= INTERP_AF;
-	interp_write_u64(x, 0, r);
+	interp_wr(x, 0, r);
 	x->rflags = f;
 	return INTERP_OK;
 }
@@ -203,7 +203,7 @@ static int bls(struct interp_exec *x, int kind)
 	uint64_t s, r, f = x->rflags, m = interp_mask(size);
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &s)))
+	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
 	switch (kind) {
 	case BL_I: r = (0 - s) & s; setf(&f, INTERP_CF, s != 0); break;
@@ -213,7 +213,7 @@ static int bls(struct interp_exec *x, int kind)
 	r &= m;
 	zs(&f, r, size);
 	f &= ~(uint64_t)INTERP_OF;
-	interp_write_u64(x, 0, r);
+	interp_wr(x, 0, r);
 	x->rflags = f;
 	return INTERP_OK;
 }
@@ -228,7 +228,7 @@ static int h_bzhi(struct interp_exec *x)
 	uint64_t s, i, r, f = x->rflags;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &s)) || (rc = interp_read_u64(x, 2, &i)))
+	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 2, &i)))
 		return rc;
 	n = i & 0xff;
 	if (n < bits) {
@@ -241,7 +241,7 @@ static int h_bzhi(struct interp_exec *x)
 	r &= interp_mask(size);
 	zs(&f, r, size);
 	f &= ~(uint64_t)INTERP_OF;
-	interp_write_u64(x, 0, r);
+	interp_wr(x, 0, r);
 	x->rflags = f;
 	return INTERP_OK;
 }
@@ -251,12 +251,12 @@ static int h_pdep(struct interp_exec *x)
 	uint64_t s, m, r = 0;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &s)) || (rc = interp_read_u64(x, 2, &m)))
+	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 2, &m)))
 		return rc;
 	for (uint64_t k = 1; m; m &= m - 1, k <<= 1)
 		if (s & k)
 			r |= m & -m;
-	return interp_write_u64(x, 0, r);
+	return interp_wr(x, 0, r);
 }
 
 static int h_pext(struct interp_exec *x)
@@ -264,12 +264,12 @@ static int h_pext(struct interp_exec *x)
 	uint64_t s, m, r = 0;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &s)) || (rc = interp_read_u64(x, 2, &m)))
+	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 2, &m)))
 		return rc;
 	for (uint64_t k = 1; m; m &= m - 1, k <<= 1)
 		if (s & m & -m)
 			r |= k;
-	return interp_write_u64(x, 0, r);
+	return interp_wr(x, 0, r);
 }
 
 /* ADCX (carry in/out through CF) and ADOX (through OF). */
@@ -279,11 +279,11 @@ static int adx(struct interp_exec *x, uint64_t flag)
 	uint64_t a, b, c = x->rflags & flag ? 1 : 0, r, m = interp_mask(size);
 	int rc, out;
 
-	if ((rc = interp_read_u64(x, 0, &a)) || (rc = interp_read_u64(x, 1, &b)))
+	if ((rc = interp_rd(x, 0, &a)) || (rc = interp_rd(x, 1, &b)))
 		return rc;
 	r = (a + b + c) & m;
 	out = r < a || (c && r == a);
-	interp_write_u64(x, 0, r);
+	interp_wr(x, 0, r);
 	setf(&x->rflags, flag, out);
 	return INTERP_OK;
 }

@@ -32,7 +32,7 @@ static int h_jmp(struct interp_exec *x)
 		return INTERP_STOP_UNSUPPORTED;
 	if (IN->op[0].type == INTERP_OP_IMM)
 		t = (uint64_t)IN->op[0].val;
-	else if ((rc = interp_read_u64(x, 0, &t)))
+	else if ((rc = interp_rd(x, 0, &t)))
 		return rc;
 	x->next_rip = t;
 	return INTERP_OK;
@@ -70,7 +70,7 @@ static int h_call(struct interp_exec *x)
 		return INTERP_STOP_UNSUPPORTED;
 	if (IN->op[0].type == INTERP_OP_IMM)
 		t = (uint64_t)IN->op[0].val;
-	else if ((rc = interp_read_u64(x, 0, &t)))
+	else if ((rc = interp_rd(x, 0, &t)))
 		return rc;
 	if ((rc = interp_store(x, rsp, &ret, 8)))
 		return rc;
@@ -104,7 +104,7 @@ static int h_push(struct interp_exec *x)
 
 	if (IN->op[0].type == INTERP_OP_REG && IN->op[0].rkind == INTERP_RK_SEG)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = interp_read_u64(x, 0, &v)))
+	if ((rc = interp_rd(x, 0, &v)))
 		return rc;
 	if ((rc = interp_store(x, rsp, &v, size)))
 		return rc;
@@ -134,7 +134,7 @@ static int h_pop(struct interp_exec *x)
 		return INTERP_OK;
 	}
 	ST->gpr[INTERP_RSP] = rsp + size;
-	return interp_write_u64(x, 0, v);   /* pop rsp: the loaded value wins */
+	return interp_wr(x, 0, v);   /* pop rsp: the loaded value wins */
 }
 
 static int h_leave(struct interp_exec *x)

@@ -188,24 +188,16 @@ static int compact(struct interp_insn *e, const ZydisDecodedInstruction *d,
 	return bad ? -1 : 0;
 }
 
-static inline struct interp_insn *slot(struct interp_thread *th, uint64_t pc)
-{
-	return &th->dcache[(pc ^ (pc >> 11)) & (INTERP_DCACHE_SIZE - 1)];
-}
 
-const struct interp_insn *interp_decode(struct interp_thread *th, uint64_t pc, int *stop)
+const struct interp_insn *
+interp_decode_slow(struct interp_thread *th, struct interp_insn *e, uint64_t pc, int *stop)
 {
-	struct interp_insn *e = slot(th, pc);
 	ZydisDecodedInstruction d;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	uint8_t buf[16];
 	int n;
 
 	if (e->pc == pc && e->len) {
-		if (e->epoch == th->epoch) {
-			th->hits++;
-			return e;
-		}
 		if (interp_mem_load(buf, pc, e->len) == 0 &&
 		    memcmp(buf, e->bytes, e->len) == 0) {
 			e->epoch = th->epoch;
@@ -228,4 +220,13 @@ const struct interp_insn *interp_decode(struct interp_thread *th, uint64_t pc, i
 	else
 		e->fn = NULL;
 	return e;
+}
+
+const struct interp_insn *interp_decode(struct interp_thread *th, uint64_t pc, int *stop)
+{
+	struct interp_insn *e = interp_dcache_slot(th, pc);
+
+	if (__builtin_expect(e->pc == pc && e->epoch == th->epoch && e->len, 1))
+		return e;
+	return interp_decode_slow(th, e, pc, stop);
 }

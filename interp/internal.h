@@ -31,6 +31,51 @@ static inline int interp_locked(const struct interp_insn *in)
 /* Write the stores buffered so far (string ops between iterations). */
 void interp_commit_stores(struct interp_exec *x);
 
+/* Inline fast paths of interp_read_u64/interp_write_u64 for the common
+ * 64/32-bit GPR operand; everything else goes to the general helpers. */
+static inline int interp_rd(struct interp_exec *x, int i, uint64_t *v)
+{
+	const struct interp_operand *o = &x->in->op[i];
+
+	if (o->type == INTERP_OP_REG && o->rkind == INTERP_RK_GPR && o->size >= 4 && !x->obs) {
+		*v = o->size == 8 ? x->st->gpr[o->idx] : (uint32_t)x->st->gpr[o->idx];
+		return INTERP_OK;
+	}
+	if (o->type == INTERP_OP_IMM && !x->obs) {
+		*v = (uint64_t)o->val & interp_mask(o->imm_signed ? x->in->opsize : 8);
+		return INTERP_OK;
+	}
+	return interp_read_u64(x, i, v);
+}
+
+static inline int interp_wr(struct interp_exec *x, int i, uint64_t v)
+{
+	const struct interp_operand *o = &x->in->op[i];
+
+	if (o->type == INTERP_OP_REG && o->rkind == INTERP_RK_GPR && o->size >= 4 && !x->obs) {
+		x->st->gpr[o->idx] = o->size == 8 ? v : (uint32_t)v;
+		return INTERP_OK;
+	}
+	return interp_write_u64(x, i, v);
+}
+
+static inline struct interp_insn *interp_dcache_slot(struct interp_thread *th, uint64_t pc)
+{
+	return &th->dcache[(pc ^ (pc >> 11)) & (INTERP_DCACHE_SIZE - 1)];
+}
+const struct interp_insn *interp_decode_slow(struct interp_thread *th, struct interp_insn *e,
+					     uint64_t pc, int *stop);
+/* The decode-cache hit path, inlined into the run loop. */
+static inline const struct interp_insn *interp_decode_fast(struct interp_thread *th,
+							   uint64_t pc, int *stop)
+{
+	struct interp_insn *e = interp_dcache_slot(th, pc);
+
+	if (__builtin_expect(e->pc == pc && e->epoch == th->epoch && e->len, 1))
+		return e;
+	return interp_decode_slow(th, e, pc, stop);
+}
+
 /* Shorthand for handler files. */
 #define ST (x->st)
 #define IN (x->in)

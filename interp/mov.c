@@ -18,9 +18,9 @@ static int h_mov(struct interp_exec *x)
 
 	if (IN->op[0].size > 8 || IN->op[1].size > 8)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = interp_read_u64(x, 1, &v)))
+	if ((rc = interp_rd(x, 1, &v)))
 		return rc;
-	return interp_write_u64(x, 0, v);
+	return interp_wr(x, 0, v);
 }
 
 static int h_movzx(struct interp_exec *x)
@@ -28,9 +28,9 @@ static int h_movzx(struct interp_exec *x)
 	uint64_t v;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &v)))
+	if ((rc = interp_rd(x, 1, &v)))
 		return rc;
-	return interp_write_u64(x, 0, v);
+	return interp_wr(x, 0, v);
 }
 
 static int h_movsx(struct interp_exec *x)
@@ -38,14 +38,14 @@ static int h_movsx(struct interp_exec *x)
 	uint64_t v;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &v)))
+	if ((rc = interp_rd(x, 1, &v)))
 		return rc;
-	return interp_write_u64(x, 0, interp_sext(v, OPS(1)));
+	return interp_wr(x, 0, interp_sext(v, OPS(1)));
 }
 
 static int h_lea(struct interp_exec *x)
 {
-	return interp_write_u64(x, 0, interp_ea(x, 1));
+	return interp_wr(x, 0, interp_ea(x, 1));
 }
 
 static int h_cmov(struct interp_exec *x)
@@ -55,14 +55,14 @@ static int h_cmov(struct interp_exec *x)
 
 	/* The source is read (and may fault) even when the move does not
 	 * happen, and a 32-bit destination is zero-extended either way. */
-	if ((rc = interp_read_u64(x, 1, &s)) || (rc = interp_read_u64(x, 0, &d)))
+	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 0, &d)))
 		return rc;
-	return interp_write_u64(x, 0, interp_cond(x->rflags, IN->opcode & 15) ? s : d);
+	return interp_wr(x, 0, interp_cond(x->rflags, IN->opcode & 15) ? s : d);
 }
 
 static int h_setcc(struct interp_exec *x)
 {
-	return interp_write_u64(x, 0, interp_cond(x->rflags, IN->opcode & 15));
+	return interp_wr(x, 0, interp_cond(x->rflags, IN->opcode & 15));
 }
 
 static int h_xchg(struct interp_exec *x)
@@ -75,7 +75,7 @@ static int h_xchg(struct interp_exec *x)
 		unsigned size = OPS(m);
 		uint64_t ea = interp_ea(x, m), old = 0;
 
-		if ((rc = interp_read_u64(x, r, &b)))
+		if ((rc = interp_rd(x, r, &b)))
 			return rc;
 		if (interp_mem_load(&old, ea, size))
 			return INTERP_STOP_WOULD_FAULT;
@@ -93,12 +93,12 @@ static int h_xchg(struct interp_exec *x)
 			x->rec.acc[0].write = 1;
 			x->rec.acc[0].latency = 0;
 		}
-		return interp_write_u64(x, r, old);
+		return interp_wr(x, r, old);
 	}
-	if ((rc = interp_read_u64(x, 0, &a)) || (rc = interp_read_u64(x, 1, &b)))
+	if ((rc = interp_rd(x, 0, &a)) || (rc = interp_rd(x, 1, &b)))
 		return rc;
-	interp_write_u64(x, 0, b);
-	interp_write_u64(x, 1, a);
+	interp_wr(x, 0, b);
+	interp_wr(x, 1, a);
 	return INTERP_OK;
 }
 
@@ -107,7 +107,7 @@ static int h_bswap(struct interp_exec *x)
 	uint64_t v;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 0, &v)))
+	if ((rc = interp_rd(x, 0, &v)))
 		return rc;
 	if (OPS(0) == 8)
 		v = __builtin_bswap64(v);
@@ -115,7 +115,7 @@ static int h_bswap(struct interp_exec *x)
 		v = __builtin_bswap32((uint32_t)v);
 	else
 		return INTERP_STOP_UNSUPPORTED;   /* 16-bit form: undefined */
-	return interp_write_u64(x, 0, v);
+	return interp_wr(x, 0, v);
 }
 
 static int h_movbe(struct interp_exec *x)
@@ -124,14 +124,14 @@ static int h_movbe(struct interp_exec *x)
 	int rc;
 	unsigned size = OPS(0);
 
-	if ((rc = interp_read_u64(x, 1, &v)))
+	if ((rc = interp_rd(x, 1, &v)))
 		return rc;
 	switch (size) {
 	case 2: v = __builtin_bswap16((uint16_t)v); break;
 	case 4: v = __builtin_bswap32((uint32_t)v); break;
 	default: v = __builtin_bswap64(v); break;
 	}
-	return interp_write_u64(x, 0, v);
+	return interp_wr(x, 0, v);
 }
 
 /* CBW/CWDE/CDQE: sign-extend the low half of the accumulator. */

@@ -41,7 +41,7 @@ static int h_mul(struct interp_exec *x)
 	uint64_t a = interp_gpr_get(x, INTERP_RAX, size), b, lo, hi;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 0, &b)))
+	if ((rc = interp_rd(x, 0, &b)))
 		return rc;
 	if (size == 8) {
 		u128 p = (u128)a * b;
@@ -66,7 +66,7 @@ static int h_imul(struct interp_exec *x)
 		unsigned size = OPS(0), bits = size * 8;
 		int64_t sa = (int64_t)interp_sext(interp_gpr_get(x, INTERP_RAX, size), size), sb;
 		uint64_t lo, hi;
-		if ((rc = interp_read_u64(x, 0, &b)))
+		if ((rc = interp_rd(x, 0, &b)))
 			return rc;
 		sb = (int64_t)interp_sext(b, size);
 		if (size == 8) {
@@ -86,7 +86,7 @@ static int h_imul(struct interp_exec *x)
 	/* imul r, r/m  or  imul r, r/m, imm */
 	unsigned size = OPS(0);
 	int srci = IN->nvis == 3 ? 1 : 0, multi = IN->nvis == 3 ? 2 : 1;
-	if ((rc = interp_read_u64(x, srci, &a)) || (rc = interp_read_u64(x, multi, &b)))
+	if ((rc = interp_rd(x, srci, &a)) || (rc = interp_rd(x, multi, &b)))
 		return rc;
 	int64_t sa = (int64_t)interp_sext(a, size), sb = (int64_t)interp_sext(b, size);
 	int of;
@@ -99,7 +99,7 @@ static int h_imul(struct interp_exec *x)
 		r = (uint64_t)p & interp_mask(size);
 		of = p != (int64_t)interp_sext(r, size);
 	}
-	interp_write_u64(x, 0, r);
+	interp_wr(x, 0, r);
 	set_cfof(x, of);
 	return INTERP_OK;
 }
@@ -110,7 +110,7 @@ static int divide(struct interp_exec *x, int sgn)
 	uint64_t d, lo, hi, q, r;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 0, &d)))
+	if ((rc = interp_rd(x, 0, &d)))
 		return rc;
 	if (d == 0)
 		return INTERP_STOP_WOULD_FAULT;
@@ -160,7 +160,7 @@ static int h_mulx(struct interp_exec *x)
 	uint64_t a = interp_gpr_get(x, INTERP_RDX, size), b, lo, hi;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 2, &b)))
+	if ((rc = interp_rd(x, 2, &b)))
 		return rc;
 	if (size == 8) {
 		u128 p = (u128)a * b;
@@ -171,8 +171,8 @@ static int h_mulx(struct interp_exec *x)
 		lo = (uint32_t)p;
 		hi = p >> 32;
 	}
-	interp_write_u64(x, 1, lo);
-	interp_write_u64(x, 0, hi);
+	interp_wr(x, 1, lo);
+	interp_wr(x, 0, hi);
 	return INTERP_OK;
 }
 

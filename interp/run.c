@@ -432,7 +432,7 @@ int interp_run(struct interp_state *st, struct interp_thread *th, int max_insns,
 	while (n < max_insns) {
 		int rc;
 
-		in = interp_decode(th, st->rip, &stop);
+		in = interp_decode_fast(th, st->rip, &stop);
 		if (!in)
 			goto out;
 		if (!in->fn) {

@@ -127,13 +127,13 @@ static int shift(struct interp_exec *x, int kind)
 	uint64_t a, c = 1, r, f = x->rflags;
 	int rc;
 
-	if (IN->nvis > 1 && (rc = interp_read_u64(x, 1, &c)))
+	if (IN->nvis > 1 && (rc = interp_rd(x, 1, &c)))
 		return rc;
-	if ((rc = interp_read_u64(x, 0, &a)))
+	if ((rc = interp_rd(x, 0, &a)))
 		return rc;
 	c &= size == 8 ? 63 : 31;
 	r = do_shift(kind, a, (unsigned)c, size, &f);
-	if ((rc = interp_write_u64(x, 0, r)))
+	if ((rc = interp_wr(x, 0, r)))
 		return rc;
 	x->rflags = f;
 	return INTERP_OK;
@@ -154,12 +154,12 @@ static int dshift(struct interp_exec *x, int left)
 	uint64_t a, b, c, r, f = x->rflags, m = interp_mask(size);
 	int rc, cf;
 
-	if ((rc = interp_read_u64(x, 2, &c)) || (rc = interp_read_u64(x, 1, &b)) ||
-	    (rc = interp_read_u64(x, 0, &a)))
+	if ((rc = interp_rd(x, 2, &c)) || (rc = interp_rd(x, 1, &b)) ||
+	    (rc = interp_rd(x, 0, &a)))
 		return rc;
 	c &= size == 8 ? 63 : 31;
 	if (c == 0)
-		return interp_write_u64(x, 0, a);
+		return interp_wr(x, 0, a);
 	if (c > bits)
 		return INTERP_STOP_UNSUPPORTED;   /* 16-bit, count > 16: undefined */
 	if (left) {
@@ -173,7 +173,7 @@ static int dshift(struct interp_exec *x, int left)
 	setf(&f, INTERP_OF, ((a ^ r) >> (bits - 1)) & 1);
 	szp(&f, r, size);
 	f |= INTERP_AF;
-	if ((rc = interp_write_u64(x, 0, r)))
+	if ((rc = interp_wr(x, 0, r)))
 		return rc;
 	x->rflags = f;
 	return INTERP_OK;
@@ -189,7 +189,7 @@ static int bmi_shift(struct interp_exec *x, int kind)
 	uint64_t a, c, r;
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &a)) || (rc = interp_read_u64(x, 2, &c)))
+	if ((rc = interp_rd(x, 1, &a)) || (rc = interp_rd(x, 2, &c)))
 		return rc;
 	c &= size == 8 ? 63 : 31;
 	if (kind == S_SHL)
@@ -198,7 +198,7 @@ static int bmi_shift(struct interp_exec *x, int kind)
 		r = a >> c;
 	else
 		r = (uint64_t)((int64_t)interp_sext(a, size) >> c);
-	return interp_write_u64(x, 0, r & interp_mask(size));
+	return interp_wr(x, 0, r & interp_mask(size));
 }
 
 static int h_shlx(struct interp_exec *x) { return bmi_shift(x, S_SHL); }
@@ -211,11 +211,11 @@ static int h_rorx(struct interp_exec *x)
 	uint64_t a, c, r, m = interp_mask(size);
 	int rc;
 
-	if ((rc = interp_read_u64(x, 1, &a)) || (rc = interp_read_u64(x, 2, &c)))
+	if ((rc = interp_rd(x, 1, &a)) || (rc = interp_rd(x, 2, &c)))
 		return rc;
 	c &= bits - 1;
 	r = c ? ((a >> c) | (a << (bits - c))) & m : a;
-	return interp_write_u64(x, 0, r);
+	return interp_wr(x, 0, r);
 }
 
 const struct interp_family interp_family_shift[] = {
