@@ -72,6 +72,12 @@ same "raise(SIGPROF) with SIG_DFL dies of SIGPROF (cpu-timer)" --event cpu-timer
 same "raise(SIGPROF) with SIG_IGN is ignored" -- "$BS" raise-ign
 same "raise(SIGPROF) with SIG_IGN is ignored (itimer)" --event itimer -- "$BS" raise-ign
 
+# An ignored SIGPROF stays ignored across exec (the kernel keeps SIG_IGN
+# through execve, resets handlers): the shell ignores it, execs (dash) or
+# forks and execs (bash) the fixture, which raises it and must survive.
+same "SIG_IGN of SIGPROF inherited across exec (sh -c 'trap \"\" PROF; exec ...')" -- sh -c "trap '' PROF; exec '$BS' raise-default"
+same "SIG_IGN of SIGPROF inherited across fork+exec (bash)" -- bash -c "trap '' PROF; '$BS' raise-default; echo status \$?"
+
 # A handler installed without SA_RESTART: a SIGPROF from another process
 # interrupts a blocking read() with EINTR. (alarm(5) in the fixture turns a
 # restarted, hanging read into death by SIGALRM.)
