@@ -49,12 +49,22 @@ struct sym {
 	uint8_t sized;		/* st_size was non-zero */
 };
 
+/* What the sort and the alias choice need while the table is built. */
+struct raw_sym {
+	uint64_t start, size;
+	uint64_t sec_lo, sec_hi;	/* the symbol's section */
+	uint32_t name;
+	uint8_t rank;			/* binding preference, lower wins */
+};
+
 struct report_image {
 	struct sym *syms;
 	size_t nsyms;
 	char *names;
 	size_t names_len, names_cap;
 	char *symfile;		/* file the symbols came from */
+	struct raw_sym *raw;	/* only while report_image_open() runs */
+	size_t nraw, rawcap;
 
 	uint8_t build_id[BUILD_ID_MAX];	/* what files must match (0 len: any) */
 	size_t build_id_len;
@@ -499,13 +509,6 @@ static int add_name(struct report_image *im, const char *s, uint32_t *off)
 	return 0;
 }
 
-/* What the sort and the alias choice need while the table is built. */
-struct raw_sym {
-	uint64_t start, size;
-	uint64_t sec_lo, sec_hi;	/* the symbol's section */
-	uint32_t name;
-	uint8_t rank;			/* binding preference, lower wins */
-};
 
 
 /* Which alias a report should show: global, then weak, then local. */
@@ -555,20 +558,32 @@ static int raw_cmp(const void *pa, const void *pb, void *names)
 	return strcmp(na, nb);
 }
 
+/* Room for one more raw symbol in im->raw; NULL when out of memory. */
+static struct raw_sym *raw_push(struct report_image *im)
+{
+	if (im->nraw == im->rawcap) {
+		size_t cap = im->rawcap ? 2 * im->rawcap : 1024;
+		struct raw_sym *v = realloc(im->raw, cap * sizeof *v);
+
+		if (!v)
+			return NULL;
+		im->raw = v;
+		im->rawcap = cap;
+	}
+	return &im->raw[im->nraw++];
+}
+
 /*
- * Read the FUNC symbols of one symbol table section into im->syms: one
- * entry per address (the preferred alias), sized entries ending at
- * st_value + st_size, unsized ones at the next symbol or their section's
- * end. Returns the number of entries, or a negative errno.
+ * Append the FUNC symbols of one symbol table section to im->raw.
+ * Returns how many, or a negative errno (the caller drops a partial list).
  */
-static int load_symbols(struct report_image *im, Elf *elf, Elf_Scn *symscn)
+static int collect_symbols(struct report_image *im, Elf *elf, Elf_Scn *symscn)
 {
 	GElf_Shdr sh;
 	Elf_Data *d, *xd = NULL;
 	Elf_Scn *xscn = NULL;
-	struct raw_sym *raw = NULL;
-	size_t n, i, nraw = 0, nsecs, out;
-	int err = 0;
+	size_t n, i, nsecs, before = im->nraw;
+	int err;
 
 	if (!gelf_getshdr(symscn, &sh) || sh.sh_entsize == 0 ||
 	    !(d = elf_getdata(symscn, NULL)))
@@ -586,15 +601,13 @@ static int load_symbols(struct report_image *im, Elf *elf, Elf_Scn *symscn)
 		}
 	}
 	n = d->d_size / sh.sh_entsize;
-	raw = calloc(n ? n : 1, sizeof *raw);
-	if (!raw)
-		return -ENOMEM;
 	for (i = 1; i < n; i++) {	/* entry 0 is the null symbol */
 		GElf_Sym s;
 		GElf_Shdr ss;
 		Elf32_Word xndx = 0;
 		size_t shndx;
 		const char *name;
+		struct raw_sym *r;
 		unsigned char type;
 
 		if (!gelf_getsymshndx(d, xd, (int)i, &s, &xndx))
@@ -613,24 +626,167 @@ static int load_symbols(struct report_image *im, Elf *elf, Elf_Scn *symscn)
 			continue;
 		if (s.st_value + s.st_size < s.st_value)	/* corrupt: wraps */
 			continue;
-		raw[nraw].start = s.st_value;
-		raw[nraw].size = s.st_size;
-		raw[nraw].sec_lo = ss.sh_addr;
-		raw[nraw].sec_hi = ss.sh_addr + ss.sh_size;
-		raw[nraw].rank = (uint8_t)bind_rank(GELF_ST_BIND(s.st_info));
-		err = add_name(im, name, &raw[nraw].name);
+		r = raw_push(im);
+		if (!r)
+			return -ENOMEM;
+		r->start = s.st_value;
+		r->size = s.st_size;
+		r->sec_lo = ss.sh_addr;
+		r->sec_hi = ss.sh_addr + ss.sh_size;
+		r->rank = (uint8_t)bind_rank(GELF_ST_BIND(s.st_info));
+		err = add_name(im, name, &r->name);
 		if (err)
-			goto out;
-		nraw++;
+			return err;
 	}
-	qsort_r(raw, nraw, sizeof *raw, raw_cmp, im->names);
+	return (int)(im->nraw - before);
+}
 
-	im->syms = calloc(nraw ? nraw : 1, sizeof *im->syms);
-	if (!im->syms) {
-		err = -ENOMEM;
-		goto out;
+/* Relocated GOT slot -> the dynamic symbol it will hold, for PLT names. */
+struct got_slot {
+	uint64_t addr;
+	const char *name;	/* in the ELF's string table, valid while open */
+};
+
+static int got_cmp(const void *pa, const void *pb)
+{
+	const struct got_slot *a = pa, *b = pb;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/*
+ * Name the PLT stubs "func@plt", as perf and objdump do, so that samples in
+ * them are not lost as unknown: each stub jumps through a GOT slot
+ * (jmp *disp32(%rip), encoded ff 25, possibly after endbr64 or a bnd
+ * prefix), and the dynamic relocation of that slot names the function.
+ * Decoding the jump rather than assuming "entry i is relocation i" copes
+ * with .plt, .plt.sec (IBT) and .plt.got alike. Needs the code bytes, so
+ * only the image file itself will do, never a debug file. Returns 0 or a
+ * negative errno; a file without a PLT is not an error.
+ */
+static int collect_plt(struct report_image *im, Elf *elf)
+{
+	struct got_slot *slots = NULL;
+	size_t nslots = 0, cap = 0, shstrndx;
+	Elf_Scn *scn = NULL;
+	int err = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh, symsh;
+		Elf_Data *d, *symd;
+		Elf_Scn *symscn;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0 ||
+		    !(symscn = elf_getscn(elf, sh.sh_link)) || !gelf_getshdr(symscn, &symsh) ||
+		    symsh.sh_type != SHT_DYNSYM || !(d = elf_getdata(scn, NULL)) ||
+		    !(symd = elf_getdata(symscn, NULL)))
+			continue;
+		n = d->d_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Rela r;
+			GElf_Sym s;
+			const char *name;
+			unsigned long type;
+
+			if (!gelf_getrela(d, (int)i, &r))
+				continue;
+			type = GELF_R_TYPE(r.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    GELF_R_SYM(r.r_info) == 0 ||
+			    !gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &s) ||
+			    !(name = elf_strptr(elf, symsh.sh_link, s.st_name)) || !*name)
+				continue;
+			if (nslots == cap) {
+				struct got_slot *v;
+
+				cap = cap ? 2 * cap : 256;
+				v = realloc(slots, cap * sizeof *v);
+				if (!v) {
+					err = -ENOMEM;
+					goto out;
+				}
+				slots = v;
+			}
+			slots[nslots].addr = r.r_offset;
+			slots[nslots++].name = name;
+		}
 	}
-	out = 0;
+	if (nslots == 0)
+		goto out;
+	qsort(slots, nslots, sizeof *slots, got_cmp);
+
+	scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		const char *sname;
+		const uint8_t *code;
+		uint64_t esz, off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) ||
+		    !(sname = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strncmp(sname, ".plt", 4) != 0 || !(d = elf_getdata(scn, NULL)) ||
+		    !d->d_buf || d->d_size > sh.sh_size)
+			continue;
+		code = d->d_buf;
+		esz = sh.sh_entsize >= 8 && sh.sh_entsize <= 64 ? sh.sh_entsize : 16;
+		for (off = 0; off + esz <= d->d_size; off += esz) {
+			struct got_slot key, *hit;
+			uint64_t k;
+			int32_t disp;
+			char name[512];
+			struct raw_sym *r;
+
+			for (k = 0; k + 6 <= esz; k++)
+				if (code[off + k] == 0xff && code[off + k + 1] == 0x25)
+					break;
+			if (k + 6 > esz)
+				continue;	/* PLT0, or a lazy IBT stub */
+			memcpy(&disp, code + off + k + 2, 4);
+			key.addr = sh.sh_addr + off + k + 6 + (int64_t)disp;
+			hit = bsearch(&key, slots, nslots, sizeof *slots, got_cmp);
+			if (!hit)
+				continue;
+			snprintf(name, sizeof name, "%s@plt", hit->name);
+			r = raw_push(im);
+			if (!r) {
+				err = -ENOMEM;
+				goto out;
+			}
+			r->start = sh.sh_addr + off;
+			r->size = esz;
+			r->sec_lo = sh.sh_addr;
+			r->sec_hi = sh.sh_addr + sh.sh_size;
+			r->rank = 2;
+			err = add_name(im, name, &r->name);
+			if (err)
+				goto out;
+		}
+	}
+out:
+	free(slots);
+	return err;
+}
+
+/*
+ * Turn im->raw into the lookup table: sorted, one entry per address (the
+ * preferred alias), sized entries ending at st_value + st_size, unsized
+ * ones at the next symbol or their section's end, whichever is first.
+ * Frees im->raw. Returns 0 or -ENOMEM.
+ */
+static int build_table(struct report_image *im)
+{
+	struct raw_sym *raw = im->raw;
+	size_t nraw = im->nraw, i, out = 0;
+
+	qsort_r(raw, nraw, sizeof *raw, raw_cmp, im->names);
+	im->syms = calloc(nraw ? nraw : 1, sizeof *im->syms);
+	if (!im->syms)
+		return -ENOMEM;
 	for (i = 0; i < nraw; i++) {
 		struct sym *s;
 
@@ -661,37 +817,39 @@ static int load_symbols(struct report_image *im, Elf *elf, Elf_Scn *symscn)
 			s->maxend = im->syms[out - 2].maxend;
 	}
 	im->nsyms = out;
-	err = (int)out;
-out:
-	free(raw);
-	return err;
+	free(im->raw);
+	im->raw = NULL;
+	im->nraw = im->rawcap = 0;
+	return 0;
 }
 
-/* Symbols from f: .symtab if it has any functions, else .dynsym if allowed. */
+/*
+ * Append the symbols of f to im->raw: .symtab if it has any functions,
+ * else .dynsym if allowed. Returns how many, or a negative errno; nothing
+ * is left behind from a table that gave none.
+ */
 static int load_from(struct report_image *im, struct elf_file *f, const char *path,
 		     bool allow_dynsym)
 {
 	Elf_Scn *scn = find_section(f->elf, SHT_SYMTAB, NULL);
+	size_t mark = im->nraw;
 	int n = 0;
 
 	if (scn)
-		n = load_symbols(im, f->elf, scn);
+		n = collect_symbols(im, f->elf, scn);
+	if (n <= 0)
+		im->nraw = mark;
 	if (n == 0 && allow_dynsym) {
-		free(im->syms);
-		im->syms = NULL;
-		im->nsyms = 0;
 		scn = find_section(f->elf, SHT_DYNSYM, NULL);
 		if (scn)
-			n = load_symbols(im, f->elf, scn);
+			n = collect_symbols(im, f->elf, scn);
+		if (n <= 0)
+			im->nraw = mark;
 	}
 	if (n > 0) {
 		im->symfile = strdup(path);
 		if (!im->symfile)
 			return -ENOMEM;
-	} else {
-		free(im->syms);
-		im->syms = NULL;
-		im->nsyms = 0;
 	}
 	return n;
 }
@@ -778,6 +936,18 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 		n = try_load(im, &file, path, true, &load_err);
 	if (n < 0)
 		goto fail_n;
+	if (file_ok) {
+		int err = collect_plt(im, file.elf);
+
+		if (err == -ENOMEM) {
+			n = err;
+			goto fail_n;
+		}
+	}
+	if (build_table(im) != 0) {
+		n = -ENOMEM;
+		goto fail_n;
+	}
 	if (!file_ok && !im->debug_path) {
 		if (im->build_id_len > 0) {
 			hex(want, sizeof want, im->build_id, im->build_id_len);
@@ -1020,6 +1190,7 @@ void report_image_close(struct report_image *im)
 		elf_end(im->dwarf_elf);
 	if (im->dwarf_fd >= 0)
 		close(im->dwarf_fd);
+	free(im->raw);
 	free(im->syms);
 	free(im->names);
 	free(im->symfile);

@@ -78,11 +78,12 @@ struct msym {
 	uint64_t start, size;
 	int shndx;
 	int bind;		/* 0 global/unique, 1 weak, 2 local */
+	bool plt;		/* a PLT stub as objdump names it */
 	char *name;
 };
 
 struct msec {
-	uint64_t addr, size;
+	uint64_t addr, size, entsize;
 	bool alloc;
 };
 
@@ -131,6 +132,7 @@ static int parse_sections(const char *file, struct model *m)
 		}
 		m->sec[idx].addr = addr;
 		m->sec[idx].size = size;
+		m->sec[idx].entsize = es;
 		m->sec[idx].alloc = strchr(flags, 'A') != NULL;
 		if (idx + 1 > m->nsec)
 			m->nsec = idx + 1;
@@ -181,6 +183,7 @@ static int parse_symbols(const char *file, const char *table, struct model *m)
 		}
 		s = &m->s[m->n];
 		s->start = value;
+		s->plt = false;
 		s->size = strtoull(sizes, NULL, 0);	/* readelf prints big sizes in hex */
 		s->shndx = atoi(ndx);
 		if (s->shndx <= 0 || s->shndx >= m->nsec || !m->sec[s->shndx].alloc)
@@ -197,39 +200,91 @@ static int parse_symbols(const char *file, const char *table, struct model *m)
 }
 
 /*
+ * Add the PLT stubs objdump labels "name@plt" (it derives them from the
+ * dynamic relocations, as the library must). PLT0 ("...@plt-0x10") and
+ * IRELATIVE stubs ("*ABS*+0x...@plt") have no symbol to name them by.
+ */
+static int parse_plt(const char *file, struct model *m)
+{
+	char cmd[1024], line[8192];
+	size_t cap = m->n;
+	FILE *p;
+
+	snprintf(cmd, sizeof cmd,
+		 "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null | grep '>:$'", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return -errno;
+	while (fgets(line, sizeof line, p)) {
+		unsigned long long a;
+		char name[4096], *e;
+		struct msym *s;
+		int k;
+
+		if (sscanf(line, "%llx <%4095[^>]>:", &a, name) != 2)
+			continue;
+		e = strstr(name, "@plt");
+		if (!e || e[4] != 0 || strstr(name, "*ABS*"))
+			continue;
+		for (k = 1; k < m->nsec; k++)
+			if (m->sec[k].alloc && a >= m->sec[k].addr && a < m->sec[k].addr + m->sec[k].size)
+				break;
+		if (k >= m->nsec || !m->sec[k].entsize)
+			continue;
+		if (m->n >= cap) {
+			cap = cap ? cap * 2 : 1024;
+			m->s = realloc(m->s, cap * sizeof *m->s);
+			if (!m->s)
+				abort();
+		}
+		s = &m->s[m->n++];
+		s->start = a;
+		s->size = m->sec[k].entsize;
+		s->shndx = k;
+		s->bind = 2;
+		s->plt = true;
+		s->name = strdup(name);
+		if (!s->name)
+			abort();
+	}
+	return pclose(p) == 0 ? 0 : -EIO;
+}
+
+/*
  * What report_sym_lookup(vaddr) must return, by the documented rules,
  * computed the slow way. Fills start/end of the answer and a mask of which
  * model symbols are acceptable names; returns false for "no symbol".
  */
-static bool model_lookup(const struct model *m, uint64_t vaddr, uint64_t *start,
+static bool model_lookup(const struct model *m, uint64_t vaddr, bool use_plt, uint64_t *start,
 			 uint64_t *end, bool *ok_name, int *best_bind)
 {
 	bool found = false;
 	uint64_t best = 0, bend = 0;
-	size_t i;
+	size_t i, j;
 
+#define LIVE(k) (use_plt || !m->s[k].plt)
 	/* sized symbols containing vaddr: the innermost (largest start) */
 	for (i = 0; i < m->n; i++) {
 		const struct msym *s = &m->s[i];
 
-		if (s->size && vaddr >= s->start && vaddr - s->start < s->size &&
+		if (LIVE(i) && s->size && vaddr >= s->start && vaddr - s->start < s->size &&
 		    (!found || s->start > best)) {
 			found = true;
 			best = s->start;
 		}
 	}
 	if (found) {
-		/* at one address the sized aliases compete; the longest-size
-		 * question does not arise if all aliases agree, see below */
+		/* any alias with the best binding among the sized ones there */
 		*best_bind = 3;
 		for (i = 0; i < m->n; i++)
-			if (m->s[i].start == best && m->s[i].size && m->s[i].bind < *best_bind)
+			if (LIVE(i) && m->s[i].start == best && m->s[i].size &&
+			    m->s[i].bind < *best_bind)
 				*best_bind = m->s[i].bind;
 		for (i = 0; i < m->n; i++) {
 			const struct msym *s = &m->s[i];
 
-			ok_name[i] = s->start == best && s->size && s->bind == *best_bind &&
-				     vaddr - s->start < s->size;
+			ok_name[i] = LIVE(i) && s->start == best && s->size &&
+				     s->bind == *best_bind && vaddr - s->start < s->size;
 			if (ok_name[i] && s->start + s->size > bend)
 				bend = s->start + s->size;
 		}
@@ -243,12 +298,14 @@ static bool model_lookup(const struct model *m, uint64_t vaddr, uint64_t *start,
 		const struct msym *s = &m->s[i];
 		const struct msec *sec = &m->sec[s->shndx];
 		uint64_t lim = sec->addr + sec->size;
-		size_t j;
 		bool shadowed = false;
 
-		if (s->size || s->start > vaddr || s->start < sec->addr || s->start >= lim)
+		if (!LIVE(i) || s->size || s->start > vaddr || s->start < sec->addr ||
+		    s->start >= lim)
 			continue;
 		for (j = 0; j < m->n; j++) {
+			if (!LIVE(j))
+				continue;
 			if (m->s[j].start > s->start && m->s[j].start < lim)
 				lim = m->s[j].start;
 			if (m->s[j].start == s->start && m->s[j].size)
@@ -266,20 +323,22 @@ static bool model_lookup(const struct model *m, uint64_t vaddr, uint64_t *start,
 		return false;
 	*best_bind = 3;
 	for (i = 0; i < m->n; i++)
-		if (m->s[i].start == best && !m->s[i].size && m->s[i].bind < *best_bind)
+		if (LIVE(i) && m->s[i].start == best && !m->s[i].size && m->s[i].bind < *best_bind)
 			*best_bind = m->s[i].bind;
 	for (i = 0; i < m->n; i++)
-		ok_name[i] = m->s[i].start == best && !m->s[i].size && m->s[i].bind == *best_bind;
+		ok_name[i] = LIVE(i) && m->s[i].start == best && !m->s[i].size &&
+			     m->s[i].bind == *best_bind;
 	*start = best;
 	*end = bend;
 	return true;
+#undef LIVE
 }
 
 /*
  * Probe im at every interesting address of the model plus `nrandom` random
  * ones in [lo, hi); returns the number of mismatches (first few printed).
  */
-static size_t compare_with_model(struct report_image *im, const struct model *m,
+static size_t compare_with_model(struct report_image *im, const struct model *m, bool use_plt,
 				 size_t nrandom, uint64_t lo, uint64_t hi, size_t *nprobes)
 {
 	bool *ok_name = calloc(m->n ? m->n : 1, sizeof *ok_name);
@@ -306,7 +365,7 @@ static size_t compare_with_model(struct report_image *im, const struct model *m,
 			a = lo + (((uint64_t)rand() << 31) ^ (uint64_t)rand()) % (hi - lo);
 		}
 		probes++;
-		want = model_lookup(m, a, &want_start, &want_end, ok_name, &bind);
+		want = model_lookup(m, a, use_plt, &want_start, &want_end, ok_name, &bind);
 		got = report_sym_lookup(im, a, &got_start, &got_size);
 		if (want && got) {
 			for (i = 0; i < m->n && !name_ok; i++)
@@ -426,13 +485,31 @@ static void test_system_image(const char *file, const char *table, size_t nrando
 	symfile = report_image_symfile(im) ? report_image_symfile(im) : file;
 	if (parse_symbols(symfile, ".symtab", &m) != 0 || m.n == 0)
 		parse_symbols(symfile, table, &m);
+	if (m.n > 0)
+		parse_plt(file, &m);
 	if (m.n == 0) {
 		snprintf(what, sizeof what, "readelf %s of %s", table, symfile);
 		report(false, what, "no symbols parsed");
 		goto out;
 	}
 	text_bounds(file, &lo, &hi);
-	bad = compare_with_model(im, &m, nrandom, lo, hi, &probes);
+	{
+		size_t i, nplt = 0, named = 0;
+
+		for (i = 0; i < m.n; i++) {
+			const char *got;
+
+			if (!m.s[i].plt)
+				continue;
+			nplt++;
+			got = report_sym_lookup(im, m.s[i].start + 4, NULL, NULL);
+			named += got && !strcmp(got, m.s[i].name);
+		}
+		snprintf(what, sizeof what, "%s: %zu PLT stubs named as objdump names them", file,
+			 nplt);
+		report(nplt > 0 && named == nplt, what, "%zu of %zu", named, nplt);
+	}
+	bad = compare_with_model(im, &m, true, nrandom, lo, hi, &probes);
 	snprintf(what, sizeof what, "lookup on %s (%s of %s, %zu symbols) agrees with readelf",
 		 file, m.table, symfile, m.n);
 	report(bad == 0 && probes > 1000, what, "%zu mismatches of %zu addresses", bad, probes);
@@ -757,7 +834,7 @@ static void test_fixture(void)
 	       "fixture variants have distinct build-ids", "lengths %d %d", n, n2);
 	if (n <= 0)
 		return;
-	if (parse_symbols(prog, ".symtab", &m) != 0 || m.n == 0) {
+	if (parse_symbols(prog, ".symtab", &m) != 0 || m.n == 0 || parse_plt(prog, &m) != 0) {
 		report(false, "readelf .symtab of fixture", "nothing parsed");
 		return;
 	}
@@ -769,7 +846,7 @@ static void test_fixture(void)
 	im = report_image_open(prog, id, (size_t)n, why, sizeof why);
 	report(im != NULL, "open -g fixture", "%s", why);
 	if (im) {
-		bad = compare_with_model(im, &m, 2000, tlo, thi, &probes);
+		bad = compare_with_model(im, &m, true, 2000, tlo, thi, &probes);
 		report(bad == 0, "fixture .symtab lookups agree with readelf", "%zu of %zu", bad,
 		       probes);
 		name = report_sym_lookup(im, 0, NULL, NULL);
@@ -836,7 +913,7 @@ static void test_fixture(void)
 	       "debug file found by build-id under VPROF_DEBUG_DIRS", "%s",
 	       im ? (report_image_symfile(im) ? report_image_symfile(im) : "no symbols") : why);
 	if (im) {
-		bad = compare_with_model(im, &m, 2000, tlo, thi, &probes);
+		bad = compare_with_model(im, &m, true, 2000, tlo, thi, &probes);
 		report(bad == 0, "debug-file lookups agree with readelf of the original",
 		       "%zu of %zu", bad, probes);
 		test_source_lines(im, prog, &m, 0, 0, 0, "debug-file source lines agree with addr2line");
@@ -848,7 +925,8 @@ static void test_fixture(void)
 	im = report_image_open(prog2, id, (size_t)n, why, sizeof why);
 	report(im != NULL, "replaced file: opened through the debug file", "%s", why);
 	if (im) {
-		bad = compare_with_model(im, &m, 2000, tlo, thi, &probes);
+		/* the stubs' code is in the replaced file: no @plt names */
+		bad = compare_with_model(im, &m, false, 2000, tlo, thi, &probes);
 		report(bad == 0, "replaced file: lookups are those of the original build",
 		       "%zu of %zu", bad, probes);
 		report_image_close(im);
@@ -868,7 +946,7 @@ static void test_fixture(void)
 		       "debug file found by .gnu_debuglink in <dir>/.debug/", "%s",
 		       im ? (name ? name : "no symbols") : why);
 		if (im) {
-			bad = compare_with_model(im, &m, 500, tlo, thi, &probes);
+			bad = compare_with_model(im, &m, true, 500, tlo, thi, &probes);
 			report(bad == 0, "debuglink lookups agree with readelf", "%zu of %zu", bad,
 			       probes);
 		}
