@@ -81,9 +81,13 @@ struct interp_state {
 	uint64_t rflags;
 	uint64_t fs_base, gs_base; /* valid only if seg_valid (read lazily) */
 	uint64_t k[8];             /* AVX-512 opmask registers */
-	uint64_t xstate_bv;        /* components live (not in initial state);
-				    * a family that writes a component must
-				    * set its bit (interp_write does it) */
+	uint64_t xstate_bv;        /* components live (not in initial state) */
+	uint64_t xstate_dirty;     /* components written since from_ucontext:
+				    * only these are copied back. A family
+				    * that changes st->zmm/k directly must
+				    * call interp_vreg_touch (or set the bit
+				    * in both xstate_bv and xstate_dirty);
+				    * interp_write does it for operands. */
 	uint64_t xstate_avail;     /* components whose values are known (loaded
 				    * from the frame or initial); a vector
 				    * family needing one not in here stops

@@ -166,6 +166,7 @@ void interp_vreg_touch(struct interp_exec *x, int n, unsigned bytes)
 			bv |= INTERP_XS_ZMM_H;
 	}
 	x->st->xstate_bv |= bv;
+	x->st->xstate_dirty |= bv;
 }
 
 int interp_read(struct interp_exec *x, int i, void *buf)
@@ -325,6 +326,7 @@ int interp_write_u64(struct interp_exec *x, int i, uint64_t v)
 		case INTERP_RK_K:
 			x->st->k[o->idx] = v & interp_mask(o->size);
 			x->st->xstate_bv |= INTERP_XS_OPMASK;
+			x->st->xstate_dirty |= INTERP_XS_OPMASK;
 			break;
 		case INTERP_RK_VEC: {
 			uint8_t b[64] = {0};
@@ -333,6 +335,7 @@ int interp_write_u64(struct interp_exec *x, int i, uint64_t v)
 		}
 		case INTERP_RK_MXCSR:
 			x->st->mxcsr = (uint32_t)v;
+			x->st->xstate_dirty |= INTERP_XS_SSE;
 			break;
 		default:
 			return INTERP_STOP_UNSUPPORTED;

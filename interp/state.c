@@ -114,6 +114,7 @@ int interp_from_ucontext(struct interp_state *st, const ucontext_t *uc)
 	st->rflags = g[REG_EFL];
 	st->seg_valid = 0;
 	st->xstate_bv = 0;
+	st->xstate_dirty = 0;
 	st->xstate_avail = 0;
 	memset(st->k, 0, sizeof st->k);
 	memset(st->zmm, 0, sizeof st->zmm);
@@ -183,8 +184,9 @@ int interp_to_ucontext(const struct interp_state *st, ucontext_t *uc)
 		return 0;
 	}
 	memcpy(&bv, fp + 512, 8);
-	/* Write every component the state holds live; set its bit. */
-	w = st->xstate_bv & xfeat & INTERP_XS_ALL & ~INTERP_XS_X87;
+	/* Write what was written, and whatever became live that the frame
+	 * holds as initial; set its bit, or XRSTOR ignores the bytes. */
+	w = (st->xstate_dirty | (st->xstate_bv & ~bv)) & xfeat & INTERP_XS_ALL & ~INTERP_XS_X87;
 	if (w & INTERP_XS_SSE)
 		for (int i = 0; i < 16; i++)
 			memcpy(fp + 160 + 16 * i, st->zmm[i].b, 16);

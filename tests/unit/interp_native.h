@@ -166,7 +166,7 @@ static int run_interp_n(const uint8_t *bytes, unsigned len, struct nctx *io, int
 	return r.executed == n ? INTERP_OK : r.stop;
 }
 
-static int run_interp(const uint8_t *bytes, unsigned len, struct nctx *io)
+static __attribute__((unused)) int run_interp(const uint8_t *bytes, unsigned len, struct nctx *io)
 {
 	return run_interp_n(bytes, len, io, 1, NULL);
 }

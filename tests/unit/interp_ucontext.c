@@ -49,6 +49,7 @@ static void handler(int sig, siginfo_t *si, void *ctx)
 		g_st.k[2] = 0x12345678;
 		g_st.gpr[INTERP_R12] = 0x4242;
 		g_st.xstate_bv |= INTERP_XS_YMM | INTERP_XS_HI16 | INTERP_XS_OPMASK;
+		g_st.xstate_dirty |= INTERP_XS_YMM | INTERP_XS_HI16 | INTERP_XS_OPMASK;
 		interp_to_ucontext(&g_st, uc);
 	} else {
 		g_ran = interp_run(&g_st, g_th, 45, NULL, &g_res);
