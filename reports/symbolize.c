@@ -783,7 +783,8 @@ static int build_table(struct report_image *im)
 	struct raw_sym *raw = im->raw;
 	size_t nraw = im->nraw, i, out = 0;
 
-	qsort_r(raw, nraw, sizeof *raw, raw_cmp, im->names);
+	if (nraw > 0)	/* raw is NULL when nothing was found */
+		qsort_r(raw, nraw, sizeof *raw, raw_cmp, im->names);
 	im->syms = calloc(nraw ? nraw : 1, sizeof *im->syms);
 	if (!im->syms)
 		return -ENOMEM;

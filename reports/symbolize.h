@@ -29,7 +29,9 @@ struct report_image;
  * under each root of $VPROF_DEBUG_DIRS, a colon-separated list, then under
  * /usr/lib/debug, as ROOT/.build-id/xx/rest.debug; or by the file's
  * .gnu_debuglink name in ROOT/<dir of path>/ and <dir of path>/.debug/),
- * else from its .dynsym. A debug file is used only if its build-id (or, when
+ * else from its .dynsym; PLT stubs are named "func@plt" (from the image
+ * file's own code and relocations, so not when only a debug file matched).
+ * A debug file is used only if its build-id (or, when
  * there is no build-id at all, the debuglink CRC) matches.
  *
  * Returns NULL, with a one-line reason in why[whylen], only when neither the
