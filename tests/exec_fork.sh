@@ -1,0 +1,120 @@
+#!/bin/bash
+# Processes and threads: an exec'd program is profiled; a fork child writes
+# its own spool, and nothing is counted twice; every thread is sampled;
+# posix_spawn, vfork, system() and popen() work as without vprof; with the
+# process-wide itimer backend, a program exec'd without vprof (static, so
+# LD_PRELOAD cannot reach it) runs as it would without vprof.
+# Fixture: tests/fixtures/behave_spin.c. The per-process log checked here is
+# DB/epochs/1/processes.tsv: pid ppid exe samples merged dropped exited
+# cpu_ns backend cmdline.
+. "$(dirname "$0")/lib.sh"
+
+SP=$TMP/behave_spin
+SPS=$TMP/behave_spin_static
+gcc -O2 -Wall -pthread -o "$SP" "$TOP/tests/fixtures/behave_spin.c" || { fail "build fixture"; finish; }
+gcc -O2 -Wall -pthread -static -o "$SPS" "$TOP/tests/fixtures/behave_spin.c" || { fail "build static fixture"; finish; }
+
+runst() {   # runst OUT ERR CMD...: prints the exit status, or -N if killed by signal N
+	"$PY" -c 'import subprocess, sys
+r = subprocess.run(sys.argv[3:], stdout=open(sys.argv[1], "wb"), stderr=open(sys.argv[2], "wb"))
+print(r.returncode)' "$@"
+}
+n=0
+# profile WHAT [vprof run options] -- CMD...: run CMD with and without vprof
+# run: same stdout and status. The database is $DB.
+profile() {
+	local what=$1; shift
+	local opts=()
+	while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+	shift
+	n=$((n + 1)); DB=$TMP/db$n
+	local st0 st1
+	st0=$(runst "$TMP/p.out" "$TMP/p.err" "$@")
+	st1=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$DB" "${opts[@]}" -- "$@")
+	cat "$TMP/v.err"
+	if [ "$st0" = "$st1" ] && cmp -s "$TMP/p.out" "$TMP/v.out"; then pass "$what: same output and status as without vprof"
+	else fail "$what: same output and status as without vprof: status $st1 vs $st0, stdout diff: $(diff "$TMP/p.out" "$TMP/v.out" | tr '\n' '|')"; fi
+}
+tsv() { cat "$DB/epochs/1/processes.tsv" 2>/dev/null; }
+# proc_samples SAMPLES-COLUMN-FILTER: rows of processes.tsv whose exe is $1
+rows_for_exe() { tsv | awk -F'\t' -v e="$1" '$3 == e'; }
+# report_proc FN: samples of procedure FN (all events)
+report_proc() {
+	"$VPROF" report --db "$DB" --json -n 0 | "$PY" -c '
+import json, sys
+r = json.load(sys.stdin)
+print(sum(x["samples"] for e in r["events"] for x in e["rows"] if x.get("procedure") == sys.argv[1]))' "$1"
+}
+report_total() { "$VPROF" report --db "$DB" --json | "$PY" -c '
+import json, sys
+print(sum(e["total"] for e in json.load(sys.stdin)["events"]))'; }
+
+# 1. sh -c 'exec FIXTURE': the exec'd program is profiled, under its own exe.
+for ev in task-clock cpu-timer; do
+	profile "sh -c 'exec fixture' ($ev)" --event "$ev" -- sh -c "exec '$SP' spin 0.4"
+	r=$(rows_for_exe "$SP")
+	s=$(awk -F'\t' '{ s += $5 } END { print s + 0 }' <<<"$r")
+	[ -n "$r" ] && [ "$s" -gt 0 ] && pass "exec'd fixture in processes.tsv with $s merged samples ($ev)" ||
+		fail "exec'd fixture in processes.tsv with samples ($ev): $(tsv | cut -f1-9 | tr '\n' '|')"
+	[ "$(report_proc spin_main)" -gt 0 ] && pass "exec'd fixture's spin_main in the report ($ev)" ||
+		fail "exec'd fixture's spin_main in the report ($ev)"
+done
+
+# 2. fork: the child has its own spool (its own row, ppid = the parent),
+# both are sampled in their own function, and the report's total equals
+# the sum of the per-process merged samples (nothing counted twice).
+for ev in task-clock cpu-timer itimer; do
+	profile "fork child ($ev)" --event "$ev" -- "$SP" fork 0.4
+	r=$(rows_for_exe "$SP")
+	nr=$(grep -c . <<<"$r")
+	ppid=$(awk -F'\t' '{ print $1 }' <<<"$r" | while read -r p; do
+		awk -F'\t' -v p="$p" '$2 == p { print $1 }' <<<"$r"; done | head -1)
+	kid=$(awk -F'\t' -v k="${ppid:-x}" '$1 == k' <<<"$r")
+	[ "$nr" = 2 ] && [ -n "$kid" ] && pass "fork ($ev): parent and child each have a row, child's ppid is the parent" ||
+		fail "fork ($ev): parent and child each have a row: $(tsv | cut -f1-9 | tr '\n' '|')"
+	ks=$(awk -F'\t' '{ print $5 }' <<<"$kid")
+	[ "${ks:-0}" -gt 0 ] && pass "fork ($ev): child has its own samples ($ks)" ||
+		fail "fork ($ev): child has its own samples: row '$kid'"
+	c=$(report_proc spin_child); p=$(report_proc spin_parent)
+	[ "$c" -gt 0 ] && [ "$p" -gt 0 ] && pass "fork ($ev): spin_child ($c) and spin_parent ($p) both sampled" ||
+		fail "fork ($ev): spin_child ($c) and spin_parent ($p) both sampled"
+	# The child's samples can only be in spin_child and what it runs after
+	# (exit): spin_child must not hold more samples than the child's row.
+	[ "$c" -le "${ks:-0}" ] && pass "fork ($ev): spin_child's samples ($c) within the child's own (${ks:-0})" ||
+		fail "fork ($ev): spin_child has $c samples, more than the child's own ${ks:-0}"
+	tot=$(report_total); sum=$(tsv | awk -F'\t' '{ s += $5 } END { print s + 0 }')
+	[ "$tot" -gt 0 ] && [ "$tot" = "$sum" ] && pass "fork ($ev): report total $tot = sum of per-process merged" ||
+		fail "fork ($ev): report total $tot, sum of per-process merged $sum"
+	said=$(sed -n 's/^vprof: \([0-9]*\) samples from \([0-9]*\) process.*/\1 \2/p' "$TMP/v.err")
+	[ "$said" = "$sum 2" ] && pass "fork ($ev): vprof run's summary says $sum samples from 2 processes" ||
+		fail "fork ($ev): vprof run's summary says '$said', expected '$sum 2'"
+done
+
+# 3. Eight threads from pthread_create, each in its own function: all
+# eight functions are sampled (0.25 s of CPU each, ~60 samples expected).
+for ev in task-clock cpu-timer; do
+	profile "8 threads ($ev)" --event "$ev" -- "$SP" threads 0.25
+	missing=""
+	for i in 0 1 2 3 4 5 6 7; do
+		[ "$(report_proc spin_t$i)" -gt 0 ] || missing="$missing spin_t$i"
+	done
+	[ -z "$missing" ] && pass "8 threads ($ev): all eight thread functions sampled" ||
+		fail "8 threads ($ev): not sampled:$missing"
+done
+
+# 4. posix_spawn, vfork (+exec, +_exit), system(), popen(): same output and
+# statuses; the exec'd echo processes are profiled too (rows in the log).
+profile "posix_spawn, vfork, system, popen" -- "$SP" spawn
+ne=$(tsv | awk -F'\t' '$3 ~ /\/echo$/' | grep -c .)
+[ "$ne" -ge 2 ] && pass "posix_spawn'd and vfork+exec'd echo profiled ($ne rows)" ||
+	fail "posix_spawn'd and vfork+exec'd echo profiled: $ne rows: $(tsv | cut -f1-9 | tr '\n' '|')"
+profile "posix_spawn, vfork, system, popen (itimer)" --event itimer -- "$SP" spawn
+
+# 5. The itimer backend is process-wide and ITIMER_PROF survives execve: a
+# program exec'd from a profiled process but not itself profiled (static:
+# LD_PRELOAD does not apply) must not be killed by vprof's SIGPROF.
+grep -q spun <("$SPS" spin 0.05) && pass "static fixture runs" || fail "static fixture runs"
+profile "itimer: sh -c 'exec static program'" --event itimer -- sh -c "exec '$SPS' spin 0.3"
+profile "itimer: bash forks and execs a static program" --event itimer -- bash -c "'$SPS' spin 0.3; echo status \$?"
+profile "task-clock: sh -c 'exec static program'" --event task-clock -- sh -c "exec '$SPS' spin 0.3"
+finish
