@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@ static struct sigaction g_prog;          /* the program's SIGPROF disposition */
 static int g_installed;
 
 void preload_sample(int sig, siginfo_t *si, void *uc);
+static void sync_restart(void);
 
 int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction *old)
 {
@@ -84,17 +86,180 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 	errno = saved;
 }
 
-int preload_signals_install(void)
+static int has_handler(const struct sigaction *a)
+{
+	return (a->sa_flags & SA_SIGINFO) || (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN);
+}
+
+static int install(int restart)
 {
 	struct sigaction a;
 	memset(&a, 0, sizeof(a));
 	a.sa_sigaction = dispatch;
-	a.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	a.sa_flags = SA_SIGINFO | SA_ONSTACK | (restart ? SA_RESTART : 0);
 	sigemptyset(&a.sa_mask);
-	if (preload_real_sigaction(UPCALL_SIGNAL, &a, &g_prog) < 0)
+	return preload_real_sigaction(UPCALL_SIGNAL, &a, NULL) < 0 ? -errno : 0;
+}
+
+/* Our handler restarts interrupted system calls (SA_RESTART), so samples
+ * never make a program see EINTR. But a program with its own SIGPROF
+ * handler installed without SA_RESTART expects its SIGPROFs to interrupt
+ * slow system calls: while it has one, our handler takes its flag. (Its
+ * code must cope with EINTR at any SIGPROF already; ours add no new kind.) */
+static void sync_restart(void)
+{
+	install(!has_handler(&g_prog) || (g_prog.sa_flags & SA_RESTART));
+}
+
+int preload_signals_install(void)
+{
+	if (preload_real_sigaction(UPCALL_SIGNAL, NULL, &g_prog) < 0)
 		return -errno;
-	g_installed = 1;
-	return 0;
+	int rc = install(!has_handler(&g_prog) || (g_prog.sa_flags & SA_RESTART));
+	if (rc == 0)
+		g_installed = 1;
+	return rc;
+}
+
+/* ---- exec ----
+ * At exec the kernel resets handled signals to SIG_DFL but keeps ignored
+ * ones ignored. SIGPROF is handled by us, so a program that ignores it
+ * would hand its exec'd child a SIGPROF at default (terminate) instead of
+ * ignored. Just before exec, the real disposition becomes the program's
+ * SIG_IGN (and a process-wide itimer is stopped: it would survive exec);
+ * if exec fails, both come back. glibc's exec functions call its internal
+ * execve, so each is interposed. posix_spawn is not: its child resets our
+ * handler to SIG_DFL, which differs only for a program ignoring SIGPROF. */
+static void before_exec(void)
+{
+	if (!g_installed)
+		return;
+	upcall_process_stop(g_vprof.backend);
+	if (!has_handler(&g_prog) && g_prog.sa_handler == SIG_IGN) {
+		struct sigaction ign;
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		preload_real_sigaction(UPCALL_SIGNAL, &ign, NULL);
+	}
+}
+
+static void after_failed_exec(void)
+{
+	int saved = errno;
+	if (g_installed) {
+		sync_restart();
+		if (g_vprof.active)
+			upcall_process_start(g_vprof.backend, g_vprof.period);
+	}
+	errno = saved;
+}
+
+#define REAL(name, type) \
+	static type *real_##name; \
+	if (!real_##name) \
+		real_##name = (type *)dlsym(RTLD_NEXT, #name)
+
+typedef int execve_fn(const char *, char *const[], char *const[]);
+typedef int execv_fn(const char *, char *const[]);
+typedef int fexecve_fn(int, char *const[], char *const[]);
+
+__attribute__((visibility("default")))
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+	REAL(execve, execve_fn);
+	before_exec();
+	int rc = real_execve(path, argv, envp);
+	after_failed_exec();
+	return rc;
+}
+
+__attribute__((visibility("default")))
+int execv(const char *path, char *const argv[])
+{
+	REAL(execv, execv_fn);
+	before_exec();
+	int rc = real_execv(path, argv);
+	after_failed_exec();
+	return rc;
+}
+
+__attribute__((visibility("default")))
+int execvp(const char *file, char *const argv[])
+{
+	REAL(execvp, execv_fn);
+	before_exec();
+	int rc = real_execvp(file, argv);
+	after_failed_exec();
+	return rc;
+}
+
+__attribute__((visibility("default")))
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	REAL(execvpe, execve_fn);
+	before_exec();
+	int rc = real_execvpe(file, argv, envp);
+	after_failed_exec();
+	return rc;
+}
+
+__attribute__((visibility("default")))
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	REAL(fexecve, fexecve_fn);
+	before_exec();
+	int rc = real_fexecve(fd, argv, envp);
+	after_failed_exec();
+	return rc;
+}
+
+/* The execl family: gather the variadic arguments and take the path above. */
+static int count_args(const char *arg0, va_list ap)
+{
+	int n = 1;
+	if (!arg0)
+		return 0;
+	while (va_arg(ap, const char *))
+		n++;
+	return n;
+}
+
+#define GATHER(arg0, argv)                                   \
+	va_list ap;                                          \
+	va_start(ap, arg0);                                  \
+	int n_ = count_args(arg0, ap);                       \
+	va_end(ap);                                          \
+	const char *argv[n_ + 1];                            \
+	va_start(ap, arg0);                                  \
+	argv[0] = arg0;                                      \
+	for (int i_ = 1; i_ <= n_; i_++)                     \
+		argv[i_] = va_arg(ap, const char *);         \
+	if (n_ == 0)                                         \
+		argv[0] = NULL
+
+__attribute__((visibility("default")))
+int execl(const char *path, const char *arg0, ...)
+{
+	GATHER(arg0, argv);
+	va_end(ap);
+	return execv(path, (char *const *)argv);
+}
+
+__attribute__((visibility("default")))
+int execlp(const char *file, const char *arg0, ...)
+{
+	GATHER(arg0, argv);
+	va_end(ap);
+	return execvp(file, (char *const *)argv);
+}
+
+__attribute__((visibility("default")))
+int execle(const char *path, const char *arg0, ...)
+{
+	GATHER(arg0, argv);
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, (char *const *)argv, envp);
 }
 
 /* ---- interposers ---- */
@@ -105,8 +270,10 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	if (sig != UPCALL_SIGNAL || !g_installed)
 		return preload_real_sigaction(sig, act, old);
 	struct sigaction prev = g_prog;
-	if (act)
+	if (act) {
 		g_prog = *act;
+		sync_restart();
+	}
 	if (old)
 		*old = prev;
 	return 0;
