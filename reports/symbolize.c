@@ -85,6 +85,17 @@ struct report_image {
 	 * by libdw's (stable) name pointer: open addressing, power-of-2. */
 	struct joined { const char *key; char *path; } *joined;
 	size_t njoined, joined_cap;
+	/* CU address ranges, built on the first miss in .debug_aranges. */
+	struct cu_range *cu_ranges;
+	size_t ncu_ranges;
+	bool cu_ranges_built;
+};
+
+/* One address range of one compilation unit, for the aranges fallback. */
+struct cu_range {
+	uint64_t lo, hi;	/* [lo, hi) */
+	uint64_t maxhi;		/* max(hi) over this entry and all before it */
+	Dwarf_Off die;		/* the CU's DIE offset */
 };
 
 /* One ELF file opened for reading, with what open_elf() learned of it. */
@@ -1065,27 +1076,90 @@ static int open_dwarf(struct report_image *im)
 	return im->dwarf_err;
 }
 
+static int cu_range_cmp(const void *pa, const void *pb)
+{
+	const struct cu_range *a = pa, *b = pb;
+
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
 /*
- * The CU covering vaddr. .debug_aranges answers quickly when present; GCC
- * may leave it out (and clang does by default), so fall back to asking each
- * CU's ranges.
+ * Collect every CU's address ranges (DW_AT_low_pc/high_pc or DW_AT_ranges)
+ * into one sorted array. Done once, on the first address .debug_aranges
+ * does not answer: without it each miss would walk all CUs (over a
+ * millisecond per query on libc). Returns 0 or -ENOMEM.
  */
-static bool find_cu(Dwarf *dw, uint64_t vaddr, Dwarf_Die *cu)
+static int build_cu_ranges(struct report_image *im)
 {
 	Dwarf_CU *unit = NULL, *next;
 	Dwarf_Half version;
 	uint8_t type;
 	Dwarf_Die die;
+	size_t cap = 0, i;
 
-	if (dwarf_addrdie(dw, vaddr, cu) != NULL)
-		return true;
-	while (dwarf_get_units(dw, unit, &next, &version, &type, &die, NULL) == 0) {
+	im->cu_ranges_built = true;
+	while (dwarf_get_units(im->dwarf, unit, &next, &version, &type, &die, NULL) == 0) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
 		unit = next;
-		if ((type == DW_UT_compile || type == DW_UT_partial ||
-		     type == DW_UT_skeleton) && dwarf_haspc(&die, vaddr) > 0) {
-			*cu = die;
-			return true;
+		if (type != DW_UT_compile && type != DW_UT_partial && type != DW_UT_skeleton)
+			continue;
+		while ((off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
+			if (hi <= lo)
+				continue;
+			if (im->ncu_ranges == cap) {
+				struct cu_range *v;
+
+				cap = cap ? 2 * cap : 256;
+				v = realloc(im->cu_ranges, cap * sizeof *v);
+				if (!v)
+					return -ENOMEM;
+				im->cu_ranges = v;
+			}
+			im->cu_ranges[im->ncu_ranges].lo = lo;
+			im->cu_ranges[im->ncu_ranges].hi = hi;
+			im->cu_ranges[im->ncu_ranges++].die = dwarf_dieoffset(&die);
 		}
+	}
+	if (im->ncu_ranges == 0)
+		return 0;
+	qsort(im->cu_ranges, im->ncu_ranges, sizeof *im->cu_ranges, cu_range_cmp);
+	for (i = 0; i < im->ncu_ranges; i++) {
+		uint64_t prev = i ? im->cu_ranges[i - 1].maxhi : 0;
+
+		im->cu_ranges[i].maxhi = im->cu_ranges[i].hi > prev ? im->cu_ranges[i].hi : prev;
+	}
+	return 0;
+}
+
+/*
+ * The CU covering vaddr. .debug_aranges answers quickly when present;
+ * GCC may leave a CU out of it (and clang omits it by default), so fall
+ * back to the CUs' own ranges, searched like the symbol table.
+ */
+static bool find_cu(struct report_image *im, uint64_t vaddr, Dwarf_Die *cu)
+{
+	size_t lo = 0, hi, j;
+
+	if (dwarf_addrdie(im->dwarf, vaddr, cu) != NULL)
+		return true;
+	if (!im->cu_ranges_built && build_cu_ranges(im) != 0)
+		return false;
+	hi = im->ncu_ranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (im->cu_ranges[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (j = lo; j > 0 && im->cu_ranges[j - 1].maxhi > vaddr; j--) {
+		const struct cu_range *r = &im->cu_ranges[j - 1];
+
+		if (vaddr < r->hi)
+			return dwarf_offdie(im->dwarf, r->die, cu) != NULL;
 	}
 	return false;
 }
@@ -1152,7 +1226,7 @@ int report_sym_source_line(struct report_image *im, uint64_t vaddr, const char *
 	err = open_dwarf(im);
 	if (err)
 		return err;
-	if (!find_cu(im->dwarf, vaddr, &cu))
+	if (!find_cu(im, vaddr, &cu))
 		return -ENOENT;
 	l = dwarf_getsrc_die(&cu, vaddr);
 	if (!l || dwarf_lineno(l, &ln) != 0 || !(src = dwarf_linesrc(l, NULL, NULL)))
@@ -1185,6 +1259,7 @@ void report_image_close(struct report_image *im)
 	for (size_t i = 0; i < im->joined_cap; i++)
 		free(im->joined[i].path);
 	free(im->joined);
+	free(im->cu_ranges);
 	if (im->dwarf)
 		dwarf_end(im->dwarf);
 	if (im->dwarf_elf)
