@@ -101,6 +101,32 @@ for ev in task-clock cpu-timer itimer; do
 		fail "errno loop was sampled ($ev): $(grep '^vprof:' "$TMP/v.err")"
 done
 
+# (f) The program's file descriptors are its own. Daemons close every
+# descriptor above 2 (closefrom); the descriptors the program then opens
+# may have the numbers vprof's own files had. vprof must never close,
+# write or ioctl them: files written and flushed at exit keep their data, a
+# pipe written by a fork child delivers its message, and a spool whose
+# descriptor (and flock) the program closed is not merged away while the
+# program still runs (its later samples would be lost).
+runst /dev/null /dev/null "$BS" fds "$TMP/f1.plain" "$TMP/f2.plain" >/dev/null
+same "closefrom(3), fopen twice, exit flushes both" -- "$BS" fds "$TMP/f1" "$TMP/f2"
+for f in f1 f2; do
+	[ -s "$TMP/$f.plain" ] && cmp -s "$TMP/$f.plain" "$TMP/$f" &&
+		pass "closefrom(3) then fopen: $f written as without vprof" ||
+		fail "closefrom(3) then fopen: $f written as without vprof: got '$(cat "$TMP/$f" 2>&1)', want '$(cat "$TMP/$f.plain")'"
+done
+same "closefrom(3), pipe, fork: the child's message arrives" -- "$BS" fds-fork
+grep -q 'not a vprof spool\|corrupt' "$TMP/v.err" &&
+	fail "closefrom(3), pipe, fork: vprof's spool was written by the program: $(grep '^vprof' "$TMP/v.err" | tr '\n' '|')" ||
+	pass "closefrom(3), pipe, fork: no corrupt spool"
+rm -rf "$TMP/db-merge"
+runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db-merge" -- "$BS" fds-merge "$VPROF" "$TMP/db-merge" >/dev/null
+sa=$("$VPROF" report --db "$TMP/db-merge" --json -n 0 | "$PY" -c '
+import json, sys
+print(sum(x["samples"] for e in json.load(sys.stdin)["events"] for x in e["rows"] if x.get("procedure") == "spin_after_merge"))')
+[ "${sa:-0}" -gt 0 ] && pass "closefrom(3), vprof merge mid-run: later samples kept ($sa in spin_after_merge)" ||
+	fail "closefrom(3), vprof merge mid-run: 0.4 s of CPU in spin_after_merge after the merge, $sa samples kept: $(grep '^vprof' "$TMP/v.err" | tr '\n' '|')"
+
 # (e) Real Debian programs: stdout and stderr byte-identical.
 printf '%s\n' pear apple fig banana apple cherry >"$TMP/words"
 seq 1 200000 >"$TMP/nums"
