@@ -867,6 +867,24 @@ static void test_fixture(void)
 		report_image_close(im);
 	}
 
+	/* 1b. without .debug_aranges (clang's default): the CU range table */
+	if (sh("objcopy --remove-section=.debug_aranges %s %s/noar", prog, g_tmp) == 0) {
+		char p[600];
+
+		snprintf(p, sizeof p, "%s/noar", g_tmp);
+		im = report_image_open(p, NULL, 0, why, sizeof why);
+		report(im != NULL, "open fixture without .debug_aranges", "%s", why);
+		if (im) {
+			test_source_lines(im, prog, &m, 0, 0, 0,
+					  "no aranges: fixture lines agree with addr2line");
+			test_source_lines(im, prog, &m, 3000, tlo, thi,
+					  "no aranges: lines of random text agree with addr2line");
+			report_image_close(im);
+		}
+	} else {
+		report(false, "remove .debug_aranges", "objcopy failed");
+	}
+
 	/* 2. a wrong build-id: the file's symbols must not be used */
 	memcpy(wrong, id, (size_t)n);
 	wrong[n - 1] ^= 0x5a;
