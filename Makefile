@@ -6,8 +6,8 @@
 #   make install PREFIX=/usr/local
 #
 # Sources are picked up by folder (see ../shared/ARCHITECTURE.md, Layout):
-# upcall/ preload/ merge/ interp/ go into libvprof.so; reports/ + merge/ make
-# the vprof command. interp/ is also built as build/libinterp.a for its tests.
+# upcall/ preload/ merge/ go into libvprof.so; reports/ + merge/ make the
+# vprof command; interp/ is built as build/libinterp.a (tests, vprof).
 
 CC      ?= gcc
 PREFIX  ?= /usr/local
@@ -51,12 +51,18 @@ $(B)/libinterp.a: $(INTERP_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/libvprof.so: $(LIB_OBJ) $(B)/libinterp.a
-	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,--whole-archive $(B)/libinterp.a -Wl,--no-whole-archive \
-	    -Wl,-z,now -Wl,--version-script=preload/exports.map $(LIB_LIBS) $(INTERP_LIBS)
+# The interpreter joins libvprof.so when value sampling is wired into the
+# handler; until then the preloaded library carries only what it runs.
+$(B)/libvprof.so: $(LIB_OBJ) preload/exports.map
+	$(CC) -shared -o $@ $(LIB_OBJ) \
+	    -Wl,-z,now -Wl,--version-script=preload/exports.map $(LIB_LIBS)
+
+# interp/ finds its vector families through weak references, which do not
+# pull archive members in: link the whole archive wherever interp runs.
+INTERP_WHOLE := -Wl,--whole-archive $(B)/libinterp.a -Wl,--no-whole-archive
 
 $(B)/vprof: $(CMD_OBJ) $(B)/libinterp.a
-	$(CC) -o $@ $(CMD_OBJ) $(B)/libinterp.a $(CMD_LIBS)
+	$(CC) -o $@ $(CMD_OBJ) $(INTERP_WHOLE) $(CMD_LIBS)
 
 # Unit tests: tests/unit/NAME.c -> build/tests/NAME, linked with the
 # interpreter, merge/ and the report library (everything but the main()).
@@ -67,7 +73,7 @@ tests: all $(TEST_BIN)
 
 $(B)/tests/%: tests/unit/%.c $(TEST_LINK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -o $@ $< $(TEST_LINK) $(CMD_LIBS) -lpthread -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -o $@ $< $(filter-out $(B)/libinterp.a,$(TEST_LINK)) $(INTERP_WHOLE) $(CMD_LIBS) -lpthread -lm
 
 check: deps all
 	@tests/run
