@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +33,24 @@ static inline uint32_t key_hash(uint64_t key)
 {
 	/* Fibonacci hashing: PCs of a hot loop differ in their low bits. */
 	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+int merge_fd_high(int fd)
+{
+	struct rlimit rl;
+	int floor = 256;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 512 && rl.rlim_cur != RLIM_INFINITY)
+		floor = (int)(rl.rlim_cur - rl.rlim_cur / 4);
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+	if (hi < 0)
+		return fd;       /* keep the low one: still works */
+	merge_fd_close(fd);
+	return hi;
+}
+
+void merge_fd_close(int fd)
+{
+	syscall(SYS_close, fd);
 }
 
 static size_t slot_bytes(uint32_t nbuckets)
@@ -106,6 +126,7 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
+	fd = merge_fd_high(fd);
 	if (flock(fd, LOCK_SH) < 0 || ftruncate(fd, (off_t)size) < 0)
 		goto fail;
 	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -166,7 +187,7 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	return err;
 fail:
 	err = -errno;
-	close(fd);
+	merge_fd_close(fd);
 	unlink(tmp);
 	sp->fd = -1;
 	return err;
@@ -177,7 +198,7 @@ void merge_spool_forget(struct merge_spool *sp)
 	if (sp->hdr)
 		munmap(sp->hdr, sp->size);
 	if (sp->fd >= 0)
-		close(sp->fd);
+		merge_fd_close(sp->fd);
 	sp->hdr = NULL;
 	sp->fd = -1;
 }

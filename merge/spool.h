@@ -71,6 +71,14 @@ void merge_spool_image(struct merge_spool *sp, int kind, uint64_t bias,
 		       uint64_t lo, uint64_t hi, const uint8_t *build_id,
 		       uint32_t build_id_len, const char *path);
 
+/* Move fd to a high number (the top quarter of RLIMIT_NOFILE), out of the
+ * way of programs that assume small numbers are theirs; returns the new fd
+ * (or fd itself if it cannot move). merge_fd_close closes with the raw
+ * system call, never through libvprof's interposed close(). Both are
+ * async-signal-safe. */
+int merge_fd_high(int fd);
+void merge_fd_close(int fd);
+
 /* ---- reader ---- */
 
 /* Open PATH read-only and validate magic, version, byte order, checksum and

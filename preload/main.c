@@ -100,7 +100,10 @@ static int open_spool(void)
 	read_cmdline(cmd, sizeof(cmd));
 	p.exe = exe;
 	p.cmdline = cmd;
-	return merge_spool_create(&g_vprof.spool, g_vprof.spool_dir, &p);
+	int rc = merge_spool_create(&g_vprof.spool, g_vprof.spool_dir, &p);
+	if (rc == 0)
+		preload_fd_own(g_vprof.spool.fd);
+	return rc;
 }
 
 static void on_fork_child(void)
@@ -112,8 +115,10 @@ static void on_fork_child(void)
 	/* The trigger of the parent's thread is not ours: a perf fd is shared
 	 * with the parent (close, never disable it), POSIX timers are not
 	 * inherited, interval timers neither. */
-	if (t->up.fd >= 0)
-		close(t->up.fd);
+	if (t->up.fd >= 0) {
+		preload_fd_disown(t->up.fd);
+		merge_fd_close(t->up.fd);
+	}
 	t->up.fd = -1;
 	t->up.has_timer = 0;
 	t->armed = 0;
@@ -121,6 +126,7 @@ static void on_fork_child(void)
 
 	struct merge_spool parent = g_vprof.spool;
 	g_vprof.spool.hdr = NULL;
+	preload_fd_disown(parent.fd);
 	if (open_spool() < 0) {
 		/* No spool: stop sampling this child; it runs on unprofiled. */
 		merge_spool_forget(&parent);

@@ -61,6 +61,10 @@ void preload_images_inherit(const struct merge_spool *parent);  /* fork child */
 int preload_signals_install(void);
 int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction *old);
 
+/* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
+void preload_fd_own(int fd);
+void preload_fd_disown(int fd);
+
 /* One message on stderr, prefixed "vprof: ". Not signal-safe. */
 void preload_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -60,6 +60,7 @@ void preload_thread_begin(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)tid << 32) ^ (uint64_t)(uintptr_t)t;
 	if (upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed) == 0) {
+		preload_fd_own(t->up.fd);
 		t->armed = 1;
 		__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
 	}
@@ -78,8 +79,10 @@ void preload_thread_end(void)
 	sigaddset(&block, UPCALL_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	t->busy = 1;
-	if (t->armed)
+	if (t->armed) {
+		preload_fd_disown(t->up.fd);
 		upcall_thread_stop(&t->up);
+	}
 	t->armed = 0;
 	merge_spool_release_slot(&g_vprof.spool, t->slot);
 	t->slot = NULL;

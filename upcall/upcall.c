@@ -17,6 +17,7 @@
 #include "upcall/upcall.h"
 #include "merge/format.h"
 #include "merge/profile.h"
+#include "merge/spool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -118,7 +119,7 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 		case MERGE_EV_TASK_CLOCK:
 			rc = perf_open(b, period);
 			if (rc >= 0)
-				close(rc);
+				merge_fd_close(rc);
 			break;
 		case MERGE_EV_CPU_TIMER: {
 			timer_t t;
@@ -161,12 +162,15 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 		int fd = perf_open(backend, jitter(&t->rng, period));
 		if (fd < 0)
 			return fd;
+		/* High, and before F_SETOWN_EX/O_ASYNC: signals carry the fd
+		 * number that registered for them. */
+		fd = merge_fd_high(fd);
 		struct f_owner_ex own = { .type = F_OWNER_TID, .pid = tid };
 		if (fcntl(fd, F_SETSIG, UPCALL_SIGNAL) < 0 || fcntl(fd, F_SETOWN_EX, &own) < 0 ||
 		    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 ||
 		    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 			int err = -errno;
-			close(fd);
+			merge_fd_close(fd);
 			return err;
 		}
 		t->fd = fd;
@@ -209,7 +213,7 @@ void upcall_thread_stop(struct upcall_thread *t)
 {
 	if (t->fd >= 0) {
 		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
-		close(t->fd);
+		merge_fd_close(t->fd);
 		t->fd = -1;
 	}
 	if (t->has_timer) {

@@ -1,0 +1,102 @@
+/*
+ * vprof's file descriptors (the spool, whose flock tells mergers we are
+ * alive, and each thread's perf event) must survive a program that closes
+ * every descriptor it does not know, as daemons do with closefrom(3) or a
+ * close() loop: the first would let a merge take the spool of a live
+ * process, the second silently stops sampling, and our own later close()
+ * would hit whatever file of the program took the number.
+ *
+ * Our descriptors live high (merge_fd_high) and are marked here; the
+ * interposed close() skips them (reporting success, as if closed), and
+ * closefrom()/close_range() close around them. Not covered: a program
+ * that dup2()s onto one of our numbers, or closes through raw syscalls.
+ *
+ * The bitmap is read in normal context by any thread; marks change with
+ * atomics. Async-signal-safe.
+ */
+#include "preload/preload.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_FD 65536
+static uint64_t g_ours[MAX_FD / 64];
+static int g_lowest = INT_MAX;   /* lowest fd ever marked: fast path */
+
+void preload_fd_own(int fd)
+{
+	if (fd < 0 || fd >= MAX_FD)
+		return;
+	__atomic_fetch_or(&g_ours[fd / 64], 1ull << (fd % 64), __ATOMIC_RELAXED);
+	int lo = __atomic_load_n(&g_lowest, __ATOMIC_RELAXED);
+	while (fd < lo && !__atomic_compare_exchange_n(&g_lowest, &lo, fd, 0, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
+void preload_fd_disown(int fd)
+{
+	if (fd < 0 || fd >= MAX_FD)
+		return;
+	__atomic_fetch_and(&g_ours[fd / 64], ~(1ull << (fd % 64)), __ATOMIC_RELAXED);
+}
+
+static int ours(unsigned fd)
+{
+	return fd < MAX_FD && (int)fd >= g_lowest &&
+	       (__atomic_load_n(&g_ours[fd / 64], __ATOMIC_RELAXED) >> (fd % 64) & 1);
+}
+
+__attribute__((visibility("default")))
+int close(int fd)
+{
+	if (fd >= 0 && ours((unsigned)fd))
+		return 0;
+	return (int)syscall(SYS_close, fd);
+}
+
+/* Close [first, last] except ours, with the kernel's close_range. */
+static int close_except(unsigned first, unsigned last, unsigned flags)
+{
+	unsigned lo = first;
+	for (unsigned fd = first; fd <= last && fd < MAX_FD; fd++) {
+		if (fd < (unsigned)g_lowest && g_lowest != INT_MAX) {
+			fd = (unsigned)g_lowest - 1;    /* skip the unmarked stretch */
+			continue;
+		}
+		if (!ours(fd))
+			continue;
+		if (fd > lo && syscall(SYS_close_range, lo, fd - 1, flags) < 0)
+			return -1;
+		lo = fd + 1;
+	}
+	if (lo <= last && lo >= first)
+		return (int)syscall(SYS_close_range, lo, last, flags);
+	return 0;
+}
+
+__attribute__((visibility("default")))
+int close_range(unsigned first, unsigned last, int flags)
+{
+	if (first > last) {
+		errno = EINVAL;
+		return -1;
+	}
+	return close_except(first, last, (unsigned)flags);
+}
+
+__attribute__((visibility("default")))
+void closefrom(int lowfd)
+{
+	if (lowfd < 0)
+		lowfd = 0;
+	if (close_except((unsigned)lowfd, ~0u, 0) == 0)
+		return;
+	/* No close_range (old kernel): the slow way, as glibc would. */
+	for (int fd = lowfd; fd < MAX_FD; fd++)
+		if (!ours((unsigned)fd))
+			syscall(SYS_close, fd);
+}
