@@ -1,0 +1,622 @@
+/* tests/unit/interp_vec_ops.c — the vector families (interp/sse*.c,
+ * avx*.c, evex*.c) against this CPU.
+ *
+ * Each instruction in kinsns (assembled by gas from the text beside it) is
+ * run many times with random operands: natively, by a trampoline that
+ * loads all 32 zmm, 8 opmask registers, MXCSR, 16 GPRs and RFLAGS from
+ * g_vs and stores them back afterwards, and in the interpreter from the
+ * same state and the same data pages. Everything is compared: every zmm
+ * byte, k0-k7, GPRs, arithmetic flags, MXCSR and the data pages. Pointer
+ * registers (rdi, rsi, rdx) point into two data pages followed by a
+ * PROT_NONE guard page, often so that the operand crosses into the guard
+ * page: the hardware faults or (masked-off elements) does not, and the
+ * interpreter must agree — stop with would_fault and change nothing, or
+ * run without touching the guard page. Also checked: every register
+ * component the interpreter changed is marked in xstate_bv and
+ * xstate_dirty.
+ *
+ * Usage: interp_vec_ops [iterations-per-insn [seed [filter]]]
+ * Default: 300 per instruction, fixed seed.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include "interp/interp.h"
+
+/* ---------------------------------------------------------- the list */
+
+/* F: kind of random operands. I: integer/bytes, D: doubles, S: floats.
+ * Flag U: "unsupported" is an acceptable interpreter answer (e.g. masked
+ * stores with more pieces than the store buffer holds). */
+#define INSNS(X) \
+	/* SSE2 moves and logic */ \
+	X(I, 0, "movdqa (%rdi), %xmm1") X(I, 0, "movdqa %xmm2, (%rsi)") X(I, 0, "movdqa %xmm3, %xmm9") \
+	X(I, 0, "movdqu (%rdi), %xmm1") X(I, 0, "movdqu %xmm12, (%rsi)") \
+	X(I, 0, "movaps (%rdi), %xmm1") X(I, 0, "movups %xmm4, (%rdi)") X(I, 0, "movapd %xmm4, %xmm5") \
+	X(I, 0, "movd %xmm1, %eax") X(I, 0, "movd %ecx, %xmm1") X(I, 0, "movq %xmm1, %rax") \
+	X(I, 0, "movq %rcx, %xmm14") X(I, 0, "movq (%rdi), %xmm1") X(I, 0, "movq %xmm3, (%rdi)") \
+	X(I, 0, "movq %xmm3, %xmm4") X(I, 0, "movd (%rsi), %xmm2") X(I, 0, "movd %xmm2, (%rsi)") \
+	X(I, 0, "movhps (%rdi), %xmm1") X(I, 0, "movhps %xmm1, (%rdi)") X(I, 0, "movlpd (%rdi), %xmm1") \
+	X(I, 0, "movhlps %xmm2, %xmm1") X(I, 0, "movlhps %xmm2, %xmm1") \
+	X(I, 0, "pxor %xmm1, %xmm2") X(I, 0, "pxor (%rdi), %xmm2") X(I, 0, "por %xmm1, %xmm2") \
+	X(I, 0, "pand %xmm1, %xmm2") X(I, 0, "pandn %xmm1, %xmm2") X(I, 0, "xorps %xmm1, %xmm2") \
+	X(I, 0, "andpd (%rsi), %xmm2") X(I, 0, "andnps %xmm3, %xmm2") X(I, 0, "orpd %xmm3, %xmm2") \
+	X(I, 0, "pcmpeqb %xmm1, %xmm2") X(I, 0, "pcmpeqb (%rdi), %xmm0") X(I, 0, "pcmpeqw %xmm1, %xmm2") \
+	X(I, 0, "pcmpeqd %xmm1, %xmm2") X(I, 0, "pcmpeqq %xmm1, %xmm2") X(I, 0, "pcmpgtb %xmm1, %xmm2") \
+	X(I, 0, "pcmpgtd %xmm1, %xmm2") X(I, 0, "pcmpgtq %xmm1, %xmm2") \
+	X(I, 0, "pmovmskb %xmm1, %eax") X(I, 0, "pmovmskb %xmm9, %r10d") X(I, 0, "movmskps %xmm1, %eax") \
+	X(I, 0, "movmskpd %xmm1, %ecx") \
+	X(I, 0, "pminub %xmm1, %xmm2") X(I, 0, "pminub (%rdi), %xmm2") X(I, 0, "pmaxub %xmm1, %xmm2") \
+	X(I, 0, "pminud %xmm1, %xmm2") X(I, 0, "pminsw %xmm1, %xmm2") X(I, 0, "pmaxsd %xmm1, %xmm2") \
+	X(I, 0, "paddb %xmm1, %xmm2") X(I, 0, "paddw %xmm1, %xmm2") X(I, 0, "paddd %xmm1, %xmm2") \
+	X(I, 0, "paddq %xmm1, %xmm2") X(I, 0, "psubb %xmm1, %xmm2") X(I, 0, "psubq %xmm1, %xmm2") \
+	X(I, 0, "paddusb %xmm1, %xmm2") X(I, 0, "psubusb %xmm1, %xmm2") X(I, 0, "psubusw %xmm1, %xmm2") \
+	X(I, 0, "paddsw %xmm1, %xmm2") X(I, 0, "psubsb %xmm1, %xmm2") X(I, 0, "pavgb %xmm1, %xmm2") \
+	X(I, 0, "pmullw %xmm1, %xmm2") X(I, 0, "pmulld %xmm1, %xmm2") X(I, 0, "psadbw %xmm1, %xmm2") \
+	X(I, 0, "pmaddwd %xmm1, %xmm2") X(I, 0, "pmaddubsw %xmm1, %xmm2") X(I, 0, "pabsb %xmm1, %xmm2") \
+	X(I, 0, "pabsd %xmm1, %xmm2") \
+	X(I, 0, "pshufb %xmm1, %xmm2") X(I, 0, "pshufd $0x1b, %xmm1, %xmm2") X(I, 0, "pshufd $0, (%rdi), %xmm2") \
+	X(I, 0, "pshuflw $0x9c, %xmm1, %xmm2") X(I, 0, "pshufhw $0x39, %xmm1, %xmm2") \
+	X(I, 0, "punpcklbw %xmm1, %xmm2") X(I, 0, "punpcklwd %xmm1, %xmm2") X(I, 0, "punpckldq %xmm1, %xmm2") \
+	X(I, 0, "punpcklqdq %xmm1, %xmm2") X(I, 0, "punpckhbw %xmm1, %xmm2") X(I, 0, "punpckhqdq %xmm1, %xmm2") \
+	X(I, 0, "unpcklpd %xmm1, %xmm2") X(I, 0, "unpckhps %xmm1, %xmm2") X(I, 0, "shufps $0x4e, %xmm1, %xmm2") \
+	X(I, 0, "shufpd $1, %xmm1, %xmm2") X(I, 0, "packuswb %xmm1, %xmm2") X(I, 0, "packsswb %xmm1, %xmm2") \
+	X(I, 0, "packssdw %xmm1, %xmm2") X(I, 0, "packusdw %xmm1, %xmm2") \
+	X(I, 0, "palignr $5, %xmm1, %xmm2") X(I, 0, "palignr $17, %xmm1, %xmm2") X(I, 0, "palignr $15, (%rdi), %xmm2") \
+	X(I, 0, "psrldq $3, %xmm2") X(I, 0, "pslldq $7, %xmm2") X(I, 0, "psrldq $16, %xmm2") \
+	X(I, 0, "psrlw $3, %xmm2") X(I, 0, "psrld $31, %xmm2") X(I, 0, "psrlq $40, %xmm2") \
+	X(I, 0, "psllw $17, %xmm2") X(I, 0, "pslld $1, %xmm2") X(I, 0, "psllq $63, %xmm2") \
+	X(I, 0, "psraw $9, %xmm2") X(I, 0, "psrad $33, %xmm2") X(I, 0, "psrlw %xmm1, %xmm2") \
+	X(I, 0, "pslld %xmm1, %xmm2") X(I, 0, "psrad %xmm1, %xmm2") \
+	X(I, 0, "pmovzxbw %xmm1, %xmm2") X(I, 0, "pmovsxbd (%rdi), %xmm2") X(I, 0, "pmovzxdq %xmm1, %xmm2") \
+	X(I, 0, "pinsrb $5, %eax, %xmm2") X(I, 0, "pinsrw $3, (%rdi), %xmm2") X(I, 0, "pinsrd $2, %ecx, %xmm2") \
+	X(I, 0, "pinsrq $1, %rcx, %xmm2") X(I, 0, "pextrb $9, %xmm2, %eax") X(I, 0, "pextrw $3, %xmm2, %ecx") \
+	X(I, 0, "pextrd $3, %xmm2, %eax") X(I, 0, "pextrq $1, %xmm2, %rax") X(I, 0, "pextrd $1, %xmm2, (%rdi)") \
+	X(I, 0, "ptest %xmm1, %xmm2") X(I, 0, "ptest (%rdi), %xmm2") \
+	X(I, 0, "movntdq %xmm1, (%rdi)") X(I, 0, "lddqu (%rsi), %xmm3") \
+	/* AVX / AVX2 */ \
+	X(I, 0, "vmovdqu (%rdi), %ymm1") X(I, 0, "vmovdqu %ymm1, (%rsi)") X(I, 0, "vmovdqa (%rdi), %ymm1") \
+	X(I, 0, "vmovdqa %ymm3, %ymm1") X(I, 0, "vmovdqu (%rdi), %xmm1") X(I, 0, "vmovups %xmm5, (%rdi)") \
+	X(I, 0, "vmovaps %ymm5, %ymm6") X(I, 0, "vmovntdq %ymm1, (%rdi)") \
+	X(I, 0, "vmovd %xmm1, %eax") X(I, 0, "vmovd %ecx, %xmm1") X(I, 0, "vmovq %rcx, %xmm1") \
+	X(I, 0, "vmovq %xmm2, %xmm1") X(I, 0, "vmovq (%rdi), %xmm1") \
+	X(I, 0, "vpcmpeqb %ymm1, %ymm2, %ymm3") X(I, 0, "vpcmpeqb (%rdi), %ymm2, %ymm3") \
+	X(I, 0, "vpcmpeqb %xmm1, %xmm2, %xmm3") X(I, 0, "vpcmpeqd %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpcmpgtb %ymm1, %ymm2, %ymm3") X(I, 0, "vpmovmskb %ymm1, %eax") X(I, 0, "vpmovmskb %xmm1, %eax") \
+	X(I, 0, "vpminub %ymm1, %ymm2, %ymm3") X(I, 0, "vpminub (%rdi), %ymm2, %ymm3") X(I, 0, "vpmaxub %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpminud %ymm1, %ymm2, %ymm3") X(I, 0, "vpxor %ymm1, %ymm2, %ymm3") X(I, 0, "vpor %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpand %ymm1, %ymm2, %ymm3") X(I, 0, "vpandn %ymm1, %ymm2, %ymm3") X(I, 0, "vpandn %xmm1, %xmm2, %xmm3") \
+	X(I, 0, "vxorps %xmm1, %xmm2, %xmm3") X(I, 0, "vandpd %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpaddb %ymm1, %ymm2, %ymm3") X(I, 0, "vpsubb %ymm1, %ymm2, %ymm3") X(I, 0, "vpaddd %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpsubq %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpshufb %ymm1, %ymm2, %ymm3") X(I, 0, "vpshufd $0xb1, %ymm1, %ymm3") \
+	X(I, 0, "vpalignr $7, %ymm1, %ymm2, %ymm3") X(I, 0, "vpsrldq $5, %ymm1, %ymm3") X(I, 0, "vpslldq $5, %ymm1, %ymm3") \
+	X(I, 0, "vpsrlq $7, %ymm1, %ymm3") X(I, 0, "vpsllw %xmm4, %ymm1, %ymm3") \
+	X(I, 0, "vpunpcklbw %ymm1, %ymm2, %ymm3") X(I, 0, "vpunpckhdq %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpackuswb %ymm1, %ymm2, %ymm3") X(I, 0, "vshufps $0x93, %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpbroadcastb %xmm1, %ymm2") X(I, 0, "vpbroadcastb (%rdi), %ymm2") X(I, 0, "vpbroadcastd %xmm1, %xmm2") \
+	X(I, 0, "vpbroadcastq (%rsi), %ymm2") X(I, 0, "vbroadcastss %xmm1, %ymm2") X(I, 0, "vbroadcasti128 (%rdi), %ymm2") \
+	X(I, 0, "vptest %ymm1, %ymm2") X(I, 0, "vptest %xmm1, %xmm2") \
+	X(I, 0, "vpmovzxbw %xmm1, %ymm2") X(I, 0, "vpmovsxwd (%rdi), %ymm2") \
+	X(I, 0, "vinserti128 $1, %xmm1, %ymm2, %ymm3") X(I, 0, "vextracti128 $1, %ymm1, %xmm3") \
+	X(I, 0, "vextracti128 $1, %ymm1, (%rdi)") X(I, 0, "vpinsrb $3, %eax, %xmm2, %xmm3") \
+	X(I, 0, "vpextrq $1, %xmm2, %rax") X(I, 0, "vmovhps (%rdi), %xmm2, %xmm3") \
+	/* AVX-512 as glibc uses it */ \
+	X(I, 0, "vmovdqu64 (%rdi), %zmm16") X(I, 0, "vmovdqu64 %zmm17, (%rsi)") X(I, 0, "vmovdqu64 (%rdi), %ymm16") \
+	X(I, 0, "vmovdqu64 %ymm16, (%rsi)") X(I, 0, "vmovdqu64 %ymm16, %ymm17") X(I, 0, "vmovdqu64 %zmm1, %zmm2") \
+	X(I, 0, "vmovdqa64 (%rdi), %zmm16") X(I, 0, "vmovdqa64 %ymm16, (%rsi)") X(I, 0, "vmovdqu32 (%rdi), %zmm3{%k2}{z}") \
+	X(I, 0, "vmovdqu8 (%rdi), %zmm16{%k1}{z}") X(I, 0, "vmovdqu8 (%rdi), %ymm16{%k1}{z}") \
+	X(I, 0, "vmovdqu8 (%rsi), %ymm17{%k2}") X(I, 0, "vmovdqu8 (%rsi), %xmm17{%k2}") \
+	X(I, U, "vmovdqu8 %ymm16, (%rdi){%k1}") X(I, U, "vmovdqu8 %zmm16, (%rdi){%k3}") \
+	X(I, U, "vmovdqu8 %xmm16, (%rdi){%k3}") X(I, U, "vmovdqu64 %zmm16, (%rdi){%k3}") \
+	X(I, 0, "vmovdqu8 %zmm18, %zmm16{%k1}") X(I, 0, "vmovdqu16 %zmm18, %zmm16{%k1}{z}") \
+	X(I, 0, "vmovups (%rdi), %zmm16") X(I, 0, "vmovdqu64 %xmm20, %xmm21") \
+	X(I, 0, "vpcmpeqb (%rdi), %ymm16, %k0") X(I, 0, "vpcmpeqb %zmm17, %zmm16, %k1") \
+	X(I, 0, "vpcmpeqb %ymm17, %ymm16, %k1{%k2}") X(I, 0, "vpcmpeqd (%rdi), %ymm16, %k1") \
+	X(I, 0, "vpcmpneqb (%rdi), %ymm16, %k1") X(I, 0, "vpcmpneqb %zmm17, %zmm16, %k1{%k2}") \
+	X(I, 0, "vpcmpub $1, %ymm17, %ymm18, %k1") X(I, 0, "vpcmpltub (%rsi), %ymm18, %k1") \
+	X(I, 0, "vpcmpnequb %zmm17, %zmm18, %k1{%k3}") X(I, 0, "vpcmpgtb %ymm17, %ymm18, %k1") \
+	X(I, 0, "vpcmpb $2, %ymm17, %ymm18, %k1") X(I, 0, "vpcmpneqd %ymm17, %ymm18, %k1") \
+	X(I, 0, "vpcmpud $6, %zmm17, %zmm18, %k1") X(I, 0, "vpcmpeqb (%rdi), %ymm16, %k1{%k2}") \
+	X(I, 0, "vpminub %ymm17, %ymm18, %ymm19") X(I, 0, "vpminub (%rdi), %ymm18, %ymm19") \
+	X(I, 0, "vpminub %zmm17, %zmm18, %zmm19") X(I, 0, "vpminud %ymm17, %ymm18, %ymm19") \
+	X(I, 0, "vpminub %ymm17, %ymm18, %ymm19{%k1}{z}") X(I, 0, "vpmaxub %zmm17, %zmm18, %zmm19{%k1}") \
+	X(I, 0, "vptestnmb %ymm17, %ymm17, %k0") X(I, 0, "vptestnmb %zmm17, %zmm18, %k1{%k2}") \
+	X(I, 0, "vptestmb %ymm17, %ymm18, %k1") X(I, 0, "vptestnmd %ymm17, %ymm17, %k1") \
+	X(I, 0, "vptestmd %zmm17, %zmm18, %k1") \
+	X(I, 0, "vpxorq %ymm17, %ymm18, %ymm19") X(I, 0, "vpxorq (%rdi), %ymm18, %ymm19") X(I, 0, "vpxord %zmm17, %zmm18, %zmm19{%k1}") \
+	X(I, 0, "vporq %ymm17, %ymm18, %ymm19") X(I, 0, "vpandq %zmm17, %zmm18, %zmm19") X(I, 0, "vpandnd %ymm17, %ymm18, %ymm19") \
+	X(I, 0, "vpternlogd $0xde, %ymm17, %ymm18, %ymm19") X(I, 0, "vpternlogd $0x96, %zmm17, %zmm18, %zmm19") \
+	X(I, 0, "vpternlogq $0x81, (%rdi), %ymm18, %ymm19") X(I, 0, "vpternlogd $0xfe, %ymm17, %ymm18, %ymm19{%k1}") \
+	X(I, 0, "vpbroadcastb %esi, %ymm16") X(I, 0, "vpbroadcastb %eax, %zmm16") X(I, 0, "vpbroadcastd %eax, %ymm16") \
+	X(I, 0, "vpbroadcastq %rax, %zmm16") X(I, 0, "vpbroadcastb %xmm17, %zmm16") X(I, 0, "vpbroadcastb %ecx, %zmm16{%k1}{z}") \
+	X(I, 0, "vpaddd (%rax){1to16}, %zmm1, %zmm2{%k3}") X(I, 0, "vpaddd (%rsi){1to8}, %ymm1, %ymm2") \
+	X(I, 0, "vpsubb %zmm17, %zmm18, %zmm19") X(I, 0, "vpaddq %ymm17, %ymm18, %ymm19{%k2}{z}") \
+	X(I, 0, "vpshufb %zmm17, %zmm18, %zmm19") X(I, 0, "vpalignr $9, %zmm17, %zmm18, %zmm19") \
+	X(I, 0, "vpsrlq $3, %zmm17, %zmm19") X(I, 0, "vpsrldq $5, %zmm17, %zmm19") \
+	X(I, 0, "vpminub (%rdi), %zmm18, %zmm19{%k1}{z}") X(I, 0, "vpcmpeqb (%rdi), %zmm16, %k1{%k2}")
+
+#define I 0
+#define D 1
+#define S 2
+#define U 1
+
+#define ASM_ONE(kind, fl, s) \
+	".pushsection vt_code,\"aw\"\n1: " s "\n2:\n.popsection\n" \
+	".pushsection vt_idx,\"aw\"\n.quad 1b, 2b\n.popsection\n"
+__asm__(INSNS(ASM_ONE));
+
+struct tinsn { const char *text; int kind, flags; };
+#define T_ONE(kind, fl, s) { s, kind, fl },
+static const struct tinsn kinsns[] = { INSNS(T_ONE) };
+extern const uint64_t __start_vt_idx[], __stop_vt_idx[];
+
+/* ---------------------------------------------------- native runner */
+
+struct vstate {
+	uint8_t zmm[32][64];     /* 0 */
+	uint64_t k[8];           /* 2048 */
+	uint64_t gpr[16];        /* 2112 */
+	uint64_t rflags;         /* 2240 */
+	uint32_t mxcsr;          /* 2248 */
+	uint32_t pad[13];
+} __attribute__((aligned(64)));
+
+struct vstate g_vs __attribute__((visibility("hidden")));
+uint64_t g_vhost_rsp __attribute__((visibility("hidden")));
+uint32_t g_vhost_mxcsr __attribute__((visibility("hidden")));
+uint64_t g_vtarget __attribute__((visibility("hidden")));
+uint64_t g_vflagstack[64] __attribute__((visibility("hidden"), aligned(16)));
+
+void vnative_enter(void);
+void vnative_save(void);
+
+#define ZL(n) "vmovdqu64 g_vs+64*" #n "(%rip), %zmm" #n "\n"
+#define ZS(n) "vmovdqu64 %zmm" #n ", g_vs+64*" #n "(%rip)\n"
+#define Z8(M, a) M(a##0) M(a##1) M(a##2) M(a##3) M(a##4) M(a##5) M(a##6) M(a##7)
+__asm__(
+	".text\n"
+	".globl vnative_enter\n .hidden vnative_enter\n"
+	"vnative_enter:\n"
+	"	push %rbx\n push %rbp\n push %r12\n push %r13\n push %r14\n push %r15\n"
+	"	mov %rsp, g_vhost_rsp(%rip)\n"
+	"	stmxcsr g_vhost_mxcsr(%rip)\n"
+	ZL(0) ZL(1) ZL(2) ZL(3) ZL(4) ZL(5) ZL(6) ZL(7) ZL(8) ZL(9)
+	ZL(10) ZL(11) ZL(12) ZL(13) ZL(14) ZL(15) ZL(16) ZL(17) ZL(18) ZL(19)
+	ZL(20) ZL(21) ZL(22) ZL(23) ZL(24) ZL(25) ZL(26) ZL(27) ZL(28) ZL(29)
+	ZL(30) ZL(31)
+	"	kmovq g_vs+2048(%rip), %k0\n	kmovq g_vs+2056(%rip), %k1\n"
+	"	kmovq g_vs+2064(%rip), %k2\n	kmovq g_vs+2072(%rip), %k3\n"
+	"	kmovq g_vs+2080(%rip), %k4\n	kmovq g_vs+2088(%rip), %k5\n"
+	"	kmovq g_vs+2096(%rip), %k6\n	kmovq g_vs+2104(%rip), %k7\n"
+	"	ldmxcsr g_vs+2248(%rip)\n"
+	"	lea g_vflagstack+256(%rip), %rsp\n"
+	"	pushq g_vs+2240(%rip)\n	popfq\n"
+	"	mov g_vs+2112(%rip), %rax\n	mov g_vs+2120(%rip), %rcx\n"
+	"	mov g_vs+2128(%rip), %rdx\n	mov g_vs+2136(%rip), %rbx\n"
+	"	mov g_vs+2152(%rip), %rbp\n	mov g_vs+2160(%rip), %rsi\n"
+	"	mov g_vs+2168(%rip), %rdi\n	mov g_vs+2176(%rip), %r8\n"
+	"	mov g_vs+2184(%rip), %r9\n	mov g_vs+2192(%rip), %r10\n"
+	"	mov g_vs+2200(%rip), %r11\n	mov g_vs+2208(%rip), %r12\n"
+	"	mov g_vs+2216(%rip), %r13\n	mov g_vs+2224(%rip), %r14\n"
+	"	mov g_vs+2232(%rip), %r15\n	mov g_vs+2144(%rip), %rsp\n"
+	"	jmp *g_vtarget(%rip)\n"
+	".globl vnative_save\n .hidden vnative_save\n"
+	"vnative_save:\n"
+	"	mov %rax, g_vs+2112(%rip)\n	mov %rcx, g_vs+2120(%rip)\n"
+	"	mov %rdx, g_vs+2128(%rip)\n	mov %rbx, g_vs+2136(%rip)\n"
+	"	mov %rsp, g_vs+2144(%rip)\n	mov %rbp, g_vs+2152(%rip)\n"
+	"	mov %rsi, g_vs+2160(%rip)\n	mov %rdi, g_vs+2168(%rip)\n"
+	"	mov %r8, g_vs+2176(%rip)\n	mov %r9, g_vs+2184(%rip)\n"
+	"	mov %r10, g_vs+2192(%rip)\n	mov %r11, g_vs+2200(%rip)\n"
+	"	mov %r12, g_vs+2208(%rip)\n	mov %r13, g_vs+2216(%rip)\n"
+	"	mov %r14, g_vs+2224(%rip)\n	mov %r15, g_vs+2232(%rip)\n"
+	"	lea g_vflagstack+256(%rip), %rsp\n"
+	"	pushfq\n	pop %rax\n	mov %rax, g_vs+2240(%rip)\n"
+	ZS(0) ZS(1) ZS(2) ZS(3) ZS(4) ZS(5) ZS(6) ZS(7) ZS(8) ZS(9)
+	ZS(10) ZS(11) ZS(12) ZS(13) ZS(14) ZS(15) ZS(16) ZS(17) ZS(18) ZS(19)
+	ZS(20) ZS(21) ZS(22) ZS(23) ZS(24) ZS(25) ZS(26) ZS(27) ZS(28) ZS(29)
+	ZS(30) ZS(31)
+	"	kmovq %k0, g_vs+2048(%rip)\n	kmovq %k1, g_vs+2056(%rip)\n"
+	"	kmovq %k2, g_vs+2064(%rip)\n	kmovq %k3, g_vs+2072(%rip)\n"
+	"	kmovq %k4, g_vs+2080(%rip)\n	kmovq %k5, g_vs+2088(%rip)\n"
+	"	kmovq %k6, g_vs+2096(%rip)\n	kmovq %k7, g_vs+2104(%rip)\n"
+	"	stmxcsr g_vs+2248(%rip)\n"
+	"	ldmxcsr g_vhost_mxcsr(%rip)\n"
+	"	vzeroupper\n"
+	"	mov g_vhost_rsp(%rip), %rsp\n"
+	"	cld\n"
+	"	pop %r15\n pop %r14\n pop %r13\n pop %r12\n pop %rbp\n pop %rbx\n"
+	"	ret\n"
+);
+
+#define DATA_SIZE 8192
+static uint8_t *g_code, *g_data;
+static sigjmp_buf g_jb;
+static volatile int g_in_native, g_native_sig;
+
+static void on_fault(int sig, siginfo_t *si, void *ctx)
+{
+	(void)si;
+	if (interp_fault_fixup(ctx))
+		return;
+	if (g_in_native) {
+		g_native_sig = sig;
+		g_in_native = 0;
+		siglongjmp(g_jb, 1);
+	}
+	signal(sig, SIG_DFL);
+}
+
+static void setup(void)
+{
+	static char altstack[65536];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
+	struct sigaction sa;
+
+	g_code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	g_data = mmap(NULL, DATA_SIZE + 4096, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g_code == MAP_FAILED || g_data == MAP_FAILED) {
+		printf("FAIL mmap\n");
+		exit(1);
+	}
+	mprotect(g_data + DATA_SIZE, 4096, PROT_NONE);
+	sigaltstack(&ss, NULL);
+	interp_init();
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+}
+
+static uint64_t place(const uint8_t *b, unsigned len)
+{
+	uint8_t *p = g_code + 0x400;
+	uint64_t a = (uint64_t)vnative_save;
+
+	memset(p, 0xcc, 0x100);
+	memcpy(p, b, len);
+	p[len] = 0xff; p[len + 1] = 0x25;
+	memset(p + len + 2, 0, 4);
+	memcpy(p + len + 6, &a, 8);
+	return (uint64_t)p;
+}
+
+/* Returns 0, or the signal the instruction took. */
+static int run_native(const uint8_t *b, unsigned len, struct vstate *io)
+{
+	uint32_t host;
+
+	__asm__ volatile("stmxcsr %0" : "=m"(host));
+	g_vs = *io;
+	g_vtarget = place(b, len);
+	g_native_sig = 0;
+	if (sigsetjmp(g_jb, 1) == 0) {
+		g_in_native = 1;
+		vnative_enter();
+		g_in_native = 0;
+	}
+	__asm__ volatile("ldmxcsr %0" : : "m"(host));
+	if (!g_native_sig)
+		*io = g_vs;
+	return g_native_sig;
+}
+
+static struct interp_thread *g_th;
+static uint64_t g_bv;
+
+static int run_interp(const uint8_t *b, unsigned len, struct vstate *io,
+		      uint64_t *bv, uint64_t *dirty)
+{
+	static struct interp_state st;
+	struct interp_result r;
+
+	if (!g_th) {
+		g_th = mmap(NULL, interp_thread_size(), PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		interp_thread_init(g_th);
+	}
+	memset(&st, 0, sizeof st);
+	memcpy(st.zmm, io->zmm, sizeof st.zmm);
+	memcpy(st.k, io->k, sizeof st.k);
+	memcpy(st.gpr, io->gpr, sizeof st.gpr);
+	st.rflags = io->rflags;
+	st.mxcsr = io->mxcsr;
+	st.mxcsr_mask = 0xffff;
+	st.rip = place(b, len);
+	st.seg_valid = 1;
+	st.has_fpregs = 1;
+	st.xstate_avail = INTERP_XS_ALL;
+	st.xstate_bv = g_bv;
+	st.xstate_dirty = 0;
+	interp_run(&st, g_th, 1, NULL, &r);
+	memcpy(io->zmm, st.zmm, sizeof st.zmm);
+	memcpy(io->k, st.k, sizeof st.k);
+	memcpy(io->gpr, st.gpr, sizeof st.gpr);
+	io->rflags = st.rflags;
+	io->mxcsr = st.mxcsr;
+	*bv = st.xstate_bv;
+	*dirty = st.xstate_dirty;
+	return r.executed == 1 ? INTERP_OK : r.stop;
+}
+
+/* ------------------------------------------------------- operands */
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* Bytes from a small alphabet, so compares and minima see equal bytes,
+ * zeros (string terminators) and high-bit bytes. */
+static uint8_t rbyte(int style)
+{
+	switch (style) {
+	case 0: return (uint8_t)rnd();
+	case 1: {
+		static const uint8_t a[] = { 0, 'a', 'b', 'c', 0x80, 0xff, 0x7f, 1 };
+		return a[rnd() % 8];
+	}
+	default: return rnd() % 16 ? 'a' + rnd() % 3 : 0;
+	}
+}
+
+static void fill(uint8_t *p, size_t n, int style)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = rbyte(style);
+}
+
+static const double kdbl[] = {
+	0.0, -0.0, 1.0, -1.5, 3.0, 1e300, -1e-300, 4.9e-324, 2.2250738585072014e-308,
+	1.0 / 0.0, -1.0 / 0.0, 0.1, 1e16, 9007199254740993.0, -2147483648.0, 2147483648.5,
+	9.3e18, -9.3e18, 0.5, 2.5,
+};
+
+static void fill_fp(uint8_t *p, size_t n, int kind)
+{
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		double d;
+		switch (rnd() % 5) {
+		case 0: d = kdbl[rnd() % (sizeof kdbl / sizeof kdbl[0])]; break;
+		case 1: { uint64_t u = rnd(); memcpy(&d, &u, 8); break; }   /* incl. NaNs */
+		default: d = ((double)(int64_t)rnd() / 9.2e18) * (double)(rnd() % 1000); break;
+		}
+		if (kind == S) {
+			float f[2] = { (float)d, (float)(d * 0.75) };
+			if (rnd() % 8 == 0) {
+				uint32_t u = (uint32_t)rnd();
+				memcpy(&f[1], &u, 4);
+			}
+			memcpy(p + i, f, 8);
+		} else {
+			memcpy(p + i, &d, 8);
+		}
+	}
+}
+
+static uint64_t rmask(void)
+{
+	switch (rnd() % 6) {
+	case 0: return ~0ull;
+	case 1: return 0;
+	case 2: return (1ull << (rnd() % 64)) - 1;          /* prefix (bzhi) */
+	case 3: return ~((1ull << (rnd() % 64)) - 1);       /* suffix */
+	default: return rnd();
+	}
+}
+
+static void random_state(struct vstate *s, int kind)
+{
+	int style = rnd() % 3;
+
+	memset(s, 0, sizeof *s);
+	for (int i = 0; i < 32; i++) {
+		if (kind == I)
+			fill(s->zmm[i], 64, style);
+		else
+			fill_fp(s->zmm[i], 64, kind);
+	}
+	for (int i = 0; i < 8; i++)
+		s->k[i] = rmask();
+	for (int i = 0; i < 16; i++)
+		s->gpr[i] = rnd() % 4 ? rnd() : rnd() % 300;
+	/* pointers: anywhere in the data pages, often across into the guard */
+	for (int r = 0; r < 3; r++) {
+		static const int preg[3] = { 7, 6, 2 };   /* rdi, rsi, rdx */
+		uint64_t off = rnd() % 3 ? rnd() % (DATA_SIZE - 64) : DATA_SIZE - 1 - rnd() % 64;
+		if (rnd() % 4 == 0)
+			off &= ~63ull;                      /* aligned */
+		s->gpr[preg[r]] = (uint64_t)g_data + off;
+	}
+	s->gpr[0] = (uint64_t)g_data + (rnd() % (DATA_SIZE / 8)) * 8 - (rnd() % 8 == 0 ? 0 : 0);
+	s->gpr[4] = (uint64_t)g_data + DATA_SIZE / 2;          /* rsp */
+	/* components in their initial state (not in g_bv) hold zeros */
+	g_bv = INTERP_XS_X87 | INTERP_XS_SSE | (rnd() & (INTERP_XS_YMM | INTERP_XS_ZMM_H |
+							  INTERP_XS_HI16 | INTERP_XS_OPMASK));
+	if (rnd() % 2)
+		g_bv = INTERP_XS_ALL;
+	for (int i = 0; i < 32; i++) {
+		if (i < 16 && !(g_bv & INTERP_XS_YMM))
+			memset(s->zmm[i] + 16, 0, 16);
+		if (i < 16 && !(g_bv & INTERP_XS_ZMM_H))
+			memset(s->zmm[i] + 32, 0, 32);
+		if (i >= 16 && !(g_bv & INTERP_XS_HI16))
+			memset(s->zmm[i], 0, 64);
+	}
+	if (!(g_bv & INTERP_XS_OPMASK))
+		memset(s->k, 0, sizeof s->k);
+	s->rflags = 0x202 | (rnd() & 0x8d5);
+	s->mxcsr = 0x1f80;
+	if (kind != I && rnd() % 3 == 0) {
+		s->mxcsr |= (rnd() % 4) << 13;                 /* rounding */
+		if (rnd() % 4 == 0)
+			s->mxcsr |= 0x8040 & rnd();            /* FTZ, DAZ */
+		if (rnd() % 6 == 0)
+			s->mxcsr &= ~(0x80u << (rnd() % 6));   /* unmask one */
+		if (rnd() % 4 == 0)
+			s->mxcsr |= rnd() & 0x3f;              /* sticky flags */
+	}
+}
+
+/* ------------------------------------------------------- checking */
+
+static uint64_t comp_of(int reg, int byte)
+{
+	if (reg >= 16)
+		return INTERP_XS_HI16;
+	return byte < 16 ? INTERP_XS_SSE : byte < 32 ? INTERP_XS_YMM : INTERP_XS_ZMM_H;
+}
+
+static int differ(const char *what, const uint8_t *code, unsigned len,
+		  const struct vstate *in, const struct vstate *nat, const struct vstate *itp,
+		  const uint8_t *dnat, const uint8_t *ditp, uint64_t bv, uint64_t dirty,
+		  int report)
+{
+	char buf[512];
+	int n = 0;
+
+#define BAD(...) do { if (report && n < 6) { snprintf(buf, sizeof buf, __VA_ARGS__); \
+		printf("    %s\n", buf); } n++; } while (0)
+	for (int r = 0; r < 32; r++)
+		for (int b = 0; b < 64; b++) {
+			if (nat->zmm[r][b] != itp->zmm[r][b]) {
+				BAD("zmm%d byte %d: in %02x native %02x interp %02x", r, b,
+				    in->zmm[r][b], nat->zmm[r][b], itp->zmm[r][b]);
+				break;
+			}
+			if (itp->zmm[r][b] != in->zmm[r][b] &&
+			    ((bv & dirty & comp_of(r, b)) != comp_of(r, b))) {
+				BAD("zmm%d byte %d changed but component %#lx not in bv %#lx / dirty %#lx",
+				    r, b, (unsigned long)comp_of(r, b), (unsigned long)bv,
+				    (unsigned long)dirty);
+				break;
+			}
+		}
+	for (int k = 0; k < 8; k++) {
+		if (nat->k[k] != itp->k[k])
+			BAD("k%d: in %016lx native %016lx interp %016lx", k, in->k[k], nat->k[k], itp->k[k]);
+		else if (itp->k[k] != in->k[k] && !(bv & dirty & INTERP_XS_OPMASK))
+			BAD("k%d changed, opmask not marked", k);
+	}
+	for (int g = 0; g < 16; g++)
+		if (nat->gpr[g] != itp->gpr[g])
+			BAD("gpr%d: in %016lx native %016lx interp %016lx", g, in->gpr[g], nat->gpr[g], itp->gpr[g]);
+	if ((nat->rflags ^ itp->rflags) & INTERP_ARITH_FLAGS)
+		BAD("rflags: in %03lx native %03lx interp %03lx", in->rflags & 0xfff,
+		    nat->rflags & 0xfff, itp->rflags & 0xfff);
+	if (nat->mxcsr != itp->mxcsr)
+		BAD("mxcsr: in %04x native %04x interp %04x", in->mxcsr, nat->mxcsr, itp->mxcsr);
+	else if (itp->mxcsr != in->mxcsr && !(dirty & INTERP_XS_SSE))
+		BAD("mxcsr changed, SSE not dirty");
+	for (int i = 0; i < DATA_SIZE; i++)
+		if (dnat[i] != ditp[i]) {
+			BAD("data+%#x: native %02x interp %02x", i, dnat[i], ditp[i]);
+			break;
+		}
+	if (n && report) {
+		char hb[64] = "";
+		for (unsigned i = 0; i < len && i < 15; i++)
+			sprintf(hb + 3 * i, "%02x ", code[i]);
+		printf("    (%s: bytes %s)\n", what, hb);
+	}
+	return n;
+#undef BAD
+}
+
+int main(int argc, char **argv)
+{
+	long iters = argc > 1 ? atol(argv[1]) : 300;
+	const char *filter = argc > 3 ? argv[3] : NULL;
+	size_t ninsn = (size_t)(__stop_vt_idx - __start_vt_idx) / 2;
+	static uint8_t dsave[DATA_SIZE], dnat[DATA_SIZE];
+	int nfail = 0;
+
+	if (argc > 2)
+		rnd_state = strtoull(argv[2], NULL, 0) | 1;
+	setup();
+	if (ninsn != sizeof kinsns / sizeof kinsns[0]) {
+		printf("FAIL table: %zu assembled, %zu listed\n", ninsn, sizeof kinsns / sizeof kinsns[0]);
+		return 1;
+	}
+	for (size_t t = 0; t < ninsn; t++) {
+		const uint8_t *code = (const uint8_t *)__start_vt_idx[2 * t];
+		unsigned len = (unsigned)(__start_vt_idx[2 * t + 1] - __start_vt_idx[2 * t]);
+		const struct tinsn *ti = &kinsns[t];
+		long ok = 0, faults = 0, unsup = 0, bad = 0;
+		const char *first_stop = NULL;
+
+		if (filter && !strstr(ti->text, filter))
+			continue;
+		for (long it = 0; it < iters; it++) {
+			struct vstate in, nat, itp;
+			uint64_t bv, dirty;
+			int sig, rc;
+
+			random_state(&in, ti->kind);
+			if (ti->kind == I)
+				fill(g_data, DATA_SIZE, rnd() % 3);
+			else
+				fill_fp(g_data, DATA_SIZE, ti->kind);
+			memcpy(dsave, g_data, DATA_SIZE);
+			nat = in;
+			sig = run_native(code, len, &nat);
+			memcpy(dnat, g_data, DATA_SIZE);
+			memcpy(g_data, dsave, DATA_SIZE);
+			itp = in;
+			rc = run_interp(code, len, &itp, &bv, &dirty);
+			if (sig) {
+				faults++;
+				if (rc != INTERP_STOP_WOULD_FAULT ||
+				    differ(ti->text, code, len, &in, &in, &itp, dsave, g_data, bv, dirty, 0)) {
+					if (rc == INTERP_STOP_UNSUPPORTED && ti->flags) {
+						unsup++;
+						continue;
+					}
+					if (bad++ == 0)
+						printf("FAIL %s: native took signal %d, interp %s\n", ti->text,
+						       sig, interp_stop_name(rc));
+				}
+				continue;
+			}
+			if (rc != INTERP_OK) {
+				if (rc == INTERP_STOP_UNSUPPORTED && ti->flags) {
+					unsup++;
+					continue;
+				}
+				if (bad++ == 0)
+					printf("FAIL %s: native ran, interp stopped: %s\n", ti->text,
+					       interp_stop_name(rc));
+				first_stop = interp_stop_name(rc);
+				continue;
+			}
+			if (differ(ti->text, code, len, &in, &nat, &itp, dnat, g_data, bv, dirty, 0)) {
+				if (bad++ == 0) {
+					printf("FAIL %s: state differs (iteration %ld)\n", ti->text, it);
+					differ(ti->text, code, len, &in, &nat, &itp, dnat, g_data, bv, dirty, 1);
+				}
+				continue;
+			}
+			ok++;
+		}
+		(void)first_stop;
+		if (bad)
+			nfail++;
+		else
+			printf("PASS %s (%ld same, %ld faulted alike, %ld unsupported)\n", ti->text,
+			       ok, faults, unsup);
+	}
+	return nfail != 0;
+}
