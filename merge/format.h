@@ -144,7 +144,7 @@ struct merge_spool_static {
 struct merge_spool_live {       /* updated while the process runs */
 	uint64_t samples;        /* every sample the handler saw for us */
 	uint64_t dropped;        /* samples not counted, all causes */
-	uint64_t dropped_busy;   /* ... of which: thread inside vprof */
+	uint64_t dropped_busy;   /* reserved: samples not interpreted in vprof code */
 	uint64_t dropped_full;   /* ... of which: shared table full */
 	uint64_t shared_used;    /* entries claimed in SHARED */
 	uint64_t threads;        /* threads that armed a trigger */
