@@ -6,8 +6,8 @@
 #   make install PREFIX=/usr/local
 #
 # Sources are picked up by folder (see ../shared/ARCHITECTURE.md, Layout):
-# upcall/ preload/ merge/ go into libvprof.so; reports/ + merge/ make the
-# vprof command; interp/ is built as build/libinterp.a (tests, vprof).
+# upcall/ preload/ merge/ interp/ go into libvprof.so; reports/ + merge/ +
+# interp/ make the vprof command; interp/ is also build/libinterp.a (tests).
 
 CC      ?= gcc
 PREFIX  ?= /usr/local
@@ -51,15 +51,14 @@ $(B)/libinterp.a: $(INTERP_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
-# The interpreter joins libvprof.so when value sampling is wired into the
-# handler; until then the preloaded library carries only what it runs.
-$(B)/libvprof.so: $(LIB_OBJ) preload/exports.map
-	$(CC) -shared -o $@ $(LIB_OBJ) \
-	    -Wl,-z,now -Wl,--version-script=preload/exports.map $(LIB_LIBS)
-
 # interp/ finds its vector families through weak references, which do not
 # pull archive members in: link the whole archive wherever interp runs.
 INTERP_WHOLE := -Wl,--whole-archive $(B)/libinterp.a -Wl,--no-whole-archive
+
+# The interpreter runs in the handler for co-simulation (VPROF_VERIFY).
+$(B)/libvprof.so: $(LIB_OBJ) $(B)/libinterp.a preload/exports.map
+	$(CC) -shared -o $@ $(LIB_OBJ) $(INTERP_WHOLE) \
+	    -Wl,-z,now -Wl,--version-script=preload/exports.map $(LIB_LIBS) $(INTERP_LIBS)
 
 $(B)/vprof: $(CMD_OBJ) $(B)/libinterp.a
 	$(CC) -o $@ $(CMD_OBJ) $(INTERP_WHOLE) $(CMD_LIBS)

@@ -213,6 +213,14 @@ __attribute__((constructor)) static void vprof_init(void)
 		g_thread.busy = 0;
 		return;
 	}
+	if (g_vprof.cfg.verify) {
+		rc = preload_verify_init ? preload_verify_init() : -ENOSYS;
+		if (rc < 0) {
+			preload_say("VPROF_VERIFY: co-simulation unavailable: %s; profiling without it",
+				    strerror(-rc));
+			g_vprof.cfg.verify = 0;
+		}
+	}
 	pthread_atfork(NULL, NULL, on_fork_child);
 	g_thread.busy = 0;
 	preload_thread_begin();

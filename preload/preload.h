@@ -61,6 +61,14 @@ void preload_images_inherit(const struct merge_spool *parent);  /* fork child */
 int preload_signals_install(void);
 int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction *old);
 
+/* verify.c (co-simulation, issue 3), linked when present: with
+ * VPROF_VERIFY on, preload_verify_init runs once in the constructor (normal
+ * context; negative errno if unavailable) and preload_verify_sample runs in
+ * the handler after each PC sample is counted (async-signal-safe). */
+int preload_verify_init(void) __attribute__((weak));
+void preload_verify_sample(int sig, siginfo_t *si, void *uc) __attribute__((weak));
+void preload_verify_thread_begin(void) __attribute__((weak));
+
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);
 void preload_fd_disown(int fd);

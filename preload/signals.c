@@ -81,8 +81,11 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 		forward(sig, si, uc);
 	else if (g_vprof.cfg.bench_empty)
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
-	else if (g_vprof.active && g_vprof.spool.hdr)
+	else if (g_vprof.active && g_vprof.spool.hdr) {
 		preload_sample(sig, si, uc);
+		if (g_vprof.cfg.verify && !t->busy)
+			preload_verify_sample(sig, si, uc);
+	}
 	errno = saved;
 }
 

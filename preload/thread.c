@@ -59,6 +59,8 @@ void preload_thread_begin(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)tid << 32) ^ (uint64_t)(uintptr_t)t;
+	if (g_vprof.cfg.verify && preload_verify_thread_begin)
+		preload_verify_thread_begin();
 	if (upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed) == 0) {
 		preload_fd_own(t->up.fd);
 		t->armed = 1;
