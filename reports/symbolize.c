@@ -65,6 +65,8 @@ struct report_image {
 	char *symfile;		/* file the symbols came from */
 	struct raw_sym *raw;	/* only while report_image_open() runs */
 	size_t nraw, rawcap;
+	struct sym *fdes;	/* unnamed code bounded by .eh_frame, "sub_<hex>" */
+	size_t nfdes;
 
 	uint8_t build_id[BUILD_ID_MAX];	/* what files must match (0 len: any) */
 	size_t build_id_len;
@@ -784,6 +786,176 @@ out:
 }
 
 /*
+ * The innermost entry of v[n] (sorted, with prefix-max ends) containing
+ * vaddr: a binary search for the last start at or before vaddr, then a
+ * walk back only while some earlier entry can still reach vaddr. A sized
+ * entry wins over an unsized one whose guessed end reaches here. NULL if
+ * none.
+ */
+static const struct sym *search(const struct sym *v, size_t n, uint64_t vaddr)
+{
+	const struct sym *unsized = NULL;
+	size_t lo = 0, hi = n, j;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (j = lo; j > 0 && v[j - 1].maxend > vaddr; j--) {
+		const struct sym *s = &v[j - 1];
+
+		if (vaddr >= s->end)
+			continue;
+		if (s->sized)
+			return s;
+		if (!unsized)
+			unsized = s;
+	}
+	return unsized;
+}
+
+/* Read a little-endian signed 32-bit or unsigned 64-bit value. */
+static int64_t rd_s32(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint64_t rd_u64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/*
+ * Functions no symbol names (static functions of a stripped image, .cold
+ * parts) still have unwind entries: every FDE in .eh_frame covers one
+ * function's code exactly. Collect the FDEs whose start no symbol covers
+ * into im->fdes, named "sub_<hex start>", so that such code is reported as
+ * distinct procedures rather than one unknown bucket.
+ *
+ * The sorted table of .eh_frame_hdr gives each FDE's start and address;
+ * the FDE's own pc_begin, decoded either as pc-relative sdata4 (what GNU
+ * ld, gold and lld emit) or as an absolute pointer, must agree with the
+ * table before its pc_range is believed, which avoids parsing CIE
+ * augmentations. Anything else is skipped. Needs the image file itself
+ * (a debug file has no .eh_frame contents). Returns 0 or -ENOMEM.
+ */
+static int collect_fdes(struct report_image *im, Elf *elf)
+{
+	Elf_Scn *hs = find_section(elf, SHT_PROGBITS, ".eh_frame_hdr");
+	Elf_Scn *fs = find_section(elf, SHT_PROGBITS, ".eh_frame");
+	GElf_Shdr hsh, fsh;
+	Elf_Data *hd, *fd;
+	const uint8_t *h, *f;
+	size_t cap = 0, i, n;
+	uint64_t count, plt[4][2];
+	size_t nplt = 0, k;
+
+	if (!hs || !fs || !gelf_getshdr(hs, &hsh) || !gelf_getshdr(fs, &fsh) ||
+	    !(hd = elf_getdata(hs, NULL)) || !(fd = elf_getdata(fs, NULL)) || !hd->d_buf ||
+	    !fd->d_buf || hd->d_size < 12)
+		return 0;
+	h = hd->d_buf;
+	f = fd->d_buf;
+	/* The PLT's FDEs each cover a run of stubs: named stubs are found
+	 * first, and the rest are not one function; leave them out. */
+	{
+		Elf_Scn *ps = NULL;
+		size_t shstrndx;
+
+		if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+			return 0;
+		while ((ps = elf_nextscn(elf, ps)) != NULL && nplt < 4) {
+			GElf_Shdr psh;
+			const char *nm;
+
+			if (gelf_getshdr(ps, &psh) && (psh.sh_flags & SHF_EXECINSTR) &&
+			    (nm = elf_strptr(elf, shstrndx, psh.sh_name)) &&
+			    strncmp(nm, ".plt", 4) == 0) {
+				plt[nplt][0] = psh.sh_addr;
+				plt[nplt++][1] = psh.sh_addr + psh.sh_size;
+			}
+		}
+	}
+	/* version 1; table of (initial location, FDE address) pairs, both
+	 * datarel sdata4 from the header's start; count udata4 */
+	if (h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b)
+		return 0;
+	count = (uint32_t)rd_s32(h + 8);
+	if (count > (hd->d_size - 12) / 8)
+		return 0;
+	for (i = 0; i < count; i++) {
+		uint64_t start = hsh.sh_addr + (uint64_t)rd_s32(h + 12 + 8 * i);
+		uint64_t fde = hsh.sh_addr + (uint64_t)rd_s32(h + 16 + 8 * i);
+		uint64_t off = fde - fsh.sh_addr, range, fstart;
+		const struct sym *cov;
+		struct sym *e;
+		char name[32];
+
+		/* length (4) and CIE pointer (4), then pc_begin, pc_range */
+		if (fde < fsh.sh_addr || off > fd->d_size || fd->d_size - off < 8 + 16)
+			continue;
+		if ((uint32_t)rd_s32(f + off) == 0xffffffffu)
+			continue;	/* 64-bit DWARF length: not seen in .eh_frame */
+		fstart = fsh.sh_addr + off + 8 + (uint64_t)rd_s32(f + off + 8);
+		if (fstart == start) {
+			range = (uint32_t)rd_s32(f + off + 12);
+		} else if (rd_u64(f + off + 8) == start) {
+			range = rd_u64(f + off + 16);
+		} else {
+			continue;
+		}
+		if (range == 0 || start + range < start)
+			continue;
+		for (k = 0; k < nplt; k++)
+			if (start >= plt[k][0] && start < plt[k][1])
+				break;
+		if (k < nplt)
+			continue;
+		cov = search(im->syms, im->nsyms, start);
+		if (cov)
+			continue;	/* a symbol names this code */
+		if (im->nfdes == cap) {
+			struct sym *v;
+
+			cap = cap ? 2 * cap : 256;
+			v = realloc(im->fdes, cap * sizeof *v);
+			if (!v)
+				return -ENOMEM;
+			im->fdes = v;
+		}
+		e = &im->fdes[im->nfdes];
+		e->start = start;
+		e->end = start + range;
+		e->sized = 1;
+		snprintf(name, sizeof name, "sub_%llx", (unsigned long long)start);
+		if (add_name(im, name, &e->name) != 0)
+			return -ENOMEM;
+		im->nfdes++;
+	}
+	/* the table is sorted by start; keep prefix-max ends for search() */
+	for (n = 0; n < im->nfdes; n++) {
+		uint64_t prev = n ? im->fdes[n - 1].maxend : 0;
+
+		if (n && im->fdes[n].start < im->fdes[n - 1].start) {
+			im->nfdes = 0;	/* unsorted: a broken table, do not guess */
+			return 0;
+		}
+		im->fdes[n].maxend = im->fdes[n].end > prev ? im->fdes[n].end : prev;
+	}
+	return 0;
+}
+
+/*
  * Turn im->raw into the lookup table: sorted, one entry per address (the
  * preferred alias), sized entries ending at st_value + st_size, unsized
  * ones at the next symbol or their section's end, whichever is first.
@@ -956,7 +1128,7 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 			goto fail_n;
 		}
 	}
-	if (build_table(im) != 0) {
+	if (build_table(im) != 0 || (file_ok && collect_fdes(im, file.elf) != 0)) {
 		n = -ENOMEM;
 		goto fail_n;
 	}
@@ -991,38 +1163,13 @@ fail:
 const char *report_sym_lookup(struct report_image *im, uint64_t vaddr, uint64_t *sym_start,
 			      uint64_t *sym_size)
 {
-	size_t lo = 0, hi, j;
-	const struct sym *unsized = NULL, *hit = NULL;
+	const struct sym *hit;
 
-	if (!im || im->nsyms == 0)
+	if (!im)
 		return NULL;
-	/* lo = the number of symbols starting at or before vaddr. */
-	hi = im->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (im->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Walk back only while some earlier symbol can still reach vaddr;
-	 * the nearest containing start is the innermost symbol. A sized
-	 * symbol wins over an unsized one whose guessed end reaches here. */
-	for (j = lo; j > 0 && im->syms[j - 1].maxend > vaddr; j--) {
-		const struct sym *s = &im->syms[j - 1];
-
-		if (vaddr >= s->end)
-			continue;
-		if (s->sized) {
-			hit = s;
-			break;
-		}
-		if (!unsized)
-			unsized = s;
-	}
-	if (!hit)
-		hit = unsized;
+	hit = search(im->syms, im->nsyms, vaddr);
+	if (!hit)	/* code no symbol names: its unwind entry still bounds it */
+		hit = search(im->fdes, im->nfdes, vaddr);
 	if (!hit)
 		return NULL;
 	if (sym_start)
@@ -1267,6 +1414,7 @@ void report_image_close(struct report_image *im)
 	if (im->dwarf_fd >= 0)
 		close(im->dwarf_fd);
 	free(im->raw);
+	free(im->fdes);
 	free(im->syms);
 	free(im->names);
 	free(im->symfile);

@@ -51,6 +51,13 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
  * before "name@VERSION", fewer leading underscores, then the smallest name. The name stays valid until
  * report_image_close(). sym_start/sym_size (either may be NULL) receive the
  * symbol's start and the extent used for the match. O(log n).
+ *
+ * Code that no symbol names (static functions of a stripped image, .cold
+ * parts) is still bounded by its unwind entry: when the image file itself
+ * matched, an address inside an .eh_frame FDE that no symbol covers gets
+ * the name "sub_<hex start>" (the objdump/IDA convention) and the FDE's
+ * range, so such code shows as distinct procedures, not one unknown
+ * bucket. Callers can tell these names by the "sub_" prefix.
  */
 const char *report_sym_lookup(struct report_image *im, uint64_t vaddr,
 			      uint64_t *sym_start, uint64_t *sym_size);

@@ -84,7 +84,7 @@ struct msym {
 
 struct msec {
 	uint64_t addr, size, entsize;
-	bool alloc;
+	bool alloc, plt;
 };
 
 struct model {
@@ -93,6 +93,8 @@ struct model {
 	struct msec sec[4096];
 	int nsec;
 	const char *table;	/* which symbol table was parsed */
+	struct { uint64_t lo, hi; } *fde;	/* unnamed code, from readelf -wf */
+	size_t nfde;
 };
 
 static void model_free(struct model *m)
@@ -100,6 +102,9 @@ static void model_free(struct model *m)
 	for (size_t i = 0; i < m->n; i++)
 		free(m->s[i].name);
 	free(m->s);
+	free(m->fde);
+	m->fde = NULL;
+	m->nfde = 0;
 	m->s = NULL;
 	m->n = 0;
 }
@@ -133,6 +138,7 @@ static int parse_sections(const char *file, struct model *m)
 		m->sec[idx].addr = addr;
 		m->sec[idx].size = size;
 		m->sec[idx].entsize = es;
+		m->sec[idx].plt = !strncmp(name, ".plt", 4) && strchr(flags, 'X');
 		m->sec[idx].alloc = strchr(flags, 'A') != NULL;
 		if (idx + 1 > m->nsec)
 			m->nsec = idx + 1;
@@ -255,14 +261,14 @@ static int parse_plt(const char *file, struct model *m)
  * computed the slow way. Fills start/end of the answer and a mask of which
  * model symbols are acceptable names; returns false for "no symbol".
  */
-static bool model_lookup(const struct model *m, uint64_t vaddr, bool use_plt, uint64_t *start,
+static bool model_lookup(const struct model *m, uint64_t vaddr, bool from_file, uint64_t *start,
 			 uint64_t *end, bool *ok_name, int *best_bind)
 {
 	bool found = false;
 	uint64_t best = 0, bend = 0;
 	size_t i, j;
 
-#define LIVE(k) (use_plt || !m->s[k].plt)
+#define LIVE(k) (from_file || !m->s[k].plt)
 	/* sized symbols containing vaddr: the innermost (largest start) */
 	for (i = 0; i < m->n; i++) {
 		const struct msym *s = &m->s[i];
@@ -335,10 +341,56 @@ static bool model_lookup(const struct model *m, uint64_t vaddr, bool use_plt, ui
 }
 
 /*
+ * The FDEs of `file` as readelf prints them ("pc=lo..hi"), keeping those
+ * the library must name "sub_<lo>": not in a PLT section and not starting
+ * inside a symbol (by the model's own rules). Call after the symbols.
+ */
+static int parse_fdes(const char *file, struct model *m)
+{
+	char cmd[1024], line[1024];
+	bool *scratch = calloc(m->n ? m->n : 1, sizeof *scratch);
+	size_t cap = 0;
+	FILE *p;
+
+	if (!scratch)
+		abort();
+	snprintf(cmd, sizeof cmd, "readelf --debug-dump=frames '%s' 2>/dev/null", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return -errno;
+	while (fgets(line, sizeof line, p)) {
+		unsigned long long lo, hi, st, en;
+		char *pc = strstr(line, " FDE ");
+		int bind, k;
+
+		if (!pc || !(pc = strstr(pc, "pc=")) || sscanf(pc, "pc=%llx..%llx", &lo, &hi) != 2 ||
+		    hi <= lo)
+			continue;
+		for (k = 1; k < m->nsec; k++)
+			if (m->sec[k].plt && lo >= m->sec[k].addr && lo < m->sec[k].addr + m->sec[k].size)
+				break;
+		if (k < m->nsec)
+			continue;
+		if (model_lookup(m, lo, true, (uint64_t *)&st, (uint64_t *)&en, scratch, &bind))
+			continue;
+		if (m->nfde == cap) {
+			cap = cap ? 2 * cap : 1024;
+			m->fde = realloc(m->fde, cap * sizeof *m->fde);
+			if (!m->fde)
+				abort();
+		}
+		m->fde[m->nfde].lo = lo;
+		m->fde[m->nfde++].hi = hi;
+	}
+	free(scratch);
+	return pclose(p) == 0 ? 0 : -EIO;
+}
+
+/*
  * Probe im at every interesting address of the model plus `nrandom` random
  * ones in [lo, hi); returns the number of mismatches (first few printed).
  */
-static size_t compare_with_model(struct report_image *im, const struct model *m, bool use_plt,
+static size_t compare_with_model(struct report_image *im, const struct model *m, bool from_file,
 				 size_t nrandom, uint64_t lo, uint64_t hi, size_t *nprobes)
 {
 	bool *ok_name = calloc(m->n ? m->n : 1, sizeof *ok_name);
@@ -346,9 +398,10 @@ static size_t compare_with_model(struct report_image *im, const struct model *m,
 
 	if (!ok_name)
 		abort();
-	total = m->n * 5 + nrandom;
+	total = m->n * 5 + m->nfde * 4 + nrandom;
 	for (k = 0; k < total; k++) {
-		uint64_t a, want_start, want_end, got_start = 0, got_size = 0;
+		uint64_t a, want_start = 0, want_end = 0, got_start = 0, got_size = 0;
+		char fde_name[32];
 		const char *got;
 		bool want, name_ok = false;
 		int bind;
@@ -359,22 +412,43 @@ static size_t compare_with_model(struct report_image *im, const struct model *m,
 					     (uint64_t)-1 };
 
 			a = s->start + offs[k % 5];
+		} else if (k < m->n * 5 + m->nfde * 4) {
+			size_t f = (k - m->n * 5) / 4;
+			uint64_t span = m->fde[f].hi - m->fde[f].lo;
+			uint64_t offs[4] = { 0, span / 2, span - 1, span };
+
+			a = m->fde[f].lo + offs[(k - m->n * 5) % 4];
 		} else {
 			if (hi <= lo)
 				break;
 			a = lo + (((uint64_t)rand() << 31) ^ (uint64_t)rand()) % (hi - lo);
 		}
 		probes++;
-		want = model_lookup(m, a, use_plt, &want_start, &want_end, ok_name, &bind);
+		want = model_lookup(m, a, from_file, &want_start, &want_end, ok_name, &bind);
+		fde_name[0] = 0;
+		for (i = 0; !want && from_file && i < m->nfde; i++) {
+			if (a < m->fde[i].lo || a >= m->fde[i].hi ||
+			    (fde_name[0] && m->fde[i].lo < want_start))
+				continue;
+			want_start = m->fde[i].lo;
+			want_end = m->fde[i].hi;
+			snprintf(fde_name, sizeof fde_name, "sub_%llx",
+				 (unsigned long long)want_start);
+		}
+		if (fde_name[0]) {
+			want = true;
+			memset(ok_name, 0, m->n * sizeof *ok_name);
+		}
 		got = report_sym_lookup(im, a, &got_start, &got_size);
 		if (want && got) {
+			name_ok = fde_name[0] && !strcmp(fde_name, got);
 			for (i = 0; i < m->n && !name_ok; i++)
 				name_ok = ok_name[i] && !strcmp(m->s[i].name, got);
 		}
 		if (want != (got != NULL) || (want && (!name_ok || got_start != want_start ||
 						       got_start + got_size != want_end))) {
 			if (bad++ < 5) {
-				const char *wn = "(none)";
+				const char *wn = fde_name[0] ? fde_name : "(none)";
 
 				for (i = 0; i < m->n; i++)
 					if (want && ok_name[i]) {
@@ -485,8 +559,10 @@ static void test_system_image(const char *file, const char *table, size_t nrando
 	symfile = report_image_symfile(im) ? report_image_symfile(im) : file;
 	if (parse_symbols(symfile, ".symtab", &m) != 0 || m.n == 0)
 		parse_symbols(symfile, table, &m);
-	if (m.n > 0)
+	if (m.n > 0) {
 		parse_plt(file, &m);
+		parse_fdes(file, &m);
+	}
 	if (m.n == 0) {
 		snprintf(what, sizeof what, "readelf %s of %s", table, symfile);
 		report(false, what, "no symbols parsed");
@@ -510,8 +586,9 @@ static void test_system_image(const char *file, const char *table, size_t nrando
 		report(nplt > 0 && named == nplt, what, "%zu of %zu", named, nplt);
 	}
 	bad = compare_with_model(im, &m, true, nrandom, lo, hi, &probes);
-	snprintf(what, sizeof what, "lookup on %s (%s of %s, %zu symbols) agrees with readelf",
-		 file, m.table, symfile, m.n);
+	snprintf(what, sizeof what,
+		 "lookup on %s (%s of %s, %zu symbols, %zu unnamed FDEs) agrees with readelf",
+		 file, m.table, symfile, m.n, m.nfde);
 	report(bad == 0 && probes > 1000, what, "%zu mismatches of %zu addresses", bad, probes);
 
 	if (strcmp(symfile, file) != 0) {
@@ -834,7 +911,8 @@ static void test_fixture(void)
 	       "fixture variants have distinct build-ids", "lengths %d %d", n, n2);
 	if (n <= 0)
 		return;
-	if (parse_symbols(prog, ".symtab", &m) != 0 || m.n == 0 || parse_plt(prog, &m) != 0) {
+	if (parse_symbols(prog, ".symtab", &m) != 0 || m.n == 0 || parse_plt(prog, &m) != 0 ||
+	    parse_fdes(prog, &m) != 0) {
 		report(false, "readelf .symtab of fixture", "nothing parsed");
 		return;
 	}
