@@ -163,18 +163,25 @@ int cmd_run(int argc, char **argv)
 				if (s->by_backend[b])
 					o += (size_t)snprintf(backends + o, sizeof(backends) - o, "%s%s",
 							      o ? "+" : "", merge_event_name((unsigned)b));
-			double mean_hz = s->processes && s->period_ns_sum
+			/* Periods are ns for the clocks; for PMU counters they
+			 * are events, which make no rate by themselves. */
+			int clocks = !s->by_backend[MERGE_EV_CYCLES] &&
+				     !s->by_backend[MERGE_EV_INSTRUCTIONS];
+			double mean_hz = clocks && s->processes && s->period_ns_sum
 						 ? 1e9 / ((double)s->period_ns_sum / (double)s->processes)
 						 : 0;
+			char asked[64] = "asked a PMU period";
+			if (mean_hz > 0)
+				snprintf(asked, sizeof(asked), "asked %.0f Hz", mean_hz);
 			fprintf(stderr,
 				"vprof: %llu samples from %llu process%s (%llu dropped, %llu unknown"
-				"%s), backend %s, asked %.0f Hz, achieved %.0f Hz over %.2f CPU-s; "
+				"%s), backend %s, %s, achieved %.0f Hz over %.2f CPU-s; "
 				"database %s epoch %d\n",
 				(unsigned long long)s->merged, (unsigned long long)s->processes,
 				s->processes == 1 ? "" : "es", (unsigned long long)s->dropped,
 				(unsigned long long)s->unknown,
 				s->corrupt ? ", some spools corrupt" : "",
-				o ? backends : "none", mean_hz, cpu > 0 ? (double)s->samples / cpu : 0, cpu,
+				o ? backends : "none", asked, cpu > 0 ? (double)s->samples / cpu : 0, cpu,
 				db, merge_db_epoch(&mdb));
 		}
 	}
