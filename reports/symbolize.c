@@ -6,7 +6,10 @@
  * else a separate debug file), reads one symbol table from it (.symtab, or
  * .dynsym as a last resort) and keeps the FUNC symbols in one array sorted
  * by address, names copied into one string arena so that no ELF handle is
- * held for lookups. The workload is many lookups per image (every sampled
+ * held for lookups. Two synthesized kinds fill the gaps a stripped image
+ * leaves: "func@plt" for PLT stubs, and "sub_<addr>" for code that only an
+ * .eh_frame FDE bounds (kept in a second array, consulted on a miss). The
+ * workload is many lookups per image (every sampled
  * PC of a profile, often hundreds of thousands) against a table built once,
  * so lookups are a binary search plus a short backward walk bounded by a
  * prefix maximum of symbol ends (which makes nested or overlapping symbols
