@@ -259,12 +259,18 @@ static int open_elf(const char *path, struct elf_file *f, char *why, size_t whyl
 	/* libelf quietly reports zero sections when the header table lies
 	 * past the end of the file; check the raw header ourselves. */
 	if (elf_getshdrnum(f->elf, &shnum) != 0 ||
-	    elf_getshdrstrndx(f->elf, &shstrndx) != 0 ||
-	    (eh.e_shoff != 0 && (eh.e_shoff > (uint64_t)st.st_size ||
-				 (uint64_t)(shnum > eh.e_shnum ? shnum
-							       : eh.e_shnum ? eh.e_shnum : 1) *
-						 eh.e_shentsize >
-					 (uint64_t)st.st_size - eh.e_shoff))) {
+	    elf_getshdrstrndx(f->elf, &shstrndx) != 0) {
+		set_why(why, whylen, "%s: corrupt ELF file (section headers)", path);
+		err = -ENOEXEC;
+		goto fail;
+	}
+	if (shnum < eh.e_shnum)
+		shnum = eh.e_shnum;
+	if (shnum == 0)
+		shnum = 1;	/* e_shnum 0: the count is in section header 0 */
+	if (eh.e_shoff != 0 && (eh.e_shoff > (uint64_t)st.st_size ||
+				(uint64_t)shnum * eh.e_shentsize >
+					(uint64_t)st.st_size - eh.e_shoff)) {
 		set_why(why, whylen, "%s: truncated or corrupt ELF file (section headers)",
 			path);
 		err = -ENOEXEC;
@@ -282,7 +288,7 @@ static int open_elf(const char *path, struct elf_file *f, char *why, size_t whyl
 		}
 		if (sh.sh_type != SHT_NOBITS && sh.sh_size > 0 &&
 		    (sh.sh_offset > (uint64_t)st.st_size ||
-						 sh.sh_size > (uint64_t)st.st_size - sh.sh_offset)) {
+		     sh.sh_size > (uint64_t)st.st_size - sh.sh_offset)) {
 			set_why(why, whylen, "%s: truncated ELF file (section %zu ends past EOF)",
 				path, elf_ndxscn(scn));
 			err = -ENOEXEC;
