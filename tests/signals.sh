@@ -7,7 +7,7 @@
 ulimit -c 0                       # the SIGABRT/SIGSEGV cases: no core files
 
 BS=$TMP/behave_signals
-gcc -O2 -Wall -o "$BS" "$TOP/tests/fixtures/behave_signals.c" || { fail "build fixture"; finish; }
+gcc -O2 -Wall -pthread -o "$BS" "$TOP/tests/fixtures/behave_signals.c" || { fail "build fixture"; finish; }
 
 # runst OUT ERR CMD...: run CMD with stdout/stderr to files; print how it
 # ended: the exit status, or -N when killed by signal N (Python's returncode,
@@ -61,6 +61,20 @@ for ev in task-clock cpu-timer; do
 			fail "$how: profiled with $ev: $(grep '^vprof:' "$TMP/v.err")"
 	done
 done
+
+# The same under --event itimer: the program's setitimer(ITIMER_PROF)
+# replaces vprof's (there is one per process), and every tick it asked for
+# must still reach its handler.
+same "own-sigaction: own SIGPROF handler and setitimer, same output (itimer)" --event itimer -- "$BS" own-sigaction
+grep -q 'handler ran: yes' "$TMP/v.out" && pass "own-sigaction: own handler runs on its own ITIMER_PROF (itimer)" ||
+	fail "own-sigaction: own handler runs on its own ITIMER_PROF (itimer): $(tr '\n' '|' <"$TMP/v.out")"
+
+# The program's handler runs on the stack it asked for: without SA_ONSTACK,
+# the thread's own stack, where a handler may use 200 KiB.
+same "own SIGPROF handler using 200 KiB of stack" -- "$BS" deep-handler
+same "own SIGPROF handler using 200 KiB of stack (cpu-timer)" --event cpu-timer -- "$BS" deep-handler
+# SA_RESETHAND: the first SIGPROF runs the handler, the second kills.
+same "SA_RESETHAND: handler once, then killed by SIGPROF" -- "$BS" resethand
 
 # (b) raise(SIGPROF) with the default disposition kills, under vprof too,
 # and vprof run dies of the same signal; SIG_IGN'd, it is ignored.
@@ -126,6 +140,12 @@ import json, sys
 print(sum(x["samples"] for e in json.load(sys.stdin)["events"] for x in e["rows"] if x.get("procedure") == "spin_after_merge"))')
 [ "${sa:-0}" -gt 0 ] && pass "closefrom(3), vprof merge mid-run: later samples kept ($sa in spin_after_merge)" ||
 	fail "closefrom(3), vprof merge mid-run: 0.4 s of CPU in spin_after_merge after the merge, $sa samples kept: $(grep '^vprof' "$TMP/v.err" | tr '\n' '|')"
+
+# A program with no handlers never sees EINTR: CPU bursts between
+# nanosleep() and poll() calls, sampled at 1 kHz (4 ms ticks for the timers).
+for ev in task-clock cpu-timer itimer; do
+	same "no EINTR from nanosleep/poll under sampling ($ev)" --event "$ev" --freq 1000 -- "$BS" sleeps 0.6
+done
 
 # (e) Real Debian programs: stdout and stderr byte-identical.
 printf '%s\n' pear apple fig banana apple cherry >"$TMP/words"
