@@ -1197,37 +1197,31 @@ const char *report_sym_lookup(struct report_image *im, uint64_t vaddr, uint64_t 
 static int open_dwarf(struct report_image *im)
 {
 	struct elf_file f = { .fd = -1 };
-	const char *cands[2];
-	int i, nc = 0;
+	int i;
 
 	if (im->dwarf_tried)
 		return im->dwarf_err;
 	im->dwarf_tried = true;
 	im->dwarf_err = -ENODATA;
-	if (im->path && im->path_has_dwarf)
-		cands[nc++] = im->path;
-	if (nc == 0 && !im->debug_searched) {
-		if (find_debug_file(im, &f) == 0)
-			close_elf(&f);
-	}
-	if (im->debug_path)
-		cands[nc++] = im->debug_path;
-	for (i = 0; i < nc; i++) {
-		if (open_elf(cands[i], &f, NULL, 0) != 0)
-			continue;
-		if (!build_id_ok(im, &f) || !has_dwarf(f.elf)) {
-			close_elf(&f);
-			continue;
+	for (i = 0; i < 2 && !im->dwarf; i++) {
+		const char *cand = i == 0 ? (im->path_has_dwarf ? im->path : NULL) : NULL;
+
+		if (i == 1) {
+			/* the image's own DWARF is missing or unusable */
+			if (!im->debug_searched && find_debug_file(im, &f) == 0)
+				close_elf(&f);
+			cand = im->debug_path;
 		}
-		im->dwarf = dwarf_begin_elf(f.elf, DWARF_C_READ, NULL);
-		if (!im->dwarf) {
+		if (!cand || open_elf(cand, &f, NULL, 0) != 0)
+			continue;
+		if (!build_id_ok(im, &f) || !has_dwarf(f.elf) ||
+		    !(im->dwarf = dwarf_begin_elf(f.elf, DWARF_C_READ, NULL))) {
 			close_elf(&f);
 			continue;
 		}
 		im->dwarf_fd = f.fd;
 		im->dwarf_elf = f.elf;
 		im->dwarf_err = 0;
-		break;
 	}
 	return im->dwarf_err;
 }
