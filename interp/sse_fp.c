@@ -1,0 +1,420 @@
+/* interp/sse_fp.c — floating point of SSE/SSE2 and AVX/FMA: scalar and
+ * packed arithmetic, conversions, (u)comis, movss/movsd, fused
+ * multiply-add.
+ *
+ * Exactness comes from the hardware: the interpreter runs on the very CPU
+ * whose behaviour it must reproduce, so each operation executes the real
+ * instruction on copies of the operands, under the program's MXCSR
+ * (rounding, FTZ, DAZ) with all exceptions masked, and the exception flags
+ * it raised are ORed into the program's MXCSR. If the program has one of
+ * the raised exceptions unmasked, the hardware would trap (#XM): the run
+ * stops with would_fault and the program takes its own SIGFPE natively.
+ * (Underflow unmasked is the exception: the trap condition differs from
+ * the masked flag condition, so such programs stop as unsupported.)
+ * A VEX.256/EVEX.512 packed operation runs the 128-bit form on each lane
+ * (lane results and flags are independent); EVEX write-masked FP is not
+ * modelled (masked-off lanes must not raise flags) and stops.
+ *
+ * Workload: libm (pow/exp/log: vfmadd*sd, vmulsd, vaddsd), numeric loops
+ * compiled for baseline x86-64 (movsd/addsd/mulsd/cvtsi2sd/ucomisd).
+ *
+ * Concurrency: the host MXCSR is saved and restored inside each asm block,
+ * so nothing leaks into the interpreter's (or the handler's) own FP code.
+ */
+#include "interp/sse_vec.h"
+
+/* d = op(a, b, c); mx[0] MXCSR to run under, mx[1] MXCSR after, mx[2]
+ * scratch for the host's. In the bodies: %0 d, %1 a, %2 b, %3 c. */
+typedef void fp_fn(uint8_t *d, const uint8_t *a, const uint8_t *b, const uint8_t *c,
+		   uint32_t *mx);
+
+#define FP_RAW(name, body) \
+	static void fp_##name(uint8_t *d, const uint8_t *a, const uint8_t *b, \
+			      const uint8_t *c, uint32_t *mx) \
+	{ \
+		__asm__ volatile("stmxcsr 8(%4)\n\tldmxcsr (%4)\n\t" body \
+				 "stmxcsr 4(%4)\n\tldmxcsr 8(%4)\n\t" \
+				 : : "r"(d), "r"(a), "r"(b), "r"(c), "r"(mx) \
+				 : "rax", "xmm0", "xmm1", "xmm2", "memory", "cc"); \
+	}
+#define LD2 "movdqu (%1), %%xmm0\n\tmovdqu (%2), %%xmm1\n\t"
+#define STX "movdqu %%xmm0, (%0)\n\t"
+/* two-operand SSE op: xmm0 = a op b (scalar forms keep a's upper part) */
+#define FP2(name) FP_RAW(name, LD2 #name " %%xmm1, %%xmm0\n\t" STX)
+
+FP2(addsd) FP2(addss) FP2(addpd) FP2(addps)
+FP2(subsd) FP2(subss) FP2(subpd) FP2(subps)
+FP2(mulsd) FP2(mulss) FP2(mulpd) FP2(mulps)
+FP2(divsd) FP2(divss) FP2(divpd) FP2(divps)
+FP2(minsd) FP2(minss) FP2(minpd) FP2(minps)
+FP2(maxsd) FP2(maxss) FP2(maxpd) FP2(maxps)
+FP2(sqrtsd) FP2(sqrtss) FP2(sqrtpd) FP2(sqrtps)
+FP2(cvtss2sd) FP2(cvtsd2ss)
+FP2(cvtdq2pd) FP2(cvtdq2ps) FP2(cvtps2pd) FP2(cvtpd2ps)
+FP2(cvttps2dq) FP2(cvtps2dq) FP2(cvttpd2dq) FP2(cvtpd2dq)
+FP2(haddpd) FP2(haddps) FP2(addsubpd)
+
+/* integer source (b holds it) */
+FP_RAW(cvtsi2sdl, "movdqu (%1), %%xmm0\n\tcvtsi2sdl (%2), %%xmm0\n\t" STX)
+FP_RAW(cvtsi2sdq, "movdqu (%1), %%xmm0\n\tcvtsi2sdq (%2), %%xmm0\n\t" STX)
+FP_RAW(cvtsi2ssl, "movdqu (%1), %%xmm0\n\tcvtsi2ssl (%2), %%xmm0\n\t" STX)
+FP_RAW(cvtsi2ssq, "movdqu (%1), %%xmm0\n\tcvtsi2ssq (%2), %%xmm0\n\t" STX)
+/* integer result into d[0..7] */
+#define FP2I(name, insn, reg) \
+	FP_RAW(name, "movdqu (%2), %%xmm1\n\t" insn " %%xmm1, " reg "\n\tmov %%rax, (%0)\n\t")
+FP2I(cvttsd2sil, "xor %%eax, %%eax\n\tcvttsd2si", "%%eax")
+FP2I(cvttsd2siq, "cvttsd2si", "%%rax")
+FP2I(cvtsd2sil, "xor %%eax, %%eax\n\tcvtsd2si", "%%eax")
+FP2I(cvtsd2siq, "cvtsd2si", "%%rax")
+FP2I(cvttss2sil, "xor %%eax, %%eax\n\tcvttss2si", "%%eax")
+FP2I(cvttss2siq, "cvttss2si", "%%rax")
+FP2I(cvtss2sil, "xor %%eax, %%eax\n\tcvtss2si", "%%eax")
+FP2I(cvtss2siq, "cvtss2si", "%%rax")
+/* compares into flags: lahf gives SF ZF AF PF CF in their RFLAGS places */
+#define FPCMP(name) FP_RAW(name, LD2 #name " %%xmm1, %%xmm0\n\tlahf\n\tmov %%ah, (%0)\n\t")
+FPCMP(ucomisd) FPCMP(comisd) FPCMP(ucomiss) FPCMP(comiss)
+
+/* FMA: xmm0 = dst (a), xmm1 = src2 (b), xmm2 = src3 (c) */
+#define FMA1(name) FP_RAW(name, "vmovdqu (%1), %%xmm0\n\tvmovdqu (%2), %%xmm1\n\t" \
+			  "vmovdqu (%3), %%xmm2\n\t" #name " %%xmm2, %%xmm1, %%xmm0\n\t" \
+			  "vmovdqu %%xmm0, (%0)\n\t")
+#define FMA_T(op, ord) FMA1(op##ord##sd) FMA1(op##ord##ss) FMA1(op##ord##pd) FMA1(op##ord##ps)
+#define FMA_O(op) FMA_T(op, 132) FMA_T(op, 213) FMA_T(op, 231)
+FMA_O(vfmadd) FMA_O(vfmsub) FMA_O(vfnmadd) FMA_O(vfnmsub)
+
+/* ------------------------------------------------------- descriptors */
+
+enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS };
+#define FF_SCALAR 1     /* one element: no lanes beyond the first 16 bytes */
+#define FF_NARROW 2     /* size-changing packed conversion: 128-bit only */
+#define FF_PACKED 4
+
+struct fdesc {
+	uint8_t kind, flags, esz;
+	fp_fn *fn, *fn64;   /* fn64: the 64-bit integer form (cvt*) */
+};
+
+#define FDESC_LIST(X) \
+	X(ADDSD, FK_BIN, FF_SCALAR, 8, addsd, 0) X(VADDSD, FK_BIN, FF_SCALAR, 8, addsd, 0) \
+	X(ADDSS, FK_BIN, FF_SCALAR, 4, addss, 0) X(VADDSS, FK_BIN, FF_SCALAR, 4, addss, 0) \
+	X(ADDPD, FK_BIN, FF_PACKED, 8, addpd, 0) X(VADDPD, FK_BIN, FF_PACKED, 8, addpd, 0) \
+	X(ADDPS, FK_BIN, FF_PACKED, 4, addps, 0) X(VADDPS, FK_BIN, FF_PACKED, 4, addps, 0) \
+	X(SUBSD, FK_BIN, FF_SCALAR, 8, subsd, 0) X(VSUBSD, FK_BIN, FF_SCALAR, 8, subsd, 0) \
+	X(SUBSS, FK_BIN, FF_SCALAR, 4, subss, 0) X(VSUBSS, FK_BIN, FF_SCALAR, 4, subss, 0) \
+	X(SUBPD, FK_BIN, FF_PACKED, 8, subpd, 0) X(VSUBPD, FK_BIN, FF_PACKED, 8, subpd, 0) \
+	X(SUBPS, FK_BIN, FF_PACKED, 4, subps, 0) X(VSUBPS, FK_BIN, FF_PACKED, 4, subps, 0) \
+	X(MULSD, FK_BIN, FF_SCALAR, 8, mulsd, 0) X(VMULSD, FK_BIN, FF_SCALAR, 8, mulsd, 0) \
+	X(MULSS, FK_BIN, FF_SCALAR, 4, mulss, 0) X(VMULSS, FK_BIN, FF_SCALAR, 4, mulss, 0) \
+	X(MULPD, FK_BIN, FF_PACKED, 8, mulpd, 0) X(VMULPD, FK_BIN, FF_PACKED, 8, mulpd, 0) \
+	X(MULPS, FK_BIN, FF_PACKED, 4, mulps, 0) X(VMULPS, FK_BIN, FF_PACKED, 4, mulps, 0) \
+	X(DIVSD, FK_BIN, FF_SCALAR, 8, divsd, 0) X(VDIVSD, FK_BIN, FF_SCALAR, 8, divsd, 0) \
+	X(DIVSS, FK_BIN, FF_SCALAR, 4, divss, 0) X(VDIVSS, FK_BIN, FF_SCALAR, 4, divss, 0) \
+	X(DIVPD, FK_BIN, FF_PACKED, 8, divpd, 0) X(VDIVPD, FK_BIN, FF_PACKED, 8, divpd, 0) \
+	X(DIVPS, FK_BIN, FF_PACKED, 4, divps, 0) X(VDIVPS, FK_BIN, FF_PACKED, 4, divps, 0) \
+	X(MINSD, FK_BIN, FF_SCALAR, 8, minsd, 0) X(VMINSD, FK_BIN, FF_SCALAR, 8, minsd, 0) \
+	X(MINSS, FK_BIN, FF_SCALAR, 4, minss, 0) X(VMINSS, FK_BIN, FF_SCALAR, 4, minss, 0) \
+	X(MINPD, FK_BIN, FF_PACKED, 8, minpd, 0) X(VMINPD, FK_BIN, FF_PACKED, 8, minpd, 0) \
+	X(MINPS, FK_BIN, FF_PACKED, 4, minps, 0) X(VMINPS, FK_BIN, FF_PACKED, 4, minps, 0) \
+	X(MAXSD, FK_BIN, FF_SCALAR, 8, maxsd, 0) X(VMAXSD, FK_BIN, FF_SCALAR, 8, maxsd, 0) \
+	X(MAXSS, FK_BIN, FF_SCALAR, 4, maxss, 0) X(VMAXSS, FK_BIN, FF_SCALAR, 4, maxss, 0) \
+	X(MAXPD, FK_BIN, FF_PACKED, 8, maxpd, 0) X(VMAXPD, FK_BIN, FF_PACKED, 8, maxpd, 0) \
+	X(MAXPS, FK_BIN, FF_PACKED, 4, maxps, 0) X(VMAXPS, FK_BIN, FF_PACKED, 4, maxps, 0) \
+	X(SQRTSD, FK_BIN, FF_SCALAR, 8, sqrtsd, 0) X(VSQRTSD, FK_BIN, FF_SCALAR, 8, sqrtsd, 0) \
+	X(SQRTSS, FK_BIN, FF_SCALAR, 4, sqrtss, 0) X(VSQRTSS, FK_BIN, FF_SCALAR, 4, sqrtss, 0) \
+	X(SQRTPD, FK_UN, FF_PACKED, 8, sqrtpd, 0) X(VSQRTPD, FK_UN, FF_PACKED, 8, sqrtpd, 0) \
+	X(SQRTPS, FK_UN, FF_PACKED, 4, sqrtps, 0) X(VSQRTPS, FK_UN, FF_PACKED, 4, sqrtps, 0) \
+	X(HADDPD, FK_BIN, FF_PACKED, 8, haddpd, 0) X(VHADDPD, FK_BIN, FF_PACKED, 8, haddpd, 0) \
+	X(HADDPS, FK_BIN, FF_PACKED, 4, haddps, 0) X(VHADDPS, FK_BIN, FF_PACKED, 4, haddps, 0) \
+	X(ADDSUBPD, FK_BIN, FF_PACKED, 8, addsubpd, 0) X(VADDSUBPD, FK_BIN, FF_PACKED, 8, addsubpd, 0) \
+	X(CVTSS2SD, FK_BIN, FF_SCALAR, 8, cvtss2sd, 0) X(VCVTSS2SD, FK_BIN, FF_SCALAR, 8, cvtss2sd, 0) \
+	X(CVTSD2SS, FK_BIN, FF_SCALAR, 4, cvtsd2ss, 0) X(VCVTSD2SS, FK_BIN, FF_SCALAR, 4, cvtsd2ss, 0) \
+	X(CVTDQ2PD, FK_UN, FF_NARROW, 8, cvtdq2pd, 0) X(VCVTDQ2PD, FK_UN, FF_NARROW, 8, cvtdq2pd, 0) \
+	X(CVTPS2PD, FK_UN, FF_NARROW, 8, cvtps2pd, 0) X(VCVTPS2PD, FK_UN, FF_NARROW, 8, cvtps2pd, 0) \
+	X(CVTPD2PS, FK_UN, FF_NARROW, 4, cvtpd2ps, 0) \
+	X(CVTTPD2DQ, FK_UN, FF_NARROW, 4, cvttpd2dq, 0) X(CVTPD2DQ, FK_UN, FF_NARROW, 4, cvtpd2dq, 0) \
+	X(CVTDQ2PS, FK_UN, FF_PACKED, 4, cvtdq2ps, 0) X(VCVTDQ2PS, FK_UN, FF_PACKED, 4, cvtdq2ps, 0) \
+	X(CVTTPS2DQ, FK_UN, FF_PACKED, 4, cvttps2dq, 0) X(VCVTTPS2DQ, FK_UN, FF_PACKED, 4, cvttps2dq, 0) \
+	X(CVTPS2DQ, FK_UN, FF_PACKED, 4, cvtps2dq, 0) X(VCVTPS2DQ, FK_UN, FF_PACKED, 4, cvtps2dq, 0) \
+	X(CVTSI2SD, FK_CVTI2F, FF_SCALAR, 8, cvtsi2sdl, cvtsi2sdq) \
+	X(VCVTSI2SD, FK_CVTI2F, FF_SCALAR, 8, cvtsi2sdl, cvtsi2sdq) \
+	X(CVTSI2SS, FK_CVTI2F, FF_SCALAR, 4, cvtsi2ssl, cvtsi2ssq) \
+	X(VCVTSI2SS, FK_CVTI2F, FF_SCALAR, 4, cvtsi2ssl, cvtsi2ssq) \
+	X(CVTTSD2SI, FK_CVT2I, FF_SCALAR, 8, cvttsd2sil, cvttsd2siq) \
+	X(VCVTTSD2SI, FK_CVT2I, FF_SCALAR, 8, cvttsd2sil, cvttsd2siq) \
+	X(CVTSD2SI, FK_CVT2I, FF_SCALAR, 8, cvtsd2sil, cvtsd2siq) \
+	X(VCVTSD2SI, FK_CVT2I, FF_SCALAR, 8, cvtsd2sil, cvtsd2siq) \
+	X(CVTTSS2SI, FK_CVT2I, FF_SCALAR, 4, cvttss2sil, cvttss2siq) \
+	X(VCVTTSS2SI, FK_CVT2I, FF_SCALAR, 4, cvttss2sil, cvttss2siq) \
+	X(CVTSS2SI, FK_CVT2I, FF_SCALAR, 4, cvtss2sil, cvtss2siq) \
+	X(VCVTSS2SI, FK_CVT2I, FF_SCALAR, 4, cvtss2sil, cvtss2siq) \
+	X(UCOMISD, FK_CMPF, FF_SCALAR, 8, ucomisd, 0) X(VUCOMISD, FK_CMPF, FF_SCALAR, 8, ucomisd, 0) \
+	X(COMISD, FK_CMPF, FF_SCALAR, 8, comisd, 0) X(VCOMISD, FK_CMPF, FF_SCALAR, 8, comisd, 0) \
+	X(UCOMISS, FK_CMPF, FF_SCALAR, 4, ucomiss, 0) X(VUCOMISS, FK_CMPF, FF_SCALAR, 4, ucomiss, 0) \
+	X(COMISS, FK_CMPF, FF_SCALAR, 4, comiss, 0) X(VCOMISS, FK_CMPF, FF_SCALAR, 4, comiss, 0) \
+	X(MOVSD, FK_MOVS, FF_SCALAR, 8, 0, 0) X(VMOVSD, FK_MOVS, FF_SCALAR, 8, 0, 0) \
+	X(MOVSS, FK_MOVS, FF_SCALAR, 4, 0, 0) X(VMOVSS, FK_MOVS, FF_SCALAR, 4, 0, 0) \
+	FMA_LIST(X, VFMADD, vfmadd) FMA_LIST(X, VFMSUB, vfmsub) \
+	FMA_LIST(X, VFNMADD, vfnmadd) FMA_LIST(X, VFNMSUB, vfnmsub)
+
+#define FMA_LIST(X, M, m) \
+	X(M##132SD, FK_FMA, FF_SCALAR, 8, m##132sd, 0) X(M##213SD, FK_FMA, FF_SCALAR, 8, m##213sd, 0) \
+	X(M##231SD, FK_FMA, FF_SCALAR, 8, m##231sd, 0) X(M##132SS, FK_FMA, FF_SCALAR, 4, m##132ss, 0) \
+	X(M##213SS, FK_FMA, FF_SCALAR, 4, m##213ss, 0) X(M##231SS, FK_FMA, FF_SCALAR, 4, m##231ss, 0) \
+	X(M##132PD, FK_FMA, FF_PACKED, 8, m##132pd, 0) X(M##213PD, FK_FMA, FF_PACKED, 8, m##213pd, 0) \
+	X(M##231PD, FK_FMA, FF_PACKED, 8, m##231pd, 0) X(M##132PS, FK_FMA, FF_PACKED, 4, m##132ps, 0) \
+	X(M##213PS, FK_FMA, FF_PACKED, 4, m##213ps, 0) X(M##231PS, FK_FMA, FF_PACKED, 4, m##231ps, 0)
+
+#define fp_0 NULL
+#define FDESC_ENTRY(m, k, f, e, fn, fn64) [ZYDIS_MNEMONIC_##m] = { k, f, e, fp_##fn, fp_##fn64 },
+static const struct fdesc kfdesc[ZYDIS_MNEMONIC_MAX_VALUE + 1] = { FDESC_LIST(FDESC_ENTRY) };
+
+/* ------------------------------------------------------- running */
+
+/* Run fn on each 16-byte lane of vl bytes under the program's MXCSR.
+ * Returns INTERP_OK with the flags merged, or WOULD_FAULT when a raised
+ * exception is unmasked in the program's MXCSR (nothing changed). */
+static int fp_run(struct interp_exec *x, fp_fn *fn, uint8_t *d, const uint8_t *a,
+		  const uint8_t *b, const uint8_t *c, unsigned vl, uint32_t *raised)
+{
+	uint32_t prog = x->st->mxcsr, mx[3];
+
+	*raised = 0;
+	/* With underflow unmasked the hardware traps on any tiny result,
+	 * exact or not; masked, it flags only inexact tiny ones, so the
+	 * masked run cannot tell: leave such programs to the hardware. */
+	if (!(prog & 0x800))
+		return INTERP_STOP_UNSUPPORTED;
+	for (unsigned off = 0; off < vl; off += 16) {
+		mx[0] = (prog & ~0x3fu) | 0x1f80;
+		mx[1] = 0;
+		fn(d + off, a + off, b + off, c + off, mx);
+		*raised |= mx[1] & 0x3f;
+	}
+	if (*raised & ~(prog >> 7) & 0x3f)
+		return INTERP_STOP_WOULD_FAULT;
+	return INTERP_OK;
+}
+
+static int fp_layout(struct interp_exec *x, struct vx_ops *o, const struct fdesc *fd)
+{
+	int rc = vx_layout(x, o, fd->esz);
+
+	if (rc)
+		return rc;
+	/* masked-off lanes must not raise exceptions: not modelled */
+	if (o->masked)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((fd->flags & FF_NARROW) && o->vl > 16)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((fd->flags & FF_SCALAR))
+		o->vl = 16;
+	/* legacy packed forms fault on a misaligned 16-byte memory operand */
+	if (VX_LEGACY(x->in))
+		for (int i = 0; i < x->in->nvis; i++)
+			if (x->in->op[i].type == INTERP_OP_MEM && x->in->op[i].size == 16 &&
+			    !vx_aligned(x, i, 16))
+				return INTERP_STOP_WOULD_FAULT;
+	return INTERP_OK;
+}
+
+static int h_fbin(struct interp_exec *x, const struct fdesc *fd)
+{
+	struct vx_ops o;
+	interp_vec a, b, r;
+	uint32_t raised;
+	int rc, ia, ib;
+
+	if ((rc = fp_layout(x, &o, fd)))
+		return rc;
+	if (fd->kind == FK_UN) {
+		ib = o.src[0];
+		ia = VX_LEGACY(x->in) ? o.dst : o.src[0];
+	} else if (VX_LEGACY(x->in)) {
+		ia = o.dst;
+		ib = o.src[0];
+	} else {
+		ia = o.src[0];
+		ib = o.src[1];
+	}
+	if (ia < 0 || ib < 0)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, ia, &a)) || (rc = vx_get(x, &o, ib, &b)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	if ((rc = fp_run(x, fd->fn, r.b, a.b, b.b, b.b, o.vl, &raised)))
+		return rc;
+	if ((rc = vx_put(x, &o, o.dst, &r)))
+		return rc;
+	vx_mxcsr_or(x, raised);
+	return INTERP_OK;
+}
+
+static int h_fma(struct interp_exec *x, const struct fdesc *fd)
+{
+	struct vx_ops o;
+	interp_vec a, b, c, r;
+	uint32_t raised;
+	int rc;
+
+	if ((rc = fp_layout(x, &o, fd)))
+		return rc;
+	if (o.nsrc < 2)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
+	    (rc = vx_get(x, &o, o.src[1], &c)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	if ((rc = fp_run(x, fd->fn, r.b, a.b, b.b, c.b, o.vl, &raised)))
+		return rc;
+	if ((rc = vx_put(x, &o, o.dst, &r)))
+		return rc;
+	vx_mxcsr_or(x, raised);
+	return INTERP_OK;
+}
+
+static int h_fcmp(struct interp_exec *x, const struct fdesc *fd)
+{
+	struct vx_ops o;
+	interp_vec a, b, r;
+	uint32_t raised;
+	int rc;
+
+	if ((rc = fp_layout(x, &o, fd)))
+		return rc;
+	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	if ((rc = fp_run(x, fd->fn, r.b, a.b, b.b, b.b, 16, &raised)))
+		return rc;
+	x->rflags = (x->rflags & ~(uint64_t)INTERP_ARITH_FLAGS) |
+		    (r.b[0] & (INTERP_ZF | INTERP_PF | INTERP_CF));
+	vx_mxcsr_or(x, raised);
+	return INTERP_OK;
+}
+
+static int h_cvt2i(struct interp_exec *x, const struct fdesc *fd)
+{
+	struct vx_ops o;
+	interp_vec b, r;
+	uint32_t raised;
+	const struct interp_operand *d = &x->in->op[0];
+	int rc;
+
+	if ((rc = fp_layout(x, &o, fd)))
+		return rc;
+	if (d->type != INTERP_OP_REG || d->rkind != INTERP_RK_GPR)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, o.src[0], &b)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	if ((rc = fp_run(x, d->size == 8 ? fd->fn64 : fd->fn, r.b, b.b, b.b, b.b, 16, &raised)))
+		return rc;
+	interp_gpr_set(x, d->idx, d->size == 8 ? 8 : 4, r.q[0]);
+	if (x->obs) {
+		x->rec.dst[0] = r.q[0];
+		x->rec.dst_mask |= 1;
+	}
+	vx_mxcsr_or(x, raised);
+	return INTERP_OK;
+}
+
+static int h_cvti2f(struct interp_exec *x, const struct fdesc *fd)
+{
+	struct vx_ops o;
+	interp_vec a, b, r;
+	uint32_t raised;
+	int rc, ia, ib;
+
+	if ((rc = fp_layout(x, &o, fd)))
+		return rc;
+	ia = VX_LEGACY(x->in) ? o.dst : o.src[0];
+	ib = VX_LEGACY(x->in) ? o.src[0] : o.src[1];
+	if (ia < 0 || ib < 0)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, ia, &a)) || (rc = vx_get(x, &o, ib, &b)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	if ((rc = fp_run(x, x->in->op[ib].size == 8 ? fd->fn64 : fd->fn, r.b, a.b, b.b, b.b,
+			 16, &raised)))
+		return rc;
+	if ((rc = vx_put(x, &o, o.dst, &r)))
+		return rc;
+	vx_mxcsr_or(x, raised);
+	return INTERP_OK;
+}
+
+/* movss/movsd: a load zeroes the rest of the xmm (VEX: of the zmm); a
+ * register move replaces the low element only (VEX: the rest from src1);
+ * a store writes the low element. */
+static int h_movs(struct interp_exec *x, const struct fdesc *fd)
+{
+	struct vx_ops o;
+	const struct interp_operand *d = &x->in->op[0];
+	interp_vec a, b;
+	unsigned s = fd->esz;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	if (o.masked)
+		return INTERP_STOP_UNSUPPORTED;
+	if (d->type == INTERP_OP_MEM) {
+		if ((rc = vx_get(x, &o, o.src[0], &b)))
+			return rc;
+		return interp_store(x, interp_ea(x, 0), b.b, s);
+	}
+	if (d->type != INTERP_OP_REG || d->rkind != INTERP_RK_VEC)
+		return INTERP_STOP_UNSUPPORTED;
+	if (o.nsrc == 1 && x->in->op[o.src[0]].type == INTERP_OP_MEM) {
+		memset(&a, 0, sizeof a);
+		if ((rc = interp_load(x, interp_ea(x, o.src[0]), a.b, s)))
+			return rc;
+	} else if (VX_LEGACY(x->in) && o.nsrc == 1) {
+		if ((rc = vx_get(x, &o, o.src[0], &b)))
+			return rc;
+		a = x->st->zmm[d->idx];
+		memcpy(a.b, b.b, s);
+	} else if (o.nsrc == 2) {
+		if ((rc = vx_get(x, &o, o.src[0], &a)) || (rc = vx_get(x, &o, o.src[1], &b)))
+			return rc;
+		memcpy(a.b, b.b, s);
+	} else {
+		return INTERP_STOP_UNSUPPORTED;
+	}
+	{
+		interp_vec *reg = &x->st->zmm[d->idx];
+		int legacy = VX_LEGACY(x->in);
+
+		memcpy(reg->b, a.b, 16);
+		if (!legacy)
+			memset(reg->b + 16, 0, 48);
+		vx_touch(x, d->idx, 16, !legacy);
+		if (x->obs) {
+			x->rec.dst[0] = reg->q[0];
+			x->rec.dst_mask |= 1;
+		}
+	}
+	return INTERP_OK;
+}
+
+static int h_fp(struct interp_exec *x)
+{
+	const struct fdesc *fd = &kfdesc[x->in->mnemonic];
+
+	switch (fd->kind) {
+	case FK_BIN:
+	case FK_UN: return h_fbin(x, fd);
+	case FK_FMA: return h_fma(x, fd);
+	case FK_CMPF: return h_fcmp(x, fd);
+	case FK_CVT2I: return h_cvt2i(x, fd);
+	case FK_CVTI2F: return h_cvti2f(x, fd);
+	case FK_MOVS: return h_movs(x, fd);
+	default: return INTERP_STOP_UNSUPPORTED;
+	}
+}
+
+#define FFAM_ENTRY(m, k, f, e, fn, fn64) { ZYDIS_MNEMONIC_##m, h_fp },
+const struct interp_family interp_family_sse[] = {
+	FDESC_LIST(FFAM_ENTRY)
+	{ 0, NULL }
+};
