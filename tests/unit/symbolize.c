@@ -3,12 +3,16 @@
  *
  * The truth comes from binutils, not from libelf: symbol tables parsed from
  * `readelf -W --syms`, section bounds from `readelf -W -S`, build-ids from
- * `readelf -n`, source lines from `addr2line`. A naive reference model
- * (a linear scan over the parsed symbols, applying the documented rules)
- * says what each lookup must return, and thousands of addresses are probed:
- * every symbol's start, middle, last byte, first byte after, and random
+ * `readelf -n`, PLT stub names from `objdump -d`, unwind ranges from
+ * `readelf -wf`, source lines from `addr2line` (with objdump's decoded line
+ * table as arbiter where addr2line names an inlined caller's file), C++
+ * names from `c++filt`. A naive reference model (a linear scan over the
+ * parsed symbols, applying the documented rules) says what each lookup
+ * must return, and tens of thousands of addresses are probed: every
+ * symbol's and FDE's start, middle, last byte, first byte after, and random
  * addresses in the text. Images: Debian's /usr/bin/python3.11 (stripped,
- * .dynsym only), libc.so.6, and a small program compiled here with -g
+ * .dynsym only), libc.so.6 (with its debug file when libc6-dbg is
+ * installed), libstdc++.so.6, and a small program compiled here with -g
  * (static, weak and local-alias functions, and an unsized assembly
  * function), stripped and with its debug file moved away in the ways the
  * library must cope with. Damaged files (missing, empty, garbage,
