@@ -91,6 +91,9 @@ same "raise(SIGPROF) with SIG_IGN is ignored (itimer)" --event itimer -- "$BS" r
 # forks and execs (bash) the fixture, which raises it and must survive.
 same "SIG_IGN of SIGPROF inherited across exec (sh -c 'trap \"\" PROF; exec ...')" -- sh -c "trap '' PROF; exec '$BS' raise-default"
 same "SIG_IGN of SIGPROF inherited across fork+exec (bash)" -- bash -c "trap '' PROF; '$BS' raise-default; echo status \$?"
+# ... and through posix_spawn, system() and popen() (glibc's spawn child
+# resets handled signals to SIG_DFL; an ignored one stays ignored).
+same "SIG_IGN of SIGPROF inherited through posix_spawn, system(), popen()" -- "$BS" ign-spawn
 
 # A handler installed without SA_RESTART: a SIGPROF from another process
 # interrupts a blocking read() with EINTR. (alarm(5) in the fixture turns a
