@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <string.h>
 #include "interp/interp.h"
+#include "interp/shadow.h"
 
 /* Symbols from the assembly below. */
 extern char interp_probe_begin[], interp_probe_end[];
@@ -112,10 +113,20 @@ int interp_mem_wprobe_raw(uint64_t addr, size_t n);
 int interp_mem_cas_raw(uint64_t addr, void *expect, const void *desired, unsigned size);
 int interp_mem_cas16_raw(uint64_t addr, void *expect, const void *desired);
 
+/* Co-simulation (shadow.c): while the thread has a shadow, loads see its
+ * buffered stores and stores/CAS go to it instead of memory. */
+#define SHADOW(call) \
+	do { \
+		struct interp_shadow *sh_ = interp_shadow_cur; \
+		if (__builtin_expect(sh_ != NULL, 0)) \
+			return call; \
+	} while (0)
+
 int interp_mem_load(void *dst, uint64_t src, size_t n)
 {
 	if (n == 0)
 		return 0;
+	SHADOW(interp_shadow_load(sh_, dst, src, n));
 	return interp_mem_copy_raw(dst, (const void *)src, n);
 }
 
@@ -123,6 +134,7 @@ int interp_mem_store(uint64_t dst, const void *src, size_t n)
 {
 	if (n == 0)
 		return 0;
+	SHADOW(interp_shadow_store(sh_, dst, src, n));
 	return interp_mem_copy_raw((void *)dst, src, n);
 }
 
@@ -135,6 +147,7 @@ int interp_mem_wprobe(uint64_t addr, size_t n)
 
 int interp_mem_cas(uint64_t addr, void *expect, const void *desired, unsigned size)
 {
+	SHADOW(interp_shadow_cas(sh_, addr, expect, desired, size));
 	if (size == 16)
 		return interp_mem_cas16_raw(addr, expect, desired);
 	return interp_mem_cas_raw(addr, expect, desired, size);

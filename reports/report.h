@@ -15,6 +15,8 @@ int cmd_run(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_epoch(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_coverage(int argc, char **argv);
 
 /* The database named by --db, else $VPROF_DB, else ./vprof.db. */
 const char *report_db_path(const char *opt);

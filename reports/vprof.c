@@ -18,6 +18,8 @@ static const struct command kCommands[] = {
 	{ "run", cmd_run, "run a command under the profiler, then merge its samples" },
 	{ "merge", cmd_merge, "fold finished spools into the database's current epoch" },
 	{ "report", cmd_report, "procedures (or images) by samples" },
+	{ "verify", cmd_verify, "run a command checking the interpreter against the CPU (co-simulation)" },
+	{ "coverage", cmd_coverage, "run a command and measure how much of it the interpreter handles" },
 	{ "epoch", cmd_epoch, "show the current epoch, list epochs, or start a new one" },
 };
 

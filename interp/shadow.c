@@ -1,0 +1,87 @@
+/* interp/shadow.c — the store-buffer mode (see shadow.h).
+ *
+ * Loads copy the real bytes first (fault-safe: a load that would fault
+ * fails as it would outside the shadow), then replay the log over them in
+ * order, so the latest store to a byte wins. Stores append; a store that
+ * continues the previous entry of the same instruction extends it.
+ *
+ * Concurrency: per thread, AS-safe.
+ */
+#include <errno.h>
+#include <string.h>
+#include "interp/interp.h"
+#include "interp/shadow.h"
+
+__thread struct interp_shadow *interp_shadow_cur __attribute__((tls_model("initial-exec")));
+
+/* mem.c's raw routines (they never consult the shadow). */
+int interp_mem_copy_raw(void *dst, const void *src, size_t n);
+
+void interp_shadow_begin(struct interp_shadow *sh)
+{
+	sh->n = sh->used = sh->floor = sh->overflow = 0;
+	interp_shadow_cur = sh;
+}
+
+void interp_shadow_end(void)
+{
+	interp_shadow_cur = NULL;
+}
+
+int interp_shadow_load(struct interp_shadow *sh, void *dst, uint64_t src, size_t n)
+{
+	uint8_t *d = dst;
+
+	if (interp_mem_copy_raw(dst, (const void *)src, n))
+		return -EFAULT;
+	for (uint32_t i = 0; i < sh->n; i++) {
+		const struct interp_shadow_entry *e = &sh->e[i];
+		uint64_t lo = e->addr > src ? e->addr : src;
+		uint64_t hi = e->addr + e->size < src + n ? e->addr + e->size : src + n;
+		if (lo < hi)
+			memcpy(d + (lo - src), sh->data + e->off + (lo - e->addr), hi - lo);
+	}
+	return 0;
+}
+
+int interp_shadow_store(struct interp_shadow *sh, uint64_t dst, const void *src, size_t n)
+{
+	if (sh->n > sh->floor) {
+		struct interp_shadow_entry *l = &sh->e[sh->n - 1];
+		if (l->addr + l->size == dst && l->off + l->size == sh->used &&
+		    sh->used + n <= INTERP_SHADOW_BYTES) {
+			memcpy(sh->data + sh->used, src, n);
+			sh->used += (uint32_t)n;
+			l->size += (uint32_t)n;
+			return 0;
+		}
+	}
+	if (sh->n >= INTERP_SHADOW_ENTRIES || sh->used + n > INTERP_SHADOW_BYTES) {
+		sh->overflow = 1;
+		return 0;       /* callers ignore it; the overflow flag tells */
+	}
+	sh->e[sh->n].addr = dst;
+	sh->e[sh->n].size = (uint32_t)n;
+	sh->e[sh->n].off = sh->used;
+	memcpy(sh->data + sh->used, src, n);
+	sh->used += (uint32_t)n;
+	sh->n++;
+	return 0;
+}
+
+/* Not atomic: nothing is written, and co-simulation compares against the
+ * native execution, which does the real locked operation. */
+int interp_shadow_cas(struct interp_shadow *sh, uint64_t addr, void *expect,
+		      const void *desired, unsigned size)
+{
+	uint8_t cur[16];
+
+	if (interp_shadow_load(sh, cur, addr, size) || interp_mem_wprobe(addr, size))
+		return -EFAULT;
+	if (memcmp(cur, expect, size) == 0) {
+		interp_shadow_store(sh, addr, desired, size);
+		return 1;
+	}
+	memcpy(expect, cur, size);
+	return 0;
+}

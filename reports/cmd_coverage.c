@@ -1,0 +1,125 @@
+/*
+ * vprof coverage [--db DIR] [--len N] [--freq HZ] [--json] [-o FILE] -- CMD:
+ * how much of what CMD executes the interpreter can handle. Runs CMD with
+ * shadow-only co-simulation (VPROF_VERIFY=1 VPROF_VERIFY_STEP=0: the
+ * interpreter runs from each sample without writing anything, the
+ * hardware is not stepped) and reports coverage and the instructions the
+ * interpreter stopped on, most frequent first. Report on stderr or FILE;
+ * exit status CMD's.
+ */
+#include "reports/report.h"
+#include "reports/verify_results.h"
+#include "interp/interp.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static void help(void)
+{
+	printf("usage: vprof coverage [--db DIR] [--len N] [--freq HZ] [--json] [-o FILE] -- CMD [ARGS]\n"
+	       "  --len N      L, instructions the interpreter attempts per sample (default 64)\n"
+	       "  --freq HZ    samples per CPU-second (default 1000)\n"
+	       "  --json       the report as one JSON object\n"
+	       "  -o FILE      write the report to FILE instead of stderr\n"
+	       "At each sample the interpreter runs from the sampled instruction until it\n"
+	       "has run L instructions or stops before one. It stops on an *unhandled*\n"
+	       "instruction (no exact semantics, undecodable, or needing state it lacks)\n"
+	       "or, by design, on a system call or an access that would fault (left to\n"
+	       "the kernel and the program). Over all samples, with I the instructions\n"
+	       "interpreted and U the runs that stopped on an unhandled instruction:\n"
+	       "  coverage = I / (I + U)\n"
+	       "the fraction of the sampled instruction executions the interpreter met\n"
+	       "that it handled (runs ended by the limit, a system call or a fault end\n"
+	       "without an unhandled instruction). Also shown: first-instruction\n"
+	       "coverage, the fraction of samples whose sampled instruction itself was\n"
+	       "handled, among those handled or unhandled (a time-weighted estimate).\n"
+	       "Exit status: CMD's.\n");
+}
+
+int cmd_coverage(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, 0, 'd' },   { "len", required_argument, 0, 'l' },
+		{ "freq", required_argument, 0, 'F' }, { "json", no_argument, 0, 'j' },
+		{ "output", required_argument, 0, 'o' }, { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *dbopt = NULL, *len = "64", *freq = "1000", *out = NULL;
+	int json = 0, c;
+
+	while ((c = getopt_long(argc, argv, "+d:l:F:jo:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': dbopt = optarg; break;
+		case 'l': len = optarg; break;
+		case 'F': freq = optarg; break;
+		case 'j': json = 1; break;
+		case 'o': out = optarg; break;
+		case 'h': help(); return 0;
+		default: return report_usage("coverage", "bad option");
+		}
+	}
+	if (optind >= argc)
+		return report_usage("coverage", "no command given (vprof coverage -- CMD ARGS)");
+	char *end;
+	long l = strtol(len, &end, 10);
+	if (*end || l < 1 || l > VERIFY_MAX_LEN)
+		return report_usage("coverage", "--len: expected 1..256");
+	setenv("VPROF_INTERP_LEN", len, 1);
+	setenv("VPROF_VERIFY_STEP", "0", 1);
+
+	const char *db = report_db_path(dbopt);
+	char tag[80];
+	int status = verify_launch(db, freq, argv + optind, tag, sizeof tag);
+	if (status < 0) {
+		fprintf(stderr, "vprof coverage: cannot start: %m\n");
+		return 1;
+	}
+	struct verify_sum s;
+	struct verify_top top[20];
+	FILE *f = out ? fopen(out, "w") : stderr;
+	if (!f) {
+		fprintf(stderr, "vprof coverage: %s: %m\n", out);
+		f = stderr;
+	}
+	if (verify_collect(db, tag, &s) < 0 || s.files == 0) {
+		fprintf(f, "vprof coverage: no results in %s/verify (was CMD profiled?)\n", db);
+		goto out;
+	}
+	const struct verify_file *t = &s.tot;
+	size_t ntop = verify_top_unhandled(t, top, 20);
+	if (json) {
+		fprintf(f, "{\"command\": \"coverage\", \"tag\": ");
+		report_json_str(f, tag);
+		fprintf(f, ", \"processes\": %d, \"interp_len\": %u, \"samples\": %llu, \"runs\": %llu, "
+			"\"interpreted\": %llu, \"unhandled\": %llu, \"coverage\": %.6f, "
+			"\"first_insn_coverage\": %.6f, ",
+			s.files, s.interp_len, (unsigned long long)t->samples, (unsigned long long)t->runs,
+			(unsigned long long)t->interpreted, (unsigned long long)t->unhandled,
+			verify_coverage(t), verify_first_coverage(t));
+		verify_json_stops(f, t);
+		fprintf(f, ", ");
+		verify_json_top(f, top, ntop);
+		fprintf(f, ", \"status\": %d}\n",
+			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	} else {
+		fprintf(f, "vprof coverage: %.3f%% (%llu instructions interpreted, %llu runs stopped on "
+			"an unhandled instruction; %llu runs of up to %u, %d process%s)\n",
+			100 * verify_coverage(t), (unsigned long long)t->interpreted,
+			(unsigned long long)t->unhandled, (unsigned long long)t->runs, s.interp_len,
+			s.files, s.files == 1 ? "" : "es");
+		fprintf(f, "  first-instruction coverage %.3f%%\n", 100 * verify_first_coverage(t));
+		verify_print_stops(f, t);
+		if (ntop)
+			fprintf(f, "  top unhandled instructions:\n");
+		for (size_t i = 0; i < ntop; i++)
+			fprintf(f, "    %-14s %-12s %llu\n", verify_mnem_name(top[i].mnemonic),
+				interp_stop_name((int)top[i].stop), (unsigned long long)top[i].count);
+	}
+out:
+	verify_sum_free(&s);
+	if (f != stderr)
+		fclose(f);
+	return verify_exit_like(status);
+}
