@@ -245,7 +245,7 @@ enum vop {
 
 /* Handler kinds. */
 enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTEST,
-       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX };
+       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR };
 
 /* Flags. */
 #define F_ALIGN   1   /* aligned move: memory operand must be vl-aligned */
@@ -446,7 +446,13 @@ struct vdesc {
 	X(PEXTRD, K_EXTRACT, 0, 4, 0) X(PEXTRQ, K_EXTRACT, 0, 8, 0) \
 	X(VPEXTRB, K_EXTRACT, 0, 1, 0) X(VPEXTRW, K_EXTRACT, 0, 2, 0) \
 	X(VPEXTRD, K_EXTRACT, 0, 4, 0) X(VPEXTRQ, K_EXTRACT, 0, 8, 0) \
-	X(VEXTRACTI128, K_EXTRACT, 0, 16, 0) X(VEXTRACTF128, K_EXTRACT, 0, 16, 0)
+	X(VEXTRACTI128, K_EXTRACT, 0, 16, 0) X(VEXTRACTF128, K_EXTRACT, 0, 16, 0) \
+	/* SSE4.2 string compares (strspn/strcspn/strpbrk): op bit0 = mask
+	 * result (pcmp?strm), bit1 = explicit lengths (pcmpestr?) */ \
+	X(PCMPISTRI, K_PCMPSTR, 0, 1, F_UNALIGN) X(PCMPISTRM, K_PCMPSTR, 1, 1, F_UNALIGN) \
+	X(PCMPESTRI, K_PCMPSTR, 2, 1, F_UNALIGN) X(PCMPESTRM, K_PCMPSTR, 3, 1, F_UNALIGN) \
+	X(VPCMPISTRI, K_PCMPSTR, 0, 1, 0) X(VPCMPISTRM, K_PCMPSTR, 1, 1, 0) \
+	X(VPCMPESTRI, K_PCMPSTR, 2, 1, 0) X(VPCMPESTRM, K_PCMPSTR, 3, 1, 0)
 
 #define VDESC_ENTRY(m, k, o, e, f) [ZYDIS_MNEMONIC_##m] = { k, o, e, f },
 static const struct vdesc kdesc[ZYDIS_MNEMONIC_MAX_VALUE + 1] = { VDESC_LIST(VDESC_ENTRY) };
@@ -1013,6 +1019,132 @@ static int h_extract(struct interp_exec *x, const struct vdesc *dd)
 	return INTERP_OK;
 }
 
+/* pcmp[ie]str[im]: the SSE4.2 string compare, as the SDM's pseudocode
+ * defines it. imm8: [1:0] format (ub, uw, sb, sw), [3:2] aggregation
+ * (equal any, ranges, equal each, equal ordered), [5:4] polarity, [6]
+ * most-significant index / byte mask. */
+static int h_pcmpstr(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, b;
+	unsigned imm, n, s, len1, len2, agg, res1 = 0, res2;
+	int sgn, rc;
+
+	if ((rc = vx_layout(x, &o, 0)))
+		return rc;
+	if (o.src[0] < 0 || o.imm < 0)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)))
+		return rc;
+	imm = (unsigned)imm_of(x, &o);
+	s = imm & 1 ? 2 : 1;
+	n = 16 / s;
+	sgn = (imm & 2) != 0;
+	agg = (imm >> 2) & 3;
+	if (dd->op & 2) {
+		/* explicit lengths: |rAX|, |rDX| saturated to n */
+		uint64_t la = 0, ld = 0;
+		unsigned w = 4;
+		for (int i = x->in->nvis; i < x->in->nops; i++) {
+			const struct interp_operand *op = &x->in->op[i];
+			if (op->type == INTERP_OP_REG && op->rkind == INTERP_RK_GPR &&
+			    (op->action & ZYDIS_OPERAND_ACTION_READ) && (op->idx == 0 || op->idx == 2)) {
+				w = op->size;
+				if (op->idx == 0)
+					la = interp_gpr_get(x, 0, w);
+				else
+					ld = interp_gpr_get(x, 2, w);
+			}
+		}
+		{
+			int64_t va = (int64_t)interp_sext(la, w), vd = (int64_t)interp_sext(ld, w);
+			uint64_t aa = va < 0 ? -(uint64_t)va : (uint64_t)va;
+			uint64_t ad = vd < 0 ? -(uint64_t)vd : (uint64_t)vd;
+			len1 = aa > n ? n : (unsigned)aa;
+			len2 = ad > n ? n : (unsigned)ad;
+		}
+	} else {
+		for (len1 = 0; len1 < n && eget(&a, s, len1); len1++)
+			;
+		for (len2 = 0; len2 < n && eget(&b, s, len2); len2++)
+			;
+	}
+#define EL(v, i) (sgn ? sx(eget(&(v), s, (i)), s) : (int64_t)eget(&(v), s, (i)))
+	for (unsigned j = 0; j < n; j++) {
+		int r = 0;
+		switch (agg) {
+		case 0:         /* equal any: b[j] is one of a[0..len1) */
+			if (j < len2)
+				for (unsigned i = 0; i < len1; i++)
+					r |= EL(a, i) == EL(b, j);
+			break;
+		case 1:         /* ranges: a[i] <= b[j] <= a[i+1] for an even i */
+			if (j < len2)
+				for (unsigned i = 0; i + 1 < len1 + 1 && i < n; i += 2) {
+					if (i + 1 >= len1)
+						break;
+					r |= EL(a, i) <= EL(b, j) && EL(b, j) <= EL(a, i + 1);
+				}
+			break;
+		case 2:         /* equal each */
+			if (j >= len1 && j >= len2)
+				r = 1;
+			else if (j < len1 && j < len2)
+				r = EL(a, j) == EL(b, j);
+			break;
+		default:        /* equal ordered: a occurs in b at j */
+			r = 1;
+			for (unsigned k = 0; k < n - j && r; k++) {
+				if (k >= len1)
+					break;
+				if (j + k >= len2)
+					r = 0;
+				else
+					r = EL(a, k) == EL(b, j + k);
+			}
+			break;
+		}
+		res1 |= (unsigned)r << j;
+	}
+#undef EL
+	switch ((imm >> 4) & 3) {
+	case 1: res2 = ~res1 & ((1u << n) - 1); break;
+	case 3: res2 = res1 ^ ((1u << len2) - 1); break;
+	default: res2 = res1; break;
+	}
+	x->rflags &= ~(uint64_t)INTERP_ARITH_FLAGS;
+	if (res2)
+		x->rflags |= INTERP_CF;
+	if (len2 < n)
+		x->rflags |= INTERP_ZF;
+	if (len1 < n)
+		x->rflags |= INTERP_SF;
+	if (res2 & 1)
+		x->rflags |= INTERP_OF;
+	if (dd->op & 1) {
+		/* mask into xmm0 */
+		interp_vec m;
+		memset(&m, 0, sizeof m);
+		if (imm & 0x40) {
+			for (unsigned j = 0; j < n; j++)
+				eput(&m, s, j, (res2 >> j) & 1 ? interp_mask(s) : 0);
+		} else {
+			m.w[0] = (uint16_t)res2;
+		}
+		memcpy(x->st->zmm[0].b, m.b, 16);
+		if (!VX_LEGACY(x->in))
+			memset(x->st->zmm[0].b + 16, 0, 48);
+		vx_touch(x, 0, 16, !VX_LEGACY(x->in));
+	} else {
+		unsigned idx = n;
+		if (res2)
+			idx = imm & 0x40 ? 31 - (unsigned)__builtin_clz(res2) :
+			      (unsigned)__builtin_ctz(res2);
+		interp_gpr_set(x, 1, 4, idx);
+	}
+	return INTERP_OK;
+}
+
 static int h_vec(struct interp_exec *x)
 {
 	const struct vdesc *dd = &kdesc[x->in->mnemonic];
@@ -1032,6 +1164,7 @@ static int h_vec(struct interp_exec *x)
 	case K_PMOVX: return h_pmovx(x, dd);
 	case K_INSERT: return h_insert(x, dd);
 	case K_EXTRACT: return h_extract(x, dd);
+	case K_PCMPSTR: return h_pcmpstr(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

@@ -139,6 +139,18 @@
 	X(I, 0, "vpshufb %zmm17, %zmm18, %zmm19") X(I, 0, "vpalignr $9, %zmm17, %zmm18, %zmm19") \
 	X(I, 0, "vpsrlq $3, %zmm17, %zmm19") X(I, 0, "vpsrldq $5, %zmm17, %zmm19") \
 	X(I, 0, "vpminub (%rdi), %zmm18, %zmm19{%k1}{z}") X(I, 0, "vpcmpeqb (%rdi), %zmm16, %k1{%k2}") \
+	/* SSE4.2 string compares: every aggregation, format, polarity */ \
+	X(I, 0, "pcmpistri $0x00, %xmm1, %xmm2") X(I, 0, "pcmpistri $0x3a, (%rdi), %xmm2") \
+	X(I, 0, "pcmpistri $0x04, %xmm1, %xmm2") X(I, 0, "pcmpistri $0x44, %xmm1, %xmm2") \
+	X(I, 0, "pcmpistri $0x08, %xmm1, %xmm2") X(I, 0, "pcmpistri $0x18, %xmm1, %xmm2") \
+	X(I, 0, "pcmpistri $0x0c, %xmm1, %xmm2") X(I, 0, "pcmpistri $0x4d, %xmm1, %xmm2") \
+	X(I, 0, "pcmpistri $0x12, %xmm1, %xmm2") X(I, 0, "pcmpistri $0x36, %xmm1, %xmm2") \
+	X(I, 0, "pcmpistri $0x0f, %xmm1, %xmm2") X(I, 0, "pcmpistri $0x07, %xmm1, %xmm2") \
+	X(I, 0, "pcmpistrm $0x40, %xmm1, %xmm2") X(I, 0, "pcmpistrm $0x0a, %xmm1, %xmm2") \
+	X(I, 0, "pcmpistrm $0x19, %xmm1, %xmm2") X(I, 0, "pcmpestri $0x00, %xmm1, %xmm2") \
+	X(I, 0, "pcmpestri $0x0c, %xmm1, %xmm2") X(I, 0, "pcmpestri $0x35, %xmm1, %xmm2") \
+	X(I, 0, "pcmpestri $0x07, %xmm1, %xmm2") X(I, 0, "pcmpestrm $0x48, %xmm1, %xmm2") \
+	X(I, 0, "vpcmpistri $0x1a, %xmm1, %xmm2") X(I, 0, "vpcmpestrm $0x44, (%rdi), %xmm2") \
 	/* opmask registers, vzeroupper */ \
 	X(I, 0, "kmovd %k0, %eax") X(I, 0, "kmovq %k1, %rax") X(I, 0, "kmovd %k2, %r9d") X(I, 0, "kmovw %k2, %ecx") \
 	X(I, 0, "kmovb %k2, %ecx") X(I, 0, "kmovd %eax, %k1") X(I, 0, "kmovq %rcx, %k3") X(I, 0, "kmovw %ecx, %k3") \
@@ -491,6 +503,10 @@ static void random_state(struct vstate *s, int kind)
 	}
 	s->gpr[0] = (uint64_t)g_data + (rnd() % (DATA_SIZE / 8)) * 8 - (rnd() % 8 == 0 ? 0 : 0);
 	s->gpr[4] = (uint64_t)g_data + DATA_SIZE / 2;          /* rsp */
+	if (rnd() % 2) {                                       /* lengths */
+		s->gpr[0] = rnd() % 2 ? rnd() % 20 : -(rnd() % 20);
+		s->gpr[2] = rnd() % 2 ? rnd() % 20 : -(rnd() % 20);
+	}
 	/* components in their initial state (not in g_bv) hold zeros */
 	g_bv = INTERP_XS_X87 | INTERP_XS_SSE | (rnd() & (INTERP_XS_YMM | INTERP_XS_ZMM_H |
 							  INTERP_XS_HI16 | INTERP_XS_OPMASK));

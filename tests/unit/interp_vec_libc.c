@@ -1,0 +1,497 @@
+/* tests/unit/interp_vec_libc.c — glibc's string and memory functions, as
+ * this CPU's ifuncs select them (here the EVEX/AVX-512 variants), run whole
+ * in the interpreter and natively from the same state.
+ *
+ * A call to the function (call *%r11) is run natively by a trampoline that
+ * loads and saves all 32 zmm, k0-k7, MXCSR, GPRs and RFLAGS, and in the
+ * interpreter from the same state until the return lands back after the
+ * call. Arguments point into two data pages followed by a PROT_NONE guard
+ * page, with strings ending near the guard page so that the functions'
+ * page-cross paths and masked loads run. Compared: every register bit,
+ * flags, and the data pages. Also printed: how many instructions were
+ * interpreted and, when a run stopped early, on which mnemonic.
+ *
+ * Usage: interp_vec_libc [runs-per-function [seed [filter]]]
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include "interp/interp.h"
+
+struct vstate {
+	uint8_t zmm[32][64];     /* 0 */
+	uint64_t k[8];           /* 2048 */
+	uint64_t gpr[16];        /* 2112 */
+	uint64_t rflags;         /* 2240 */
+	uint32_t mxcsr;          /* 2248 */
+	uint32_t pad[13];
+} __attribute__((aligned(64)));
+
+struct vstate g_vs __attribute__((visibility("hidden")));
+uint64_t g_vhost_rsp __attribute__((visibility("hidden")));
+uint32_t g_vhost_mxcsr __attribute__((visibility("hidden")));
+uint64_t g_vtarget __attribute__((visibility("hidden")));
+uint64_t g_vflagstack[64] __attribute__((visibility("hidden"), aligned(16)));
+
+void vnative_enter(void);
+void vnative_save(void);
+
+#define ZL(n) "vmovdqu64 g_vs+64*" #n "(%rip), %zmm" #n "\n"
+#define ZS(n) "vmovdqu64 %zmm" #n ", g_vs+64*" #n "(%rip)\n"
+#define Z8(M, a) M(a##0) M(a##1) M(a##2) M(a##3) M(a##4) M(a##5) M(a##6) M(a##7)
+__asm__(
+	".text\n"
+	".globl vnative_enter\n .hidden vnative_enter\n"
+	"vnative_enter:\n"
+	"	push %rbx\n push %rbp\n push %r12\n push %r13\n push %r14\n push %r15\n"
+	"	mov %rsp, g_vhost_rsp(%rip)\n"
+	"	stmxcsr g_vhost_mxcsr(%rip)\n"
+	ZL(0) ZL(1) ZL(2) ZL(3) ZL(4) ZL(5) ZL(6) ZL(7) ZL(8) ZL(9)
+	ZL(10) ZL(11) ZL(12) ZL(13) ZL(14) ZL(15) ZL(16) ZL(17) ZL(18) ZL(19)
+	ZL(20) ZL(21) ZL(22) ZL(23) ZL(24) ZL(25) ZL(26) ZL(27) ZL(28) ZL(29)
+	ZL(30) ZL(31)
+	"	kmovq g_vs+2048(%rip), %k0\n	kmovq g_vs+2056(%rip), %k1\n"
+	"	kmovq g_vs+2064(%rip), %k2\n	kmovq g_vs+2072(%rip), %k3\n"
+	"	kmovq g_vs+2080(%rip), %k4\n	kmovq g_vs+2088(%rip), %k5\n"
+	"	kmovq g_vs+2096(%rip), %k6\n	kmovq g_vs+2104(%rip), %k7\n"
+	"	ldmxcsr g_vs+2248(%rip)\n"
+	"	lea g_vflagstack+256(%rip), %rsp\n"
+	"	pushq g_vs+2240(%rip)\n	popfq\n"
+	"	mov g_vs+2112(%rip), %rax\n	mov g_vs+2120(%rip), %rcx\n"
+	"	mov g_vs+2128(%rip), %rdx\n	mov g_vs+2136(%rip), %rbx\n"
+	"	mov g_vs+2152(%rip), %rbp\n	mov g_vs+2160(%rip), %rsi\n"
+	"	mov g_vs+2168(%rip), %rdi\n	mov g_vs+2176(%rip), %r8\n"
+	"	mov g_vs+2184(%rip), %r9\n	mov g_vs+2192(%rip), %r10\n"
+	"	mov g_vs+2200(%rip), %r11\n	mov g_vs+2208(%rip), %r12\n"
+	"	mov g_vs+2216(%rip), %r13\n	mov g_vs+2224(%rip), %r14\n"
+	"	mov g_vs+2232(%rip), %r15\n	mov g_vs+2144(%rip), %rsp\n"
+	"	jmp *g_vtarget(%rip)\n"
+	".globl vnative_save\n .hidden vnative_save\n"
+	"vnative_save:\n"
+	"	mov %rax, g_vs+2112(%rip)\n	mov %rcx, g_vs+2120(%rip)\n"
+	"	mov %rdx, g_vs+2128(%rip)\n	mov %rbx, g_vs+2136(%rip)\n"
+	"	mov %rsp, g_vs+2144(%rip)\n	mov %rbp, g_vs+2152(%rip)\n"
+	"	mov %rsi, g_vs+2160(%rip)\n	mov %rdi, g_vs+2168(%rip)\n"
+	"	mov %r8, g_vs+2176(%rip)\n	mov %r9, g_vs+2184(%rip)\n"
+	"	mov %r10, g_vs+2192(%rip)\n	mov %r11, g_vs+2200(%rip)\n"
+	"	mov %r12, g_vs+2208(%rip)\n	mov %r13, g_vs+2216(%rip)\n"
+	"	mov %r14, g_vs+2224(%rip)\n	mov %r15, g_vs+2232(%rip)\n"
+	"	lea g_vflagstack+256(%rip), %rsp\n"
+	"	pushfq\n	pop %rax\n	mov %rax, g_vs+2240(%rip)\n"
+	ZS(0) ZS(1) ZS(2) ZS(3) ZS(4) ZS(5) ZS(6) ZS(7) ZS(8) ZS(9)
+	ZS(10) ZS(11) ZS(12) ZS(13) ZS(14) ZS(15) ZS(16) ZS(17) ZS(18) ZS(19)
+	ZS(20) ZS(21) ZS(22) ZS(23) ZS(24) ZS(25) ZS(26) ZS(27) ZS(28) ZS(29)
+	ZS(30) ZS(31)
+	"	kmovq %k0, g_vs+2048(%rip)\n	kmovq %k1, g_vs+2056(%rip)\n"
+	"	kmovq %k2, g_vs+2064(%rip)\n	kmovq %k3, g_vs+2072(%rip)\n"
+	"	kmovq %k4, g_vs+2080(%rip)\n	kmovq %k5, g_vs+2088(%rip)\n"
+	"	kmovq %k6, g_vs+2096(%rip)\n	kmovq %k7, g_vs+2104(%rip)\n"
+	"	stmxcsr g_vs+2248(%rip)\n"
+	"	ldmxcsr g_vhost_mxcsr(%rip)\n"
+	"	vzeroupper\n"
+	"	mov g_vhost_rsp(%rip), %rsp\n"
+	"	cld\n"
+	"	pop %r15\n pop %r14\n pop %r13\n pop %r12\n pop %rbp\n pop %rbx\n"
+	"	ret\n"
+);
+
+#define DATA_SIZE 8192
+static uint8_t *g_code, *g_data;
+static sigjmp_buf g_jb;
+static volatile int g_in_native, g_native_sig;
+
+static void on_fault(int sig, siginfo_t *si, void *ctx)
+{
+	(void)si;
+	if (interp_fault_fixup(ctx))
+		return;
+	if (g_in_native) {
+		g_native_sig = sig;
+		g_in_native = 0;
+		siglongjmp(g_jb, 1);
+	}
+	signal(sig, SIG_DFL);
+}
+
+static void setup(void)
+{
+	static char altstack[65536];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
+	struct sigaction sa;
+
+	g_code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	g_data = mmap(NULL, DATA_SIZE + 4096, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g_code == MAP_FAILED || g_data == MAP_FAILED) {
+		printf("FAIL mmap\n");
+		exit(1);
+	}
+	mprotect(g_data + DATA_SIZE, 4096, PROT_NONE);
+	sigaltstack(&ss, NULL);
+	interp_init();
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+}
+
+static uint64_t place(const uint8_t *b, unsigned len)
+{
+	uint8_t *p = g_code + 0x400;
+	uint64_t a = (uint64_t)vnative_save;
+
+	memset(p, 0xcc, 0x100);
+	memcpy(p, b, len);
+	p[len] = 0xff; p[len + 1] = 0x25;
+	memset(p + len + 2, 0, 4);
+	memcpy(p + len + 6, &a, 8);
+	return (uint64_t)p;
+}
+
+/* Returns 0, or the signal the instruction took. */
+static int run_native(const uint8_t *b, unsigned len, struct vstate *io)
+{
+	uint32_t host;
+
+	__asm__ volatile("stmxcsr %0" : "=m"(host));
+	g_vs = *io;
+	g_vtarget = place(b, len);
+	g_native_sig = 0;
+	if (sigsetjmp(g_jb, 1) == 0) {
+		g_in_native = 1;
+		vnative_enter();
+		g_in_native = 0;
+	}
+	__asm__ volatile("ldmxcsr %0" : : "m"(host));
+	if (!g_native_sig)
+		*io = g_vs;
+	return g_native_sig;
+}
+
+
+static struct interp_thread *g_th;
+static uint64_t g_ret;
+static long g_count[ZYDIS_MNEMONIC_MAX_VALUE + 1];
+
+static int obs_insn(void *arg, const struct interp_state *st, const struct interp_record *r)
+{
+	(void)arg;
+	g_count[r->insn->mnemonic]++;
+	return st->rip == g_ret;
+}
+
+/* Interpret from io until the call returns. Returns the stop reason
+ * (INTERP_STOP_OBSERVER when it returned) and the instructions run. */
+static int run_interp(const uint8_t *b, unsigned len, struct vstate *io, long *n,
+		      uint16_t *stop_mn)
+{
+	static struct interp_state st;
+	struct interp_observer obs = { obs_insn, NULL, 0 };
+	struct interp_result r;
+
+	if (!g_th) {
+		g_th = mmap(NULL, interp_thread_size(), PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		interp_thread_init(g_th);
+	}
+	memset(&st, 0, sizeof st);
+	memcpy(st.zmm, io->zmm, sizeof st.zmm);
+	memcpy(st.k, io->k, sizeof st.k);
+	memcpy(st.gpr, io->gpr, sizeof st.gpr);
+	st.rflags = io->rflags;
+	st.mxcsr = io->mxcsr;
+	st.mxcsr_mask = 0xffff;
+	st.rip = place(b, len);
+	g_ret = st.rip + len;
+	st.seg_valid = 0;
+	st.has_fpregs = 1;
+	st.xstate_avail = INTERP_XS_ALL;
+	st.xstate_bv = INTERP_XS_ALL;
+	interp_run(&st, g_th, 1000000, &obs, &r);
+	memcpy(io->zmm, st.zmm, sizeof st.zmm);
+	memcpy(io->k, st.k, sizeof st.k);
+	memcpy(io->gpr, st.gpr, sizeof st.gpr);
+	io->rflags = st.rflags;
+	io->mxcsr = st.mxcsr;
+	*n = r.executed;
+	*stop_mn = r.stop_mnemonic;
+	return r.stop;
+}
+
+static uint64_t rnd_state = 0x2545f4914f6cdd1dull;
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* A position for an object of n bytes: anywhere, or ending right at the
+ * guard page, or at a page end minus a little. */
+static uint64_t where(size_t n)
+{
+	size_t off;
+
+	if (n >= DATA_SIZE)
+		n = DATA_SIZE - 1;
+	switch (rnd() % 4) {
+	case 0: off = DATA_SIZE - n; break;
+	case 1: off = 4096 - rnd() % 64; if (off + n > DATA_SIZE) off = DATA_SIZE - n; break;
+	default: off = rnd() % (DATA_SIZE - n + 1); break;
+	}
+	return (uint64_t)g_data + off;
+}
+
+static size_t rlen(void)
+{
+	switch (rnd() % 4) {
+	case 0: return rnd() % 16;
+	case 1: return rnd() % 80;
+	case 2: return rnd() % 300;
+	default: return rnd() % 3000;
+	}
+}
+
+static void fill_str(uint8_t *p, size_t n, int alpha)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = alpha ? 'a' + rnd() % alpha : 1 + rnd() % 255;
+}
+
+enum { A_S, A_SC, A_SS, A_SSN, A_MC, A_MCN, A_MMN, A_DS, A_DSN, A_WS };
+
+struct fn {
+	const char *name;
+	void *addr;
+	int args;
+};
+
+#define FN(f, a) { #f, (void *)f, a }
+
+/* Set up the arguments of one call in s (rdi, rsi, rdx). */
+static void args(const struct fn *f, struct vstate *s)
+{
+	size_t n = rlen(), m = rlen();
+	int alpha = rnd() % 2 ? 3 : 0;
+	uint64_t a, b;
+
+	memset(g_data, 'x', DATA_SIZE);
+	switch (f->args) {
+	case A_S:          /* string */
+	case A_SC:         /* string, char */
+		a = where(n + 1);
+		fill_str((uint8_t *)a, n, alpha);
+		((uint8_t *)a)[n] = 0;
+		s->gpr[7] = a;
+		s->gpr[6] = rnd() % 4 ? 'a' + rnd() % 4 : rnd() % 4 ? 0 : rnd() & 0xff;
+		s->gpr[2] = rnd() % 2 ? n + 1 : rnd() % (n + 2);
+		if (f->args == A_SC && !strcmp(f->name, "rawmemchr"))
+			((uint8_t *)a)[n] = (uint8_t)s->gpr[6];   /* it must be there */
+		break;
+	case A_SS:         /* two strings, often sharing a prefix */
+	case A_SSN: {
+		size_t common = rnd() % 2 ? n : rnd() % (n + 1);
+		a = where(n + 1);
+		fill_str((uint8_t *)a, n, alpha);
+		((uint8_t *)a)[n] = 0;
+		b = where(m + 1 > common + 1 ? m + 1 : common + 1);
+		if ((b < a && b + m + 1 > a) || (a < b && a + n + 1 > b))
+			b = a;   /* overlapping: compare with itself */
+		else {
+			size_t bl = m > common ? m : common;
+			fill_str((uint8_t *)b, bl, alpha);
+			memcpy((void *)b, (void *)a, common < n ? common : n);
+			((uint8_t *)b)[bl] = 0;
+		}
+		s->gpr[7] = a;
+		s->gpr[6] = b;
+		s->gpr[2] = rnd() % 3 ? rnd() % (n + 40) : ~0ull >> 1;
+		break;
+	}
+	case A_MC:         /* memory, char, length */
+	case A_MCN:
+		a = where(n);
+		fill_str((uint8_t *)a, n, alpha ? alpha : 255);
+		s->gpr[7] = a;
+		s->gpr[6] = rnd() % 4 ? 'a' + rnd() % 4 : rnd() & 0xff;
+		s->gpr[2] = n;
+		break;
+	case A_MMN:        /* two buffers, length (memcmp) */
+		a = where(n);
+		b = where(n);
+		fill_str((uint8_t *)a, n, alpha ? alpha : 255);
+		if (!((b < a && b + n > a) || (a < b && a + n > b))) {
+			memcpy((void *)b, (void *)a, n);
+			if (n && rnd() % 2)
+				((uint8_t *)b)[rnd() % n] ^= 1 << (rnd() % 8);
+		}
+		s->gpr[7] = a;
+		s->gpr[6] = b;
+		s->gpr[2] = n;
+		break;
+	case A_DS:         /* dst, src string (strcpy) */
+	case A_DSN:        /* dst, src, n (memcpy/memmove) */
+		b = where(n + 1);
+		fill_str((uint8_t *)b, n, alpha);
+		((uint8_t *)b)[n] = 0;
+		a = f->args == A_DSN && rnd() % 3 == 0 ? b + (int64_t)(rnd() % 64) - 32 : where(n + 1);
+		if (a < (uint64_t)g_data || a + n + 1 > (uint64_t)g_data + DATA_SIZE)
+			a = where(n + 1);
+		if (f->args == A_DS && ((a <= b && a + n + 1 > b) || (b <= a && b + n + 1 > a)))
+			a = b;     /* strcpy onto itself is harmless enough */
+		s->gpr[7] = a;
+		s->gpr[6] = b;
+		s->gpr[2] = n;
+		break;
+	case A_WS:         /* wide string */
+		n %= DATA_SIZE / 4 - 2;
+		a = where(4 * n + 4) & ~3ull;
+		for (size_t i = 0; i < n; i++)
+			((uint32_t *)a)[i] = 1 + rnd() % 70000;
+		((uint32_t *)a)[n] = 0;
+		s->gpr[7] = a;
+		s->gpr[6] = 1 + rnd() % 4;
+		s->gpr[2] = n;
+		break;
+	}
+}
+
+static void *my_memset(void *d, int c, size_t n) { return memset(d, c, n); }
+
+int main(int argc, char **argv)
+{
+	long runs = argc > 1 ? atol(argv[1]) : 300;
+	const char *filter = argc > 3 ? argv[3] : NULL;
+	static const uint8_t call_r11[] = { 0x41, 0xff, 0xd3 };
+	static uint8_t stack[65536] __attribute__((aligned(64)));
+	static uint8_t dsave[DATA_SIZE], dnat[DATA_SIZE];
+	static const struct fn fns[] = {
+		FN(strlen, A_S), FN(strnlen, A_SC), FN(strchr, A_SC), FN(strrchr, A_SC),
+		FN(rawmemchr, A_SC), FN(strchrnul, A_SC), FN(memchr, A_MC), FN(memrchr, A_MC),
+		FN(strcmp, A_SS), FN(strncmp, A_SSN), FN(memcmp, A_MMN), FN(bcmp, A_MMN),
+		FN(strcasecmp, A_SS), FN(strncasecmp, A_SSN),
+		FN(strcpy, A_DS), FN(stpcpy, A_DS), FN(strncpy, A_DSN),
+		FN(memcpy, A_DSN), FN(memmove, A_DSN), FN(mempcpy, A_DSN),
+		{ "memset", (void *)my_memset, A_MCN }, FN(memset, A_MCN),
+		FN(wcslen, A_WS), FN(wcschr, A_WS), FN(wmemset, A_WS),
+		FN(strspn, A_SS), FN(strcspn, A_SS), FN(strpbrk, A_SS), FN(strstr, A_SS),
+	};
+	int nfail = 0;
+
+	if (argc > 2)
+		rnd_state = strtoull(argv[2], NULL, 0) | 1;
+	setup();
+	for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++) {
+		const struct fn *f = &fns[k];
+		long ok = 0, insns = 0, bad = 0, stopped = 0, nsig = 0;
+		uint16_t stop_mn = 0;
+		const char *stop_why = "";
+
+		if (filter && strcmp(filter, f->name))
+			continue;
+		memset(g_count, 0, sizeof g_count);
+		for (long it = 0; it < runs; it++) {
+			struct vstate in, nat, itp;
+			long n;
+			uint16_t mn;
+			int sig, rc;
+
+			memset(&in, 0, sizeof in);
+			for (int r = 0; r < 32; r++)
+				for (int b = 0; b < 64; b++)
+					in.zmm[r][b] = (uint8_t)rnd();
+			for (int r = 0; r < 8; r++)
+				in.k[r] = rnd();
+			for (int r = 0; r < 16; r++)
+				in.gpr[r] = rnd();
+			in.gpr[4] = (uint64_t)(stack + sizeof stack / 2);
+			in.gpr[11] = (uint64_t)f->addr;
+			in.rflags = 0x202;
+			in.mxcsr = 0x1f80;
+			args(f, &in);
+			memcpy(dsave, g_data, DATA_SIZE);
+			nat = in;
+			sig = run_native(call_r11, sizeof call_r11, &nat);
+			memcpy(dnat, g_data, DATA_SIZE);
+			memcpy(g_data, dsave, DATA_SIZE);
+			if (sig) {
+				if (!nsig++)
+					printf("NOTE %s: native took signal %d (bad arguments?)\n", f->name, sig);
+				continue;
+			}
+			itp = in;
+			rc = run_interp(call_r11, sizeof call_r11, &itp, &n, &mn);
+			insns += n;
+			if (rc != INTERP_STOP_OBSERVER) {
+				if (!stopped++) {
+					stop_mn = mn;
+					stop_why = interp_stop_name(rc);
+				}
+				continue;
+			}
+			{
+				int d = 0;
+				for (int r = 0; r < 32; r++)
+					if (memcmp(nat.zmm[r], itp.zmm[r], 64)) {
+						if (!bad)
+							printf("    zmm%d differs\n", r);
+						d = 1;
+					}
+				for (int r = 0; r < 8; r++)
+					if (nat.k[r] != itp.k[r]) {
+						if (!bad)
+							printf("    k%d: native %lx interp %lx\n", r, nat.k[r], itp.k[r]);
+						d = 1;
+					}
+				for (int r = 0; r < 16; r++)
+					if (nat.gpr[r] != itp.gpr[r]) {
+						if (!bad)
+							printf("    gpr%d: native %lx interp %lx\n", r, nat.gpr[r], itp.gpr[r]);
+						d = 1;
+					}
+				if ((nat.rflags ^ itp.rflags) & INTERP_ARITH_FLAGS) {
+					if (!bad)
+						printf("    rflags: native %lx interp %lx\n", nat.rflags, itp.rflags);
+					d = 1;
+				}
+				if (nat.mxcsr != itp.mxcsr || memcmp(dnat, g_data, DATA_SIZE)) {
+					if (!bad)
+						printf("    mxcsr or data differ\n");
+					d = 1;
+				}
+				if (d) {
+					if (!bad++)
+						printf("FAIL %s: state differs after the call (rdi %lx rsi %lx rdx %lx)\n",
+						       f->name, in.gpr[7] - (uint64_t)g_data,
+						       in.gpr[6] - (uint64_t)g_data, in.gpr[2]);
+					continue;
+				}
+			}
+			ok++;
+		}
+		if (bad || stopped) {
+			nfail++;
+			if (stopped)
+				printf("FAIL %s: %ld of %ld runs stopped early (first: %s at %s)\n", f->name,
+				       stopped, runs, stop_why, ZydisMnemonicGetString(stop_mn));
+		} else {
+			printf("PASS %s: %ld calls, %ld instructions interpreted, all state equal\n",
+			       f->name, ok, insns);
+		}
+		if (getenv("VEC_LIBC_HIST")) {
+			for (int m = 0; m <= ZYDIS_MNEMONIC_MAX_VALUE; m++)
+				if (g_count[m])
+					printf("    %8ld %s\n", g_count[m], ZydisMnemonicGetString(m));
+		}
+	}
+	return nfail != 0;
+}
