@@ -74,6 +74,48 @@ FP2I(cvtss2siq, "cvtss2si", "%%rax")
 #define FPCMP(name) FP_RAW(name, LD2 #name " %%xmm1, %%xmm0\n\tlahf\n\tmov %%ah, (%0)\n\t")
 FPCMP(ucomisd) FPCMP(comisd) FPCMP(ucomiss) FPCMP(comiss)
 
+
+/* Predicate and rounding-control immediates are part of the instruction,
+ * so there is one host function per immediate value. cmp predicates 0..7
+ * use the legacy encoding (runs on any SSE2 CPU); 8..31 exist only in VEX
+ * form, so a program using them runs on an AVX CPU. */
+#define IMM_LEG(name, insn, imm) FP_RAW(name##_##imm, LD2 insn " $" #imm ", %%xmm1, %%xmm0\n\t" STX)
+#define IMM_VEX(name, insn, imm) FP_RAW(name##_##imm, LD2 insn " $" #imm ", %%xmm1, %%xmm0, %%xmm0\n\t" STX)
+#define REP8(M, n, i, b) M(n, i, b##0) M(n, i, b##1) M(n, i, b##2) M(n, i, b##3) \
+	M(n, i, b##4) M(n, i, b##5) M(n, i, b##6) M(n, i, b##7)
+#define CMP_FNS(n, insn, vinsn) \
+	IMM_LEG(n, insn, 0) IMM_LEG(n, insn, 1) IMM_LEG(n, insn, 2) IMM_LEG(n, insn, 3) \
+	IMM_LEG(n, insn, 4) IMM_LEG(n, insn, 5) IMM_LEG(n, insn, 6) IMM_LEG(n, insn, 7) \
+	IMM_VEX(n, vinsn, 8) IMM_VEX(n, vinsn, 9) IMM_VEX(n, vinsn, 10) IMM_VEX(n, vinsn, 11) \
+	IMM_VEX(n, vinsn, 12) IMM_VEX(n, vinsn, 13) IMM_VEX(n, vinsn, 14) IMM_VEX(n, vinsn, 15) \
+	IMM_VEX(n, vinsn, 16) IMM_VEX(n, vinsn, 17) IMM_VEX(n, vinsn, 18) IMM_VEX(n, vinsn, 19) \
+	IMM_VEX(n, vinsn, 20) IMM_VEX(n, vinsn, 21) IMM_VEX(n, vinsn, 22) IMM_VEX(n, vinsn, 23) \
+	IMM_VEX(n, vinsn, 24) IMM_VEX(n, vinsn, 25) IMM_VEX(n, vinsn, 26) IMM_VEX(n, vinsn, 27) \
+	IMM_VEX(n, vinsn, 28) IMM_VEX(n, vinsn, 29) IMM_VEX(n, vinsn, 30) IMM_VEX(n, vinsn, 31) \
+	static fp_fn *const k_##n[32] = { \
+		fp_##n##_0, fp_##n##_1, fp_##n##_2, fp_##n##_3, fp_##n##_4, fp_##n##_5, \
+		fp_##n##_6, fp_##n##_7, fp_##n##_8, fp_##n##_9, fp_##n##_10, fp_##n##_11, \
+		fp_##n##_12, fp_##n##_13, fp_##n##_14, fp_##n##_15, fp_##n##_16, fp_##n##_17, \
+		fp_##n##_18, fp_##n##_19, fp_##n##_20, fp_##n##_21, fp_##n##_22, fp_##n##_23, \
+		fp_##n##_24, fp_##n##_25, fp_##n##_26, fp_##n##_27, fp_##n##_28, fp_##n##_29, \
+		fp_##n##_30, fp_##n##_31 };
+CMP_FNS(cmpsd, "cmpsd", "vcmpsd")
+CMP_FNS(cmpss, "cmpss", "vcmpss")
+CMP_FNS(cmppd, "cmppd", "vcmppd")
+CMP_FNS(cmpps, "cmpps", "vcmpps")
+/* round*: imm bits 0..3 matter (rounding control, MXCSR.RC select,
+ * precision-exception suppression) */
+#define RND_FNS(n) \
+	IMM_LEG(n, #n, 0) IMM_LEG(n, #n, 1) IMM_LEG(n, #n, 2) IMM_LEG(n, #n, 3) \
+	IMM_LEG(n, #n, 4) IMM_LEG(n, #n, 5) IMM_LEG(n, #n, 6) IMM_LEG(n, #n, 7) \
+	IMM_LEG(n, #n, 8) IMM_LEG(n, #n, 9) IMM_LEG(n, #n, 10) IMM_LEG(n, #n, 11) \
+	IMM_LEG(n, #n, 12) IMM_LEG(n, #n, 13) IMM_LEG(n, #n, 14) IMM_LEG(n, #n, 15) \
+	static fp_fn *const k_##n[32] = { \
+		fp_##n##_0, fp_##n##_1, fp_##n##_2, fp_##n##_3, fp_##n##_4, fp_##n##_5, \
+		fp_##n##_6, fp_##n##_7, fp_##n##_8, fp_##n##_9, fp_##n##_10, fp_##n##_11, \
+		fp_##n##_12, fp_##n##_13, fp_##n##_14, fp_##n##_15 };
+RND_FNS(roundsd) RND_FNS(roundss) RND_FNS(roundpd) RND_FNS(roundps)
+
 /* FMA: xmm0 = dst (a), xmm1 = src2 (b), xmm2 = src3 (c) */
 #define FMA1(name) FP_RAW(name, "vmovdqu (%1), %%xmm0\n\tvmovdqu (%2), %%xmm1\n\t" \
 			  "vmovdqu (%3), %%xmm2\n\t" #name " %%xmm2, %%xmm1, %%xmm0\n\t" \
@@ -84,7 +126,7 @@ FMA_O(vfmadd) FMA_O(vfmsub) FMA_O(vfnmadd) FMA_O(vfnmsub)
 
 /* ------------------------------------------------------- descriptors */
 
-enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS };
+enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM };
 #define FF_SCALAR 1     /* one element: no lanes beyond the first 16 bytes */
 #define FF_NARROW 2     /* size-changing packed conversion: 128-bit only */
 #define FF_PACKED 4
@@ -92,6 +134,7 @@ enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS };
 struct fdesc {
 	uint8_t kind, flags, esz;
 	fp_fn *fn, *fn64;   /* fn64: the 64-bit integer form (cvt*) */
+	fp_fn *const *byimm;   /* FK_IMM: one function per imm8 value */
 };
 
 #define FDESC_LIST(X) \
@@ -164,9 +207,25 @@ struct fdesc {
 	X(M##231PD, FK_FMA, FF_PACKED, 8, m##231pd, 0) X(M##132PS, FK_FMA, FF_PACKED, 4, m##132ps, 0) \
 	X(M##213PS, FK_FMA, FF_PACKED, 4, m##213ps, 0) X(M##231PS, FK_FMA, FF_PACKED, 4, m##231ps, 0)
 
+/* the immediate forms: one function per imm8 value, in k_<name> */
+#define FIMM_LIST(X) \
+	X(CMPSD, FF_SCALAR, 8, cmpsd) X(VCMPSD, FF_SCALAR, 8, cmpsd) \
+	X(CMPSS, FF_SCALAR, 4, cmpss) X(VCMPSS, FF_SCALAR, 4, cmpss) \
+	X(CMPPD, FF_PACKED, 8, cmppd) X(VCMPPD, FF_PACKED, 8, cmppd) \
+	X(CMPPS, FF_PACKED, 4, cmpps) X(VCMPPS, FF_PACKED, 4, cmpps) \
+	X(ROUNDSD, FF_SCALAR, 8, roundsd) X(VROUNDSD, FF_SCALAR, 8, roundsd) \
+	X(ROUNDSS, FF_SCALAR, 4, roundss) X(VROUNDSS, FF_SCALAR, 4, roundss) \
+	X(ROUNDPD, FF_PACKED, 8, roundpd) X(VROUNDPD, FF_PACKED, 8, roundpd) \
+	X(ROUNDPS, FF_PACKED, 4, roundps) X(VROUNDPS, FF_PACKED, 4, roundps)
+#define FIMM_ENTRY(m, f, e, t) [ZYDIS_MNEMONIC_##m] = { FK_IMM, f, e, 0, 0, k_##t },
+#define FIMM_FAM(m, f, e, t) { ZYDIS_MNEMONIC_##m, h_fp },
+
 #define fp_0 NULL
-#define FDESC_ENTRY(m, k, f, e, fn, fn64) [ZYDIS_MNEMONIC_##m] = { k, f, e, fp_##fn, fp_##fn64 },
-static const struct fdesc kfdesc[ZYDIS_MNEMONIC_MAX_VALUE + 1] = { FDESC_LIST(FDESC_ENTRY) };
+#define FDESC_ENTRY(m, k, f, e, fn, fn64) [ZYDIS_MNEMONIC_##m] = { k, f, e, fp_##fn, fp_##fn64, 0 },
+static const struct fdesc kfdesc[ZYDIS_MNEMONIC_MAX_VALUE + 1] = {
+	FDESC_LIST(FDESC_ENTRY)
+	FIMM_LIST(FIMM_ENTRY)
+};
 
 /* ------------------------------------------------------- running */
 
@@ -242,6 +301,48 @@ static int h_fbin(struct interp_exec *x, const struct fdesc *fd)
 		return rc;
 	memset(&r, 0, sizeof r);
 	if ((rc = fp_run(x, fd->fn, r.b, a.b, b.b, b.b, o.vl, &raised)))
+		return rc;
+	if ((rc = vx_put(x, &o, o.dst, &r)))
+		return rc;
+	vx_mxcsr_or(x, raised);
+	return INTERP_OK;
+}
+
+/* cmpXX and roundXX with an immediate: legacy op dst, src, imm; VEX op dst,
+ * src1, src2, imm (vroundpd: dst, src, imm). EVEX vcmp* writes an opmask:
+ * not modelled. */
+static int h_fimm(struct interp_exec *x, const struct fdesc *fd)
+{
+	struct vx_ops o;
+	interp_vec a, b, r;
+	uint32_t raised;
+	unsigned imm;
+	fp_fn *fn;
+	int rc, ia, ib;
+
+	if (VX_EVEX(x->in))
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = fp_layout(x, &o, fd)))
+		return rc;
+	if (o.imm < 0)
+		return INTERP_STOP_UNSUPPORTED;
+	imm = (unsigned)(x->in->op[o.imm].val & 0xff);
+	if (VX_LEGACY(x->in)) {
+		ia = o.dst;
+		ib = o.src[0];
+	} else if (o.nsrc == 1) {
+		ia = ib = o.src[0];
+	} else {
+		ia = o.src[0];
+		ib = o.src[1];
+	}
+	fn = fd->byimm[imm & 31];
+	if (imm > 31 || !fn || ia < 0 || ib < 0)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, ia, &a)) || (rc = vx_get(x, &o, ib, &b)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	if ((rc = fp_run(x, fn, r.b, a.b, b.b, b.b, o.vl, &raised)))
 		return rc;
 	if ((rc = vx_put(x, &o, o.dst, &r)))
 		return rc;
@@ -409,6 +510,7 @@ static int h_fp(struct interp_exec *x)
 	case FK_CVT2I: return h_cvt2i(x, fd);
 	case FK_CVTI2F: return h_cvti2f(x, fd);
 	case FK_MOVS: return h_movs(x, fd);
+	case FK_IMM: return h_fimm(x, fd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }
@@ -416,5 +518,6 @@ static int h_fp(struct interp_exec *x)
 #define FFAM_ENTRY(m, k, f, e, fn, fn64) { ZYDIS_MNEMONIC_##m, h_fp },
 const struct interp_family interp_family_sse[] = {
 	FDESC_LIST(FFAM_ENTRY)
+	FIMM_LIST(FIMM_FAM)
 	{ 0, NULL }
 };

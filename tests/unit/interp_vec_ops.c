@@ -194,6 +194,13 @@
 	X(S, 0, "ucomiss %xmm1, %xmm0") X(S, 0, "comiss %xmm1, %xmm0") X(D, 0, "vucomisd %xmm1, %xmm0") \
 	X(D, 0, "xorpd %xmm1, %xmm2") X(D, 0, "andpd %xmm1, %xmm2") X(S, 0, "xorps %xmm1, %xmm2") \
 	X(D, 0, "unpcklpd %xmm1, %xmm2") \
+	X(D, 0, "cmpltsd %xmm1, %xmm2") X(D, 0, "cmpnlesd (%rdi), %xmm2") X(D, 0, "cmpunordsd %xmm1, %xmm2") \
+	X(D, 0, "cmpeqpd %xmm1, %xmm2") X(S, 0, "cmpneqps %xmm1, %xmm2") X(S, 0, "cmpless %xmm1, %xmm2") \
+	X(D, 0, "vcmpltsd %xmm1, %xmm2, %xmm3") X(D, 0, "vcmpnge_uqsd %xmm1, %xmm2, %xmm3") \
+	X(D, 0, "vcmpeq_ospd %ymm1, %ymm2, %ymm3") X(S, 0, "vcmptrue_usps %ymm1, %ymm2, %ymm3") \
+	X(D, 0, "roundsd $9, %xmm1, %xmm2") X(D, 0, "roundsd $10, (%rdi), %xmm2") X(D, 0, "roundsd $4, %xmm1, %xmm2") \
+	X(D, 0, "roundsd $0, %xmm1, %xmm2") X(S, 0, "roundss $11, %xmm1, %xmm2") X(D, 0, "roundpd $1, %xmm1, %xmm2") \
+	X(S, 0, "roundps $12, %xmm1, %xmm2") X(D, 0, "vroundsd $9, %xmm1, %xmm2, %xmm3") X(D, 0, "vroundpd $2, %ymm1, %ymm3") \
 	X(D, 0, "vfmadd132sd %xmm1, %xmm2, %xmm3") X(D, 0, "vfmadd213sd (%rdi), %xmm2, %xmm3") \
 	X(D, 0, "vfmadd231sd %xmm1, %xmm2, %xmm3") X(D, 0, "vfmsub132sd %xmm1, %xmm2, %xmm3") \
 	X(D, 0, "vfnmadd231sd %xmm1, %xmm2, %xmm3") X(D, 0, "vfnmsub213sd %xmm1, %xmm2, %xmm3") \
