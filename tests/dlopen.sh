@@ -35,7 +35,7 @@ print(r.returncode)' "$@"
 
 # rows DB: "samples<TAB>procedure<TAB>image" for every row of the report.
 rows() {
-	"$VPROF" report --db "$1" --json -n 0 | "$PY" -c '
+	"$VPROF" report --db "$1" --json -n 0 2>>"$TMP/report.err" | "$PY" -c '
 import json, sys
 for e in json.load(sys.stdin)["events"]:
     for x in e["rows"]:

@@ -40,12 +40,12 @@ tsv() { cat "$DB/epochs/1/processes.tsv" 2>/dev/null; }
 rows_for_exe() { tsv | awk -F'\t' -v e="$1" '$3 == e'; }
 # report_proc FN: samples of procedure FN (all events)
 report_proc() {
-	"$VPROF" report --db "$DB" --json -n 0 | "$PY" -c '
+	"$VPROF" report --db "$DB" --json -n 0 2>>"$TMP/report.err" | "$PY" -c '
 import json, sys
 r = json.load(sys.stdin)
 print(sum(x["samples"] for e in r["events"] for x in e["rows"] if x.get("procedure") == sys.argv[1]))' "$1"
 }
-report_total() { "$VPROF" report --db "$DB" --json | "$PY" -c '
+report_total() { "$VPROF" report --db "$DB" --json 2>>"$TMP/report.err" | "$PY" -c '
 import json, sys
 print(sum(e["total"] for e in json.load(sys.stdin)["events"]))'; }
 
@@ -101,6 +101,32 @@ for ev in task-clock cpu-timer; do
 	[ -z "$missing" ] && pass "8 threads ($ev): all eight thread functions sampled" ||
 		fail "8 threads ($ev): not sampled:$missing"
 done
+
+# 3b. Short threads and short processes. Sampling is statistical: a thread
+# or process that runs for a quarter of the mean period must be sampled
+# with probability ~1/4, not never (the first period must start at a random
+# phase, as a continuing counter would, not a full period from zero).
+# 200 threads x 1 ms of CPU in spin_t0 at 250 Hz: ~50 samples expected;
+# 100 processes x 1 ms in spin_main: ~25. Zero means short-lived work
+# (thread pools, make -j's many small processes) is invisible.
+profile "200 short threads" --event task-clock -- "$SP" churn 200
+grep -q 'open descriptors unchanged' "$TMP/v.out" && pass "200 short threads: no descriptor leaked" ||
+	fail "200 short threads: no descriptor leaked: $(cat "$TMP/v.out" "$TMP/v.err" | tr '\n' '|')"
+st0=$(report_proc spin_t0)
+[ "$st0" -gt 0 ] && pass "200 short threads (1 ms CPU each): sampled ($st0 samples in spin_t0)" ||
+	fail "200 short threads (1 ms CPU each, 0.2 s in all): no sample in spin_t0: $(grep '^vprof' "$TMP/v.err")"
+profile "100 short processes" --event task-clock -- sh -c "for i in \$(seq 100); do '$SP' spin 0.001; done"
+sm=$(report_proc spin_main)
+[ "$sm" -gt 0 ] && pass "100 short processes (1 ms CPU each): sampled ($sm samples in spin_main)" ||
+	fail "100 short processes (1 ms CPU each, 0.1 s in all): no sample in spin_main: $(grep '^vprof' "$TMP/v.err")"
+
+# 3c. fork from a second thread while the main thread spins: the child
+# (single-threaded, the forking thread's copy) is profiled on its own.
+profile "fork from a thread" -- "$SP" forkthread 0.3
+r=$(rows_for_exe "$SP")
+[ "$(grep -c . <<<"$r")" = 2 ] && [ "$(report_proc spin_child)" -gt 0 ] && [ "$(report_proc spin_parent)" -gt 0 ] &&
+	pass "fork from a thread: child has its own row and its samples" ||
+	fail "fork from a thread: rows $(tsv | cut -f1-9 | tr '\n' '|'), spin_child $(report_proc spin_child)"
 
 # 4. posix_spawn, vfork (+exec, +_exit), system(), popen(): same output and
 # statuses; the exec'd echo processes are profiled too (rows in the log).
