@@ -420,12 +420,18 @@ int interp_run(struct interp_state *st, struct interp_thread *th, int max_insns,
 	struct interp_exec x;
 	int n = 0, stop = INTERP_STOP_LIMIT;
 	const struct interp_insn *in = NULL;
+	/* RIP lives in a local and RFLAGS in x.rflags for the whole run; both
+	 * go back to st only at the end (and before each observer call).
+	 * Storing them into st per instruction, as a pair, made the next
+	 * load of st->rip wait on a failed store-to-load forward. */
+	uint64_t rip = st->rip;
 
 	if (++th->epoch == 0)
 		th->epoch = 1;
 	x.st = st;
 	x.th = th;
 	x.obs = obs;
+	x.rflags = st->rflags;
 	x.sb.n = x.sb.used = 0;
 	if (st->rflags & INTERP_TF) {
 		/* A program being single-stepped expects a trap per insn. */
@@ -433,37 +439,39 @@ int interp_run(struct interp_state *st, struct interp_thread *th, int max_insns,
 		goto out;
 	}
 	while (n < max_insns) {
+		uint64_t fl = x.rflags;
 		int rc;
 
-		in = interp_decode_fast(th, st->rip, &stop);
-		if (!in)
+		in = interp_decode_fast(th, rip, &stop);
+		if (__builtin_expect(!in, 0))
 			goto out;
-		if (!in->fn) {
+		if (__builtin_expect(!in->fn, 0)) {
 			stop = INTERP_STOP_UNSUPPORTED;
 			goto out;
 		}
 		x.in = in;
-		x.next_rip = in->pc + in->len;
-		x.rflags = st->rflags;
+		x.next_rip = rip + in->len;
 		if (obs) {
 			x.rec.insn = in;
 			x.rec.src_mask = x.rec.dst_mask = 0;
 			x.rec.naccess = 0;
-			x.rec.rflags_in = st->rflags;
+			x.rec.rflags_in = fl;
 		}
 		rc = in->fn(&x);
-		if (rc != INTERP_OK) {
+		if (__builtin_expect(rc != INTERP_OK, 0)) {
 			x.sb.n = x.sb.used = 0;
+			x.rflags = fl;
 			stop = rc;
 			goto out;
 		}
 		if (x.sb.n)
 			interp_commit_stores(&x);
-		st->rflags = x.rflags;
-		st->rip = x.next_rip;
+		rip = x.next_rip;
 		n++;
 		if (obs && obs->insn) {
 			x.rec.rflags_out = x.rflags;
+			st->rip = rip;
+			st->rflags = x.rflags;
 			if (obs->insn(obs->arg, st, &x.rec)) {
 				stop = INTERP_STOP_OBSERVER;
 				in = NULL;
@@ -474,10 +482,12 @@ int interp_run(struct interp_state *st, struct interp_thread *th, int max_insns,
 	in = NULL;
 	stop = INTERP_STOP_LIMIT;
 out:
+	st->rip = rip;
+	st->rflags = x.rflags;
 	if (res) {
 		res->executed = n;
 		res->stop = stop;
-		res->stop_pc = st->rip;
+		res->stop_pc = rip;
 		res->stop_mnemonic = in ? in->mnemonic : 0;
 	}
 	return n;
