@@ -241,11 +241,13 @@ enum vop {
 	V_PSHUFB, V_UNPCKL, V_UNPCKH, V_PALIGNR, V_PSHUFD, V_SRLDQ, V_SLLDQ,
 	V_SRL, V_SLL, V_SRA, V_TERNLOG, V_MULL, V_PACKUS, V_PACKSS, V_ABS,
 	V_SHUFPS, V_SHUFPD, V_PSHUFLW, V_PSHUFHW, V_SADBW, V_MADDUBSW, V_MADDWD,
+	V_DUPQ, V_DUPHI, V_DUPLO, V_MULUDQ, V_MULDQ, V_MULHU, V_MULHS, V_MULHRS,
+	V_PERMQ, V_PERMD, V_PERM2, V_BLENDI, V_SIGN, V_HADD, V_HSUB,
 };
 
 /* Handler kinds. */
 enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTEST,
-       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR };
+       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV };
 
 /* Flags. */
 #define F_ALIGN   1   /* aligned move: memory operand must be vl-aligned */
@@ -447,6 +449,27 @@ struct vdesc {
 	X(VPEXTRB, K_EXTRACT, 0, 1, 0) X(VPEXTRW, K_EXTRACT, 0, 2, 0) \
 	X(VPEXTRD, K_EXTRACT, 0, 4, 0) X(VPEXTRQ, K_EXTRACT, 0, 8, 0) \
 	X(VEXTRACTI128, K_EXTRACT, 0, 16, 0) X(VEXTRACTF128, K_EXTRACT, 0, 16, 0) \
+	/* blends, duplicates, multiplies, permutes */ \
+	X(BLENDVPD, K_BLENDV, 0, 8, 0) X(BLENDVPS, K_BLENDV, 0, 4, 0) X(PBLENDVB, K_BLENDV, 0, 1, 0) \
+	X(VBLENDVPD, K_BLENDV, 0, 8, 0) X(VBLENDVPS, K_BLENDV, 0, 4, 0) X(VPBLENDVB, K_BLENDV, 0, 1, 0) \
+	X(BLENDPD, K_BIN, V_BLENDI, 8, 0) X(BLENDPS, K_BIN, V_BLENDI, 4, 0) X(PBLENDW, K_BIN, V_BLENDI, 2, 0) \
+	X(VBLENDPD, K_BIN, V_BLENDI, 8, 0) X(VBLENDPS, K_BIN, V_BLENDI, 4, 0) \
+	X(VPBLENDW, K_BIN, V_BLENDI, 2, 0) X(VPBLENDD, K_BIN, V_BLENDI, 4, 0) \
+	X(MOVDDUP, K_UN, V_DUPQ, 8, F_UNALIGN) X(VMOVDDUP, K_UN, V_DUPQ, 8, 0) \
+	X(MOVSHDUP, K_UN, V_DUPHI, 4, 0) X(VMOVSHDUP, K_UN, V_DUPHI, 4, 0) \
+	X(MOVSLDUP, K_UN, V_DUPLO, 4, 0) X(VMOVSLDUP, K_UN, V_DUPLO, 4, 0) \
+	X(PMULUDQ, K_BIN, V_MULUDQ, 8, 0) X(VPMULUDQ, K_BIN, V_MULUDQ, 8, 0) \
+	X(PMULDQ, K_BIN, V_MULDQ, 8, 0) X(VPMULDQ, K_BIN, V_MULDQ, 8, 0) \
+	X(PMULHUW, K_BIN, V_MULHU, 2, 0) X(VPMULHUW, K_BIN, V_MULHU, 2, 0) \
+	X(PMULHW, K_BIN, V_MULHS, 2, 0) X(VPMULHW, K_BIN, V_MULHS, 2, 0) \
+	X(PMULHRSW, K_BIN, V_MULHRS, 2, 0) X(VPMULHRSW, K_BIN, V_MULHRS, 2, 0) \
+	X(PSIGNB, K_BIN, V_SIGN, 1, 0) X(PSIGNW, K_BIN, V_SIGN, 2, 0) X(PSIGND, K_BIN, V_SIGN, 4, 0) \
+	X(PHADDW, K_BIN, V_HADD, 2, 0) X(PHADDD, K_BIN, V_HADD, 4, 0) \
+	X(PHSUBW, K_BIN, V_HSUB, 2, 0) X(PHSUBD, K_BIN, V_HSUB, 4, 0) \
+	X(VPHADDW, K_BIN, V_HADD, 2, 0) X(VPHADDD, K_BIN, V_HADD, 4, 0) \
+	X(VPERMQ, K_UN, V_PERMQ, 8, 0) X(VPERMPD, K_UN, V_PERMQ, 8, 0) \
+	X(VPERMD, K_BIN, V_PERMD, 4, 0) X(VPERMPS, K_BIN, V_PERMD, 4, 0) \
+	X(VPERM2I128, K_BIN, V_PERM2, 16, 0) X(VPERM2F128, K_BIN, V_PERM2, 16, 0) \
 	/* SSE4.2 string compares (strspn/strcspn/strpbrk): op bit0 = mask
 	 * result (pcmp?strm), bit1 = explicit lengths (pcmpestr?) */ \
 	X(PCMPISTRI, K_PCMPSTR, 0, 1, F_UNALIGN) X(PCMPISTRM, K_PCMPSTR, 1, 1, F_UNALIGN) \
@@ -606,6 +629,56 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 			d->w[i] = (uint16_t)sat_s(v, 2);
 		}
 		return;
+	case V_DUPQ:
+		for (unsigned i = 0; i < vl / 8; i++)
+			d->q[i] = a->q[i & ~1u];
+		return;
+	case V_DUPHI:
+	case V_DUPLO:
+		for (unsigned i = 0; i < vl / 4; i++)
+			d->d[i] = a->d[(i & ~1u) + (op == V_DUPHI)];
+		return;
+	case V_MULUDQ:
+	case V_MULDQ:
+		for (unsigned i = 0; i < vl / 8; i++)
+			d->q[i] = op == V_MULUDQ ? (uint64_t)(uint32_t)a->q[i] * (uint32_t)b->q[i] :
+				  (uint64_t)((int64_t)(int32_t)a->q[i] * (int32_t)b->q[i]);
+		return;
+	case V_PERMQ:
+		for (unsigned i = 0; i < vl / 8; i++)
+			d->q[i] = a->q[(i & ~3u) + ((imm >> (2 * (i & 3))) & 3)];
+		return;
+	case V_PERMD:
+		/* a: indices, b: the table */
+		for (unsigned i = 0; i < vl / 4; i++)
+			d->d[i] = b->d[a->d[i] & (vl / 4 - 1)];
+		return;
+	case V_PERM2:
+		for (unsigned h = 0; h < 2; h++) {
+			unsigned c = (unsigned)(imm >> (4 * h)) & 15;
+			const interp_vec *src = c & 2 ? b : a;
+			if (c & 8)
+				memset(d->b + 16 * h, 0, 16);
+			else
+				memcpy(d->b + 16 * h, src->b + 16 * (c & 1), 16);
+		}
+		return;
+	case V_BLENDI:
+		for (unsigned e = 0; e < n; e++)
+			eput(d, s, e, eget((imm >> (e & 7)) & 1 ? b : a, s, e));
+		return;
+	case V_HADD:
+	case V_HSUB: {
+		unsigned per = 16 / s, half = per / 2;
+		for (unsigned l = 0; l < vl / 16; l++)
+			for (unsigned i = 0; i < per; i++) {
+				const interp_vec *src = i < half ? a : b;
+				unsigned k = l * per + 2 * (i % half);
+				uint64_t x0 = eget(src, s, k), x1 = eget(src, s, k + 1);
+				eput(d, s, l * per + i, op == V_HADD ? x0 + x1 : x0 - x1);
+			}
+		return;
+	}
 	default:
 		break;
 	}
@@ -627,6 +700,10 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 		case V_AVGU: r = (x + y + 1) >> 1; break;
 		case V_MULL: r = x * y; break;
 		case V_ABS: r = sx(x, s) < 0 ? -x : x; break;
+		case V_MULHU: r = (x * y) >> (8 * s); break;
+		case V_MULHS: r = (uint64_t)((sx(x, s) * sx(y, s)) >> (8 * s)); break;
+		case V_MULHRS: r = (uint64_t)((((sx(x, s) * sx(y, s)) >> 14) + 1) >> 1); break;
+		case V_SIGN: r = sx(y, s) < 0 ? -x : y ? x : 0; break;
 		case V_SRL:
 		case V_SLL:
 		case V_SRA: {
@@ -708,6 +785,8 @@ static int h_un(struct interp_exec *x, const struct vdesc *dd)
 	if ((rc = vx_layout(x, &o, dd->esz < 16 ? dd->esz : 8)))
 		return rc;
 	ia = o.nsrc ? o.src[0] : o.dst;
+	if (o.nsrc > 1 || (dd->op == V_PERMQ && o.imm < 0))
+		return INTERP_STOP_UNSUPPORTED;   /* e.g. EVEX vpermq by vector */
 	if (!legacy_align_ok(x, dd))
 		return INTERP_STOP_WOULD_FAULT;
 	if ((rc = vx_get(x, &o, ia, &a)))
@@ -1145,6 +1224,36 @@ static int h_pcmpstr(struct interp_exec *x, const struct vdesc *dd)
 	return INTERP_OK;
 }
 
+/* blendv: element from b where the mask element's sign bit is set.
+ * Legacy: dst, src, implicit xmm0; VEX: dst, src1, src2, mask. */
+static int h_blendv(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, b, m, r;
+	unsigned s = dd->esz;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, 0)))
+		return rc;
+	if (!legacy_align_ok(x, dd))
+		return INTERP_STOP_WOULD_FAULT;
+	if (VX_LEGACY(x->in)) {
+		if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)))
+			return rc;
+		m = x->st->zmm[0];
+	} else {
+		if (o.nsrc < 3)
+			return INTERP_STOP_UNSUPPORTED;
+		if ((rc = vx_get(x, &o, o.src[0], &a)) || (rc = vx_get(x, &o, o.src[1], &b)) ||
+		    (rc = vx_get(x, &o, o.src[2], &m)))
+			return rc;
+	}
+	memset(&r, 0, sizeof r);
+	for (unsigned e = 0; e < o.vl / s; e++)
+		eput(&r, s, e, eget((eget(&m, s, e) >> (8 * s - 1)) & 1 ? &b : &a, s, e));
+	return vx_put(x, &o, o.dst, &r);
+}
+
 static int h_vec(struct interp_exec *x)
 {
 	const struct vdesc *dd = &kdesc[x->in->mnemonic];
@@ -1165,6 +1274,7 @@ static int h_vec(struct interp_exec *x)
 	case K_INSERT: return h_insert(x, dd);
 	case K_EXTRACT: return h_extract(x, dd);
 	case K_PCMPSTR: return h_pcmpstr(x, dd);
+	case K_BLENDV: return h_blendv(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

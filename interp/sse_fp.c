@@ -53,6 +53,9 @@ FP2(cvtss2sd) FP2(cvtsd2ss)
 FP2(cvtdq2pd) FP2(cvtdq2ps) FP2(cvtps2pd) FP2(cvtpd2ps)
 FP2(cvttps2dq) FP2(cvtps2dq) FP2(cvttpd2dq) FP2(cvtpd2dq)
 FP2(haddpd) FP2(haddps) FP2(addsubpd)
+/* AES-NI: no MXCSR effect, run the same way (a program using them runs on
+ * a CPU that has them) */
+FP2(aesenc) FP2(aesenclast) FP2(aesdec) FP2(aesdeclast) FP2(aesimc)
 
 /* integer source (b holds it) */
 FP_RAW(cvtsi2sdl, "movdqu (%1), %%xmm0\n\tcvtsi2sdl (%2), %%xmm0\n\t" STX)
@@ -115,6 +118,12 @@ CMP_FNS(cmpps, "cmpps", "vcmpps")
 		fp_##n##_6, fp_##n##_7, fp_##n##_8, fp_##n##_9, fp_##n##_10, fp_##n##_11, \
 		fp_##n##_12, fp_##n##_13, fp_##n##_14, fp_##n##_15 };
 RND_FNS(roundsd) RND_FNS(roundss) RND_FNS(roundpd) RND_FNS(roundps)
+/* pclmulqdq: only imm bits 0 and 4 select (the handler masks the rest) */
+IMM_LEG(pclmul, "pclmulqdq", 0) IMM_LEG(pclmul, "pclmulqdq", 1)
+IMM_LEG(pclmul, "pclmulqdq", 16) IMM_LEG(pclmul, "pclmulqdq", 17)
+static fp_fn *const k_pclmul[32] = {
+	[0] = fp_pclmul_0, [1] = fp_pclmul_1, [16] = fp_pclmul_16, [17] = fp_pclmul_17,
+};
 
 /* FMA: xmm0 = dst (a), xmm1 = src2 (b), xmm2 = src3 (c) */
 #define FMA1(name) FP_RAW(name, "vmovdqu (%1), %%xmm0\n\tvmovdqu (%2), %%xmm1\n\t" \
@@ -126,10 +135,11 @@ FMA_O(vfmadd) FMA_O(vfmsub) FMA_O(vfnmadd) FMA_O(vfnmsub)
 
 /* ------------------------------------------------------- descriptors */
 
-enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM };
+enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM, FK_MXCSR };
 #define FF_SCALAR 1     /* one element: no lanes beyond the first 16 bytes */
 #define FF_NARROW 2     /* size-changing packed conversion: 128-bit only */
 #define FF_PACKED 4
+#define FF_IMM11  8     /* FK_IMM: only imm bits 0 and 4 count (pclmulqdq) */
 
 struct fdesc {
 	uint8_t kind, flags, esz;
@@ -194,6 +204,15 @@ struct fdesc {
 	X(COMISD, FK_CMPF, FF_SCALAR, 8, comisd, 0) X(VCOMISD, FK_CMPF, FF_SCALAR, 8, comisd, 0) \
 	X(UCOMISS, FK_CMPF, FF_SCALAR, 4, ucomiss, 0) X(VUCOMISS, FK_CMPF, FF_SCALAR, 4, ucomiss, 0) \
 	X(COMISS, FK_CMPF, FF_SCALAR, 4, comiss, 0) X(VCOMISS, FK_CMPF, FF_SCALAR, 4, comiss, 0) \
+	X(AESENC, FK_BIN, FF_PACKED, 16, aesenc, 0) X(VAESENC, FK_BIN, FF_PACKED, 16, aesenc, 0) \
+	X(AESENCLAST, FK_BIN, FF_PACKED, 16, aesenclast, 0) \
+	X(VAESENCLAST, FK_BIN, FF_PACKED, 16, aesenclast, 0) \
+	X(AESDEC, FK_BIN, FF_PACKED, 16, aesdec, 0) X(VAESDEC, FK_BIN, FF_PACKED, 16, aesdec, 0) \
+	X(AESDECLAST, FK_BIN, FF_PACKED, 16, aesdeclast, 0) \
+	X(VAESDECLAST, FK_BIN, FF_PACKED, 16, aesdeclast, 0) \
+	X(AESIMC, FK_UN, FF_PACKED, 16, aesimc, 0) X(VAESIMC, FK_UN, FF_PACKED, 16, aesimc, 0) \
+	X(LDMXCSR, FK_MXCSR, 0, 4, 0, 0) X(VLDMXCSR, FK_MXCSR, 0, 4, 0, 0) \
+	X(STMXCSR, FK_MXCSR, 0, 4, 0, 0) X(VSTMXCSR, FK_MXCSR, 0, 4, 0, 0) \
 	X(MOVSD, FK_MOVS, FF_SCALAR, 8, 0, 0) X(VMOVSD, FK_MOVS, FF_SCALAR, 8, 0, 0) \
 	X(MOVSS, FK_MOVS, FF_SCALAR, 4, 0, 0) X(VMOVSS, FK_MOVS, FF_SCALAR, 4, 0, 0) \
 	FMA_LIST(X, VFMADD, vfmadd) FMA_LIST(X, VFMSUB, vfmsub) \
@@ -216,7 +235,8 @@ struct fdesc {
 	X(ROUNDSD, FF_SCALAR, 8, roundsd) X(VROUNDSD, FF_SCALAR, 8, roundsd) \
 	X(ROUNDSS, FF_SCALAR, 4, roundss) X(VROUNDSS, FF_SCALAR, 4, roundss) \
 	X(ROUNDPD, FF_PACKED, 8, roundpd) X(VROUNDPD, FF_PACKED, 8, roundpd) \
-	X(ROUNDPS, FF_PACKED, 4, roundps) X(VROUNDPS, FF_PACKED, 4, roundps)
+	X(ROUNDPS, FF_PACKED, 4, roundps) X(VROUNDPS, FF_PACKED, 4, roundps) \
+	X(PCLMULQDQ, FF_PACKED | FF_IMM11, 8, pclmul) X(VPCLMULQDQ, FF_PACKED | FF_IMM11, 8, pclmul)
 #define FIMM_ENTRY(m, f, e, t) [ZYDIS_MNEMONIC_##m] = { FK_IMM, f, e, 0, 0, k_##t },
 #define FIMM_FAM(m, f, e, t) { ZYDIS_MNEMONIC_##m, h_fp },
 
@@ -327,6 +347,8 @@ static int h_fimm(struct interp_exec *x, const struct fdesc *fd)
 	if (o.imm < 0)
 		return INTERP_STOP_UNSUPPORTED;
 	imm = (unsigned)(x->in->op[o.imm].val & 0xff);
+	if (fd->flags & FF_IMM11)
+		imm &= 0x11;
 	if (VX_LEGACY(x->in)) {
 		ia = o.dst;
 		ib = o.src[0];
@@ -498,6 +520,31 @@ static int h_movs(struct interp_exec *x, const struct fdesc *fd)
 	return INTERP_OK;
 }
 
+/* ldmxcsr/stmxcsr: loading reserved bits is #GP (left to the hardware). */
+static int h_mxcsr(struct interp_exec *x, const struct fdesc *fd)
+{
+	int m = x->in->mnemonic;
+	uint32_t v, allowed = x->st->mxcsr_mask ? x->st->mxcsr_mask : 0xffbf;
+	int rc;
+
+	(void)fd;
+	if (!(x->st->xstate_avail & INTERP_XS_SSE))
+		return INTERP_STOP_BADSTATE;
+	if (x->in->op[0].type != INTERP_OP_MEM)
+		return INTERP_STOP_UNSUPPORTED;
+	if (m == ZYDIS_MNEMONIC_STMXCSR || m == ZYDIS_MNEMONIC_VSTMXCSR)
+		return interp_store(x, interp_ea(x, 0), &x->st->mxcsr, 4);
+	v = 0;
+	if ((rc = interp_load(x, interp_ea(x, 0), &v, 4)))
+		return rc;
+	if (v & ~allowed)
+		return INTERP_STOP_WOULD_FAULT;
+	x->st->mxcsr = v;
+	x->st->xstate_bv |= INTERP_XS_SSE;
+	x->st->xstate_dirty |= INTERP_XS_SSE;
+	return INTERP_OK;
+}
+
 static int h_fp(struct interp_exec *x)
 {
 	const struct fdesc *fd = &kfdesc[x->in->mnemonic];
@@ -511,6 +558,7 @@ static int h_fp(struct interp_exec *x)
 	case FK_CVTI2F: return h_cvti2f(x, fd);
 	case FK_MOVS: return h_movs(x, fd);
 	case FK_IMM: return h_fimm(x, fd);
+	case FK_MXCSR: return h_mxcsr(x, fd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

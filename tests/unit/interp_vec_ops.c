@@ -139,6 +139,25 @@
 	X(I, 0, "vpshufb %zmm17, %zmm18, %zmm19") X(I, 0, "vpalignr $9, %zmm17, %zmm18, %zmm19") \
 	X(I, 0, "vpsrlq $3, %zmm17, %zmm19") X(I, 0, "vpsrldq $5, %zmm17, %zmm19") \
 	X(I, 0, "vpminub (%rdi), %zmm18, %zmm19{%k1}{z}") X(I, 0, "vpcmpeqb (%rdi), %zmm16, %k1{%k2}") \
+	/* blends, dups, multiplies, permutes, AES, carry-less multiply */ \
+	X(I, 0, "blendvpd %xmm0, %xmm1, %xmm2") X(I, 0, "pblendvb %xmm0, (%rdi), %xmm2") X(I, 0, "blendvps %xmm0, %xmm1, %xmm2") \
+	X(I, 0, "vblendvpd %xmm4, %xmm1, %xmm2, %xmm3") X(I, 0, "vpblendvb %ymm4, %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "blendpd $1, %xmm1, %xmm2") X(I, 0, "blendps $5, %xmm1, %xmm2") X(I, 0, "pblendw $0xa5, %xmm1, %xmm2") \
+	X(I, 0, "vpblendd $0x3c, %ymm1, %ymm2, %ymm3") X(I, 0, "vpblendw $0x71, %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "movddup %xmm1, %xmm2") X(I, 0, "movddup (%rdi), %xmm2") X(I, 0, "movshdup %xmm1, %xmm2") \
+	X(I, 0, "vmovsldup %ymm1, %ymm2") X(I, 0, "vmovddup %ymm1, %ymm2") \
+	X(I, 0, "pmuludq %xmm1, %xmm2") X(I, 0, "pmuldq %xmm1, %xmm2") X(I, 0, "pmulhuw %xmm1, %xmm2") \
+	X(I, 0, "pmulhw %xmm1, %xmm2") X(I, 0, "pmulhrsw %xmm1, %xmm2") X(I, 0, "vpmuludq %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "psignb %xmm1, %xmm2") X(I, 0, "psignd %xmm1, %xmm2") X(I, 0, "phaddw %xmm1, %xmm2") \
+	X(I, 0, "phsubd %xmm1, %xmm2") X(I, 0, "vphaddd %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpermq $0x4e, %ymm1, %ymm2") X(I, 0, "vpermd %ymm1, %ymm2, %ymm3") X(I, 0, "vpermd %zmm17, %zmm18, %zmm19") \
+	X(I, 0, "vperm2i128 $0x21, %ymm1, %ymm2, %ymm3") X(I, 0, "vperm2i128 $0x8a, (%rdi), %ymm2, %ymm3") \
+	X(I, 0, "aesenc %xmm1, %xmm2") X(I, 0, "aesenclast %xmm1, %xmm2") X(I, 0, "aesdec (%rdi), %xmm2") \
+	X(I, 0, "aesdeclast %xmm1, %xmm2") X(I, 0, "aesimc %xmm1, %xmm2") X(I, 0, "vaesenc %xmm1, %xmm2, %xmm3") \
+	X(I, 0, "vaesenc %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "pclmulqdq $0, %xmm1, %xmm2") X(I, 0, "pclmulqdq $0x11, %xmm1, %xmm2") X(I, 0, "pclmulqdq $0x01, (%rdi), %xmm2") \
+	X(I, 0, "vpclmulqdq $0x10, %xmm1, %xmm2, %xmm3") X(I, 0, "pclmulqdq $0xff, %xmm1, %xmm2") \
+	X(I, 0, "stmxcsr (%rdi)") X(I, 0, "vstmxcsr (%rsi)") X(I, 0, "ldmxcsr (%rdx)") \
 	/* SSE4.2 string compares: every aggregation, format, polarity */ \
 	X(I, 0, "pcmpistri $0x00, %xmm1, %xmm2") X(I, 0, "pcmpistri $0x3a, (%rdi), %xmm2") \
 	X(I, 0, "pcmpistri $0x04, %xmm1, %xmm2") X(I, 0, "pcmpistri $0x44, %xmm1, %xmm2") \
