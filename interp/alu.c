@@ -16,40 +16,37 @@
 enum { OP_ADD, OP_ADC, OP_SUB, OP_SBB, OP_AND, OP_OR, OP_XOR, OP_INC, OP_DEC,
        OP_NEG, OP_NOT, OP_CMP, OP_TEST };
 
-/* Compute op on a,b; set flags into *f (a working rflags). */
-static uint64_t compute(struct interp_exec *x, int op, uint64_t a, uint64_t b,
-			unsigned size, uint64_t *flags)
+/* Compute op on a,b; update the flags in *flags (a working rflags).
+ * Always inlined: the handlers below pass a constant op, so each gets
+ * straight-line code for its own operation and flags. */
+static inline __attribute__((always_inline)) uint64_t
+compute(struct interp_exec *x, int op, uint64_t a, uint64_t b, unsigned size, uint64_t *flags)
 {
-	uint64_t r, cin, save = x->rflags, cf;
+	uint64_t r, f = *flags, cin = f & INTERP_CF;
 
-	x->rflags = *flags;
-	cin = x->rflags & INTERP_CF;
 	switch (op) {
-	case OP_ADD: r = a + b; interp_flags(x, INTERP_FL_ADD, a, b, 0, r, size); break;
-	case OP_ADC: r = a + b + cin; interp_flags(x, INTERP_FL_ADD, a, b, cin, r, size); break;
+	case OP_ADD: r = a + b; f = interp_flags_calc(f, INTERP_FL_ADD, a, b, 0, r, size); break;
+	case OP_ADC: r = a + b + cin; f = interp_flags_calc(f, INTERP_FL_ADD, a, b, cin, r, size); break;
 	case OP_SUB: case OP_CMP:
-		r = a - b; interp_flags(x, INTERP_FL_SUB, a, b, 0, r, size); break;
-	case OP_SBB: r = a - b - cin; interp_flags(x, INTERP_FL_SUB, a, b, cin, r, size); break;
+		r = a - b; f = interp_flags_calc(f, INTERP_FL_SUB, a, b, 0, r, size); break;
+	case OP_SBB: r = a - b - cin; f = interp_flags_calc(f, INTERP_FL_SUB, a, b, cin, r, size); break;
 	case OP_AND: case OP_TEST:
-		r = a & b; interp_flags(x, INTERP_FL_LOGIC, a, b, 0, r, size); break;
-	case OP_OR: r = a | b; interp_flags(x, INTERP_FL_LOGIC, a, b, 0, r, size); break;
-	case OP_XOR: r = a ^ b; interp_flags(x, INTERP_FL_LOGIC, a, b, 0, r, size); break;
+		r = a & b; f = interp_flags_calc(f, INTERP_FL_LOGIC, a, b, 0, r, size); break;
+	case OP_OR: r = a | b; f = interp_flags_calc(f, INTERP_FL_LOGIC, a, b, 0, r, size); break;
+	case OP_XOR: r = a ^ b; f = interp_flags_calc(f, INTERP_FL_LOGIC, a, b, 0, r, size); break;
 	case OP_INC:   /* CF is kept */
-		cf = x->rflags & INTERP_CF;
-		r = a + 1; interp_flags(x, INTERP_FL_ADD, a, 1, 0, r, size);
-		x->rflags = (x->rflags & ~(uint64_t)INTERP_CF) | cf;
+		r = a + 1;
+		f = (interp_flags_calc(f, INTERP_FL_ADD, a, 1, 0, r, size) & ~(uint64_t)INTERP_CF) | cin;
 		break;
 	case OP_DEC:
-		cf = x->rflags & INTERP_CF;
-		r = a - 1; interp_flags(x, INTERP_FL_SUB, a, 1, 0, r, size);
-		x->rflags = (x->rflags & ~(uint64_t)INTERP_CF) | cf;
+		r = a - 1;
+		f = (interp_flags_calc(f, INTERP_FL_SUB, a, 1, 0, r, size) & ~(uint64_t)INTERP_CF) | cin;
 		break;
-	case OP_NEG: r = 0 - a; interp_flags(x, INTERP_FL_SUB, 0, a, 0, r, size); break;
+	case OP_NEG: r = 0 - a; f = interp_flags_calc(f, INTERP_FL_SUB, 0, a, 0, r, size); break;
 	default: /* NOT: no flags */
 		r = ~a; break;
 	}
-	*flags = x->rflags;
-	x->rflags = save;
+	*flags = f;
 	return r & interp_mask(size);
 }
 
@@ -88,7 +85,7 @@ static int locked_rmw(struct interp_exec *x, int op, uint64_t b, uint64_t *oldp)
 	return INTERP_OK;
 }
 
-static int binop(struct interp_exec *x, int op)
+static inline __attribute__((always_inline)) int binop(struct interp_exec *x, int op)
 {
 	uint64_t a, b = 0, r, f = x->rflags;
 	int rc, unary = op == OP_INC || op == OP_DEC || op == OP_NEG || op == OP_NOT;

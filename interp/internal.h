@@ -28,6 +28,45 @@ static inline int interp_locked(const struct interp_insn *in)
 	return (in->attrib & ZYDIS_ATTRIB_HAS_LOCK) != 0;
 }
 
+/* The six arithmetic flags of a result (the body of interp_flags): f is
+ * the RFLAGS to update. Always inlined, so that a constant op folds. */
+static inline __attribute__((always_inline)) uint64_t
+interp_flags_calc(uint64_t f, int op, uint64_t a, uint64_t b, uint64_t cin,
+		  uint64_t res, unsigned size)
+{
+	uint64_t m = interp_mask(size), sign = 1ull << (size * 8 - 1);
+
+	f &= ~(uint64_t)INTERP_ARITH_FLAGS;
+	a &= m;
+	b &= m;
+	res &= m;
+	switch (op) {
+	case INTERP_FL_ADD:
+		if (res < a || (cin && res == a))
+			f |= INTERP_CF;
+		if ((a ^ res) & (b ^ res) & sign)
+			f |= INTERP_OF;
+		f |= (a ^ b ^ res) & INTERP_AF;
+		break;
+	case INTERP_FL_SUB:
+		if (a < b || (cin && a == b))
+			f |= INTERP_CF;
+		if ((a ^ b) & (a ^ res) & sign)
+			f |= INTERP_OF;
+		f |= (a ^ b ^ res) & INTERP_AF;
+		break;
+	default:
+		break;
+	}
+	if (res == 0)
+		f |= INTERP_ZF;
+	if (res & sign)
+		f |= INTERP_SF;
+	if (!__builtin_parityll(res & 0xff))
+		f |= INTERP_PF;
+	return f;
+}
+
 /* Write the stores buffered so far (string ops between iterations). */
 void interp_commit_stores(struct interp_exec *x);
 

@@ -362,37 +362,7 @@ int interp_write_u64(struct interp_exec *x, int i, uint64_t v)
 void interp_flags(struct interp_exec *x, int op, uint64_t a, uint64_t b,
 		  uint64_t cin, uint64_t res, unsigned size)
 {
-	uint64_t m = interp_mask(size), sign = 1ull << (size * 8 - 1);
-	uint64_t f = x->rflags & ~(uint64_t)INTERP_ARITH_FLAGS;
-
-	a &= m;
-	b &= m;
-	res &= m;
-	switch (op) {
-	case INTERP_FL_ADD:
-		if (res < a || (cin && res == a))
-			f |= INTERP_CF;
-		if ((a ^ res) & (b ^ res) & sign)
-			f |= INTERP_OF;
-		f |= (a ^ b ^ res) & INTERP_AF;
-		break;
-	case INTERP_FL_SUB:
-		if (a < b || (cin && a == b))
-			f |= INTERP_CF;
-		if ((a ^ b) & (a ^ res) & sign)
-			f |= INTERP_OF;
-		f |= (a ^ b ^ res) & INTERP_AF;
-		break;
-	default:
-		break;
-	}
-	if (res == 0)
-		f |= INTERP_ZF;
-	if (res & sign)
-		f |= INTERP_SF;
-	if (!__builtin_parityll(res & 0xff))
-		f |= INTERP_PF;
-	x->rflags = f;
+	x->rflags = interp_flags_calc(x->rflags, op, a, b, cin, res, size);
 }
 
 int interp_cond(uint64_t f, unsigned cc)
