@@ -158,6 +158,9 @@
 	X(I, 0, "pclmulqdq $0, %xmm1, %xmm2") X(I, 0, "pclmulqdq $0x11, %xmm1, %xmm2") X(I, 0, "pclmulqdq $0x01, (%rdi), %xmm2") \
 	X(I, 0, "vpclmulqdq $0x10, %xmm1, %xmm2, %xmm3") X(I, 0, "pclmulqdq $0xff, %xmm1, %xmm2") \
 	X(I, 0, "stmxcsr (%rdi)") X(I, 0, "vstmxcsr (%rsi)") X(I, 0, "ldmxcsr (%rdx)") \
+	X(I, 0, "crc32b %cl, %eax") X(I, 0, "crc32w %cx, %eax") X(I, 0, "crc32l %ecx, %eax") \
+	X(I, 0, "crc32q %rcx, %rax") X(I, 0, "crc32b (%rdi), %rax") X(I, 0, "crc32l (%rsi), %r9d") \
+	X(I, 0, "movnti %eax, (%rdi)") X(I, 0, "movnti %rcx, (%rsi)") \
 	/* SSE4.2 string compares: every aggregation, format, polarity */ \
 	X(I, 0, "pcmpistri $0x00, %xmm1, %xmm2") X(I, 0, "pcmpistri $0x3a, (%rdi), %xmm2") \
 	X(I, 0, "pcmpistri $0x04, %xmm1, %xmm2") X(I, 0, "pcmpistri $0x44, %xmm1, %xmm2") \
