@@ -20,6 +20,7 @@ int interp_mem_copy_raw(void *dst, const void *src, size_t n);
 void interp_shadow_begin(struct interp_shadow *sh)
 {
 	sh->n = sh->used = sh->floor = sh->overflow = 0;
+	sh->nld = sh->ldused = sh->ld_full = 0;
 	interp_shadow_cur = sh;
 }
 
@@ -34,6 +35,16 @@ int interp_shadow_load(struct interp_shadow *sh, void *dst, uint64_t src, size_t
 
 	if (interp_mem_copy_raw(dst, (const void *)src, n))
 		return -EFAULT;
+	if (sh->nld < INTERP_SHADOW_ENTRIES && sh->ldused + n <= INTERP_SHADOW_BYTES) {
+		sh->ld[sh->nld].addr = src;
+		sh->ld[sh->nld].size = (uint32_t)n;
+		sh->ld[sh->nld].off = sh->ldused;
+		memcpy(sh->lddata + sh->ldused, dst, n);
+		sh->ldused += (uint32_t)n;
+		sh->nld++;
+	} else {
+		sh->ld_full = 1;
+	}
 	for (uint32_t i = 0; i < sh->n; i++) {
 		const struct interp_shadow_entry *e = &sh->e[i];
 		uint64_t lo = e->addr > src ? e->addr : src;
@@ -83,5 +94,32 @@ int interp_shadow_cas(struct interp_shadow *sh, uint64_t addr, void *expect,
 		return 1;
 	}
 	memcpy(expect, cur, size);
+	return 0;
+}
+
+static int stored(const struct interp_shadow *sh, uint32_t nst, uint64_t a)
+{
+	for (uint32_t i = 0; i < nst; i++)
+		if (a - sh->e[i].addr < sh->e[i].size)
+			return 1;
+	return 0;
+}
+
+int interp_shadow_raced(const struct interp_shadow *sh, uint32_t nld, uint32_t nst)
+{
+	if (nld > sh->nld)
+		return sh->ld_full ? -1 : 0;
+	for (uint32_t i = 0; i < nld; i++) {
+		const struct interp_shadow_entry *l = &sh->ld[i];
+		for (uint32_t o = 0; o < l->size; o += 64) {
+			uint8_t now[64];
+			uint32_t n = l->size - o < 64 ? l->size - o : 64;
+			if (interp_mem_copy_raw(now, (const void *)(l->addr + o), n))
+				return 1;       /* unmapped since: changed */
+			for (uint32_t j = 0; j < n; j++)
+				if (now[j] != sh->lddata[l->off + o + j] && !stored(sh, nst, l->addr + o + j))
+					return 1;
+		}
+	}
 	return 0;
 }

@@ -41,6 +41,12 @@ struct interp_shadow {
 				    * from the instruction that made it on */
 	struct interp_shadow_entry e[INTERP_SHADOW_ENTRIES];
 	uint8_t data[INTERP_SHADOW_BYTES];
+	/* Loads as read from real memory (before the log was laid over
+	 * them), so that a later check can tell whether memory changed under
+	 * the run (another thread): nld entries, ld_full if some were lost. */
+	uint32_t nld, ldused, ld_full, pad;
+	struct interp_shadow_entry ld[INTERP_SHADOW_ENTRIES];
+	uint8_t lddata[INTERP_SHADOW_BYTES];
 };
 
 /* The calling thread's shadow, or NULL (normal mode: real memory). */
@@ -61,6 +67,10 @@ static inline void interp_shadow_mark(struct interp_shadow *sh)
  * interp_mem_* functions they stand for). AS-safe. */
 int interp_shadow_load(struct interp_shadow *sh, void *dst, uint64_t src, size_t n);
 int interp_shadow_store(struct interp_shadow *sh, uint64_t dst, const void *src, size_t n);
+/* Has real memory changed under the first nld loads of the run, other
+ * than at bytes the first nst log entries store to? 1 yes, 0 no, -1
+ * cannot tell (load log full). AS-safe. */
+int interp_shadow_raced(const struct interp_shadow *sh, uint32_t nld, uint32_t nst);
 int interp_shadow_cas(struct interp_shadow *sh, uint64_t addr, void *expect,
 		      const void *desired, unsigned size);
 

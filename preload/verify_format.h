@@ -87,7 +87,11 @@ struct verify_file {
 				* once 1024 iterations had been run (each
 				* iteration is one trap when stepped) */
 	uint64_t lost;         /* stepping found abandoned (no trap came) */
-	uint64_t reserved[6];
+	uint64_t raced;        /* differences explained by memory that changed
+				* under the run (another thread wrote a
+				* byte the shadow had loaded): not counted
+				* as mismatches; the run ends there */
+	uint64_t reserved[5];
 
 	/* Runs by (stop reason, mnemonic the interpreter stopped on). */
 	uint32_t stop_mnem[VERIFY_NSTOP][VERIFY_NMNEM];

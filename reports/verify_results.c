@@ -221,9 +221,9 @@ void verify_print_stops(FILE *f, const struct verify_file *t)
 		first = 0;
 	}
 	fprintf(f, "%s (cut: %llu at rdtsc/cpuid/popf-like, %llu at long REP, %llu store log full; "
-		"%llu stepping lost)\n", first ? "none" : "", (unsigned long long)t->cut_nondet,
+		"%llu stepping lost; %llu differences from memory changed by other threads)\n", first ? "none" : "", (unsigned long long)t->cut_nondet,
 		(unsigned long long)t->cut_rep, (unsigned long long)t->cut_overflow,
-		(unsigned long long)t->lost);
+		(unsigned long long)t->lost, (unsigned long long)t->raced);
 }
 
 void verify_json_stops(FILE *f, const struct verify_file *t)
@@ -233,9 +233,10 @@ void verify_json_stops(FILE *f, const struct verify_file *t)
 		fprintf(f, "%s\"%s\": %llu", r > 1 ? ", " : "",
 			r == INTERP_STOP_OBSERVER ? "cut" : interp_stop_name(r),
 			(unsigned long long)t->stop[r]);
-	fprintf(f, "}, \"cut_nondet\": %llu, \"cut_rep\": %llu, \"cut_overflow\": %llu, \"lost\": %llu",
+	fprintf(f, "}, \"cut_nondet\": %llu, \"cut_rep\": %llu, \"cut_overflow\": %llu, \"lost\": %llu, \"raced\": %llu",
 		(unsigned long long)t->cut_nondet, (unsigned long long)t->cut_rep,
-		(unsigned long long)t->cut_overflow, (unsigned long long)t->lost);
+		(unsigned long long)t->cut_overflow, (unsigned long long)t->lost,
+		(unsigned long long)t->raced);
 }
 
 void verify_json_top(FILE *f, const struct verify_top *top, size_t n)
