@@ -24,6 +24,10 @@
 #   gperf   LD_PRELOAD=libprofiler.so CPUPROFILE=FILE CPUPROFILE_FREQUENCY=F
 #   default `vprof run -- spin` (no --event/--freq: upcall_choose's choice)
 #
+# Section 6 measures the trigger alone, without vprof (workloads/trigcost.c):
+# a task-clock sample delivered into a perf ring buffer, as a signal, and as
+# a signal plus vprof's per-sample ioctl re-arm.
+#
 # The measure. The primary column is the CPU time (user+sys, getrusage
 # RUSAGE_SELF at the end of main) of the profiled process itself: that is
 # what sampling adds to (timer interrupts, signal delivery and the handler
@@ -95,6 +99,7 @@ fi
 cp "$ROOT/build/vprof" "$VPROF" && cp "$ROOT/build/libvprof.so" "$LIB" || exit 1
 gcc -O2 -g -Wall -Wextra -pthread -o "$W/spin" "$ROOT/bench/workloads/spin.c" || exit 1
 gcc -O2 -Wall -Wextra -o "$W/runstat" "$ROOT/bench/workloads/runstat.c" || exit 1
+gcc -O2 -Wall -Wextra -o "$W/trigcost" "$ROOT/bench/workloads/trigcost.c" || exit 1
 SPIN="$W/spin -n $UNITS"
 HAVE_PERF=0; command -v perf >/dev/null && HAVE_PERF=1
 HAVE_GPERF=0; [ -f "$GPERF_LIB" ] && HAVE_GPERF=1
@@ -381,6 +386,49 @@ for t in 1 16; do
 	done
 done
 say "(added = VmHWM profiled - unprofiled; spool ls = apparent size, du = allocated blocks)"
+say ""
+
+# ---- trigger design -----------------------------------------------------
+# What one task-clock sample costs by delivery, outside vprof: the kernel
+# writing the PC into a perf ring buffer (perf record's way), a signal per
+# sample with the kernel reloading the period, and a signal plus the
+# ioctl(PERIOD) re-arm that vprof does for its randomized periods.
+TC_HZ=4000
+TC_ITERS=$([ $QUICK = 1 ] && echo 400000000 || echo 900000000)
+say "== 6. Trigger design: one task-clock sample by delivery, at $TC_HZ Hz asked (bench/workloads/trigcost.c)"
+: >"$W/tc"
+for r in $(seq 1 "$ROUNDS"); do
+	"$W/trigcost" none $TC_HZ $TC_ITERS >>"$W/tc"
+	for m in $(printf 'ring\nsig\nsig-rearm\n' | shuf); do
+		"$W/trigcost" "$m" $TC_HZ $TC_ITERS >>"$W/tc"
+		"$W/trigcost" none $TC_HZ $TC_ITERS >>"$W/tc"
+	done
+done
+printf '%-10s | %8s | %8s %-13s | %9s %-13s\n' delivery achieved slowdown IQR "us/sample" IQR
+printf '%s\n' "-------------------------------------------------------------------------"
+awk '
+function sortn(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t } }
+function q(a, n, p,   h, lo) { sortn(a, n); h = 1 + (n - 1) * p; lo = int(h); return lo >= n ? a[n] : a[lo] + (h - lo) * (a[lo+1] - a[lo]) }
+{ m[NR] = $2; c = $4; sub("cpu=", "", c); cpu[NR] = c; s = $5; sub("samples=", "", s); smp[NR] = s }
+END {
+	for (i = 2; i < NR; i++) {
+		if (m[i] == "none") continue
+		b = (cpu[i-1] + cpu[i+1]) / 2; k = ++n[m[i]]
+		R[m[i], k] = cpu[i] / b; U[m[i], k] = smp[i] > 0 ? (cpu[i] - b) / smp[i] * 1e6 : 0
+		Z[m[i], k] = cpu[i] > 0 ? smp[i] / cpu[i] : 0
+	}
+	split("ring sig sig-rearm", order, " ")
+	for (o = 1; o <= 3; o++) {
+		v = order[o]; c = n[v]; if (!c) continue
+		for (k = 1; k <= c; k++) a[k] = Z[v, k]; hz = q(a, c, .5)
+		for (k = 1; k <= c; k++) a[k] = R[v, k]; r = q(a, c, .5); r1 = q(a, c, .25); r3 = q(a, c, .75)
+		for (k = 1; k <= c; k++) a[k] = U[v, k]; u = q(a, c, .5); u1 = q(a, c, .25); u3 = q(a, c, .75)
+		printf "%-10s | %8.0f | %+7.1f%% %-13s | %9.1f %-13s\n", v, hz, (r - 1) * 100, sprintf("%+.1f..%+.1f", (r1 - 1) * 100, (r3 - 1) * 100), u, sprintf("%.1f..%.1f", u1, u3)
+	}
+}' "$W/tc"
+say "(ring: the kernel stores PC+TID, nobody is woken; sig: one SIGPROF per sample, empty handler;"
+say " sig-rearm: + ioctl(PERF_EVENT_IOC_PERIOD) in the handler, which restarts the period from"
+say " the handler's time, so the achieved rate falls by the handler's latency)"
 say ""
 
 if [ -s "$W/notes" ]; then
