@@ -91,6 +91,7 @@ struct verify_thread {
 	int cut;                      /* why the observer stopped the run */
 	uint64_t rcx0;                /* RCX at the start of the run */
 	struct interp_thread *ith;
+	size_t map_size;
 	struct interp_shadow sh;
 	struct interp_state start, act;
 	struct step steps[VERIFY_MAX_LEN];
@@ -101,6 +102,7 @@ enum { CUT_NONE, CUT_NONDET, CUT_OVERFLOW, CUT_REP };
 #define REP_BUDGET 1024            /* iterations stepped per run */
 
 static __thread struct verify_thread *g_vt PRELOAD_TLS;
+static pthread_key_t g_vkey;
 static struct verify_file *g_vf;
 static int g_len, g_step = 1, g_inject;
 
@@ -617,6 +619,18 @@ int preload_verify_sigaction(int sig, const struct sigaction *act, struct sigact
 
 /* --------------------------------------------------------- set-up */
 
+/* A thread's buffers go with it; but if the exiting code is itself being
+ * stepped (a sample landed in it), they stay: the traps still need them. */
+static void on_thread_exit(void *p)
+{
+	struct verify_thread *v = p;
+	if (g_vt != v || v->stepping)
+		return;
+	g_vt = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a handler now sees NULL */
+	munmap(v, v->map_size);
+}
+
 int preload_verify_init(void)
 {
 	const char *s;
@@ -651,6 +665,7 @@ int preload_verify_init(void)
 	if (preload_real_sigaction(SIGTRAP, &a, NULL) < 0)
 		return -errno;
 	pthread_atfork(NULL, NULL, on_fork_child);
+	pthread_key_create(&g_vkey, on_thread_exit);
 	return 0;
 }
 
@@ -667,7 +682,9 @@ void preload_verify_thread_begin(void)
 		return;            /* this thread is sampled but not verified */
 	struct verify_thread *v = m;
 	v->ith = (struct interp_thread *)((char *)m + sz);
+	v->map_size = sz + isz;
 	interp_thread_init(v->ith);
 	v->tid = (uint32_t)syscall(SYS_gettid);
 	g_vt = v;
+	pthread_setspecific(g_vkey, v);
 }
