@@ -3,7 +3,8 @@
 # any is missing. Needs root (or sudo) only if something must be installed.
 set -e
 need="gcc make libunwind-dev libelf-dev libdw-dev libxxhash-dev libzydis-dev
-      google-perftools libgoogle-perftools-dev linux-perf python3 binutils"
+      google-perftools libgoogle-perftools-dev linux-perf python3 binutils
+      sqlite3 bc gzip"
 missing=""
 for p in $need; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
