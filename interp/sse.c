@@ -243,11 +243,12 @@ enum vop {
 	V_SHUFPS, V_SHUFPD, V_PSHUFLW, V_PSHUFHW, V_SADBW, V_MADDUBSW, V_MADDWD,
 	V_DUPQ, V_DUPHI, V_DUPLO, V_MULUDQ, V_MULDQ, V_MULHU, V_MULHS, V_MULHRS,
 	V_PERMQ, V_PERMD, V_PERM2, V_BLENDI, V_SIGN, V_HADD, V_HSUB,
+	V_ROL, V_ROR, V_SLLV, V_SRLV, V_SRAV,
 };
 
 /* Handler kinds. */
 enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTEST,
-       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV };
+       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV, K_MADD52 };
 
 /* Flags. */
 #define F_ALIGN   1   /* aligned move: memory operand must be vl-aligned */
@@ -470,6 +471,16 @@ struct vdesc {
 	X(VPERMQ, K_UN, V_PERMQ, 8, 0) X(VPERMPD, K_UN, V_PERMQ, 8, 0) \
 	X(VPERMD, K_BIN, V_PERMD, 4, 0) X(VPERMPS, K_BIN, V_PERMD, 4, 0) \
 	X(VPERM2I128, K_BIN, V_PERM2, 16, 0) X(VPERM2F128, K_BIN, V_PERM2, 16, 0) \
+	/* rotates and per-element shifts (AVX2/AVX-512: OpenSSL's ChaCha20,
+	 * hashing), 52-bit multiply-add (AVX512-IFMA: OpenSSL's Poly1305) */ \
+	X(VPROLD, K_UN, V_ROL, 4, 0) X(VPROLQ, K_UN, V_ROL, 8, 0) \
+	X(VPRORD, K_UN, V_ROR, 4, 0) X(VPRORQ, K_UN, V_ROR, 8, 0) \
+	X(VPROLVD, K_BIN, V_ROL, 4, 0) X(VPROLVQ, K_BIN, V_ROL, 8, 0) \
+	X(VPRORVD, K_BIN, V_ROR, 4, 0) X(VPRORVQ, K_BIN, V_ROR, 8, 0) \
+	X(VPSLLVD, K_BIN, V_SLLV, 4, 0) X(VPSLLVQ, K_BIN, V_SLLV, 8, 0) X(VPSLLVW, K_BIN, V_SLLV, 2, 0) \
+	X(VPSRLVD, K_BIN, V_SRLV, 4, 0) X(VPSRLVQ, K_BIN, V_SRLV, 8, 0) X(VPSRLVW, K_BIN, V_SRLV, 2, 0) \
+	X(VPSRAVD, K_BIN, V_SRAV, 4, 0) X(VPSRAVQ, K_BIN, V_SRAV, 8, 0) X(VPSRAVW, K_BIN, V_SRAV, 2, 0) \
+	X(VPMADD52LUQ, K_MADD52, 0, 8, 0) X(VPMADD52HUQ, K_MADD52, 1, 8, 0) \
 	/* SSE4.2 string compares (strspn/strcspn/strpbrk): op bit0 = mask
 	 * result (pcmp?strm), bit1 = explicit lengths (pcmpestr?) */ \
 	X(PCMPISTRI, K_PCMPSTR, 0, 1, F_UNALIGN) X(PCMPISTRM, K_PCMPSTR, 1, 1, F_UNALIGN) \
@@ -704,6 +715,17 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 		case V_MULHS: r = (uint64_t)((sx(x, s) * sx(y, s)) >> (8 * s)); break;
 		case V_MULHRS: r = (uint64_t)((((sx(x, s) * sx(y, s)) >> 14) + 1) >> 1); break;
 		case V_SIGN: r = sx(y, s) < 0 ? -x : y ? x : 0; break;
+		case V_ROL:
+		case V_ROR: {
+			unsigned c = (unsigned)((imm >= 0 ? (uint64_t)imm : y) % (8 * s));
+			if (op == V_ROR)
+				c = (8 * s - c) % (8 * s);
+			r = c ? (x << c) | ((x & m) >> (8 * s - c)) : x;
+			break;
+		}
+		case V_SLLV: r = y >= 8 * s ? 0 : x << y; break;
+		case V_SRLV: r = y >= 8 * s ? 0 : x >> y; break;
+		case V_SRAV: r = (uint64_t)(sx(x, s) >> (y >= 8 * s ? 8 * s - 1 : y)); break;
 		case V_SRL:
 		case V_SLL:
 		case V_SRA: {
@@ -1254,6 +1276,30 @@ static int h_blendv(struct interp_exec *x, const struct vdesc *dd)
 	return vx_put(x, &o, o.dst, &r);
 }
 
+/* vpmadd52luq/huq: dst += low/high 52 bits of the 104-bit product of the
+ * sources' low 52 bits, per quadword. */
+static int h_madd52(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, b, c, r;
+	const uint64_t m52 = (1ull << 52) - 1;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, 8)))
+		return rc;
+	if (o.nsrc < 2)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
+	    (rc = vx_get(x, &o, o.src[1], &c)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	for (unsigned i = 0; i < o.vl / 8; i++) {
+		unsigned __int128 p = (unsigned __int128)(b.q[i] & m52) * (c.q[i] & m52);
+		r.q[i] = a.q[i] + (dd->op ? (uint64_t)(p >> 52) & m52 : (uint64_t)p & m52);
+	}
+	return vx_put(x, &o, o.dst, &r);
+}
+
 static int h_vec(struct interp_exec *x)
 {
 	const struct vdesc *dd = &kdesc[x->in->mnemonic];
@@ -1275,6 +1321,7 @@ static int h_vec(struct interp_exec *x)
 	case K_EXTRACT: return h_extract(x, dd);
 	case K_PCMPSTR: return h_pcmpstr(x, dd);
 	case K_BLENDV: return h_blendv(x, dd);
+	case K_MADD52: return h_madd52(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

@@ -56,6 +56,10 @@ FP2(haddpd) FP2(haddps) FP2(addsubpd)
 /* AES-NI: no MXCSR effect, run the same way (a program using them runs on
  * a CPU that has them) */
 FP2(aesenc) FP2(aesenclast) FP2(aesdec) FP2(aesdeclast) FP2(aesimc)
+/* SHA extensions (legacy encoding only); sha256rnds2 also reads xmm0 (c) */
+FP2(sha256msg1) FP2(sha256msg2) FP2(sha1msg1) FP2(sha1msg2) FP2(sha1nexte)
+FP_RAW(sha256rnds2, "movdqu (%1), %%xmm1\n\tmovdqu (%2), %%xmm2\n\tmovdqu (%3), %%xmm0\n\t"
+       "sha256rnds2 %%xmm0, %%xmm2, %%xmm1\n\tmovdqu %%xmm1, (%0)\n\t")
 
 /* integer source (b holds it) */
 FP_RAW(cvtsi2sdl, "movdqu (%1), %%xmm0\n\tcvtsi2sdl (%2), %%xmm0\n\t" STX)
@@ -121,6 +125,11 @@ RND_FNS(roundsd) RND_FNS(roundss) RND_FNS(roundpd) RND_FNS(roundps)
 /* pclmulqdq: only imm bits 0 and 4 select (the handler masks the rest) */
 IMM_LEG(pclmul, "pclmulqdq", 0) IMM_LEG(pclmul, "pclmulqdq", 1)
 IMM_LEG(pclmul, "pclmulqdq", 16) IMM_LEG(pclmul, "pclmulqdq", 17)
+IMM_LEG(sha1rnds4, "sha1rnds4", 0) IMM_LEG(sha1rnds4, "sha1rnds4", 1)
+IMM_LEG(sha1rnds4, "sha1rnds4", 2) IMM_LEG(sha1rnds4, "sha1rnds4", 3)
+static fp_fn *const k_sha1rnds4[32] = {
+	fp_sha1rnds4_0, fp_sha1rnds4_1, fp_sha1rnds4_2, fp_sha1rnds4_3,
+};
 static fp_fn *const k_pclmul[32] = {
 	[0] = fp_pclmul_0, [1] = fp_pclmul_1, [16] = fp_pclmul_16, [17] = fp_pclmul_17,
 };
@@ -140,6 +149,9 @@ enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM,
 #define FF_NARROW 2     /* size-changing packed conversion: 128-bit only */
 #define FF_PACKED 4
 #define FF_IMM11  8     /* FK_IMM: only imm bits 0 and 4 count (pclmulqdq) */
+#define FF_IMM3   16    /* FK_IMM: only imm bits 0..1 count (sha1rnds4) */
+#define FF_XMM0   32    /* reads xmm0 implicitly (sha256rnds2) */
+#define FF_UNALIGN 64   /* legacy form without the 16-byte alignment check */
 
 struct fdesc {
 	uint8_t kind, flags, esz;
@@ -211,6 +223,10 @@ struct fdesc {
 	X(AESDECLAST, FK_BIN, FF_PACKED, 16, aesdeclast, 0) \
 	X(VAESDECLAST, FK_BIN, FF_PACKED, 16, aesdeclast, 0) \
 	X(AESIMC, FK_UN, FF_PACKED, 16, aesimc, 0) X(VAESIMC, FK_UN, FF_PACKED, 16, aesimc, 0) \
+	X(SHA256MSG1, FK_BIN, FF_PACKED | FF_UNALIGN, 16, sha256msg1, 0) X(SHA256MSG2, FK_BIN, FF_PACKED | FF_UNALIGN, 16, sha256msg2, 0) \
+	X(SHA1MSG1, FK_BIN, FF_PACKED | FF_UNALIGN, 16, sha1msg1, 0) X(SHA1MSG2, FK_BIN, FF_PACKED | FF_UNALIGN, 16, sha1msg2, 0) \
+	X(SHA1NEXTE, FK_BIN, FF_PACKED | FF_UNALIGN, 16, sha1nexte, 0) \
+	X(SHA256RNDS2, FK_BIN, FF_PACKED | FF_UNALIGN | FF_XMM0, 16, sha256rnds2, 0) \
 	X(LDMXCSR, FK_MXCSR, 0, 4, 0, 0) X(VLDMXCSR, FK_MXCSR, 0, 4, 0, 0) \
 	X(STMXCSR, FK_MXCSR, 0, 4, 0, 0) X(VSTMXCSR, FK_MXCSR, 0, 4, 0, 0) \
 	X(MOVSD, FK_MOVS, FF_SCALAR, 8, 0, 0) X(VMOVSD, FK_MOVS, FF_SCALAR, 8, 0, 0) \
@@ -236,7 +252,8 @@ struct fdesc {
 	X(ROUNDSS, FF_SCALAR, 4, roundss) X(VROUNDSS, FF_SCALAR, 4, roundss) \
 	X(ROUNDPD, FF_PACKED, 8, roundpd) X(VROUNDPD, FF_PACKED, 8, roundpd) \
 	X(ROUNDPS, FF_PACKED, 4, roundps) X(VROUNDPS, FF_PACKED, 4, roundps) \
-	X(PCLMULQDQ, FF_PACKED | FF_IMM11, 8, pclmul) X(VPCLMULQDQ, FF_PACKED | FF_IMM11, 8, pclmul)
+	X(PCLMULQDQ, FF_PACKED | FF_IMM11, 8, pclmul) X(VPCLMULQDQ, FF_PACKED | FF_IMM11, 8, pclmul) \
+	X(SHA1RNDS4, FF_PACKED | FF_UNALIGN | FF_IMM3, 16, sha1rnds4)
 #define FIMM_ENTRY(m, f, e, t) [ZYDIS_MNEMONIC_##m] = { FK_IMM, f, e, 0, 0, k_##t },
 #define FIMM_FAM(m, f, e, t) { ZYDIS_MNEMONIC_##m, h_fp },
 
@@ -288,7 +305,7 @@ static int fp_layout(struct interp_exec *x, struct vx_ops *o, const struct fdesc
 	if ((fd->flags & FF_SCALAR))
 		o->vl = 16;
 	/* legacy packed forms fault on a misaligned 16-byte memory operand */
-	if (VX_LEGACY(x->in))
+	if (VX_LEGACY(x->in) && !(fd->flags & FF_UNALIGN))
 		for (int i = 0; i < x->in->nvis; i++)
 			if (x->in->op[i].type == INTERP_OP_MEM && x->in->op[i].size == 16 &&
 			    !vx_aligned(x, i, 16))
@@ -320,7 +337,8 @@ static int h_fbin(struct interp_exec *x, const struct fdesc *fd)
 	if ((rc = vx_get(x, &o, ia, &a)) || (rc = vx_get(x, &o, ib, &b)))
 		return rc;
 	memset(&r, 0, sizeof r);
-	if ((rc = fp_run(x, fd->fn, r.b, a.b, b.b, b.b, o.vl, &raised)))
+	if ((rc = fp_run(x, fd->fn, r.b, a.b, b.b,
+			 (fd->flags & FF_XMM0) ? x->st->zmm[0].b : b.b, o.vl, &raised)))
 		return rc;
 	if ((rc = vx_put(x, &o, o.dst, &r)))
 		return rc;
@@ -349,6 +367,8 @@ static int h_fimm(struct interp_exec *x, const struct fdesc *fd)
 	imm = (unsigned)(x->in->op[o.imm].val & 0xff);
 	if (fd->flags & FF_IMM11)
 		imm &= 0x11;
+	if (fd->flags & FF_IMM3)
+		imm &= 3;
 	if (VX_LEGACY(x->in)) {
 		ia = o.dst;
 		ib = o.src[0];

@@ -158,6 +158,15 @@
 	X(I, 0, "pclmulqdq $0, %xmm1, %xmm2") X(I, 0, "pclmulqdq $0x11, %xmm1, %xmm2") X(I, 0, "pclmulqdq $0x01, (%rdi), %xmm2") \
 	X(I, 0, "vpclmulqdq $0x10, %xmm1, %xmm2, %xmm3") X(I, 0, "pclmulqdq $0xff, %xmm1, %xmm2") \
 	X(I, 0, "stmxcsr (%rdi)") X(I, 0, "vstmxcsr (%rsi)") X(I, 0, "ldmxcsr (%rdx)") \
+	X(I, 0, "vprold $7, %zmm17, %zmm18") X(I, 0, "vprolq $13, %ymm17, %ymm18{%k1}") X(I, 0, "vprord $16, %xmm17, %xmm18") \
+	X(I, 0, "vprorq $0, %zmm17, %zmm18") X(I, 0, "vprolvd %zmm1, %zmm2, %zmm3") X(I, 0, "vprorvq %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpsllvd %ymm1, %ymm2, %ymm3") X(I, 0, "vpsrlvq %ymm1, %ymm2, %ymm3") X(I, 0, "vpsravd %xmm1, %xmm2, %xmm3") \
+	X(I, 0, "vpsrlvq %zmm17, %zmm18, %zmm19") X(I, 0, "vpsravq %zmm17, %zmm18, %zmm19") X(I, 0, "vpsllvw %ymm17, %ymm18, %ymm19") \
+	X(I, 0, "vpmadd52luq %zmm17, %zmm18, %zmm19") X(I, 0, "vpmadd52huq %zmm17, %zmm18, %zmm19") \
+	X(I, 0, "vpmadd52luq (%rdi), %ymm18, %ymm19") X(I, 0, "vpmadd52huq (%rdi){1to4}, %ymm18, %ymm19{%k2}") \
+	X(I, 0, "sha256rnds2 %xmm0, %xmm1, %xmm2") X(I, 0, "sha256msg1 %xmm1, %xmm2") X(I, 0, "sha256msg2 (%rdi), %xmm2") \
+	X(I, 0, "sha1rnds4 $2, %xmm1, %xmm2") X(I, 0, "sha1nexte %xmm1, %xmm2") X(I, 0, "sha1msg1 %xmm1, %xmm2") \
+	X(I, 0, "sha1msg2 %xmm1, %xmm2") \
 	X(I, 0, "crc32b %cl, %eax") X(I, 0, "crc32w %cx, %eax") X(I, 0, "crc32l %ecx, %eax") \
 	X(I, 0, "crc32q %rcx, %rax") X(I, 0, "crc32b (%rdi), %rax") X(I, 0, "crc32l (%rsi), %r9d") \
 	X(I, 0, "movnti %eax, (%rdi)") X(I, 0, "movnti %rcx, (%rsi)") \
@@ -536,6 +545,12 @@ static void random_state(struct vstate *s, int kind)
 		s->gpr[0] = rnd() % 2 ? rnd() % 20 : -(rnd() % 20);
 		s->gpr[2] = rnd() % 2 ? rnd() % 20 : -(rnd() % 20);
 	}
+	/* small elements in some registers: shift and rotate counts, indices */
+	if (kind == I && rnd() % 3 == 0)
+		for (int i = 0; i < 32; i++)
+			if (i == 1 || i == 4 || i == 17 || rnd() % 4 == 0)
+				for (int b = 0; b < 64; b++)
+					s->zmm[i][b] = b % 2 ? 0 : rnd() % 70;
 	/* components in their initial state (not in g_bv) hold zeros */
 	g_bv = INTERP_XS_X87 | INTERP_XS_SSE | (rnd() & (INTERP_XS_YMM | INTERP_XS_ZMM_H |
 							  INTERP_XS_HI16 | INTERP_XS_OPMASK));
