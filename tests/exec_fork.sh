@@ -143,6 +143,15 @@ r=$(rows_for_exe "$SP")
 	pass "fork from a thread: child has its own row and its samples" ||
 	fail "fork from a thread: rows $(tsv | cut -f1-9 | tr '\n' '|'), spin_child $(report_proc spin_child)"
 
+# 3d. A child made by _Fork() (no atfork handlers: it still has the
+# parent's spool mapping and the parent's perf descriptor) that exit()s,
+# running destructors, must leave the parent's profiling alone: the parent
+# spins after the child is gone and must be sampled.
+profile "_Fork child that exit()s" -- "$SP" rawfork 0.3
+sp=$(report_proc spin_parent)
+[ "$sp" -gt 0 ] && pass "_Fork child that exit()s: the parent is still sampled ($sp in spin_parent)" ||
+	fail "_Fork child that exit()s: the parent's 0.3 s in spin_parent afterwards has $sp samples: $(grep '^vprof' "$TMP/v.err")"
+
 # 4. posix_spawn, vfork (+exec, +_exit), system(), popen(): same output and
 # statuses; the exec'd echo processes are profiled too (rows in the log).
 profile "posix_spawn, vfork, system, popen" -- "$SP" spawn
