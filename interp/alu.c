@@ -104,7 +104,7 @@ static inline __attribute__((always_inline)) int binop(struct interp_exec *x, in
 	r = compute(x, op, a, b, OPS(0), &f);
 	if (op != OP_CMP && op != OP_TEST) {
 		/* xor r32,r32 etc.: write first (memory may fail), then flags */
-		if ((rc = interp_wr(x, 0, r)))
+		if ((rc = interp_wr_last(x, 0, r)))
 			return rc;
 	}
 	x->rflags = f;

@@ -72,7 +72,7 @@ static int h_call(struct interp_exec *x)
 		t = (uint64_t)IN->op[0].val;
 	else if ((rc = interp_rd(x, 0, &t)))
 		return rc;
-	if ((rc = interp_store(x, rsp, &ret, 8)))
+	if ((rc = interp_store_last(x, rsp, ret, 8)))
 		return rc;
 	ST->gpr[INTERP_RSP] = rsp;
 	x->next_rip = t;
@@ -106,7 +106,7 @@ static int h_push(struct interp_exec *x)
 		return INTERP_STOP_UNSUPPORTED;
 	if ((rc = interp_rd(x, 0, &v)))
 		return rc;
-	if ((rc = interp_store(x, rsp, &v, size)))
+	if ((rc = interp_store_last(x, rsp, v, size)))
 		return rc;
 	ST->gpr[INTERP_RSP] = rsp;
 	return INTERP_OK;
@@ -128,7 +128,7 @@ static int h_pop(struct interp_exec *x)
 		ST->gpr[INTERP_RSP] = rsp + size;
 		ea = interp_ea(x, 0);
 		ST->gpr[INTERP_RSP] = rsp;
-		if ((rc = interp_store(x, ea, &v, size)))
+		if ((rc = interp_store_last(x, ea, v, size)))
 			return rc;
 		ST->gpr[INTERP_RSP] = rsp + size;
 		return INTERP_OK;
@@ -157,7 +157,7 @@ static int h_pushf(struct interp_exec *x)
 	uint64_t v = x->rflags & ~0x30000ull, rsp = ST->gpr[INTERP_RSP] - size;   /* RF, VM read as 0 */
 	int rc;
 
-	if ((rc = interp_store(x, rsp, &v, size)))
+	if ((rc = interp_store_last(x, rsp, v, size)))
 		return rc;
 	ST->gpr[INTERP_RSP] = rsp;
 	return INTERP_OK;

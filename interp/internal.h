@@ -4,6 +4,7 @@
 #define VPROF_INTERP_INTERNAL_H
 
 #include "interp/interp.h"
+#include "interp/shadow.h"
 
 /* Not AS-safe (run by interp_init). */
 int interp_decode_init(void);
@@ -70,19 +71,81 @@ interp_flags_calc(uint64_t f, int op, uint64_t a, uint64_t b, uint64_t cin,
 /* Write the stores buffered so far (string ops between iterations). */
 void interp_commit_stores(struct interp_exec *x);
 
+/* Effective address of operand o (the body of interp_ea). */
+static inline uint64_t interp_ea_op(struct interp_exec *x, const struct interp_operand *o)
+{
+	uint64_t ea = (uint64_t)o->val;
+
+	if (o->base == INTERP_RIPREL)
+		ea += x->in->pc + x->in->len;
+	else if (o->base != INTERP_NOREG)
+		ea += x->st->gpr[o->base];
+	if (o->index != INTERP_NOREG && !o->vsib)
+		ea += x->st->gpr[o->index] * o->scale;
+	if (x->in->addrsize == 4)
+		ea = (uint32_t)ea;
+	if (o->seg) {
+		if (!x->st->seg_valid)
+			interp_load_segbases(x->st);
+		ea += o->seg == 1 ? x->st->fs_base : x->st->gs_base;
+	}
+	return ea;
+}
+
+/* mem.c's single-mov routines (between the probe labels, so a fault in
+ * one returns -EFAULT instead of crashing). A load returns the value in
+ * v and 0 or -EFAULT in err (rax:rdx). A store is one mov, which writes
+ * nothing when it faults, so it needs no write probe. They bypass the
+ * co-simulation shadow: callers check interp_shadow_cur first. */
+struct interp_ld { uint64_t v; int64_t err; };
+struct interp_ld interp_mem_ld1_raw(uint64_t addr);
+struct interp_ld interp_mem_ld2_raw(uint64_t addr);
+struct interp_ld interp_mem_ld4_raw(uint64_t addr);
+struct interp_ld interp_mem_ld8_raw(uint64_t addr);
+int interp_mem_st1_raw(uint64_t addr, uint64_t v);
+int interp_mem_st2_raw(uint64_t addr, uint64_t v);
+int interp_mem_st4_raw(uint64_t addr, uint64_t v);
+int interp_mem_st8_raw(uint64_t addr, uint64_t v);
+
+void interp_note_access(struct interp_exec *x, uint64_t addr, unsigned size,
+			int write, uint64_t lat);
+
 /* Inline fast paths of interp_read_u64/interp_write_u64 for the common
- * 64/32-bit GPR operand; everything else goes to the general helpers. */
+ * GPR, immediate and 1/2/4/8-byte memory operands when no observer runs;
+ * everything else goes to the general helpers. */
 static inline int interp_rd(struct interp_exec *x, int i, uint64_t *v)
 {
 	const struct interp_operand *o = &x->in->op[i];
 
-	if (o->type == INTERP_OP_REG && o->rkind == INTERP_RK_GPR && o->size >= 4 && !x->obs) {
-		*v = o->size == 8 ? x->st->gpr[o->idx] : (uint32_t)x->st->gpr[o->idx];
-		return INTERP_OK;
-	}
-	if (o->type == INTERP_OP_IMM && !x->obs) {
+	if (__builtin_expect(x->obs != NULL, 0))
+		return interp_read_u64(x, i, v);
+	switch (o->type) {
+	case INTERP_OP_REG:
+		if (o->rkind == INTERP_RK_GPR && o->size >= 4) {
+			*v = o->size == 8 ? x->st->gpr[o->idx] : (uint32_t)x->st->gpr[o->idx];
+			return INTERP_OK;
+		}
+		break;
+	case INTERP_OP_IMM:
 		*v = (uint64_t)o->val & interp_mask(o->imm_signed ? x->in->opsize : 8);
 		return INTERP_OK;
+	case INTERP_OP_MEM: {
+		struct interp_ld r;
+
+		if (__builtin_expect(interp_shadow_cur != NULL, 0))
+			break;
+		switch (o->size) {
+		case 8: r = interp_mem_ld8_raw(interp_ea_op(x, o)); break;
+		case 4: r = interp_mem_ld4_raw(interp_ea_op(x, o)); break;
+		case 2: r = interp_mem_ld2_raw(interp_ea_op(x, o)); break;
+		case 1: r = interp_mem_ld1_raw(interp_ea_op(x, o)); break;
+		default: return interp_read_u64(x, i, v);
+		}
+		if (__builtin_expect(r.err != 0, 0))
+			return INTERP_STOP_WOULD_FAULT;
+		*v = r.v;
+		return INTERP_OK;
+	}
 	}
 	return interp_read_u64(x, i, v);
 }
@@ -96,6 +159,45 @@ static inline int interp_wr(struct interp_exec *x, int i, uint64_t v)
 		return INTERP_OK;
 	}
 	return interp_write_u64(x, i, v);
+}
+
+/* The store of an instruction that makes exactly one store, called as
+ * the handler's last step that can fail (only register, flag and RIP
+ * updates may follow). Then nothing can be left half done, so a store of
+ * 1/2/4/8 bytes within one page is written at once with one fault-safe
+ * mov: no `lock or` write probe, no buffering. Otherwise, or if a store
+ * is already buffered, or under co-simulation (the shadow must see every
+ * store), it is an ordinary interp_store. */
+static inline int interp_store_last(struct interp_exec *x, uint64_t addr, uint64_t v,
+				    unsigned size)
+{
+	int rc;
+
+	if (__builtin_expect(x->sb.n != 0 || interp_shadow_cur != NULL ||
+			     (addr & 4095) + size > 4096, 0))
+		return interp_store(x, addr, &v, size);
+	switch (size) {
+	case 8: rc = interp_mem_st8_raw(addr, v); break;
+	case 4: rc = interp_mem_st4_raw(addr, v); break;
+	case 2: rc = interp_mem_st2_raw(addr, v); break;
+	case 1: rc = interp_mem_st1_raw(addr, v); break;
+	default: return interp_store(x, addr, &v, size);
+	}
+	if (__builtin_expect(rc != 0, 0))
+		return INTERP_STOP_WOULD_FAULT;
+	if (x->obs)
+		interp_note_access(x, addr, size, 1, 0);
+	return INTERP_OK;
+}
+
+/* interp_wr for a handler's one store, under interp_store_last's rule. */
+static inline int interp_wr_last(struct interp_exec *x, int i, uint64_t v)
+{
+	const struct interp_operand *o = &x->in->op[i];
+
+	if (o->type == INTERP_OP_MEM && !x->obs)
+		return interp_store_last(x, interp_ea_op(x, o), v, o->size);
+	return interp_wr(x, i, v);
 }
 
 static inline struct interp_insn *interp_dcache_slot(struct interp_thread *th, uint64_t pc)

@@ -30,6 +30,35 @@ __asm__(
 	".globl interp_probe_begin\n .hidden interp_probe_begin\n"
 	"interp_probe_begin:\n"
 
+	/* struct interp_ld ld{1,2,4,8}(uint64_t addr): value in rax, 0 in
+	 * rdx; on a fault the recovery stub returns with rdx = -EFAULT */
+	".globl interp_mem_ld1_raw\n .hidden interp_mem_ld1_raw\n"
+	"interp_mem_ld1_raw:\n"
+	"	mov $-14, %rdx\n	movzbl (%rdi), %eax\n	xor %edx, %edx\n	ret\n"
+	".globl interp_mem_ld2_raw\n .hidden interp_mem_ld2_raw\n"
+	"interp_mem_ld2_raw:\n"
+	"	mov $-14, %rdx\n	movzwl (%rdi), %eax\n	xor %edx, %edx\n	ret\n"
+	".globl interp_mem_ld4_raw\n .hidden interp_mem_ld4_raw\n"
+	"interp_mem_ld4_raw:\n"
+	"	mov $-14, %rdx\n	mov (%rdi), %eax\n	xor %edx, %edx\n	ret\n"
+	".globl interp_mem_ld8_raw\n .hidden interp_mem_ld8_raw\n"
+	"interp_mem_ld8_raw:\n"
+	"	mov $-14, %rdx\n	mov (%rdi), %rax\n	xor %edx, %edx\n	ret\n"
+	/* int st{1,2,4,8}(uint64_t addr, uint64_t v): one mov, which writes
+	 * nothing if it faults (so it needs no write probe) */
+	".globl interp_mem_st1_raw\n .hidden interp_mem_st1_raw\n"
+	"interp_mem_st1_raw:\n"
+	"	mov %sil, (%rdi)\n	xor %eax, %eax\n	ret\n"
+	".globl interp_mem_st2_raw\n .hidden interp_mem_st2_raw\n"
+	"interp_mem_st2_raw:\n"
+	"	mov %si, (%rdi)\n	xor %eax, %eax\n	ret\n"
+	".globl interp_mem_st4_raw\n .hidden interp_mem_st4_raw\n"
+	"interp_mem_st4_raw:\n"
+	"	mov %esi, (%rdi)\n	xor %eax, %eax\n	ret\n"
+	".globl interp_mem_st8_raw\n .hidden interp_mem_st8_raw\n"
+	"interp_mem_st8_raw:\n"
+	"	mov %rsi, (%rdi)\n	xor %eax, %eax\n	ret\n"
+
 	/* int copy(void *dst, const void *src, size_t n): both directions */
 	".globl interp_mem_copy_raw\n .hidden interp_mem_copy_raw\n"
 	".type interp_mem_copy_raw,@function\n"

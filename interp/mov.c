@@ -20,7 +20,7 @@ static int h_mov(struct interp_exec *x)
 		return INTERP_STOP_UNSUPPORTED;
 	if ((rc = interp_rd(x, 1, &v)))
 		return rc;
-	return interp_wr(x, 0, v);
+	return interp_wr_last(x, 0, v);
 }
 
 static int h_movzx(struct interp_exec *x)
@@ -62,7 +62,7 @@ static int h_cmov(struct interp_exec *x)
 
 static int h_setcc(struct interp_exec *x)
 {
-	return interp_wr(x, 0, interp_cond(x->rflags, IN->opcode & 15));
+	return interp_wr_last(x, 0, interp_cond(x->rflags, IN->opcode & 15));
 }
 
 static int h_xchg(struct interp_exec *x)
@@ -131,7 +131,7 @@ static int h_movbe(struct interp_exec *x)
 	case 4: v = __builtin_bswap32((uint32_t)v); break;
 	default: v = __builtin_bswap64(v); break;
 	}
-	return interp_wr(x, 0, v);
+	return interp_wr_last(x, 0, v);
 }
 
 /* CBW/CWDE/CDQE: sign-extend the low half of the accumulator. */

@@ -47,26 +47,10 @@ void interp_thread_init(struct interp_thread *th)
 
 uint64_t interp_ea(struct interp_exec *x, int i)
 {
-	const struct interp_operand *o = &x->in->op[i];
-	uint64_t ea = (uint64_t)o->val;
-
-	if (o->base == INTERP_RIPREL)
-		ea += x->in->pc + x->in->len;
-	else if (o->base != INTERP_NOREG)
-		ea += x->st->gpr[o->base];
-	if (o->index != INTERP_NOREG && !o->vsib)
-		ea += x->st->gpr[o->index] * o->scale;
-	if (x->in->addrsize == 4)
-		ea = (uint32_t)ea;
-	if (o->seg) {
-		if (!x->st->seg_valid)
-			interp_load_segbases(x->st);
-		ea += o->seg == 1 ? x->st->fs_base : x->st->gs_base;
-	}
-	return ea;
+	return interp_ea_op(x, &x->in->op[i]);
 }
 
-static void note_access(struct interp_exec *x, uint64_t addr, unsigned size,
+void interp_note_access(struct interp_exec *x, uint64_t addr, unsigned size,
 			int write, uint64_t lat)
 {
 	struct interp_record *r = &x->rec;
@@ -96,7 +80,7 @@ int interp_load(struct interp_exec *x, uint64_t addr, void *buf, unsigned size)
 	if (rc)
 		return INTERP_STOP_WOULD_FAULT;
 	if (x->obs)
-		note_access(x, addr, size, 0, lat);
+		interp_note_access(x, addr, size, 0, lat);
 	return INTERP_OK;
 }
 
@@ -115,7 +99,7 @@ int interp_store(struct interp_exec *x, uint64_t addr, const void *buf, unsigned
 	sb->used += size;
 	sb->n++;
 	if (x->obs)
-		note_access(x, addr, size, 1, 0);
+		interp_note_access(x, addr, size, 1, 0);
 	return INTERP_OK;
 }
 
@@ -384,6 +368,17 @@ int interp_cond(uint64_t f, unsigned cc)
 
 /* --------------------------------------------------------------- run */
 
+/* Out of line on purpose: inlined, gcc loads next_rip and rflags as one
+ * 16-byte pair for the two stores into st, ahead of the obs test, and
+ * that load cannot be forwarded from the handler's two 8-byte stores. */
+static __attribute__((noinline)) int call_observer(struct interp_exec *x, uint64_t rip)
+{
+	x->rec.rflags_out = x->rflags;
+	x->st->rip = rip;
+	x->st->rflags = x->rflags;
+	return x->obs->insn(x->obs->arg, x->st, &x->rec);
+}
+
 int interp_run(struct interp_state *st, struct interp_thread *th, int max_insns,
 	       const struct interp_observer *obs, struct interp_result *res)
 {
@@ -438,15 +433,10 @@ int interp_run(struct interp_state *st, struct interp_thread *th, int max_insns,
 			interp_commit_stores(&x);
 		rip = x.next_rip;
 		n++;
-		if (obs && obs->insn) {
-			x.rec.rflags_out = x.rflags;
-			st->rip = rip;
-			st->rflags = x.rflags;
-			if (obs->insn(obs->arg, st, &x.rec)) {
-				stop = INTERP_STOP_OBSERVER;
-				in = NULL;
-				goto out;
-			}
+		if (obs && obs->insn && call_observer(&x, rip)) {
+			stop = INTERP_STOP_OBSERVER;
+			in = NULL;
+			goto out;
 		}
 	}
 	in = NULL;

@@ -133,7 +133,7 @@ static int shift(struct interp_exec *x, int kind)
 		return rc;
 	c &= size == 8 ? 63 : 31;
 	r = do_shift(kind, a, (unsigned)c, size, &f);
-	if ((rc = interp_wr(x, 0, r)))
+	if ((rc = interp_wr_last(x, 0, r)))
 		return rc;
 	x->rflags = f;
 	return INTERP_OK;
@@ -173,7 +173,7 @@ static int dshift(struct interp_exec *x, int left)
 	setf(&f, INTERP_OF, ((a ^ r) >> (bits - 1)) & 1);
 	szp(&f, r, size);
 	f |= INTERP_AF;
-	if ((rc = interp_wr(x, 0, r)))
+	if ((rc = interp_wr_last(x, 0, r)))
 		return rc;
 	x->rflags = f;
 	return INTERP_OK;
