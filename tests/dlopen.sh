@@ -86,6 +86,12 @@ grep -q 'dlclose: 0' "$TMP/v.out" && pass "dlclose'd library: dlclose succeeded"
 	fail "dlclose'd library: dlclose succeeded: $(tr '\n' '|' <"$TMP/v.out")"
 attributed "dlclose'd library" "$TMP/db$n" dlib_work_a "$TMP/libbehave_a.so" 80
 
+# 2b. dlmopen into a new namespace: dl_iterate_phdr shows only the caller's
+# namespace, so the image must be recorded some other way; its samples
+# must not end up unknown.
+profile "dlmopen'd library (new namespace)" -- "$DL" 0.4 mopen "$TMP/libbehave_a.so" dlib_work_a
+attributed "dlmopen'd library (new namespace)" "$TMP/db$n" dlib_work_a "$TMP/libbehave_a.so" 80
+
 # 3. Two libraries, one after the other, the first dlclose'd before the
 # second is loaded (the loader usually gives the second the first one's
 # address: stderr below shows the bases). Each spends half the CPU: each
