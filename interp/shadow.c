@@ -35,7 +35,14 @@ int interp_shadow_load(struct interp_shadow *sh, void *dst, uint64_t src, size_t
 
 	if (interp_mem_copy_raw(dst, (const void *)src, n))
 		return -EFAULT;
-	if (sh->nld < INTERP_SHADOW_ENTRIES && sh->ldused + n <= INTERP_SHADOW_BYTES) {
+	struct interp_shadow_entry *l = sh->nld ? &sh->ld[sh->nld - 1] : NULL;
+	if (l && l->addr + l->size == src && l->off + l->size == sh->ldused &&
+	    sh->ldused + n <= INTERP_SHADOW_BYTES) {
+		/* REP MOVS/LODS/SCAS: one entry per run of bytes */
+		memcpy(sh->lddata + sh->ldused, dst, n);
+		sh->ldused += (uint32_t)n;
+		l->size += (uint32_t)n;
+	} else if (sh->nld < INTERP_SHADOW_LOADS && sh->ldused + n <= INTERP_SHADOW_BYTES) {
 		sh->ld[sh->nld].addr = src;
 		sh->ld[sh->nld].size = (uint32_t)n;
 		sh->ld[sh->nld].off = sh->ldused;

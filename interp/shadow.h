@@ -27,6 +27,7 @@
 
 #define INTERP_SHADOW_ENTRIES 1024
 #define INTERP_SHADOW_BYTES   (64 * 1024)
+#define INTERP_SHADOW_LOADS   4096
 
 struct interp_shadow_entry {
 	uint64_t addr;
@@ -45,7 +46,7 @@ struct interp_shadow {
 	 * them), so that a later check can tell whether memory changed under
 	 * the run (another thread): nld entries, ld_full if some were lost. */
 	uint32_t nld, ldused, ld_full, pad;
-	struct interp_shadow_entry ld[INTERP_SHADOW_ENTRIES];
+	struct interp_shadow_entry ld[INTERP_SHADOW_LOADS];
 	uint8_t lddata[INTERP_SHADOW_BYTES];
 };
 

@@ -28,7 +28,7 @@ static const uint8_t kcode[] = {
 	0x90,                               /* nop */
 };
 
-static struct interp_thread g_th;
+static struct interp_thread g_th __attribute__((aligned(64)));
 static struct interp_shadow g_sh;
 
 static void setup(struct interp_state *st, uint8_t *code, uint8_t *data, uint8_t *stack)
