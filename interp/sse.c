@@ -243,12 +243,12 @@ enum vop {
 	V_SHUFPS, V_SHUFPD, V_PSHUFLW, V_PSHUFHW, V_SADBW, V_MADDUBSW, V_MADDWD,
 	V_DUPQ, V_DUPHI, V_DUPLO, V_MULUDQ, V_MULDQ, V_MULHU, V_MULHS, V_MULHRS,
 	V_PERMQ, V_PERMD, V_PERM2, V_BLENDI, V_SIGN, V_HADD, V_HSUB,
-	V_ROL, V_ROR, V_SLLV, V_SRLV, V_SRAV,
+	V_ROL, V_ROR, V_SLLV, V_SRLV, V_SRAV, V_PERMILPS, V_PERMILPD,
 };
 
 /* Handler kinds. */
 enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTEST,
-       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV, K_MADD52 };
+       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV, K_MADD52, K_INSPS };
 
 /* Flags. */
 #define F_ALIGN   1   /* aligned move: memory operand must be vl-aligned */
@@ -468,6 +468,9 @@ struct vdesc {
 	X(PHADDW, K_BIN, V_HADD, 2, 0) X(PHADDD, K_BIN, V_HADD, 4, 0) \
 	X(PHSUBW, K_BIN, V_HSUB, 2, 0) X(PHSUBD, K_BIN, V_HSUB, 4, 0) \
 	X(VPHADDW, K_BIN, V_HADD, 2, 0) X(VPHADDD, K_BIN, V_HADD, 4, 0) \
+	X(VPERMILPS, K_BIN, V_PERMILPS, 4, 0) X(VPERMILPD, K_BIN, V_PERMILPD, 8, 0) \
+	X(EXTRACTPS, K_EXTRACT, 0, 4, 0) X(VEXTRACTPS, K_EXTRACT, 0, 4, 0) \
+	X(INSERTPS, K_INSPS, 0, 4, 0) X(VINSERTPS, K_INSPS, 0, 4, 0) \
 	X(VPERMQ, K_UN, V_PERMQ, 8, 0) X(VPERMPD, K_UN, V_PERMQ, 8, 0) \
 	X(VPERMD, K_BIN, V_PERMD, 4, 0) X(VPERMPS, K_BIN, V_PERMD, 4, 0) \
 	X(VPERM2I128, K_BIN, V_PERM2, 16, 0) X(VPERM2F128, K_BIN, V_PERM2, 16, 0) \
@@ -654,6 +657,14 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 		for (unsigned i = 0; i < vl / 8; i++)
 			d->q[i] = op == V_MULUDQ ? (uint64_t)(uint32_t)a->q[i] * (uint32_t)b->q[i] :
 				  (uint64_t)((int64_t)(int32_t)a->q[i] * (int32_t)b->q[i]);
+		return;
+	case V_PERMILPS:
+		for (unsigned i = 0; i < vl / 4; i++)
+			d->d[i] = a->d[(i & ~3u) + (imm >= 0 ? (imm >> (2 * (i & 3))) & 3 : b->d[i] & 3)];
+		return;
+	case V_PERMILPD:
+		for (unsigned i = 0; i < vl / 8; i++)
+			d->q[i] = a->q[(i & ~1u) + (imm >= 0 ? (imm >> (i & 7)) & 1 : (b->q[i] >> 1) & 1)];
 		return;
 	case V_PERMQ:
 		for (unsigned i = 0; i < vl / 8; i++)
@@ -1300,6 +1311,34 @@ static int h_madd52(struct interp_exec *x, const struct vdesc *dd)
 	return vx_put(x, &o, o.dst, &r);
 }
 
+/* insertps: dst dword imm[5:4] := source dword imm[7:6] (or the m32),
+ * then the dwords in imm[3:0] are zeroed. VEX: the rest from src1. */
+static int h_insps(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, b;
+	unsigned imm;
+	uint32_t v;
+	int rc, is;
+
+	(void)dd;
+	if ((rc = vx_layout(x, &o, 0)))
+		return rc;
+	is = VX_LEGACY(x->in) ? o.src[0] : o.src[1];
+	if (is < 0 || o.imm < 0)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, VX_LEGACY(x->in) ? o.dst : o.src[0], &a)) ||
+	    (rc = vx_get(x, &o, is, &b)))
+		return rc;
+	imm = (unsigned)imm_of(x, &o);
+	v = x->in->op[is].type == INTERP_OP_MEM ? b.d[0] : b.d[(imm >> 6) & 3];
+	a.d[(imm >> 4) & 3] = v;
+	for (unsigned i = 0; i < 4; i++)
+		if ((imm >> i) & 1)
+			a.d[i] = 0;
+	return vx_put(x, &o, o.dst, &a);
+}
+
 static int h_vec(struct interp_exec *x)
 {
 	const struct vdesc *dd = &kdesc[x->in->mnemonic];
@@ -1322,6 +1361,7 @@ static int h_vec(struct interp_exec *x)
 	case K_PCMPSTR: return h_pcmpstr(x, dd);
 	case K_BLENDV: return h_blendv(x, dd);
 	case K_MADD52: return h_madd52(x, dd);
+	case K_INSPS: return h_insps(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

@@ -52,7 +52,9 @@ FP2(sqrtsd) FP2(sqrtss) FP2(sqrtpd) FP2(sqrtps)
 FP2(cvtss2sd) FP2(cvtsd2ss)
 FP2(cvtdq2pd) FP2(cvtdq2ps) FP2(cvtps2pd) FP2(cvtpd2ps)
 FP2(cvttps2dq) FP2(cvtps2dq) FP2(cvttpd2dq) FP2(cvtpd2dq)
-FP2(haddpd) FP2(haddps) FP2(addsubpd)
+FP2(haddpd) FP2(haddps) FP2(addsubpd) FP2(addsubps) FP2(hsubpd) FP2(hsubps)
+/* approximations: this CPU's own tables, which is what the program gets */
+FP2(rcpss) FP2(rsqrtss) FP2(rcpps) FP2(rsqrtps)
 /* AES-NI: no MXCSR effect, run the same way (a program using them runs on
  * a CPU that has them) */
 FP2(aesenc) FP2(aesenclast) FP2(aesdec) FP2(aesdeclast) FP2(aesimc)
@@ -146,7 +148,10 @@ FMA_O(vfmadd) FMA_O(vfmsub) FMA_O(vfnmadd) FMA_O(vfnmsub)
 
 enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM, FK_MXCSR };
 #define FF_SCALAR 1     /* one element: no lanes beyond the first 16 bytes */
-#define FF_NARROW 2     /* size-changing packed conversion: 128-bit only */
+#define FF_NARROW 2     /* packed conversion to half the width (pd2ps): each
+			 * 16-byte source lane gives 8 bytes of the result */
+#define FF_WIDEN 128    /* to twice the width (dq2pd): each 8 source bytes
+			 * give a 16-byte result lane */
 #define FF_PACKED 4
 #define FF_IMM11  8     /* FK_IMM: only imm bits 0 and 4 count (pclmulqdq) */
 #define FF_IMM3   16    /* FK_IMM: only imm bits 0..1 count (sha1rnds4) */
@@ -193,10 +198,18 @@ struct fdesc {
 	X(ADDSUBPD, FK_BIN, FF_PACKED, 8, addsubpd, 0) X(VADDSUBPD, FK_BIN, FF_PACKED, 8, addsubpd, 0) \
 	X(CVTSS2SD, FK_BIN, FF_SCALAR, 8, cvtss2sd, 0) X(VCVTSS2SD, FK_BIN, FF_SCALAR, 8, cvtss2sd, 0) \
 	X(CVTSD2SS, FK_BIN, FF_SCALAR, 4, cvtsd2ss, 0) X(VCVTSD2SS, FK_BIN, FF_SCALAR, 4, cvtsd2ss, 0) \
-	X(CVTDQ2PD, FK_UN, FF_NARROW, 8, cvtdq2pd, 0) X(VCVTDQ2PD, FK_UN, FF_NARROW, 8, cvtdq2pd, 0) \
-	X(CVTPS2PD, FK_UN, FF_NARROW, 8, cvtps2pd, 0) X(VCVTPS2PD, FK_UN, FF_NARROW, 8, cvtps2pd, 0) \
-	X(CVTPD2PS, FK_UN, FF_NARROW, 4, cvtpd2ps, 0) \
+	X(CVTDQ2PD, FK_UN, FF_WIDEN, 8, cvtdq2pd, 0) X(VCVTDQ2PD, FK_UN, FF_WIDEN, 8, cvtdq2pd, 0) \
+	X(CVTPS2PD, FK_UN, FF_WIDEN, 8, cvtps2pd, 0) X(VCVTPS2PD, FK_UN, FF_WIDEN, 8, cvtps2pd, 0) \
+	X(CVTPD2PS, FK_UN, FF_NARROW, 4, cvtpd2ps, 0) X(VCVTPD2PS, FK_UN, FF_NARROW, 4, cvtpd2ps, 0) \
 	X(CVTTPD2DQ, FK_UN, FF_NARROW, 4, cvttpd2dq, 0) X(CVTPD2DQ, FK_UN, FF_NARROW, 4, cvtpd2dq, 0) \
+	X(VCVTTPD2DQ, FK_UN, FF_NARROW, 4, cvttpd2dq, 0) X(VCVTPD2DQ, FK_UN, FF_NARROW, 4, cvtpd2dq, 0) \
+	X(RCPSS, FK_BIN, FF_SCALAR, 4, rcpss, 0) X(VRCPSS, FK_BIN, FF_SCALAR, 4, rcpss, 0) \
+	X(RSQRTSS, FK_BIN, FF_SCALAR, 4, rsqrtss, 0) X(VRSQRTSS, FK_BIN, FF_SCALAR, 4, rsqrtss, 0) \
+	X(RCPPS, FK_UN, FF_PACKED, 4, rcpps, 0) X(VRCPPS, FK_UN, FF_PACKED, 4, rcpps, 0) \
+	X(RSQRTPS, FK_UN, FF_PACKED, 4, rsqrtps, 0) X(VRSQRTPS, FK_UN, FF_PACKED, 4, rsqrtps, 0) \
+	X(ADDSUBPS, FK_BIN, FF_PACKED, 4, addsubps, 0) X(VADDSUBPS, FK_BIN, FF_PACKED, 4, addsubps, 0) \
+	X(HSUBPD, FK_BIN, FF_PACKED, 8, hsubpd, 0) X(VHSUBPD, FK_BIN, FF_PACKED, 8, hsubpd, 0) \
+	X(HSUBPS, FK_BIN, FF_PACKED, 4, hsubps, 0) X(VHSUBPS, FK_BIN, FF_PACKED, 4, hsubps, 0) \
 	X(CVTDQ2PS, FK_UN, FF_PACKED, 4, cvtdq2ps, 0) X(VCVTDQ2PS, FK_UN, FF_PACKED, 4, cvtdq2ps, 0) \
 	X(CVTTPS2DQ, FK_UN, FF_PACKED, 4, cvttps2dq, 0) X(VCVTTPS2DQ, FK_UN, FF_PACKED, 4, cvttps2dq, 0) \
 	X(CVTPS2DQ, FK_UN, FF_PACKED, 4, cvtps2dq, 0) X(VCVTPS2DQ, FK_UN, FF_PACKED, 4, cvtps2dq, 0) \
@@ -300,8 +313,6 @@ static int fp_layout(struct interp_exec *x, struct vx_ops *o, const struct fdesc
 	/* masked-off lanes must not raise exceptions: not modelled */
 	if (o->masked)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((fd->flags & FF_NARROW) && o->vl > 16)
-		return INTERP_STOP_UNSUPPORTED;
 	if ((fd->flags & FF_SCALAR))
 		o->vl = 16;
 	/* legacy packed forms fault on a misaligned 16-byte memory operand */
@@ -316,8 +327,8 @@ static int fp_layout(struct interp_exec *x, struct vx_ops *o, const struct fdesc
 static int h_fbin(struct interp_exec *x, const struct fdesc *fd)
 {
 	struct vx_ops o;
-	interp_vec a, b, r;
-	uint32_t raised;
+	interp_vec a, b, r, t;
+	uint32_t raised = 0, lr;
 	int rc, ia, ib;
 
 	if ((rc = fp_layout(x, &o, fd)))
@@ -337,9 +348,24 @@ static int h_fbin(struct interp_exec *x, const struct fdesc *fd)
 	if ((rc = vx_get(x, &o, ia, &a)) || (rc = vx_get(x, &o, ib, &b)))
 		return rc;
 	memset(&r, 0, sizeof r);
-	if ((rc = fp_run(x, fd->fn, r.b, a.b, b.b,
-			 (fd->flags & FF_XMM0) ? x->st->zmm[0].b : b.b, o.vl, &raised)))
+	if (fd->flags & (FF_WIDEN | FF_NARROW)) {
+		/* the destination's lanes come from 8-byte source pieces, or
+		 * 16-byte source lanes give 8-byte pieces; vl is the wider side */
+		unsigned lanes = (fd->flags & FF_WIDEN) ? x->in->op[o.dst].size / 16 : o.vl / 16;
+		memset(&t, 0, sizeof t);
+		for (unsigned l = 0; l < lanes && l < 4; l++) {
+			if (fd->flags & FF_WIDEN)
+				rc = fp_run(x, fd->fn, r.b + 16 * l, t.b, b.b + 8 * l, b.b, 16, &lr);
+			else if (!(rc = fp_run(x, fd->fn, t.b, t.b + 16, b.b + 16 * l, b.b, 16, &lr)))
+				memcpy(r.b + 8 * l, t.b, 8);
+			if (rc)
+				return rc;
+			raised |= lr;
+		}
+	} else if ((rc = fp_run(x, fd->fn, r.b, a.b, b.b,
+				(fd->flags & FF_XMM0) ? x->st->zmm[0].b : b.b, o.vl, &raised))) {
 		return rc;
+	}
 	if ((rc = vx_put(x, &o, o.dst, &r)))
 		return rc;
 	vx_mxcsr_or(x, raised);

@@ -150,6 +150,10 @@
 	X(I, 0, "pmulhw %xmm1, %xmm2") X(I, 0, "pmulhrsw %xmm1, %xmm2") X(I, 0, "vpmuludq %ymm1, %ymm2, %ymm3") \
 	X(I, 0, "psignb %xmm1, %xmm2") X(I, 0, "psignd %xmm1, %xmm2") X(I, 0, "phaddw %xmm1, %xmm2") \
 	X(I, 0, "phsubd %xmm1, %xmm2") X(I, 0, "vphaddd %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpermilps $0x1b, %ymm1, %ymm2") X(I, 0, "vpermilpd $0x5, %ymm1, %ymm2") X(I, 0, "vpermilps %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpermilpd %xmm1, %xmm2, %xmm3") X(I, 0, "vpermilps $0x93, (%rdi), %xmm2") \
+	X(I, 0, "extractps $2, %xmm1, %eax") X(I, 0, "extractps $1, %xmm1, (%rdi)") X(I, 0, "vextractps $3, %xmm1, %ecx") \
+	X(I, 0, "insertps $0x5a, %xmm1, %xmm2") X(I, 0, "insertps $0xe1, (%rdi), %xmm2") X(I, 0, "vinsertps $0x30, %xmm1, %xmm2, %xmm3") \
 	X(I, 0, "vpermq $0x4e, %ymm1, %ymm2") X(I, 0, "vpermd %ymm1, %ymm2, %ymm3") X(I, 0, "vpermd %zmm17, %zmm18, %zmm19") \
 	X(I, 0, "vperm2i128 $0x21, %ymm1, %ymm2, %ymm3") X(I, 0, "vperm2i128 $0x8a, (%rdi), %ymm2, %ymm3") \
 	X(I, 0, "aesenc %xmm1, %xmm2") X(I, 0, "aesenclast %xmm1, %xmm2") X(I, 0, "aesdec (%rdi), %xmm2") \
@@ -221,6 +225,10 @@
 	X(S, 0, "vcvtss2sd (%rdi), %xmm2, %xmm3") X(I, 0, "cvtdq2pd %xmm1, %xmm2") X(I, 0, "cvtdq2ps %xmm1, %xmm2") \
 	X(S, 0, "cvttps2dq %xmm1, %xmm2") X(D, 0, "cvttpd2dq %xmm1, %xmm2") X(D, 0, "cvtpd2ps %xmm1, %xmm2") \
 	X(S, 0, "cvtps2pd %xmm1, %xmm2") X(I, 0, "vcvtdq2ps %ymm1, %ymm2") \
+	X(I, 0, "vcvtdq2pd %xmm1, %ymm2") X(S, 0, "vcvtps2pd (%rdi), %ymm2") X(D, 0, "vcvtpd2ps %ymm1, %xmm2") \
+	X(D, 0, "vcvttpd2dq %ymm1, %xmm2") X(D, 0, "vcvtpd2dq %xmm1, %xmm2") X(I, 0, "vcvtdq2pd %xmm1, %xmm2") \
+	X(S, 0, "rcpss %xmm1, %xmm2") X(S, 0, "rsqrtps %xmm1, %xmm2") X(S, 0, "vrcpps %ymm1, %ymm2") \
+	X(S, 0, "addsubps %xmm1, %xmm2") X(D, 0, "hsubpd %xmm1, %xmm2") X(S, 0, "vhsubps %ymm1, %ymm2, %ymm3") \
 	X(D, 0, "ucomisd %xmm1, %xmm0") X(D, 0, "ucomisd (%rdi), %xmm0") X(D, 0, "comisd %xmm1, %xmm0") \
 	X(S, 0, "ucomiss %xmm1, %xmm0") X(S, 0, "comiss %xmm1, %xmm0") X(D, 0, "vucomisd %xmm1, %xmm0") \
 	X(D, 0, "xorpd %xmm1, %xmm2") X(D, 0, "andpd %xmm1, %xmm2") X(S, 0, "xorps %xmm1, %xmm2") \
