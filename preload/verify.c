@@ -42,7 +42,15 @@
  * default action, or ignored). The program's sigaction calls for these
  * three signals are kept here by the interposer in signals.c.
  *
- * Results: a MAP_SHARED file per process (verify_format.h).
+ * Results: a MAP_SHARED file per process (verify_format.h),
+ * DB/verify/TAG.PID.vfy.
+ *
+ * Environment (besides VPROF_VERIFY and VPROF_INTERP_LEN, capped at
+ * VERIFY_MAX_LEN): VPROF_VERIFY_TAG names the files of one launch
+ * (`vprof verify` sets it); VPROF_VERIFY_STEP=0 runs the shadow only, for
+ * coverage, without stepping; VPROF_VERIFY_INJECT=1 (tests only) flips ZF
+ * in the shadow's result of every CMP, so that a test can see the
+ * comparison catch a wrong result.
  *
  * Concurrency: per-thread buffers reached through initial-exec TLS;
  * counters in the shared file are atomics. Everything called from the
