@@ -18,10 +18,10 @@ field() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2
 vcheck() {
 	local name=$1 min=$2; shift 3
 	local nst vst
-	# (in the background: no "Segmentation fault" line from bash)
-	"$@" >"$TMP/$name.native" 2>&1 & wait $!; nst=$?
-	"$VPROF" verify --db "$TMP/db" --len 64 --freq 2000 --json -o "$TMP/$name.json" -- "$@" \
-		>"$TMP/$name.out" 2>"$TMP/$name.err" & wait $!; vst=$?
+	# (in a subshell whose stderr is dropped: no "Segmentation fault" line)
+	("$@" >"$TMP/$name.native" 2>&1; exit $?) 2>/dev/null; nst=$?
+	("$VPROF" verify --db "$TMP/db" --len 64 --freq 2000 --json -o "$TMP/$name.json" -- "$@" \
+		>"$TMP/$name.out" 2>"$TMP/$name.err"; exit $?) 2>/dev/null; vst=$?
 	if [ ! -s "$TMP/$name.json" ]; then
 		fail "$name: no report"; cat "$TMP/$name.err"; return
 	fi
