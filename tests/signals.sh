@@ -62,6 +62,50 @@ for ev in task-clock cpu-timer; do
 	done
 done
 
+# The program's own POSIX timer delivering SIGPROF (SI_TIMER, its sival):
+# every one reaches its handler with its own siginfo, on every backend.
+for ev in task-clock cpu-timer itimer; do
+	same "own timer_create SIGPROF timer, same output ($ev)" --event "$ev" -- "$BS" own-posix-timer
+	grep -q 'timer handler ran: yes; siginfo always the timer.s own: yes' "$TMP/v.out" &&
+		pass "own timer_create SIGPROF: handler ran with its siginfo ($ev)" ||
+		fail "own timer_create SIGPROF: handler ran with its siginfo ($ev): $(tr '\n' '|' <"$TMP/v.out")"
+done
+
+# A real user of SIGPROF: gperftools' CPU profiler (its own handler, its own
+# setitimer) preloaded after libvprof.so. Both profilers must get samples.
+GPERF=/usr/lib/x86_64-linux-gnu/libprofiler.so.0
+gp_samples() {   # total samples in a gperftools CPU profile
+	"$PY" -c '
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+w = struct.unpack("<%dQ" % (len(d) // 8), d[:len(d) // 8 * 8])
+i, n = 5, 0
+while i + 1 < len(w):
+    c, depth = w[i], w[i + 1]
+    if c == 0 and depth == 1:
+        break
+    n += c
+    i += 2 + depth
+print(n)' "$1" 2>/dev/null || echo 0
+}
+if [ -e "$GPERF" ]; then
+	gcc -O2 -Wall -pthread -o "$TMP/behave_spin" "$TOP/tests/fixtures/behave_spin.c"
+	gpcmd="LD_PRELOAD=\"\${LD_PRELOAD:+\$LD_PRELOAD:}$GPERF\" CPUPROFILE='$TMP/gp.prof' CPUPROFILE_FREQUENCY=250 exec '$TMP/behave_spin' spin 0.4"
+	rm -f "$TMP/gp.prof"; sh -c "$gpcmd" >/dev/null 2>&1
+	g0=$(gp_samples "$TMP/gp.prof")
+	for ev in task-clock cpu-timer; do
+		rm -f "$TMP/gp.prof"
+		same "gperftools profiler under vprof, same output ($ev)" --event "$ev" -- sh -c "$gpcmd"
+		g1=$(gp_samples "$TMP/gp.prof")
+		v1=$(sed -n 's/^vprof: \([0-9]*\) samples.*/\1/p' "$TMP/v.err")
+		[ "$g0" -gt 0 ] && [ "$g1" -gt 0 ] && [ "${v1:-0}" -gt 0 ] &&
+			pass "gperftools profiler under vprof: both sample ($ev: gperftools $g1, alone $g0; vprof $v1)" ||
+			fail "gperftools profiler under vprof: both sample ($ev): gperftools $g1 (alone $g0), vprof ${v1:-none}"
+	done
+else
+	fail "gperftools' libprofiler.so.0 (google-perftools) is installed: $GPERF missing"
+fi
+
 # The same under --event itimer: the program's setitimer(ITIMER_PROF)
 # replaces vprof's (there is one per process), and every tick it asked for
 # must still reach its handler.
