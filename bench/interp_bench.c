@@ -6,11 +6,14 @@
  *     compare-and-branch, a call/ret) with a warm decode cache
  *     (target >= 50 M/s);
  *  2. the cost of a 4-instruction run from a signal ucontext: convert the
- *     ucontext (with its XSAVE area), run 4 instructions, write it back;
+ *     ucontext (interp_from_ucontext_lazy, as the handler does: vector
+ *     registers stay in the XSAVE area until a vector instruction needs
+ *     them), run 4 instructions, write it back;
  *     once with a cold decode cache and once warm (targets < 1 us and
  *     < 250 ns), not counting signal delivery. Each case is timed per
  *     run with rdtscp; the median is printed (the mean beside it), because
- *     on a shared VM a few preempted runs dominate a mean.
+ *     on a shared VM a few preempted runs dominate a mean. The warm case
+ *     is also timed with the eager interp_from_ucontext.
  *
  * Build and run:  bench/interp.sh     (or: make build/libinterp.a, then
  *   gcc -O2 -D_GNU_SOURCE -I. bench/interp_bench.c build/libinterp.a -lZydis)
@@ -129,7 +132,7 @@ int main(int argc, char **argv)
 	static ucontext_t uc;
 	static uint8_t fp[16384] __attribute__((aligned(64)));
 	static uint64_t cyc[reps];
-	double warm = 0, cold = 0, warm_mean = 0, cold_mean = 0;
+	double warm = 0, cold = 0, warm_mean = 0, cold_mean = 0, eager = 0, eager_mean = 0;
 	unsigned aux;
 	/* TSC rate, to turn cycles into ns */
 	t0 = now();
@@ -138,7 +141,9 @@ int main(int argc, char **argv)
 		;
 	double tsc_ghz = (__rdtscp(&aux) - tsc0) / ((now() - t0) * 1e9);
 
-	for (int pass = 0; pass < 2; pass++) {
+	/* pass 0: cold decode cache, 1: warm, 2: warm with the eager
+	 * conversion (vector registers copied in whether used or not) */
+	for (int pass = 0; pass < 3; pass++) {
 		uint64_t total = 0;
 		for (int i = 0; i < reps; i++) {
 			uc = g_uc;
@@ -147,7 +152,10 @@ int main(int argc, char **argv)
 			if (pass == 0)      /* cold: empty decode cache */
 				memset(th->dcache, 0, sizeof th->dcache);
 			uint64_t a = __rdtscp(&aux);
-			interp_from_ucontext(&st, &uc);
+			if (pass == 2)
+				interp_from_ucontext(&st, &uc);
+			else
+				interp_from_ucontext_lazy(&st, &uc);
 			interp_run(&st, th, 4, NULL, &r);
 			interp_to_ucontext(&st, &uc);
 			uint64_t b = __rdtscp(&aux);
@@ -159,13 +167,20 @@ int main(int argc, char **argv)
 		double med = cyc[reps / 2] / tsc_ghz;
 		if (pass == 0)
 			cold = med, cold_mean = mean;
-		else
+		else if (pass == 1)
 			warm = med, warm_mean = mean;
+		else
+			eager = med, eager_mean = mean;
 	}
 	printf("4-instruction run from a ucontext: cold decode cache %.0f ns, warm %.0f ns "
 	       "(medians of %d; means %.0f and %.0f ns; TSC %.2f GHz, %d executed, stop %s)\n",
 	       cold, warm, (int)reps, cold_mean, warm_mean, tsc_ghz, r.executed,
 	       interp_stop_name(r.stop));
+	uint64_t bv;
+	memcpy(&bv, g_fp + 512, 8);
+	printf("warm with interp_from_ucontext (eager vector copy) instead of _lazy: %.0f ns "
+	       "(median; mean %.0f ns); frame xstate_bv %#llx\n", eager, eager_mean,
+	       (unsigned long long)bv);
 	printf("struct interp_thread: %zu bytes\n", interp_thread_size());
 	return 0;
 }

@@ -226,6 +226,26 @@ static int compact(struct interp_insn *e, const ZydisDecodedInstruction *d,
 }
 
 
+/* May the instruction read or write x87, vector, opmask or MXCSR state?
+ * Conservative: anything handled by a vector family, or with such a
+ * register among its operands (hidden ones included: LDMXCSR, XSAVE). */
+static int touches_vec(const struct interp_insn *e)
+{
+	if (!interp_dispatch_is_gp(e, e->fn))
+		return 1;
+	for (int i = 0; i < e->nops; i++) {
+		const struct interp_operand *o = &e->op[i];
+
+		if (o->type == INTERP_OP_REG &&
+		    (o->rkind == INTERP_RK_VEC || o->rkind == INTERP_RK_K ||
+		     o->rkind == INTERP_RK_MXCSR || o->rkind == INTERP_RK_OTHER))
+			return 1;
+		if ((o->type == INTERP_OP_MEM || o->type == INTERP_OP_AGEN) && o->vsib)
+			return 1;
+	}
+	return 0;
+}
+
 const struct interp_insn *
 interp_decode_slow(struct interp_thread *th, struct interp_insn *e, uint64_t pc, int *stop)
 {
@@ -255,6 +275,7 @@ interp_decode_slow(struct interp_thread *th, struct interp_insn *e, uint64_t pc,
 		e->fn = interp_dispatch_lookup(e);
 	else
 		e->fn = NULL;
+	e->xflags = touches_vec(e) ? INTERP_XF_VEC : 0;
 	return e;
 }
 

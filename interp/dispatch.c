@@ -78,6 +78,12 @@ interp_handler *interp_dispatch_lookup(const struct interp_insn *in)
 	return b ? b : a;
 }
 
+/* Was fn found in the general-purpose table for in's mnemonic? */
+int interp_dispatch_is_gp(const struct interp_insn *in, interp_handler *fn)
+{
+	return fn && in->mnemonic <= ZYDIS_MNEMONIC_MAX_VALUE && kgp[in->mnemonic] == fn;
+}
+
 int interp_init(void)
 {
 	if (g_ready)

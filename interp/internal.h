@@ -13,6 +13,8 @@ int interp_dispatch_init(void);
 
 /* Handler for a decoded instruction, or NULL (unsupported). */
 interp_handler *interp_dispatch_lookup(const struct interp_insn *in);
+/* Was fn found in the general-purpose families' table? */
+int interp_dispatch_is_gp(const struct interp_insn *in, interp_handler *fn);
 /* Fill st->fs_base/gs_base from the running thread. */
 void interp_load_segbases(struct interp_state *st);
 

@@ -101,6 +101,12 @@ struct interp_state {
 	 * x87 and MMX instructions stop the run (INTERP_STOP_UNSUPPORTED)
 	 * until a family handles them. */
 	uint8_t  x87[160];
+	/* Set by interp_from_ucontext_lazy: the frame's FP area, whose x87,
+	 * vector and opmask registers (x87[], zmm[], k[]) have not been
+	 * copied in yet; NULL once they are (interp_state_load_vec), and
+	 * always NULL after interp_from_ucontext. Zero it in states built by
+	 * hand. */
+	const uint8_t *lazy_fp;
 };
 
 /* --------------------------------------------------------- stop reasons */
@@ -213,8 +219,13 @@ struct interp_insn {
 	uint8_t  opcode;
 	uint8_t  bytes[15];
 	struct interp_avx avx;
+	uint8_t  xflags;           /* INTERP_XF_*, set at decode */
 	struct interp_operand op[INTERP_MAX_OPS];
 };
+
+/* interp_insn.xflags */
+#define INTERP_XF_VEC 1u           /* may touch x87/vector/opmask/MXCSR
+				    * state: loads a lazy state first */
 
 /* ------------------------------------------------------ observer */
 
@@ -405,6 +416,17 @@ void interp_thread_init(struct interp_thread *th);
  * as its initial state). fs/gs bases are read lazily on first use. AS-safe
  * once interp_init has run. Returns 0 or negative errno. */
 int interp_from_ucontext(struct interp_state *st, const ucontext_t *uc);
+/* The same, except that the x87, vector and opmask registers stay in
+ * the frame until the run meets an instruction that may use them (or
+ * interp_state_load_vec is called): most samples interpret only general
+ * purpose code, and the copy is most of a conversion's cost. GPRs, RIP,
+ * RFLAGS, MXCSR and the xstate_* masks are filled at once. The ucontext
+ * must stay in place until interp_to_ucontext. AS-safe. */
+int interp_from_ucontext_lazy(struct interp_state *st, const ucontext_t *uc);
+/* Copy in the registers a lazy conversion left in the frame (no-op when
+ * st->lazy_fp is NULL). Observers that read st->zmm/k/x87 of a lazily
+ * converted state call it first. AS-safe. */
+void interp_state_load_vec(struct interp_state *st);
 /* Write st back into uc: GPRs, RIP, RFLAGS (arithmetic flags, DF only),
  * and every xstate component whose bit is set in st->xstate_bv, setting
  * that bit in the frame's XSAVE header so the kernel restores it. AS-safe. */

@@ -414,6 +414,8 @@ int interp_run(struct interp_state *st, struct interp_thread *th, int max_insns,
 			stop = INTERP_STOP_UNSUPPORTED;
 			goto out;
 		}
+		if (__builtin_expect(in->xflags & INTERP_XF_VEC, 0) && st->lazy_fp)
+			interp_state_load_vec(st);
 		x.in = in;
 		x.next_rip = rip + in->len;
 		if (obs) {

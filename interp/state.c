@@ -102,45 +102,23 @@ static uint64_t frame_xfeatures(const uint8_t *fp)
 	return xfeat;
 }
 
-int interp_from_ucontext(struct interp_state *st, const ucontext_t *uc)
+/* Copy x87, vector and opmask registers from the FP area fp (a frame
+ * with an XSAVE header if xfeat != 0): a component whose xstate_bv bit is
+ * clear gets its initial state. */
+static void load_vec(struct interp_state *st, const uint8_t *fp, uint64_t xfeat)
 {
-	const greg_t *g = uc->uc_mcontext.gregs;
-	const uint8_t *fp = (const uint8_t *)uc->uc_mcontext.fpregs;
-	uint64_t xfeat, bv = 0;
+	uint64_t bv;
 
-	for (int i = 0; i < 16; i++)
-		st->gpr[i] = g[kgreg[i]];
-	st->rip = g[REG_RIP];
-	st->rflags = g[REG_EFL];
-	st->seg_valid = 0;
-	st->xstate_bv = 0;
-	st->xstate_dirty = 0;
-	st->xstate_avail = 0;
 	memset(st->k, 0, sizeof st->k);
 	memset(st->zmm, 0, sizeof st->zmm);
-	if (!fp) {
-		st->has_fpregs = 0;
-		st->mxcsr = 0x1f80;
-		st->mxcsr_mask = 0xffff;
-		memset(st->x87, 0, sizeof st->x87);
-		return 0;
-	}
-	st->has_fpregs = 1;
 	memcpy(st->x87, fp, sizeof st->x87);
-	memcpy(&st->mxcsr, fp + 24, 4);
-	memcpy(&st->mxcsr_mask, fp + 28, 4);
-	xfeat = frame_xfeatures(fp);
 	if (!xfeat) {
 		/* Plain FXSAVE frame: x87 and SSE only, both always valid. */
 		for (int i = 0; i < 16; i++)
 			memcpy(st->zmm[i].b, fp + 160 + 16 * i, 16);
-		st->xstate_avail = INTERP_XS_X87 | INTERP_XS_SSE;
-		st->xstate_bv = INTERP_XS_X87 | INTERP_XS_SSE;
-		return 0;
+		return;
 	}
 	memcpy(&bv, fp + 512, 8);
-	st->xstate_avail = (xfeat & INTERP_XS_ALL) | INTERP_XS_X87 | INTERP_XS_SSE;
-	st->xstate_bv = bv & INTERP_XS_ALL;
 	if (bv & INTERP_XS_SSE)
 		for (int i = 0; i < 16; i++)
 			memcpy(st->zmm[i].b, fp + 160 + 16 * i, 16);
@@ -161,7 +139,69 @@ int interp_from_ucontext(struct interp_state *st, const ucontext_t *uc)
 		st->x87[0] = 0x7f;
 		st->x87[1] = 0x03;
 	}
+}
+
+static int from_ucontext(struct interp_state *st, const ucontext_t *uc, int lazy)
+{
+	const greg_t *g = uc->uc_mcontext.gregs;
+	const uint8_t *fp = (const uint8_t *)uc->uc_mcontext.fpregs;
+	uint64_t xfeat, bv = 0;
+
+	for (int i = 0; i < 16; i++)
+		st->gpr[i] = g[kgreg[i]];
+	st->rip = g[REG_RIP];
+	st->rflags = g[REG_EFL];
+	st->seg_valid = 0;
+	st->xstate_bv = 0;
+	st->xstate_dirty = 0;
+	st->xstate_avail = 0;
+	st->lazy_fp = NULL;
+	if (!fp) {
+		memset(st->k, 0, sizeof st->k);
+		memset(st->zmm, 0, sizeof st->zmm);
+		st->has_fpregs = 0;
+		st->mxcsr = 0x1f80;
+		st->mxcsr_mask = 0xffff;
+		memset(st->x87, 0, sizeof st->x87);
+		return 0;
+	}
+	st->has_fpregs = 1;
+	memcpy(&st->mxcsr, fp + 24, 4);
+	memcpy(&st->mxcsr_mask, fp + 28, 4);
+	xfeat = frame_xfeatures(fp);
+	if (!xfeat) {
+		st->xstate_avail = INTERP_XS_X87 | INTERP_XS_SSE;
+		st->xstate_bv = INTERP_XS_X87 | INTERP_XS_SSE;
+	} else {
+		memcpy(&bv, fp + 512, 8);
+		st->xstate_avail = (xfeat & INTERP_XS_ALL) | INTERP_XS_X87 | INTERP_XS_SSE;
+		st->xstate_bv = bv & INTERP_XS_ALL;
+	}
+	if (lazy)
+		st->lazy_fp = fp;
+	else
+		load_vec(st, fp, xfeat);
 	return 0;
+}
+
+int interp_from_ucontext(struct interp_state *st, const ucontext_t *uc)
+{
+	return from_ucontext(st, uc, 0);
+}
+
+int interp_from_ucontext_lazy(struct interp_state *st, const ucontext_t *uc)
+{
+	return from_ucontext(st, uc, 1);
+}
+
+void interp_state_load_vec(struct interp_state *st)
+{
+	const uint8_t *fp = st->lazy_fp;
+
+	if (!fp)
+		return;
+	load_vec(st, fp, frame_xfeatures(fp));
+	st->lazy_fp = NULL;
 }
 
 int interp_to_ucontext(const struct interp_state *st, ucontext_t *uc)
@@ -177,6 +217,8 @@ int interp_to_ucontext(const struct interp_state *st, ucontext_t *uc)
 	if (!fp)
 		return 0;
 	memcpy(fp + 24, &st->mxcsr, 4);
+	if (st->lazy_fp)
+		return 0;  /* never loaded, so nothing written but MXCSR */
 	xfeat = frame_xfeatures(fp);
 	if (!xfeat) {
 		for (int i = 0; i < 16; i++)
