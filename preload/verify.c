@@ -48,9 +48,9 @@
  * Environment (besides VPROF_VERIFY and VPROF_INTERP_LEN, capped at
  * VERIFY_MAX_LEN): VPROF_VERIFY_TAG names the files of one launch
  * (`vprof verify` sets it); VPROF_VERIFY_STEP=0 runs the shadow only, for
- * coverage, without stepping; VPROF_VERIFY_INJECT=1 (tests only) flips ZF
- * in the shadow's result of every CMP, so that a test can see the
- * comparison catch a wrong result.
+ * coverage, without stepping; VPROF_VERIFY_INJECT=1, 2 or 3 (tests only)
+ * makes the shadow's result wrong (flags, a vector register, stored
+ * bytes: see observe()), so that a test can see the comparison catch it.
  *
  * Concurrency: per-thread buffers reached through initial-exec TLS;
  * counters in the shared file are atomics. Everything called from the
@@ -237,9 +237,20 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	s->sh_hi = v->sh.n;
 	s->ld_hi = v->sh.ld_full ? UINT32_MAX : v->sh.nld;
 	memcpy(&v->exp[v->n], st, sizeof *st);
-	/* Test only: a wrong result the comparison must catch. */
-	if (g_inject && in->mnemonic == ZYDIS_MNEMONIC_CMP)
+	/* Test only: a wrong result the comparison must catch. 1: ZF of
+	 * every CMP; 2: bit 0 of the first vector register an instruction
+	 * writes; 3: the first byte every MOV stores. */
+	if (g_inject == 1 && in->mnemonic == ZYDIS_MNEMONIC_CMP)
 		v->exp[v->n].rflags ^= INTERP_ZF;
+	if (g_inject == 2)
+		for (int k = 0; k < in->nops; k++)
+			if (in->op[k].type == INTERP_OP_REG && in->op[k].rkind == INTERP_RK_VEC &&
+			    (in->op[k].action & ZYDIS_OPERAND_ACTION_MASK_WRITE)) {
+				v->exp[v->n].zmm[in->op[k].idx].b[0] ^= 1;
+				break;
+			}
+	if (g_inject == 3 && in->mnemonic == ZYDIS_MNEMONIC_MOV && s->sh_hi > s->sh_lo)
+		v->sh.data[v->sh.e[s->sh_lo].off] ^= 1;
 	v->n++;
 	interp_shadow_mark(&v->sh);
 	return 0;
@@ -654,7 +665,7 @@ int preload_verify_init(void)
 	if (s && !strcmp(s, "0"))
 		g_step = 0;
 	s = getenv("VPROF_VERIFY_INJECT");
-	g_inject = s && !strcmp(s, "1");
+	g_inject = s && s[0] >= '1' && s[0] <= '3' && !s[1] ? s[0] - '0' : 0;
 	if ((rc = open_file()) < 0)
 		return rc;
 

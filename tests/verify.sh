@@ -65,4 +65,17 @@ $PY -c 'import json,sys
 r=json.load(open(sys.argv[1]))["records"]
 sys.exit(not (r and r[0]["kind"]=="flags" and r[0]["disasm"].startswith("cmp")))' "$TMP/inject.json" &&
 	pass "mismatch record names the cmp and the flags" || fail "mismatch record: $(head -c 400 "$TMP/inject.json")"
+# ...a wrong stored byte (every MOV's first) and a wrong vector register.
+VPROF_VERIFY_INJECT=3 "$VPROF" verify --db "$TMP/db" --json -o "$TMP/inject3.json" -- "$TMP/work" 200 \
+	>/dev/null 2>&1
+$PY -c 'import json,sys
+j=json.load(open(sys.argv[1]))
+sys.exit(not (j["mismatches"] > 0 and any(r["kind"]=="mem" for r in j["records"])))' "$TMP/inject3.json" &&
+	pass "injected wrong stored byte caught" || fail "injected store: $(head -c 400 "$TMP/inject3.json")"
+VPROF_VERIFY_INJECT=2 "$VPROF" verify --db "$TMP/db" --json -o "$TMP/inject2.json" -- $PY -c \
+	'import json; d={str(i):"x"*(i%300) for i in range(20000)}; print(len(json.dumps(d)*20))' >/dev/null 2>&1
+$PY -c 'import json,sys
+j=json.load(open(sys.argv[1]))
+sys.exit(not (j["mismatches"] > 0 and any(r["kind"]=="vec" for r in j["records"])))' "$TMP/inject2.json" &&
+	pass "injected wrong vector register caught" || fail "injected vector: $(head -c 400 "$TMP/inject2.json")"
 finish
