@@ -243,12 +243,12 @@ enum vop {
 	V_SHUFPS, V_SHUFPD, V_PSHUFLW, V_PSHUFHW, V_SADBW, V_MADDUBSW, V_MADDWD,
 	V_DUPQ, V_DUPHI, V_DUPLO, V_MULUDQ, V_MULDQ, V_MULHU, V_MULHS, V_MULHRS,
 	V_PERMQ, V_PERMD, V_PERM2, V_BLENDI, V_SIGN, V_HADD, V_HSUB,
-	V_ROL, V_ROR, V_SLLV, V_SRLV, V_SRAV, V_PERMILPS, V_PERMILPD,
+	V_ROL, V_ROR, V_SLLV, V_SRLV, V_SRAV, V_PERMILPS, V_PERMILPD, V_VALIGN, V_SHUF128,
 };
 
 /* Handler kinds. */
 enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTEST,
-       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV, K_MADD52, K_INSPS };
+       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV, K_MADD52, K_INSPS, K_BLENDM };
 
 /* Flags. */
 #define F_ALIGN   1   /* aligned move: memory operand must be vl-aligned */
@@ -471,6 +471,25 @@ struct vdesc {
 	X(VPERMILPS, K_BIN, V_PERMILPS, 4, 0) X(VPERMILPD, K_BIN, V_PERMILPD, 8, 0) \
 	X(EXTRACTPS, K_EXTRACT, 0, 4, 0) X(VEXTRACTPS, K_EXTRACT, 0, 4, 0) \
 	X(INSERTPS, K_INSPS, 0, 4, 0) X(VINSERTPS, K_INSPS, 0, 4, 0) \
+	/* AVX-512 128/256-bit lane moves: esz = lane, op = mask element */ \
+	X(VEXTRACTI32X4, K_EXTRACT, 4, 16, 0) X(VEXTRACTI64X2, K_EXTRACT, 8, 16, 0) \
+	X(VEXTRACTF32X4, K_EXTRACT, 4, 16, 0) X(VEXTRACTF64X2, K_EXTRACT, 8, 16, 0) \
+	X(VEXTRACTI32X8, K_EXTRACT, 4, 32, 0) X(VEXTRACTI64X4, K_EXTRACT, 8, 32, 0) \
+	X(VEXTRACTF32X8, K_EXTRACT, 4, 32, 0) X(VEXTRACTF64X4, K_EXTRACT, 8, 32, 0) \
+	X(VINSERTI32X4, K_INSERT, 4, 16, 0) X(VINSERTI64X2, K_INSERT, 8, 16, 0) \
+	X(VINSERTF32X4, K_INSERT, 4, 16, 0) X(VINSERTF64X2, K_INSERT, 8, 16, 0) \
+	X(VINSERTI32X8, K_INSERT, 4, 32, 0) X(VINSERTI64X4, K_INSERT, 8, 32, 0) \
+	X(VINSERTF32X8, K_INSERT, 4, 32, 0) X(VINSERTF64X4, K_INSERT, 8, 32, 0) \
+	X(VBROADCASTI32X4, K_BCST, 4, 16, 0) X(VBROADCASTI64X2, K_BCST, 8, 16, 0) \
+	X(VBROADCASTF32X4, K_BCST, 4, 16, 0) X(VBROADCASTF64X2, K_BCST, 8, 16, 0) \
+	X(VBROADCASTI32X8, K_BCST, 4, 32, 0) X(VBROADCASTI64X4, K_BCST, 8, 32, 0) \
+	X(VBROADCASTF32X8, K_BCST, 4, 32, 0) X(VBROADCASTF64X4, K_BCST, 8, 32, 0) \
+	X(VSHUFI32X4, K_BIN, V_SHUF128, 4, 0) X(VSHUFI64X2, K_BIN, V_SHUF128, 8, 0) \
+	X(VSHUFF32X4, K_BIN, V_SHUF128, 4, 0) X(VSHUFF64X2, K_BIN, V_SHUF128, 8, 0) \
+	X(VALIGND, K_BIN, V_VALIGN, 4, 0) X(VALIGNQ, K_BIN, V_VALIGN, 8, 0) \
+	X(VPBLENDMB, K_BLENDM, 0, 1, 0) X(VPBLENDMW, K_BLENDM, 0, 2, 0) \
+	X(VPBLENDMD, K_BLENDM, 0, 4, 0) X(VPBLENDMQ, K_BLENDM, 0, 8, 0) \
+	X(VBLENDMPS, K_BLENDM, 0, 4, 0) X(VBLENDMPD, K_BLENDM, 0, 8, 0) \
 	X(VPERMQ, K_UN, V_PERMQ, 8, 0) X(VPERMPD, K_UN, V_PERMQ, 8, 0) \
 	X(VPERMD, K_BIN, V_PERMD, 4, 0) X(VPERMPS, K_BIN, V_PERMD, 4, 0) \
 	X(VPERM2I128, K_BIN, V_PERM2, 16, 0) X(VPERM2F128, K_BIN, V_PERM2, 16, 0) \
@@ -665,6 +684,20 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 	case V_PERMILPD:
 		for (unsigned i = 0; i < vl / 8; i++)
 			d->q[i] = a->q[(i & ~1u) + (imm >= 0 ? (imm >> (i & 7)) & 1 : (b->q[i] >> 1) & 1)];
+		return;
+	case V_VALIGN: {
+		/* b (low) : a (high) shifted right by imm elements */
+		unsigned c = (unsigned)imm & (n - 1);
+		for (unsigned i = 0; i < n; i++)
+			eput(d, s, i, i + c < n ? eget(b, s, i + c) : eget(a, s, i + c - n));
+		return;
+	}
+	case V_SHUF128:
+		/* lanes: the low half of the result from a, the high from b */
+		for (unsigned l = 0; l < vl / 16; l++) {
+			unsigned nl = vl / 16, sel = vl == 32 ? (imm >> l) & 1 : (imm >> (2 * l)) & 3;
+			memcpy(d->b + 16 * l, (l < nl / 2 ? a : b)->b + 16 * sel, 16);
+		}
 		return;
 	case V_PERMQ:
 		for (unsigned i = 0; i < vl / 8; i++)
@@ -948,7 +981,7 @@ static int h_bcst(struct interp_exec *x, const struct vdesc *dd)
 	unsigned s = dd->esz;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, s < 16 ? s : 8)))
+	if ((rc = vx_layout(x, &o, dd->op ? dd->op : s < 16 ? s : 8)))
 		return rc;
 	/* a masked broadcast from memory: fault suppression of its one
 	 * element is not modelled */
@@ -1095,12 +1128,14 @@ static int h_insert(struct interp_exec *x, const struct vdesc *dd)
 	unsigned s = dd->esz, sel;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, 0)))
+	if ((rc = vx_layout(x, &o, dd->op ? dd->op : 1)))
 		return rc;
+	if (o.masked && x->in->op[VX_LEGACY(x->in) ? o.src[0] : o.src[1]].type == INTERP_OP_MEM)
+		return INTERP_STOP_UNSUPPORTED;   /* per-element fault suppression */
 	if ((rc = vx_get(x, &o, VX_LEGACY(x->in) ? o.dst : o.src[0], &a)) ||
 	    (rc = vx_get(x, &o, VX_LEGACY(x->in) ? o.src[0] : o.src[1], &b)))
 		return rc;
-	sel = (unsigned)imm_of(x, &o) & ((o.vl > 16 && s == 16 ? o.vl : 16) / s - 1);
+	sel = (unsigned)imm_of(x, &o) & ((s >= 16 ? o.vl : 16) / s - 1);
 	memcpy(a.b + sel * s, b.b, s);
 	return vx_put(x, &o, o.dst, &a);
 }
@@ -1113,17 +1148,21 @@ static int h_extract(struct interp_exec *x, const struct vdesc *dd)
 	const struct interp_operand *d;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, 0)))
+	if ((rc = vx_layout(x, &o, dd->op ? dd->op : 1)))
 		return rc;
 	if ((rc = vx_get(x, &o, o.src[0], &a)))
 		return rc;
-	sel = (unsigned)imm_of(x, &o) & ((s == 16 ? 32 : 16) / s - 1);
+	sel = (unsigned)imm_of(x, &o) & ((s >= 16 ? x->in->op[o.src[0]].size : 16) / s - 1);
 	memset(&r, 0, sizeof r);
 	memcpy(r.b, a.b + sel * s, s);
 	d = &x->in->op[o.dst];
-	if (d->type == INTERP_OP_MEM)
+	if (d->type == INTERP_OP_MEM && !o.masked)
 		return interp_write(x, o.dst, r.b);
-	if (d->rkind == INTERP_RK_VEC)
+	/* measured: a masked vextracti32x4 store faults on masked-off bytes
+	 * (no fault suppression), so the whole destination must be writable */
+	if (d->type == INTERP_OP_MEM && interp_mem_wprobe(interp_ea(x, o.dst), d->size))
+		return INTERP_STOP_WOULD_FAULT;
+	if (d->type == INTERP_OP_MEM || d->rkind == INTERP_RK_VEC)
 		return vx_put(x, &o, o.dst, &r);
 	/* GPR destination: zero-extended to the register (32 or 64 bits) */
 	interp_gpr_set(x, d->idx, d->size >= 8 ? 8 : 4, r.q[0]);
@@ -1339,9 +1378,47 @@ static int h_insps(struct interp_exec *x, const struct vdesc *dd)
 	return vx_put(x, &o, o.dst, &a);
 }
 
+/* vpblendm*: the write mask selects src2 over src1 (zeroing: over 0);
+ * every element is written. */
+static int h_blendm(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, b, r;
+	unsigned s = dd->esz;
+	/* Zydis calls this mask a control mask: vx_layout leaves it */
+	uint64_t k = x->in->avx.mask_idx ? x->st->k[x->in->avx.mask_idx] : ~0ull;
+	int z = x->in->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL_ZEROING ||
+		x->in->avx.mask_mode == ZYDIS_MASK_MODE_ZEROING;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	if (o.nsrc < 2)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, o.src[0], &a)))
+		return rc;
+	/* src2 elements not selected are not read (measured: no fault) */
+	o.masked = x->in->avx.mask_idx != 0;
+	o.kmask = k;
+	if ((rc = vx_get(x, &o, o.src[1], &b)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	for (unsigned e = 0; e < o.vl / s; e++)
+		eput(&r, s, e, (k >> e) & 1 ? eget(&b, s, e) : z ? 0 : eget(&a, s, e));
+	o.masked = 0;
+	return vx_put(x, &o, o.dst, &r);
+}
+
 static int h_vec(struct interp_exec *x)
 {
 	const struct vdesc *dd = &kdesc[x->in->mnemonic];
+
+	/* A mask Zydis calls a control mask (element selector) means what the
+	 * instruction says; only vpblendm* is modelled. */
+	if (x->in->avx.mask_idx && dd->kind != K_BLENDM &&
+	    (x->in->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL ||
+	     x->in->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL_ZEROING))
+		return INTERP_STOP_UNSUPPORTED;
 
 	switch (dd->kind) {
 	case K_BIN: return h_bin(x, dd);
@@ -1362,6 +1439,7 @@ static int h_vec(struct interp_exec *x)
 	case K_BLENDV: return h_blendv(x, dd);
 	case K_MADD52: return h_madd52(x, dd);
 	case K_INSPS: return h_insps(x, dd);
+	case K_BLENDM: return h_blendm(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

@@ -310,8 +310,9 @@ static int fp_layout(struct interp_exec *x, struct vx_ops *o, const struct fdesc
 
 	if (rc)
 		return rc;
-	/* masked-off lanes must not raise exceptions: not modelled */
-	if (o->masked)
+	/* masked-off lanes must not raise exceptions: not modelled (nor are
+	 * control masks) */
+	if (o->masked || (VX_EVEX(x->in) && x->in->avx.mask_idx))
 		return INTERP_STOP_UNSUPPORTED;
 	if ((fd->flags & FF_SCALAR))
 		o->vl = 16;

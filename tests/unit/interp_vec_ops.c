@@ -154,6 +154,18 @@
 	X(I, 0, "vpermilpd %xmm1, %xmm2, %xmm3") X(I, 0, "vpermilps $0x93, (%rdi), %xmm2") \
 	X(I, 0, "extractps $2, %xmm1, %eax") X(I, 0, "extractps $1, %xmm1, (%rdi)") X(I, 0, "vextractps $3, %xmm1, %ecx") \
 	X(I, 0, "insertps $0x5a, %xmm1, %xmm2") X(I, 0, "insertps $0xe1, (%rdi), %xmm2") X(I, 0, "vinsertps $0x30, %xmm1, %xmm2, %xmm3") \
+	X(I, 0, "vextracti32x4 $2, %zmm17, %xmm18") X(I, 0, "vextracti64x4 $1, %zmm17, %ymm18") \
+	X(I, 0, "vextracti32x4 $3, %zmm17, (%rdi){%k1}") X(I, 0, "vextracti64x2 $1, %ymm17, %xmm18{%k1}{z}") \
+	X(I, 0, "vinserti32x4 $2, %xmm17, %zmm18, %zmm19") X(I, 0, "vinserti64x4 $1, (%rdi), %zmm18, %zmm19") \
+	X(I, 0, "vinserti32x4 $1, %xmm17, %ymm18, %ymm19{%k2}") \
+	X(I, 0, "vbroadcasti32x4 (%rdi), %zmm18") X(I, 0, "vbroadcasti64x4 (%rsi), %zmm18") \
+	X(I, 0, "vbroadcasti32x4 (%rdi), %ymm18") \
+	X(I, 0, "vshufi32x4 $0x4e, %zmm17, %zmm18, %zmm19") X(I, 0, "vshufi64x2 $0x2, %ymm17, %ymm18, %ymm19") \
+	X(I, 0, "vshuff32x4 $0xb1, %zmm17, %zmm18, %zmm19{%k1}{z}") \
+	X(I, 0, "valignq $3, %zmm17, %zmm18, %zmm19") X(I, 0, "valignd $13, %zmm17, %zmm18, %zmm19") \
+	X(I, 0, "valignq $1, %ymm17, %ymm18, %ymm19") X(I, 0, "valignd $5, %xmm17, %xmm18, %xmm19{%k3}") \
+	X(I, 0, "vpblendmq %zmm17, %zmm18, %zmm19{%k1}") X(I, 0, "vpblendmb %ymm17, %ymm18, %ymm19{%k1}{z}") \
+	X(I, 0, "vpblendmd (%rdi), %zmm18, %zmm19{%k2}") \
 	X(I, 0, "vpermq $0x4e, %ymm1, %ymm2") X(I, 0, "vpermd %ymm1, %ymm2, %ymm3") X(I, 0, "vpermd %zmm17, %zmm18, %zmm19") \
 	X(I, 0, "vperm2i128 $0x21, %ymm1, %ymm2, %ymm3") X(I, 0, "vperm2i128 $0x8a, (%rdi), %ymm2, %ymm3") \
 	X(I, 0, "aesenc %xmm1, %xmm2") X(I, 0, "aesenclast %xmm1, %xmm2") X(I, 0, "aesdec (%rdi), %xmm2") \
