@@ -114,6 +114,10 @@
 	X(I, U, "vmovdqu8 %ymm16, (%rdi){%k1}") X(I, U, "vmovdqu8 %zmm16, (%rdi){%k3}") \
 	X(I, U, "vmovdqu8 %xmm16, (%rdi){%k3}") X(I, U, "vmovdqu64 %zmm16, (%rdi){%k3}") \
 	X(I, 0, "vmovdqu8 %zmm18, %zmm16{%k1}") X(I, 0, "vmovdqu16 %zmm18, %zmm16{%k1}{z}") \
+	X(I, U, "vmovups %zmm16, (%rdi){%k2}") X(I, U, "vmovdqa64 %zmm16, (%rsi){%k2}") /* U: all masked off, misaligned */ \
+	X(I, U, "vmovdqu32 %ymm16, (%rdi){%k2}") X(I, U, "vmovdqu16 %zmm16, (%rdi){%k2}") \
+	X(I, U, "vmovupd %ymm16, (%rdi){%k3}") X(I, 0, "vmovups (%rdi), %zmm16{%k1}{z}") \
+	X(I, U, "vmovapd (%rdi), %ymm16{%k1}") X(I, 0, "vmovdqu16 (%rsi), %zmm16{%k1}") \
 	X(I, 0, "vmovups (%rdi), %zmm16") X(I, 0, "vmovdqu64 %xmm20, %xmm21") \
 	X(I, 0, "vpcmpeqb (%rdi), %ymm16, %k0") X(I, 0, "vpcmpeqb %zmm17, %zmm16, %k1") \
 	X(I, 0, "vpcmpeqb %ymm17, %ymm16, %k1{%k2}") X(I, 0, "vpcmpeqd (%rdi), %ymm16, %k1") \
@@ -733,8 +737,9 @@ int main(int argc, char **argv)
 					continue;
 				}
 				if (bad++ == 0)
-					printf("FAIL %s: native ran, interp stopped: %s\n", ti->text,
-					       interp_stop_name(rc));
+					printf("FAIL %s: native ran, interp stopped: %s (k1 %lx k2 %lx "
+					       "rdi%%64 %lu rsi%%64 %lu)\n", ti->text, interp_stop_name(rc),
+					       in.k[1], in.k[2], in.gpr[7] % 64, in.gpr[6] % 64);
 				first_stop = interp_stop_name(rc);
 				continue;
 			}
