@@ -71,6 +71,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -98,6 +99,7 @@ struct verify_thread {
 	sigset_t saved_mask;          /* the program's mask at the sample */
 	int cut;                      /* why the observer stopped the run */
 	uint64_t rcx0;                /* RCX at the start of the run */
+	uint64_t end_ns;              /* thread CPU time when stepping ended */
 	struct interp_thread *ith;
 	size_t map_size;
 	struct interp_shadow sh;
@@ -113,6 +115,14 @@ static __thread struct verify_thread *g_vt PRELOAD_TLS;
 static pthread_key_t g_vkey;
 static struct verify_file *g_vf;
 static int g_len, g_step = 1, g_inject;
+static uint64_t g_cool_ns;           /* native CPU time between stepped runs */
+
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* The program's dispositions for the signals we hold in verify mode. */
 static struct sigaction g_prog_segv, g_prog_bus, g_prog_trap;
@@ -292,6 +302,10 @@ void preload_verify_sample(int sig, siginfo_t *si, void *ucv)
 	if (!v || v->stepping || (uc->uc_mcontext.gregs[REG_EFL] & TF_BIT) ||
 	    sigismember(&uc->uc_sigmask, SIGTRAP)) {
 		ADD(skipped, 1);
+		return;
+	}
+	if (g_step && v->end_ns && thread_ns() - v->end_ns < g_cool_ns) {
+		ADD(cooldown, 1);
 		return;
 	}
 	if (interp_from_ucontext(&v->start, uc) < 0) {
@@ -515,6 +529,7 @@ static void end_stepping(struct verify_thread *v, ucontext_t *uc)
 	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TF_BIT;
 	uc->uc_sigmask = v->saved_mask;
 	v->stepping = 0;
+	v->end_ns = thread_ns();
 }
 
 /* ---------------------------------------- the program's dispositions */
@@ -659,6 +674,10 @@ int preload_verify_init(void)
 	if ((rc = interp_init()) < 0)
 		return rc;
 	g_len = g_vprof.cfg.interp_len;
+	/* Half a mean period; the period is ns for the clocks, events for
+	 * counters (taken as 3 per ns). */
+	g_cool_ns = g_vprof.backend == MERGE_EV_CYCLES || g_vprof.backend == MERGE_EV_INSTRUCTIONS
+			    ? g_vprof.period / 6 : g_vprof.period / 2;
 	if (g_len > VERIFY_MAX_LEN)
 		g_len = VERIFY_MAX_LEN;
 	s = getenv("VPROF_VERIFY_STEP");

@@ -91,7 +91,13 @@ struct verify_file {
 				* under the run (another thread wrote a
 				* byte the shadow had loaded): not counted
 				* as mismatches; the run ends there */
-	uint64_t reserved[5];
+	uint64_t cooldown;     /* samples not run because the thread had not
+				* yet run natively for half a sampling period
+				* since its last stepping ended (the trap
+				* storm's own CPU time would otherwise trigger
+				* the next sample at once, and runs would pile
+				* up on whatever code runs first) */
+	uint64_t reserved[4];
 
 	/* Runs by (stop reason, mnemonic the interpreter stopped on). */
 	uint32_t stop_mnem[VERIFY_NSTOP][VERIFY_NMNEM];

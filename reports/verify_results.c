@@ -210,6 +210,9 @@ static const char *mnem_name(unsigned m)
 
 void verify_print_stops(FILE *f, const struct verify_file *t)
 {
+	fprintf(f, "  samples: %llu, %llu not run (%llu in the half period after a stepped run)\n",
+		(unsigned long long)t->samples, (unsigned long long)(t->skipped + t->cooldown),
+		(unsigned long long)t->cooldown);
 	fprintf(f, "  runs ended by: ");
 	int first = 1;
 	for (int r = 1; r < VERIFY_NSTOP; r++) {
@@ -233,10 +236,10 @@ void verify_json_stops(FILE *f, const struct verify_file *t)
 		fprintf(f, "%s\"%s\": %llu", r > 1 ? ", " : "",
 			r == INTERP_STOP_OBSERVER ? "cut" : interp_stop_name(r),
 			(unsigned long long)t->stop[r]);
-	fprintf(f, "}, \"cut_nondet\": %llu, \"cut_rep\": %llu, \"cut_overflow\": %llu, \"lost\": %llu, \"raced\": %llu",
+	fprintf(f, "}, \"cut_nondet\": %llu, \"cut_rep\": %llu, \"cut_overflow\": %llu, \"lost\": %llu, \"raced\": %llu, \"cooldown\": %llu",
 		(unsigned long long)t->cut_nondet, (unsigned long long)t->cut_rep,
 		(unsigned long long)t->cut_overflow, (unsigned long long)t->lost,
-		(unsigned long long)t->raced);
+		(unsigned long long)t->raced, (unsigned long long)t->cooldown);
 }
 
 void verify_json_top(FILE *f, const struct verify_top *top, size_t n)
