@@ -267,7 +267,7 @@ static void fill_str(uint8_t *p, size_t n, int alpha)
 		p[i] = alpha ? 'a' + rnd() % alpha : 1 + rnd() % 255;
 }
 
-enum { A_S, A_SC, A_SS, A_SSN, A_MC, A_MCN, A_MMN, A_DS, A_DSN, A_WS };
+enum { A_S, A_SC, A_SS, A_SSN, A_MC, A_MCN, A_MMN, A_DS, A_DSN, A_WS, A_WSS };
 
 struct fn {
 	const char *name;
@@ -348,10 +348,50 @@ static void args(const struct fn *f, struct vstate *s)
 			a = where(n + 1);
 		if (f->args == A_DS && ((a <= b && a + n + 1 > b) || (b <= a && b + n + 1 > a)))
 			a = b;     /* strcpy onto itself is harmless enough */
+		if (!strcmp(f->name, "strncat")) {
+			/* dst: a string of its own with room after it */
+			size_t dl = n / 2;
+			a = where(2 * n + 2);
+			if ((a <= b && a + 2 * n + 2 > b) || (b <= a && b + n + 1 > a)) {
+				b = a + 2 * n + 2 <= (uint64_t)g_data + DATA_SIZE / 2 ?
+				    (uint64_t)g_data + DATA_SIZE / 2 : (uint64_t)g_data;
+				fill_str((uint8_t *)b, n, alpha);
+				((uint8_t *)b)[n] = 0;
+				if ((a <= b && a + 2 * n + 2 > b) || (b <= a && b + n + 1 > a))
+					a = b;      /* tiny strings: cat onto itself, n = 0 */
+			}
+			if (a != b) {
+				fill_str((uint8_t *)a, dl, alpha);
+				((uint8_t *)a)[dl] = 0;
+			} else {
+				n = 0;
+			}
+		}
 		s->gpr[7] = a;
 		s->gpr[6] = b;
 		s->gpr[2] = n;
 		break;
+	case A_WSS: {      /* two wide strings sharing a prefix, length */
+		size_t i, k;
+		n %= DATA_SIZE / 8 - 2;
+		a = where(4 * n + 4) & ~3ull;
+		b = where(4 * n + 4) & ~3ull;
+		if ((a <= b && a + 4 * n + 4 > b) || (b <= a && b + 4 * n + 4 > a))
+			b = a;
+		k = rnd() % (n + 1);
+		for (i = 0; i < n; i++) {
+			uint32_t c = 1 + rnd() % (rnd() % 2 ? 3 : 70000);
+			((uint32_t *)a)[i] = c;
+			if (b != a)
+				((uint32_t *)b)[i] = i < k ? c : 1 + rnd() % 3;
+		}
+		((uint32_t *)a)[n] = 0;
+		((uint32_t *)b)[n] = 0;
+		s->gpr[7] = a;
+		s->gpr[6] = b;
+		s->gpr[2] = rnd() % 2 ? n + 1 : rnd() % (n + 2);
+		break;
+	}
 	case A_WS:         /* wide string */
 		n %= DATA_SIZE / 4 - 2;
 		a = where(4 * n + 4) & ~3ull;
@@ -382,7 +422,9 @@ int main(int argc, char **argv)
 		FN(strcpy, A_DS), FN(stpcpy, A_DS), FN(strncpy, A_DSN),
 		FN(memcpy, A_DSN), FN(memmove, A_DSN), FN(mempcpy, A_DSN),
 		{ "memset", (void *)my_memset, A_MCN }, FN(memset, A_MCN),
-		FN(wcslen, A_WS), FN(wcschr, A_WS), FN(wmemset, A_WS),
+		FN(wcslen, A_WS), FN(wcschr, A_WS), FN(wmemset, A_WS), FN(wcsnlen, A_WS),
+		FN(wcsrchr, A_WS), FN(wmemchr, A_WS), FN(wcscmp, A_WSS), FN(wcsncmp, A_WSS),
+		FN(wmemcmp, A_WSS), FN(stpncpy, A_DSN), FN(strncat, A_DSN),
 		FN(strspn, A_SS), FN(strcspn, A_SS), FN(strpbrk, A_SS), FN(strstr, A_SS),
 	};
 	int nfail = 0;
