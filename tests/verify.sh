@@ -20,7 +20,7 @@ vcheck() {
 	local nst vst
 	# (in a subshell whose stderr is dropped: no "Segmentation fault" line)
 	("$@" >"$TMP/$name.native" 2>&1; exit $?) 2>/dev/null; nst=$?
-	("$VPROF" verify --db "$TMP/db" --len 64 --freq 2000 --json -o "$TMP/$name.json" -- "$@" \
+	("$VPROF" verify --db "$TMP/db" --len 64 --freq 5000 --json -o "$TMP/$name.json" -- "$@" \
 		>"$TMP/$name.out" 2>"$TMP/$name.err"; exit $?) 2>/dev/null; vst=$?
 	if [ ! -s "$TMP/$name.json" ]; then
 		fail "$name: no report"; cat "$TMP/$name.err"; return
