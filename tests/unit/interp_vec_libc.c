@@ -1,4 +1,4 @@
-/* tests/unit/interp_vec_libc.c — glibc's string and memory functions, as
+/* tests/unit/interp_vec_libc.c — glibc's string, memory and math functions, as
  * this CPU's ifuncs select them (here the EVEX/AVX-512 variants), run whole
  * in the interpreter and natively from the same state.
  *
@@ -11,6 +11,9 @@
  * flags, and the data pages. Also printed: how many instructions were
  * interpreted and, when a run stopped early, on which mnemonic.
  *
+ * Also libm (here its FMA variants), with special and random doubles:
+ * results, MXCSR flags and all registers must match.
+ *
  * Usage: interp_vec_libc [runs-per-function [seed [filter]]]
  */
 #include <setjmp.h>
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
+#include <math.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include "interp/interp.h"
@@ -267,7 +271,7 @@ static void fill_str(uint8_t *p, size_t n, int alpha)
 		p[i] = alpha ? 'a' + rnd() % alpha : 1 + rnd() % 255;
 }
 
-enum { A_S, A_SC, A_SS, A_SSN, A_MC, A_MCN, A_MMN, A_DS, A_DSN, A_WS, A_WSS };
+enum { A_S, A_SC, A_SS, A_SSN, A_MC, A_MCN, A_MMN, A_DS, A_DSN, A_WS, A_WSS, A_D, A_F };
 
 struct fn {
 	const char *name;
@@ -371,6 +375,32 @@ static void args(const struct fn *f, struct vstate *s)
 		s->gpr[6] = b;
 		s->gpr[2] = n;
 		break;
+	case A_D:          /* doubles in xmm0, xmm1; an int in edi */
+	case A_F: {        /* floats */
+		static const double sp[] = { 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-310, -1e-310,
+					     1e308, -1e308, 710.0, -745.5, 1e-20, 3.141592653589793,
+					     1.0 / 0.0, -1.0 / 0.0, 0.0 / 0.0, 1e22, 88.7, -103.9 };
+		for (int r = 0; r < 2; r++) {
+			double d;
+			switch (rnd() % 4) {
+			case 0: d = sp[rnd() % (sizeof sp / sizeof sp[0])]; break;
+			case 1: d = ((double)(int64_t)rnd() / 9.2e18) * 10; break;
+			case 2: d = ((double)(int64_t)rnd() / 9.2e18) * 1000; break;
+			default: d = ldexp((double)(rnd() % 1000000) / 1e6, (int)(rnd() % 200) - 100); break;
+			}
+			memset(s->zmm[r], 0, 16);
+			if (f->args == A_F) {
+				float fl = (float)d;
+				memcpy(s->zmm[r], &fl, 4);
+			} else {
+				memcpy(s->zmm[r], &d, 8);
+			}
+		}
+		s->gpr[7] = rnd() % 40;
+		if (!strcmp(f->name, "frexp") || !strcmp(f->name, "modf"))
+			s->gpr[7] = (uint64_t)g_data + 8 * (rnd() % (DATA_SIZE / 8));
+		break;
+	}
 	case A_WSS: {      /* two wide strings sharing a prefix, length */
 		size_t i, k;
 		n %= DATA_SIZE / 8 - 2;
@@ -426,6 +456,14 @@ int main(int argc, char **argv)
 		FN(wcsrchr, A_WS), FN(wmemchr, A_WS), FN(wcscmp, A_WSS), FN(wcsncmp, A_WSS),
 		FN(wmemcmp, A_WSS), FN(stpncpy, A_DSN), FN(strncat, A_DSN),
 		FN(strspn, A_SS), FN(strcspn, A_SS), FN(strpbrk, A_SS), FN(strstr, A_SS),
+		FN(exp, A_D), FN(log, A_D), FN(pow, A_D), FN(sin, A_D), FN(cos, A_D),
+		FN(tan, A_D), FN(atan, A_D), FN(atan2, A_D), FN(exp2, A_D), FN(log2, A_D),
+		FN(log10, A_D), FN(cbrt, A_D), FN(floor, A_D), FN(ceil, A_D), FN(trunc, A_D),
+		FN(round, A_D), FN(rint, A_D), FN(nearbyint, A_D), FN(sqrt, A_D), FN(hypot, A_D),
+		FN(fmod, A_D), FN(tanh, A_D), FN(erf, A_D), FN(asin, A_D), FN(expm1, A_D),
+		FN(log1p, A_D), FN(ldexp, A_D), FN(frexp, A_D), FN(modf, A_D),
+		FN(expf, A_F), FN(logf, A_F), FN(powf, A_F), FN(sinf, A_F), FN(cosf, A_F),
+		FN(floorf, A_F), FN(sqrtf, A_F), FN(atan2f, A_F), FN(exp2f, A_F), FN(log2f, A_F),
 	};
 	int nfail = 0;
 
