@@ -34,6 +34,14 @@ static void help(void)
 	       "instructions (trap flag) and registers, arithmetic flags and DF, MXCSR,\n"
 	       "vector and opmask registers and the bytes each instruction stored are\n"
 	       "compared after every instruction; the first difference ends that run.\n"
+	       "Not compared: TF and RF, x87 registers (the interpreter stops on x87),\n"
+	       "instructions the CPU may answer differently each time (rdtsc, cpuid,\n"
+	       "rdrand, xgetbv; they end a run), and differences explained by memory\n"
+	       "another thread changed under the run (counted as such).\n"
+	       "Each compared instruction is a debug trap (~15 us of CPU here), so CMD\n"
+	       "runs slower; a thread is stepped again only after half a sampling\n"
+	       "period of native execution. Signals other than faults and traps are\n"
+	       "held back while a run is stepped (at most N instructions).\n"
 	       "Exit status: CMD's, as from `vprof run`; mismatches are reported, not\n"
 	       "turned into a status.\n", VERIFY_MAX_LEN);
 }
