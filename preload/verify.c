@@ -78,7 +78,7 @@
 #define TF_BIT 0x100ull
 #define RF_BIT 0x10000ull
 #define CMP_FLAGS (INTERP_ARITH_FLAGS | INTERP_DF)
-#define MAX_REP_TRAPS (1u << 20)     /* per instruction, then give up */
+#define MAX_REP_TRAPS 4096           /* per step (REP_BUDGET caps a run), then compare */
 
 /* One instruction of the current run, as the shadow left it. */
 struct step {
