@@ -18,7 +18,7 @@ static int h_jcc(struct interp_exec *x)
 {
 	if (IN->opsize == 2)
 		return INTERP_STOP_UNSUPPORTED;
-	if (interp_cond(x->rflags, IN->opcode & 15))
+	if (interp_cond_inl(x->rflags, IN->opcode & 15))
 		x->next_rip = (uint64_t)IN->op[0].val;
 	return INTERP_OK;
 }
@@ -86,7 +86,7 @@ static int h_ret(struct interp_exec *x)
 
 	if (IN->opsize == 2)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = interp_load(x, rsp, &t, 8)))
+	if ((rc = interp_load_u64(x, rsp, &t, 8)))
 		return rc;
 	rsp += 8;
 	if (IN->nvis > 0 && IN->op[0].type == INTERP_OP_IMM)
@@ -120,7 +120,7 @@ static int h_pop(struct interp_exec *x)
 
 	if (IN->op[0].type == INTERP_OP_REG && IN->op[0].rkind == INTERP_RK_SEG)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = interp_load(x, rsp, &v, size)))
+	if ((rc = interp_load_u64(x, rsp, &v, size)))
 		return rc;
 	if (IN->op[0].type == INTERP_OP_MEM) {
 		/* pop [rsp+d] addresses with the already incremented RSP */
@@ -144,7 +144,7 @@ static int h_leave(struct interp_exec *x)
 
 	if (IN->opsize != 8)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = interp_load(x, rbp, &v, 8)))
+	if ((rc = interp_load_u64(x, rbp, &v, 8)))
 		return rc;
 	ST->gpr[INTERP_RSP] = rbp + 8;
 	ST->gpr[INTERP_RBP] = v;

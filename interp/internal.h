@@ -192,6 +192,49 @@ static inline int interp_store_last(struct interp_exec *x, uint64_t addr, uint64
 	return INTERP_OK;
 }
 
+/* interp_load of a 1/2/4/8-byte value into *v (zero-extended): one
+ * fault-safe mov when no observer runs and no shadow is installed. */
+static inline int interp_load_u64(struct interp_exec *x, uint64_t addr, uint64_t *v,
+				  unsigned size)
+{
+	struct interp_ld r;
+
+	if (__builtin_expect(x->obs != NULL || interp_shadow_cur != NULL, 0))
+		goto slow;
+	switch (size) {
+	case 8: r = interp_mem_ld8_raw(addr); break;
+	case 4: r = interp_mem_ld4_raw(addr); break;
+	case 2: r = interp_mem_ld2_raw(addr); break;
+	case 1: r = interp_mem_ld1_raw(addr); break;
+	default: goto slow;
+	}
+	if (__builtin_expect(r.err != 0, 0))
+		return INTERP_STOP_WOULD_FAULT;
+	*v = r.v;
+	return INTERP_OK;
+slow:
+	*v = 0;
+	return interp_load(x, addr, v, size);
+}
+
+/* The body of interp_cond, for Jcc/SETcc/CMOVcc. */
+static inline int interp_cond_inl(uint64_t f, unsigned cc)
+{
+	int r;
+
+	switch ((cc >> 1) & 7) {
+	case 0: r = !!(f & INTERP_OF); break;
+	case 1: r = !!(f & INTERP_CF); break;
+	case 2: r = !!(f & INTERP_ZF); break;
+	case 3: r = !!(f & (INTERP_CF | INTERP_ZF)); break;
+	case 4: r = !!(f & INTERP_SF); break;
+	case 5: r = !!(f & INTERP_PF); break;
+	case 6: r = !!(f & INTERP_SF) != !!(f & INTERP_OF); break;
+	default: r = (f & INTERP_ZF) || (!!(f & INTERP_SF) != !!(f & INTERP_OF)); break;
+	}
+	return r ^ (cc & 1);
+}
+
 /* interp_wr for a handler's one store, under interp_store_last's rule. */
 static inline int interp_wr_last(struct interp_exec *x, int i, uint64_t v)
 {

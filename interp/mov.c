@@ -45,7 +45,7 @@ static int h_movsx(struct interp_exec *x)
 
 static int h_lea(struct interp_exec *x)
 {
-	return interp_wr(x, 0, interp_ea(x, 1));
+	return interp_wr(x, 0, interp_ea_op(x, &IN->op[1]));
 }
 
 static int h_cmov(struct interp_exec *x)
@@ -57,12 +57,12 @@ static int h_cmov(struct interp_exec *x)
 	 * happen, and a 32-bit destination is zero-extended either way. */
 	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 0, &d)))
 		return rc;
-	return interp_wr(x, 0, interp_cond(x->rflags, IN->opcode & 15) ? s : d);
+	return interp_wr(x, 0, interp_cond_inl(x->rflags, IN->opcode & 15) ? s : d);
 }
 
 static int h_setcc(struct interp_exec *x)
 {
-	return interp_wr_last(x, 0, interp_cond(x->rflags, IN->opcode & 15));
+	return interp_wr_last(x, 0, interp_cond_inl(x->rflags, IN->opcode & 15));
 }
 
 static int h_xchg(struct interp_exec *x)

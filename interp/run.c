@@ -351,19 +351,7 @@ void interp_flags(struct interp_exec *x, int op, uint64_t a, uint64_t b,
 
 int interp_cond(uint64_t f, unsigned cc)
 {
-	int r;
-
-	switch ((cc >> 1) & 7) {
-	case 0: r = !!(f & INTERP_OF); break;
-	case 1: r = !!(f & INTERP_CF); break;
-	case 2: r = !!(f & INTERP_ZF); break;
-	case 3: r = !!(f & (INTERP_CF | INTERP_ZF)); break;
-	case 4: r = !!(f & INTERP_SF); break;
-	case 5: r = !!(f & INTERP_PF); break;
-	case 6: r = !!(f & INTERP_SF) != !!(f & INTERP_OF); break;
-	default: r = (f & INTERP_ZF) || (!!(f & INTERP_SF) != !!(f & INTERP_OF)); break;
-	}
-	return r ^ (cc & 1);
+	return interp_cond_inl(f, cc);
 }
 
 /* --------------------------------------------------------------- run */
