@@ -300,9 +300,10 @@ for f in $RATES; do
 		[ -n "$(get "$v" 1)" ] && [ -n "$(get "$fl" 1)" ] || continue
 		awk -v rv="$(get "$v" 2)" -v rf="$(get "$fl" 2)" -v e="$e" -v f="$f" \
 		    -v bv="$(get "$v" 10)" -v cv="$(get "$v" 11)" -v bf="$(get "$fl" 10)" -v cf="$(get "$fl" 11)" \
-		    -v n="$(get "$v" 12)" -v q1="$(get "$v" 3)" -v q3="$(get "$v" 4)" 'BEGIN {
+		    -v n="$(get "$v" 12)" -v q1="$(get "$v" 3)" -v q3="$(get "$v" 4)" \
+		    -v f1="$(get "$fl" 3)" -v f3="$(get "$fl" 4)" 'BEGIN {
 			sv = (rv - 1) * 100; sf = (rf - 1) * 100; own = sv - sf
-			noise = (q3 - q1) * 100 / 2
+			noise = ((q3 - q1) + (f3 - f1)) * 100 / 2   # half the two IQRs added
 			usv = n > 0 ? (cv - bv) / n * 1e6 : 0; usf = n > 0 ? (cf - bf) / n * 1e6 : 0
 			if (sf >= 1) verdict = own <= 0.1 * sf ? sprintf("PASS (%+.0f%% of floor)", own / sf * 100) : own <= 0.1 * sf + noise ? sprintf("PASS within noise (%+.0f%% of floor, +-%.2f pp)", own / sf * 100, noise) : sprintf("MISS (%+.0f%% of floor)", own / sf * 100)
 			else verdict = own <= noise ? sprintf("PASS (floor <1%%: own %+.2f pp within noise +-%.2f)", own, noise) : sprintf("MISS (floor <1%%, own %+.2f pp > noise %.2f)", own, noise)
@@ -310,7 +311,8 @@ for f in $RATES; do
 		}'
 	done
 done
-say "(us = extra CPU of the profiled process per sample, from the median runs and vprof's sample count)"
+say "(us = extra CPU of the profiled process per sample, from the median runs and vprof's sample count;"
+say " noise = half the sum of the two IQRs, in points)"
 say ""
 
 # ---- table 3: comparisons at equal rate --------------------------------
