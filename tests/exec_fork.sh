@@ -152,6 +152,18 @@ sp=$(report_proc spin_parent)
 [ "$sp" -gt 0 ] && pass "_Fork child that exit()s: the parent is still sampled ($sp in spin_parent)" ||
 	fail "_Fork child that exit()s: the parent's 0.3 s in spin_parent afterwards has $sp samples: $(grep '^vprof' "$TMP/v.err")"
 
+# 3e. A thread started by a library's constructor: libraries the program
+# links with are initialized before LD_PRELOAD'ed ones, so it exists before
+# vprof's constructor runs. It must be sampled all the same.
+mkdir -p "$TMP/ctor"
+gcc -O2 -Wall -pthread -fPIC -shared -o "$TMP/ctor/libbehave_ctor.so" "$TOP/tests/fixtures/behave_ctorlib.c" &&
+	gcc -O2 -Wall -pthread -o "$TMP/ctor/behave_ctormain" "$TOP/tests/fixtures/behave_ctormain.c" \
+		-L"$TMP/ctor" -lbehave_ctor -Wl,-rpath,"$TMP/ctor" || fail "build constructor-thread fixture"
+profile "thread started by a library constructor" -- "$TMP/ctor/behave_ctormain"
+ct=$(report_proc ctor_thread_spin)
+[ "$ct" -gt 0 ] && pass "thread started by a library constructor: sampled ($ct in ctor_thread_spin)" ||
+	fail "thread started by a library constructor: 0.3 s in ctor_thread_spin, $ct samples: $(grep '^vprof' "$TMP/v.err")"
+
 # 4. posix_spawn, vfork (+exec, +_exit), system(), popen(): same output and
 # statuses; the exec'd echo processes are profiled too (rows in the log).
 profile "posix_spawn, vfork, system, popen" -- "$SP" spawn
