@@ -46,6 +46,7 @@ int vx_layout(struct interp_exec *x, struct vx_ops *o, unsigned esz)
 	o->vl = VX_LEGACY(in) || !in->avx.vl ? 16 : in->avx.vl;
 	o->esz = esz ? esz : 1;
 	o->masked = 0;
+	o->suppress = 0;
 	o->zeroing = 0;
 	o->kmask = ~0ull;
 	if (VX_EVEX(in)) {
@@ -139,7 +140,7 @@ int vx_get(struct interp_exec *x, const struct vx_ops *o, int i, interp_vec *v)
 				return rc;
 			for (unsigned e = 1; e < n; e++)
 				memcpy(v->b + e * size, v->b, size);
-		} else if (o->masked && op->size >= o->esz &&
+		} else if (o->masked && o->suppress && op->size >= o->esz &&
 			   (o->kmask & vx_lanes_mask(size / o->esz)) != vx_lanes_mask(size / o->esz)) {
 			if ((rc = load_masked(x, ea, v->b, size, o->esz, o->kmask)))
 				return rc;
@@ -244,11 +245,13 @@ enum vop {
 	V_DUPQ, V_DUPHI, V_DUPLO, V_MULUDQ, V_MULDQ, V_MULHU, V_MULHS, V_MULHRS,
 	V_PERMQ, V_PERMD, V_PERM2, V_BLENDI, V_SIGN, V_HADD, V_HSUB,
 	V_ROL, V_ROR, V_SLLV, V_SRLV, V_SRAV, V_PERMILPS, V_PERMILPD, V_VALIGN, V_SHUF128,
+	V_POPCNT,
 };
 
 /* Handler kinds. */
 enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTEST,
-       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV, K_MADD52, K_INSPS, K_BLENDM };
+       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV, K_MADD52, K_INSPS, K_BLENDM,
+       K_PERM2T, K_TOMASK, K_FROMMASK, K_COMPRESS, K_PMOVDOWN };
 
 /* Flags. */
 #define F_ALIGN   1   /* aligned move: memory operand must be vl-aligned */
@@ -389,6 +392,11 @@ struct vdesc {
 	X(VPMAXSB, K_BIN, V_MAXS, 1, 0) X(VPMAXSW, K_BIN, V_MAXS, 2, 0) \
 	X(VPMAXSD, K_BIN, V_MAXS, 4, 0) X(VPMAXSQ, K_BIN, V_MAXS, 8, 0) \
 	X(PAVGB, K_BIN, V_AVGU, 1, 0) X(PAVGW, K_BIN, V_AVGU, 2, 0) \
+	X(VPAVGB, K_BIN, V_AVGU, 1, 0) X(VPAVGW, K_BIN, V_AVGU, 2, 0) \
+	X(VPADDSB, K_BIN, V_ADDS, 1, 0) X(VPADDSW, K_BIN, V_ADDS, 2, 0) \
+	X(VPSUBSB, K_BIN, V_SUBS, 1, 0) X(VPSUBSW, K_BIN, V_SUBS, 2, 0) \
+	X(VPOPCNTB, K_UN, V_POPCNT, 1, 0) X(VPOPCNTW, K_UN, V_POPCNT, 2, 0) \
+	X(VPOPCNTD, K_UN, V_POPCNT, 4, 0) X(VPOPCNTQ, K_UN, V_POPCNT, 8, 0) \
 	X(PMULLW, K_BIN, V_MULL, 2, 0) X(PMULLD, K_BIN, V_MULL, 4, 0) \
 	X(VPMULLW, K_BIN, V_MULL, 2, 0) X(VPMULLD, K_BIN, V_MULL, 4, 0) \
 	X(PSADBW, K_BIN, V_SADBW, 8, 0) X(VPSADBW, K_BIN, V_SADBW, 8, 0) \
@@ -492,6 +500,29 @@ struct vdesc {
 	X(VBLENDMPS, K_BLENDM, 0, 4, 0) X(VBLENDMPD, K_BLENDM, 0, 8, 0) \
 	X(VPERMQ, K_UN, V_PERMQ, 8, 0) X(VPERMPD, K_UN, V_PERMQ, 8, 0) \
 	X(VPERMD, K_BIN, V_PERMD, 4, 0) X(VPERMPS, K_BIN, V_PERMD, 4, 0) \
+	X(VPERMB, K_BIN, V_PERMD, 1, 0) X(VPERMW, K_BIN, V_PERMD, 2, 0) \
+	X(VPERMT2B, K_PERM2T, 0, 1, 0) X(VPERMT2W, K_PERM2T, 0, 2, 0) \
+	X(VPERMT2D, K_PERM2T, 0, 4, 0) X(VPERMT2Q, K_PERM2T, 0, 8, 0) \
+	X(VPERMT2PS, K_PERM2T, 0, 4, 0) X(VPERMT2PD, K_PERM2T, 0, 8, 0) \
+	X(VPERMI2B, K_PERM2T, 1, 1, 0) X(VPERMI2W, K_PERM2T, 1, 2, 0) \
+	X(VPERMI2D, K_PERM2T, 1, 4, 0) X(VPERMI2Q, K_PERM2T, 1, 8, 0) \
+	X(VPERMI2PS, K_PERM2T, 1, 4, 0) X(VPERMI2PD, K_PERM2T, 1, 8, 0) \
+	X(VPMOVB2M, K_TOMASK, 0, 1, 0) X(VPMOVW2M, K_TOMASK, 0, 2, 0) \
+	X(VPMOVD2M, K_TOMASK, 0, 4, 0) X(VPMOVQ2M, K_TOMASK, 0, 8, 0) \
+	X(VPMOVM2B, K_FROMMASK, 0, 1, 0) X(VPMOVM2W, K_FROMMASK, 0, 2, 0) \
+	X(VPMOVM2D, K_FROMMASK, 0, 4, 0) X(VPMOVM2Q, K_FROMMASK, 0, 8, 0) \
+	X(VPCOMPRESSB, K_COMPRESS, 0, 1, 0) X(VPCOMPRESSW, K_COMPRESS, 0, 2, 0) \
+	X(VPCOMPRESSD, K_COMPRESS, 0, 4, 0) X(VPCOMPRESSQ, K_COMPRESS, 0, 8, 0) \
+	X(VPEXPANDB, K_COMPRESS, 1, 1, 0) X(VPEXPANDW, K_COMPRESS, 1, 2, 0) \
+	X(VPEXPANDD, K_COMPRESS, 1, 4, 0) X(VPEXPANDQ, K_COMPRESS, 1, 8, 0) \
+	/* down-converts: op = source element size, esz = destination's;
+	 * F_UNS/F_SGN: saturating */ \
+	X(VPMOVWB, K_PMOVDOWN, 2, 1, 0) X(VPMOVDB, K_PMOVDOWN, 4, 1, 0) X(VPMOVQB, K_PMOVDOWN, 8, 1, 0) \
+	X(VPMOVDW, K_PMOVDOWN, 4, 2, 0) X(VPMOVQW, K_PMOVDOWN, 8, 2, 0) X(VPMOVQD, K_PMOVDOWN, 8, 4, 0) \
+	X(VPMOVUSWB, K_PMOVDOWN, 2, 1, F_UNS) X(VPMOVUSDB, K_PMOVDOWN, 4, 1, F_UNS) \
+	X(VPMOVUSDW, K_PMOVDOWN, 4, 2, F_UNS) X(VPMOVUSQD, K_PMOVDOWN, 8, 4, F_UNS) \
+	X(VPMOVSWB, K_PMOVDOWN, 2, 1, F_SGN) X(VPMOVSDB, K_PMOVDOWN, 4, 1, F_SGN) \
+	X(VPMOVSDW, K_PMOVDOWN, 4, 2, F_SGN) X(VPMOVSQD, K_PMOVDOWN, 8, 4, F_SGN) \
 	X(VPERM2I128, K_BIN, V_PERM2, 16, 0) X(VPERM2F128, K_BIN, V_PERM2, 16, 0) \
 	/* rotates and per-element shifts (AVX2/AVX-512: OpenSSL's ChaCha20,
 	 * hashing), 52-bit multiply-add (AVX512-IFMA: OpenSSL's Poly1305) */ \
@@ -704,9 +735,9 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 			d->q[i] = a->q[(i & ~3u) + ((imm >> (2 * (i & 3))) & 3)];
 		return;
 	case V_PERMD:
-		/* a: indices, b: the table */
-		for (unsigned i = 0; i < vl / 4; i++)
-			d->d[i] = b->d[a->d[i] & (vl / 4 - 1)];
+		/* a: indices, b: the table (vpermb/w/d/ps, vpermq/pd by vector) */
+		for (unsigned i = 0; i < n; i++)
+			eput(d, s, i, eget(b, s, (unsigned)eget(a, s, i) & (n - 1)));
 		return;
 	case V_PERM2:
 		for (unsigned h = 0; h < 2; h++) {
@@ -767,6 +798,7 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 			r = c ? (x << c) | ((x & m) >> (8 * s - c)) : x;
 			break;
 		}
+		case V_POPCNT: r = (uint64_t)__builtin_popcountll(x); break;
 		case V_SLLV: r = y >= 8 * s ? 0 : x << y; break;
 		case V_SRLV: r = y >= 8 * s ? 0 : x >> y; break;
 		case V_SRAV: r = (uint64_t)(sx(x, s) >> (y >= 8 * s ? 8 * s - 1 : y)); break;
@@ -784,6 +816,27 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 		default: break;
 		}
 		eput(d, s, e, r & m);
+	}
+}
+
+/* Does element i of each source feed only element i of the result? Then
+ * masked-off memory elements are not read (fault suppression). Shifts by a
+ * vector count are not: the count is one 64-bit value. Nor, measured on
+ * this CPU, is vpmaddwd (it faults on masked-off memory elements). */
+static int elementwise(int op, int has_imm)
+{
+	switch (op) {
+	case V_AND: case V_ANDN: case V_OR: case V_XOR: case V_ADD: case V_SUB:
+	case V_ADDUS: case V_SUBUS: case V_ADDS: case V_SUBS: case V_CMPEQ: case V_CMPGT:
+	case V_MINU: case V_MAXU: case V_MINS: case V_MAXS: case V_AVGU: case V_MULL:
+	case V_ABS: case V_MULUDQ: case V_MULDQ: case V_MULHU: case V_MULHS: case V_MULHRS:
+	case V_SIGN: case V_ROL: case V_ROR: case V_SLLV: case V_SRLV: case V_SRAV:
+	case V_POPCNT:
+		return 1;
+	case V_SRL: case V_SLL: case V_SRA:
+		return has_imm;
+	default:
+		return 0;
 	}
 }
 
@@ -815,6 +868,7 @@ static int h_bin(struct interp_exec *x, const struct vdesc *dd)
 
 	if ((rc = vx_layout(x, &o, dd->esz < 16 ? dd->esz : 8)))
 		return rc;
+	o.suppress = elementwise(dd->op, o.imm >= 0);
 	if (VX_LEGACY(x->in)) {
 		ia = o.dst;
 		ib = o.src[0];
@@ -851,8 +905,14 @@ static int h_un(struct interp_exec *x, const struct vdesc *dd)
 	if ((rc = vx_layout(x, &o, dd->esz < 16 ? dd->esz : 8)))
 		return rc;
 	ia = o.nsrc ? o.src[0] : o.dst;
-	if (o.nsrc > 1 || (dd->op == V_PERMQ && o.imm < 0))
-		return INTERP_STOP_UNSUPPORTED;   /* e.g. EVEX vpermq by vector */
+	if (dd->op == V_PERMQ && o.imm < 0 && o.nsrc == 2) {
+		/* EVEX vpermq/vpermpd by a vector of indices */
+		struct vdesc v = { K_BIN, V_PERMD, 8, 0 };
+		return h_bin(x, &v);
+	}
+	if (o.nsrc > 1)
+		return INTERP_STOP_UNSUPPORTED;
+	o.suppress = elementwise(dd->op, 1);
 	if (!legacy_align_ok(x, dd))
 		return INTERP_STOP_WOULD_FAULT;
 	if ((rc = vx_get(x, &o, ia, &a)))
@@ -873,6 +933,7 @@ static int h_mov(struct interp_exec *x, const struct vdesc *dd)
 	s = o.src[0];
 	if (s < 0)
 		return INTERP_STOP_UNSUPPORTED;
+	o.suppress = 1;
 	if ((dd->flags & F_ALIGN) && o.masked && !(o.kmask & vx_lanes_mask(o.vl / o.esz))) {
 		/* every element masked off: this CPU skips the alignment check
 		 * then (measured); not every CPU need, so leave it to them */
@@ -1063,6 +1124,7 @@ static int h_cmpk(struct interp_exec *x, const struct vdesc *dd)
 	}
 	if ((rc = vx_layout(x, &o, s)))
 		return rc;
+	o.suppress = 1;
 	if ((rc = vx_get(x, &o, o.src[0], &a)) || (rc = vx_get(x, &o, o.src[1], &b)))
 		return rc;
 	pred = dd->flags & F_IMMPRED ? (unsigned)imm_of(x, &o) :
@@ -1089,6 +1151,7 @@ static int h_tern(struct interp_exec *x, const struct vdesc *dd)
 
 	if ((rc = vx_layout(x, &o, dd->esz)))
 		return rc;
+	o.suppress = 1;
 	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
 	    (rc = vx_get(x, &o, o.src[1], &c)))
 		return rc;
@@ -1348,6 +1411,7 @@ static int h_madd52(struct interp_exec *x, const struct vdesc *dd)
 		return rc;
 	if (o.nsrc < 2)
 		return INTERP_STOP_UNSUPPORTED;
+	o.suppress = 1;
 	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
 	    (rc = vx_get(x, &o, o.src[1], &c)))
 		return rc;
@@ -1408,6 +1472,7 @@ static int h_blendm(struct interp_exec *x, const struct vdesc *dd)
 		return rc;
 	/* src2 elements not selected are not read (measured: no fault) */
 	o.masked = x->in->avx.mask_idx != 0;
+	o.suppress = 1;
 	o.kmask = k;
 	if ((rc = vx_get(x, &o, o.src[1], &b)))
 		return rc;
@@ -1415,6 +1480,148 @@ static int h_blendm(struct interp_exec *x, const struct vdesc *dd)
 	for (unsigned e = 0; e < o.vl / s; e++)
 		eput(&r, s, e, (k >> e) & 1 ? eget(&b, s, e) : z ? 0 : eget(&a, s, e));
 	o.masked = 0;
+	return vx_put(x, &o, o.dst, &r);
+}
+
+/* vpermt2*: dst (table 1, also the merge value) and src2 (table 2) indexed
+ * by src1; vpermi2*: dst holds the indices, src1/src2 the tables. */
+static int h_perm2t(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec d, a, b, r;
+	unsigned s = dd->esz, n;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	if (o.nsrc < 2)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, o.dst, &d)) || (rc = vx_get(x, &o, o.src[0], &a)) ||
+	    (rc = vx_get(x, &o, o.src[1], &b)))
+		return rc;
+	n = o.vl / s;
+	memset(&r, 0, sizeof r);
+	for (unsigned i = 0; i < n; i++) {
+		const interp_vec *idx = dd->op ? &d : &a;
+		const interp_vec *t1 = dd->op ? &a : &d;
+		unsigned k = (unsigned)eget(idx, s, i) & (2 * n - 1);
+		eput(&r, s, i, k < n ? eget(t1, s, k) : eget(&b, s, k - n));
+	}
+	return vx_put(x, &o, o.dst, &r);
+}
+
+/* vpmov?2m: the sign bit of each element into an opmask. */
+static int h_tomask(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a;
+	unsigned s = dd->esz;
+	uint64_t m = 0;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	if ((rc = vx_get(x, &o, o.src[0], &a)))
+		return rc;
+	for (unsigned e = 0; e < o.vl / s; e++)
+		m |= ((eget(&a, s, e) >> (8 * s - 1)) & 1) << e;
+	return interp_write_u64(x, o.dst, m);
+}
+
+/* vpmovm2?: each element all ones where the opmask bit is set. The opmask
+ * is operand 1, which vx_layout would take for a write mask. */
+static int h_frommask(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec r;
+	unsigned s = dd->esz;
+	uint64_t k;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	if (x->in->op[1].type != INTERP_OP_REG || x->in->op[1].rkind != INTERP_RK_K || o.masked)
+		return INTERP_STOP_UNSUPPORTED;
+	k = x->st->k[x->in->op[1].idx];
+	memset(&r, 0, sizeof r);
+	for (unsigned e = 0; e < o.vl / s; e++)
+		eput(&r, s, e, (k >> e) & 1 ? interp_mask(s) : 0);
+	return vx_put(x, &o, o.dst, &r);
+}
+
+/* vpcompress: the selected elements packed to the bottom (register: the
+ * rest zeroed or kept; memory: only they are stored, contiguously).
+ * vpexpand: the bottom elements of the source spread to the selected
+ * positions (memory: only as many as are selected are read). */
+static int h_compress(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, r;
+	unsigned s = dd->esz, n, j = 0;
+	const struct interp_operand *d = &x->in->op[0];
+	uint64_t k;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	n = o.vl / s;
+	k = o.kmask & vx_lanes_mask(n);
+	if (dd->op && x->in->op[o.src[0]].type == INTERP_OP_MEM) {
+		/* expand from memory: the first popcount(k) elements */
+		memset(&a, 0, sizeof a);
+		j = (unsigned)__builtin_popcountll(k);
+		if (j && (rc = interp_load(x, interp_ea(x, o.src[0]), a.b, j * s)))
+			return rc;
+	} else if ((rc = vx_get(x, &o, o.src[0], &a))) {
+		return rc;
+	}
+	memset(&r, 0, sizeof r);
+	if (!dd->op) {
+		for (unsigned e = 0; e < n; e++)
+			if ((k >> e) & 1)
+				eput(&r, s, j++, eget(&a, s, e));
+		if (d->type == INTERP_OP_MEM) {
+			if (j && (rc = interp_store(x, interp_ea(x, 0), r.b, j * s)))
+				return rc;
+			return INTERP_OK;
+		}
+		/* register: elements j.. merge with the old value unless {z} */
+		if (!o.zeroing)
+			for (unsigned e = j; e < n; e++)
+				eput(&r, s, e, eget(&x->st->zmm[d->idx], s, e));
+		o.masked = 0;
+		return vx_put(x, &o, 0, &r);
+	}
+	j = 0;
+	for (unsigned e = 0; e < n; e++)
+		if ((k >> e) & 1)
+			eput(&r, s, e, eget(&a, s, j++));
+	return vx_put(x, &o, 0, &r);
+}
+
+/* vpmov{,s,us}{wb,db,qb,dw,qw,qd}: each element narrowed (truncated or
+ * saturated) into a destination of vl * esz / op bytes. */
+static int h_pmovdown(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, r;
+	unsigned si = dd->op, so = dd->esz, n;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, so)))
+		return rc;
+	if ((rc = vx_get(x, &o, o.src[0], &a)))
+		return rc;
+	n = o.vl / si;
+	memset(&r, 0, sizeof r);
+	for (unsigned e = 0; e < n; e++) {
+		uint64_t v = eget(&a, si, e);
+		if (dd->flags & F_UNS)
+			v = v > interp_mask(so) ? interp_mask(so) : v;
+		else if (dd->flags & F_SGN)
+			v = sat_s(sx(v, si), so);
+		eput(&r, so, e, v);
+	}
 	return vx_put(x, &o, o.dst, &r);
 }
 
@@ -1449,6 +1656,11 @@ static int h_vec(struct interp_exec *x)
 	case K_MADD52: return h_madd52(x, dd);
 	case K_INSPS: return h_insps(x, dd);
 	case K_BLENDM: return h_blendm(x, dd);
+	case K_PERM2T: return h_perm2t(x, dd);
+	case K_TOMASK: return h_tomask(x, dd);
+	case K_FROMMASK: return h_frommask(x, dd);
+	case K_COMPRESS: return h_compress(x, dd);
+	case K_PMOVDOWN: return h_pmovdown(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

@@ -37,6 +37,11 @@ struct vx_ops {
 	unsigned esz;        /* element size for masking (bytes) */
 	uint64_t kmask;      /* element write mask; all ones if unmasked */
 	int masked;          /* EVEX masking with k1..k7 */
+	int suppress;        /* masked memory source read element by element
+			      * (fault suppression); set by handlers whose
+			      * memory element i feeds only result element i —
+			      * others (permutes, shuffles, lane moves) read
+			      * the whole operand, as the hardware does */
 	int zeroing;         /* EVEX {z} */
 };
 

@@ -142,6 +142,12 @@
 	X(I, 0, "vpsubb %zmm17, %zmm18, %zmm19") X(I, 0, "vpaddq %ymm17, %ymm18, %ymm19{%k2}{z}") \
 	X(I, 0, "vpshufb %zmm17, %zmm18, %zmm19") X(I, 0, "vpalignr $9, %zmm17, %zmm18, %zmm19") \
 	X(I, 0, "vpsrlq $3, %zmm17, %zmm19") X(I, 0, "vpsrldq $5, %zmm17, %zmm19") \
+	X(I, 0, "vpshufb (%rdi), %zmm18, %zmm19{%k1}") X(I, 0, "vpalignr $3, (%rdi), %zmm18, %zmm19{%k1}") \
+	X(I, 0, "vpunpcklbw (%rdi), %zmm18, %zmm19{%k1}") X(I, 0, "vpsrlw (%rdi), %zmm18, %zmm19{%k1}") \
+	X(I, 0, "vpshufd $0x1b, (%rdi), %zmm19{%k1}") X(I, 0, "vpaddd (%rdi), %zmm18, %zmm19{%k1}") \
+	X(I, 0, "vpmaddwd (%rdi), %zmm18, %zmm19{%k1}") X(I, 0, "vpsrlw $3, (%rdi), %zmm19{%k1}") \
+	X(I, 0, "vpackuswb (%rdi), %zmm18, %zmm19{%k1}") X(I, 0, "vpermilps $0x1b, (%rdi), %zmm19{%k1}") \
+	X(I, 0, "vpabsb (%rdi), %zmm19{%k1}{z}") X(I, 0, "vprold $3, (%rdi), %zmm19{%k1}") \
 	X(I, 0, "vpminub (%rdi), %zmm18, %zmm19{%k1}{z}") X(I, 0, "vpcmpeqb (%rdi), %zmm16, %k1{%k2}") \
 	/* blends, dups, multiplies, permutes, AES, carry-less multiply */ \
 	X(I, 0, "blendvpd %xmm0, %xmm1, %xmm2") X(I, 0, "pblendvb %xmm0, (%rdi), %xmm2") X(I, 0, "blendvps %xmm0, %xmm1, %xmm2") \
@@ -170,6 +176,22 @@
 	X(I, 0, "valignq $1, %ymm17, %ymm18, %ymm19") X(I, 0, "valignd $5, %xmm17, %xmm18, %xmm19{%k3}") \
 	X(I, 0, "vpblendmq %zmm17, %zmm18, %zmm19{%k1}") X(I, 0, "vpblendmb %ymm17, %ymm18, %ymm19{%k1}{z}") \
 	X(I, 0, "vpblendmd (%rdi), %zmm18, %zmm19{%k2}") \
+	X(I, 0, "vpavgb %ymm1, %ymm2, %ymm3") X(I, 0, "vpavgw %zmm17, %zmm18, %zmm19") X(I, 0, "vpaddsb %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpsubsw %zmm17, %zmm18, %zmm19{%k1}") X(I, 0, "vpopcntb %zmm17, %zmm18") X(I, 0, "vpopcntq %ymm17, %ymm18{%k1}{z}") \
+	X(I, 0, "vpopcntd (%rdi), %zmm18") X(I, 0, "vpermb %zmm17, %zmm18, %zmm19") X(I, 0, "vpermb (%rdi), %ymm18, %ymm19{%k1}") \
+	X(I, 0, "vpermw %zmm17, %zmm18, %zmm19") X(I, 0, "vpermq %zmm17, %zmm18, %zmm19") \
+	X(I, 0, "vpermt2b %zmm17, %zmm18, %zmm19") X(I, 0, "vpermt2d %ymm17, %ymm18, %ymm19{%k2}") \
+	X(I, 0, "vpermi2d %zmm17, %zmm18, %zmm19") X(I, 0, "vpermi2q (%rdi), %zmm18, %zmm19{%k1}{z}") \
+	X(I, 0, "vpermt2q %xmm17, %xmm18, %xmm19") \
+	X(I, 0, "vpmovb2m %zmm17, %k1") X(I, 0, "vpmovd2m %ymm17, %k2") X(I, 0, "vpmovm2b %k1, %zmm17") \
+	X(I, 0, "vpmovm2d %k0, %ymm17") X(I, 0, "vpmovm2q %k3, %xmm17") \
+	X(I, 0, "vpcompressb %zmm17, %zmm18{%k1}") X(I, 0, "vpcompressd %zmm17, %zmm18{%k1}{z}") \
+	X(I, U, "vpcompressb %zmm17, (%rdi){%k1}") X(I, U, "vpcompressq %ymm17, (%rdi){%k2}") \
+	X(I, 0, "vpexpandd %zmm17, %zmm18{%k1}") X(I, 0, "vpexpandb %ymm17, %ymm18{%k1}{z}") \
+	X(I, 0, "vpexpandd (%rdi), %zmm18{%k1}") X(I, 0, "vpexpandq (%rsi), %ymm18{%k2}{z}") \
+	X(I, 0, "vpmovwb %zmm17, %ymm18") X(I, 0, "vpmovdw %ymm17, %xmm18{%k1}") X(I, 0, "vpmovqb %zmm17, %xmm18") \
+	X(I, 0, "vpmovdb %zmm17, (%rdi)") X(I, U, "vpmovwb %zmm17, (%rdi){%k1}") X(I, 0, "vpmovuswb %zmm17, %ymm18") \
+	X(I, 0, "vpmovsdw %zmm17, %ymm18{%k1}{z}") X(I, 0, "vpmovsqd %ymm17, %xmm18") X(I, 0, "vpmovusqd %zmm17, %ymm18") \
 	X(I, 0, "vpermq $0x4e, %ymm1, %ymm2") X(I, 0, "vpermd %ymm1, %ymm2, %ymm3") X(I, 0, "vpermd %zmm17, %zmm18, %zmm19") \
 	X(I, 0, "vperm2i128 $0x21, %ymm1, %ymm2, %ymm3") X(I, 0, "vperm2i128 $0x8a, (%rdi), %ymm2, %ymm3") \
 	X(I, 0, "aesenc %xmm1, %xmm2") X(I, 0, "aesenclast %xmm1, %xmm2") X(I, 0, "aesdec (%rdi), %xmm2") \
