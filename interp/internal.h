@@ -112,42 +112,30 @@ int interp_mem_st8_raw(uint64_t addr, uint64_t v);
 void interp_note_access(struct interp_exec *x, uint64_t addr, unsigned size,
 			int write, uint64_t lat);
 
+/* interp_rd's memory case and interp_wr_last's (run.c): one call each,
+ * so that the register cases stay inline in every handler. */
+int interp_rd_mem(struct interp_exec *x, int i, uint64_t *v);
+int interp_wr_mem_last(struct interp_exec *x, int i, uint64_t v);
+
 /* Inline fast paths of interp_read_u64/interp_write_u64 for the common
  * GPR, immediate and 1/2/4/8-byte memory operands when no observer runs;
  * everything else goes to the general helpers. */
-static inline int interp_rd(struct interp_exec *x, int i, uint64_t *v)
+static inline __attribute__((always_inline)) int
+interp_rd(struct interp_exec *x, int i, uint64_t *v)
 {
 	const struct interp_operand *o = &x->in->op[i];
 
-	if (__builtin_expect(x->obs != NULL, 0))
-		return interp_read_u64(x, i, v);
-	switch (o->type) {
-	case INTERP_OP_REG:
-		if (o->rkind == INTERP_RK_GPR && o->size >= 4) {
+	if (__builtin_expect(x->obs == NULL, 1)) {
+		if (o->type == INTERP_OP_REG && o->rkind == INTERP_RK_GPR && o->size >= 4) {
 			*v = o->size == 8 ? x->st->gpr[o->idx] : (uint32_t)x->st->gpr[o->idx];
 			return INTERP_OK;
 		}
-		break;
-	case INTERP_OP_IMM:
-		*v = (uint64_t)o->val & interp_mask(o->imm_signed ? x->in->opsize : 8);
-		return INTERP_OK;
-	case INTERP_OP_MEM: {
-		struct interp_ld r;
-
-		if (__builtin_expect(interp_shadow_cur != NULL, 0))
-			break;
-		switch (o->size) {
-		case 8: r = interp_mem_ld8_raw(interp_ea_op(x, o)); break;
-		case 4: r = interp_mem_ld4_raw(interp_ea_op(x, o)); break;
-		case 2: r = interp_mem_ld2_raw(interp_ea_op(x, o)); break;
-		case 1: r = interp_mem_ld1_raw(interp_ea_op(x, o)); break;
-		default: return interp_read_u64(x, i, v);
+		if (o->type == INTERP_OP_IMM) {
+			*v = (uint64_t)o->val & interp_mask(o->imm_signed ? x->in->opsize : 8);
+			return INTERP_OK;
 		}
-		if (__builtin_expect(r.err != 0, 0))
-			return INTERP_STOP_WOULD_FAULT;
-		*v = r.v;
-		return INTERP_OK;
-	}
+		if (o->type == INTERP_OP_MEM)
+			return interp_rd_mem(x, i, v);
 	}
 	return interp_read_u64(x, i, v);
 }
@@ -236,12 +224,13 @@ static inline int interp_cond_inl(uint64_t f, unsigned cc)
 }
 
 /* interp_wr for a handler's one store, under interp_store_last's rule. */
-static inline int interp_wr_last(struct interp_exec *x, int i, uint64_t v)
+static inline __attribute__((always_inline)) int
+interp_wr_last(struct interp_exec *x, int i, uint64_t v)
 {
 	const struct interp_operand *o = &x->in->op[i];
 
 	if (o->type == INTERP_OP_MEM && !x->obs)
-		return interp_store_last(x, interp_ea_op(x, o), v, o->size);
+		return interp_wr_mem_last(x, i, v);
 	return interp_wr(x, i, v);
 }
 

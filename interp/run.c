@@ -50,6 +50,33 @@ uint64_t interp_ea(struct interp_exec *x, int i)
 	return interp_ea_op(x, &x->in->op[i]);
 }
 
+int interp_rd_mem(struct interp_exec *x, int i, uint64_t *v)
+{
+	const struct interp_operand *o = &x->in->op[i];
+	struct interp_ld r;
+
+	if (__builtin_expect(interp_shadow_cur != NULL, 0))
+		return interp_read_u64(x, i, v);
+	switch (o->size) {
+	case 8: r = interp_mem_ld8_raw(interp_ea_op(x, o)); break;
+	case 4: r = interp_mem_ld4_raw(interp_ea_op(x, o)); break;
+	case 2: r = interp_mem_ld2_raw(interp_ea_op(x, o)); break;
+	case 1: r = interp_mem_ld1_raw(interp_ea_op(x, o)); break;
+	default: return interp_read_u64(x, i, v);
+	}
+	if (__builtin_expect(r.err != 0, 0))
+		return INTERP_STOP_WOULD_FAULT;
+	*v = r.v;
+	return INTERP_OK;
+}
+
+int interp_wr_mem_last(struct interp_exec *x, int i, uint64_t v)
+{
+	const struct interp_operand *o = &x->in->op[i];
+
+	return interp_store_last(x, interp_ea_op(x, o), v, o->size);
+}
+
 void interp_note_access(struct interp_exec *x, uint64_t addr, unsigned size,
 			int write, uint64_t lat)
 {
