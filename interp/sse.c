@@ -1,8 +1,8 @@
-/* interp/sse.c — the vector operand machinery (sse_vec.h) and the
- * integer/move vector instructions in all three encodings: SSE2..SSSE3
- * (legacy), AVX/AVX2 (VEX) and the AVX-512 subset glibc's string and
- * memory functions use (EVEX: masked moves, compares into opmasks, ternary
- * logic).
+/* interp/sse.c — the integer and move vector instructions in all three
+ * encodings: SSE2..SSE4.2 (legacy), AVX/AVX2 (VEX) and their AVX-512
+ * (EVEX) forms, through one table (kdesc) from mnemonic to operation. The
+ * AVX-512-only handlers are in evex_vec.c, the operand machinery in
+ * sse_vec.c, floating point in sse_fp.c.
  *
  * Workload: measured by sampling python3, sqlite3, gzip and cc1 on this
  * machine (Zen 5, AVX-512): the hot vector instructions are glibc's
@@ -17,255 +17,7 @@
  */
 #include "interp/sse_vec.h"
 
-/* ------------------------------------------------------- operand access */
-
-static uint64_t need_of(const struct interp_operand *op)
-{
-	if (op->type != INTERP_OP_REG)
-		return 0;
-	if (op->rkind == INTERP_RK_K)
-		return INTERP_XS_OPMASK;
-	if (op->rkind != INTERP_RK_VEC)
-		return 0;
-	if (op->idx >= 16)
-		return INTERP_XS_HI16;
-	return INTERP_XS_SSE | (op->size > 16 ? INTERP_XS_YMM : 0) |
-	       (op->size > 32 ? INTERP_XS_ZMM_H : 0);
-}
-
-int vx_layout(struct interp_exec *x, struct vx_ops *o, unsigned esz)
-{
-	const struct interp_insn *in = x->in;
-	uint64_t need = INTERP_XS_SSE;
-	int start = 1;
-
-	o->dst = 0;
-	o->src[0] = o->src[1] = o->src[2] = -1;
-	o->nsrc = 0;
-	o->imm = -1;
-	o->vl = VX_LEGACY(in) || !in->avx.vl ? 16 : in->avx.vl;
-	o->esz = esz ? esz : 1;
-	o->masked = 0;
-	o->suppress = 0;
-	o->zeroing = 0;
-	o->kmask = ~0ull;
-	if (VX_EVEX(in)) {
-		if (in->avx.rounding || in->avx.sae)
-			return INTERP_STOP_UNSUPPORTED;
-		if (in->nvis > 1 && in->op[1].type == INTERP_OP_REG &&
-		    in->op[1].rkind == INTERP_RK_K && in->op[1].idx == in->avx.mask_idx)
-			start = 2;
-		if (in->avx.mask_idx && (in->avx.mask_mode == ZYDIS_MASK_MODE_MERGING ||
-					 in->avx.mask_mode == ZYDIS_MASK_MODE_ZEROING)) {
-			o->masked = 1;
-			o->zeroing = in->avx.mask_mode == ZYDIS_MASK_MODE_ZEROING;
-			o->kmask = x->st->k[in->avx.mask_idx];
-			need |= INTERP_XS_OPMASK;
-		}
-	}
-	for (int i = start; i < in->nvis; i++) {
-		if (in->op[i].type == INTERP_OP_IMM)
-			o->imm = i;
-		else if (o->nsrc < 3)
-			o->src[o->nsrc++] = i;
-		else
-			return INTERP_STOP_UNSUPPORTED;
-	}
-	for (int i = 0; i < in->nvis; i++)
-		need |= need_of(&in->op[i]);
-	if (need & ~x->st->xstate_avail)
-		return INTERP_STOP_BADSTATE;
-	return INTERP_OK;
-}
-
-static void note_src(struct interp_exec *x, int i, const interp_vec *v)
-{
-	if (x->obs) {
-		x->rec.src[i] = v->q[0];
-		x->rec.src_mask |= 1u << i;
-	}
-}
-
-/* Load the elements of [ea, ea+size) that `mask` selects, in runs. */
-static int load_masked(struct interp_exec *x, uint64_t ea, uint8_t *buf, unsigned size,
-		       unsigned esz, uint64_t mask)
-{
-	unsigned n = size / esz;
-
-	for (unsigned e = 0; e < n;) {
-		unsigned f;
-		int rc;
-
-		if (!((mask >> e) & 1)) {
-			e++;
-			continue;
-		}
-		for (f = e; f < n && ((mask >> f) & 1); f++)
-			;
-		rc = interp_load(x, ea + e * esz, buf + e * esz, (f - e) * esz);
-		if (rc)
-			return rc;
-		e = f;
-	}
-	return INTERP_OK;
-}
-
-int vx_get(struct interp_exec *x, const struct vx_ops *o, int i, interp_vec *v)
-{
-	const struct interp_operand *op = &x->in->op[i];
-	int rc;
-
-	switch (op->type) {
-	case INTERP_OP_REG:
-		if (op->rkind == INTERP_RK_VEC) {
-			*v = x->st->zmm[op->idx];
-			note_src(x, i, v);
-			return INTERP_OK;
-		}
-		memset(v, 0, sizeof *v);
-		return interp_read_u64(x, i, &v->q[0]);
-	case INTERP_OP_MEM: {
-		uint64_t ea = interp_ea(x, i);
-		unsigned size = op->size;
-
-		memset(v, 0, sizeof *v);
-		if (size > 64)
-			return INTERP_STOP_UNSUPPORTED;
-		if (VX_EVEX(x->in) && x->in->avx.bcst && !x->in->avx.bcst_static) {
-			/* embedded broadcast: op size is one element */
-			unsigned n = o->vl / size;
-			if (o->masked && !(o->kmask & vx_lanes_mask(o->vl / o->esz)))
-				return INTERP_OK;
-			if ((rc = interp_load(x, ea, v->b, size)))
-				return rc;
-			for (unsigned e = 1; e < n; e++)
-				memcpy(v->b + e * size, v->b, size);
-		} else if (o->masked && o->suppress && op->size >= o->esz &&
-			   (o->kmask & vx_lanes_mask(size / o->esz)) != vx_lanes_mask(size / o->esz)) {
-			if ((rc = load_masked(x, ea, v->b, size, o->esz, o->kmask)))
-				return rc;
-		} else if ((rc = interp_load(x, ea, v->b, size))) {
-			return rc;
-		}
-		note_src(x, i, v);
-		return INTERP_OK;
-	}
-	case INTERP_OP_IMM:
-		memset(v, 0, sizeof *v);
-		v->q[0] = (uint64_t)op->val;
-		return INTERP_OK;
-	default:
-		return INTERP_STOP_UNSUPPORTED;
-	}
-}
-
-void vx_touch(struct interp_exec *x, int n, unsigned bytes, int zero_upper)
-{
-	interp_vreg_touch(x, n, bytes);
-	if (zero_upper && n < 16) {
-		/* zeroed upper parts must be written back where they were live */
-		uint64_t up = bytes <= 16 ? INTERP_XS_YMM | INTERP_XS_ZMM_H :
-			      bytes <= 32 ? INTERP_XS_ZMM_H : 0;
-		x->st->xstate_dirty |= x->st->xstate_bv & up;
-	}
-}
-
-static void note_dst(struct interp_exec *x, int i, const void *p)
-{
-	if (x->obs) {
-		memcpy(&x->rec.dst[i], p, 8);
-		x->rec.dst_mask |= 1u << i;
-	}
-}
-
-int vx_put(struct interp_exec *x, const struct vx_ops *o, int i, const interp_vec *r)
-{
-	const struct interp_operand *op = &x->in->op[i];
-
-	if (op->type == INTERP_OP_REG && op->rkind == INTERP_RK_VEC) {
-		interp_vec *reg = &x->st->zmm[op->idx];
-		unsigned size = op->size;
-
-		if (VX_LEGACY(x->in)) {
-			memcpy(reg->b, r->b, size);
-			vx_touch(x, op->idx, size, 0);
-		} else {
-			if (o->masked) {
-				unsigned n = size / o->esz;
-				for (unsigned e = 0; e < n; e++) {
-					if ((o->kmask >> e) & 1)
-						memcpy(reg->b + e * o->esz, r->b + e * o->esz, o->esz);
-					else if (o->zeroing)
-						memset(reg->b + e * o->esz, 0, o->esz);
-				}
-			} else {
-				memcpy(reg->b, r->b, size);
-			}
-			memset(reg->b + size, 0, 64 - size);
-			vx_touch(x, op->idx, size, 1);
-		}
-		note_dst(x, i, reg->b);
-		return INTERP_OK;
-	}
-	if (op->type == INTERP_OP_MEM && o->masked) {
-		uint64_t ea = interp_ea(x, i);
-		unsigned n = op->size / o->esz;
-
-		for (unsigned e = 0; e < n;) {
-			unsigned f;
-			int rc;
-
-			if (!((o->kmask >> e) & 1)) {
-				e++;
-				continue;
-			}
-			for (f = e; f < n && ((o->kmask >> f) & 1); f++)
-				;
-			rc = interp_store(x, ea + e * o->esz, r->b + e * o->esz, (f - e) * o->esz);
-			if (rc)
-				return rc;
-			e = f;
-		}
-		note_dst(x, i, r->b);
-		return INTERP_OK;
-	}
-	if (op->type == INTERP_OP_MEM)
-		return interp_write(x, i, r->b);
-	return interp_write_u64(x, i, r->q[0]);
-}
-
 /* ------------------------------------------------------- the operations */
-
-enum vop {
-	V_NONE, V_MOV, V_AND, V_ANDN, V_OR, V_XOR, V_ADD, V_SUB, V_ADDUS, V_SUBUS,
-	V_ADDS, V_SUBS, V_CMPEQ, V_CMPGT, V_MINU, V_MAXU, V_MINS, V_MAXS, V_AVGU,
-	V_PSHUFB, V_UNPCKL, V_UNPCKH, V_PALIGNR, V_PSHUFD, V_SRLDQ, V_SLLDQ,
-	V_SRL, V_SLL, V_SRA, V_TERNLOG, V_MULL, V_PACKUS, V_PACKSS, V_ABS,
-	V_SHUFPS, V_SHUFPD, V_PSHUFLW, V_PSHUFHW, V_SADBW, V_MADDUBSW, V_MADDWD,
-	V_DUPQ, V_DUPHI, V_DUPLO, V_MULUDQ, V_MULDQ, V_MULHU, V_MULHS, V_MULHRS,
-	V_PERMQ, V_PERMD, V_PERM2, V_BLENDI, V_SIGN, V_HADD, V_HSUB,
-	V_ROL, V_ROR, V_SLLV, V_SRLV, V_SRAV, V_PERMILPS, V_PERMILPD, V_VALIGN, V_SHUF128,
-	V_POPCNT,
-};
-
-/* Handler kinds. */
-enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTEST,
-       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV, K_MADD52, K_INSPS, K_BLENDM,
-       K_PERM2T, K_TOMASK, K_FROMMASK, K_COMPRESS, K_PMOVDOWN };
-
-/* Flags. */
-#define F_ALIGN   1   /* aligned move: memory operand must be vl-aligned */
-#define F_UNALIGN 2   /* legacy form with a 16-byte memory operand that does
-		       * not need alignment */
-#define F_NOT     4   /* K_TESTK: vptestnm (result bit when AND is zero) */
-#define F_UNS     8   /* compare: unsigned predicate (vpcmpu*) */
-#define F_IMMPRED 16  /* compare: predicate from imm8 (vpcmp/vpcmpu) */
-#define F_GT      32  /* compare: greater-than (vpcmpgt) */
-#define F_SGN     64  /* signed variant (pmovsx) */
-
-struct vdesc {
-	uint8_t kind, op, esz, flags;
-};
 
 /* Which mnemonic does what; esz is the element size in bytes (masking
  * granularity and lane width). Counts in comments: static occurrences in
@@ -544,44 +296,6 @@ struct vdesc {
 #define VDESC_ENTRY(m, k, o, e, f) [ZYDIS_MNEMONIC_##m] = { k, o, e, f },
 static const struct vdesc kdesc[ZYDIS_MNEMONIC_MAX_VALUE + 1] = { VDESC_LIST(VDESC_ENTRY) };
 
-/* ---- element helpers: little-endian element e of size s */
-static inline uint64_t eget(const interp_vec *v, unsigned s, unsigned e)
-{
-	switch (s) {
-	case 1: return v->b[e];
-	case 2: return v->w[e];
-	case 4: return v->d[e];
-	default: return v->q[e];
-	}
-}
-
-static inline void eput(interp_vec *v, unsigned s, unsigned e, uint64_t x)
-{
-	switch (s) {
-	case 1: v->b[e] = (uint8_t)x; break;
-	case 2: v->w[e] = (uint16_t)x; break;
-	case 4: v->d[e] = (uint32_t)x; break;
-	default: v->q[e] = x; break;
-	}
-}
-
-static inline int64_t sx(uint64_t v, unsigned s)
-{
-	return (int64_t)interp_sext(v, s);
-}
-
-static inline uint64_t sat_s(int64_t v, unsigned s)
-{
-	int64_t hi = (int64_t)(interp_mask(s) >> 1), lo = -hi - 1;
-	return (uint64_t)(v > hi ? hi : v < lo ? lo : v);
-}
-
-static inline uint64_t sat_u(int64_t v, unsigned s)
-{
-	int64_t hi = (int64_t)interp_mask(s);
-	return (uint64_t)(v > hi ? hi : v < 0 ? 0 : v);
-}
-
 /* Compute d = op(a, b) over vl bytes, elements of s bytes. imm: the
  * immediate or, for shifts by a register, -1 (count taken from b). */
 static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
@@ -855,12 +569,7 @@ static int legacy_align_ok(struct interp_exec *x, const struct vdesc *dd)
 	return 1;
 }
 
-static int imm_of(struct interp_exec *x, const struct vx_ops *o)
-{
-	return o->imm >= 0 ? (int)(x->in->op[o->imm].val & 0xff) : -1;
-}
-
-static int h_bin(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_bin(struct interp_exec *x, const struct vdesc *dd)
 {
 	struct vx_ops o;
 	interp_vec a, b, r;
@@ -889,8 +598,8 @@ static int h_bin(struct interp_exec *x, const struct vdesc *dd)
 		memset(&b, 0, sizeof b);
 	}
 	memset(&r, 0, sizeof r);
-	/* shifts: imm_of() is -1 when the count comes from b */
-	compute(dd->op, dd->esz, &r, &a, &b, o.vl, imm_of(x, &o));
+	/* shifts: vx_imm() is -1 when the count comes from b */
+	compute(dd->op, dd->esz, &r, &a, &b, o.vl, vx_imm(x, &o));
 	return vx_put(x, &o, o.dst, &r);
 }
 
@@ -908,7 +617,7 @@ static int h_un(struct interp_exec *x, const struct vdesc *dd)
 	if (dd->op == V_PERMQ && o.imm < 0 && o.nsrc == 2) {
 		/* EVEX vpermq/vpermpd by a vector of indices */
 		struct vdesc v = { K_BIN, V_PERMD, 8, 0 };
-		return h_bin(x, &v);
+		return vx_h_bin(x, &v);
 	}
 	if (o.nsrc > 1)
 		return INTERP_STOP_UNSUPPORTED;
@@ -918,7 +627,7 @@ static int h_un(struct interp_exec *x, const struct vdesc *dd)
 	if ((rc = vx_get(x, &o, ia, &a)))
 		return rc;
 	memset(&r, 0, sizeof r);
-	compute(dd->op, dd->esz, &r, &a, &a, o.vl, imm_of(x, &o));
+	compute(dd->op, dd->esz, &r, &a, &a, o.vl, vx_imm(x, &o));
 	return vx_put(x, &o, o.dst, &r);
 }
 
@@ -981,7 +690,7 @@ static int h_movdq(struct interp_exec *x, const struct vdesc *dd)
 		if (!VX_LEGACY(x->in))
 			memset(reg->b + 16, 0, 48);
 		vx_touch(x, d->idx, 16, !VX_LEGACY(x->in));
-		note_dst(x, o.dst, reg->b);
+		vx_note_dst(x, o.dst, reg->b);
 		return INTERP_OK;
 	}
 	return vx_put(x, &o, o.dst, &r);
@@ -1021,7 +730,7 @@ static int h_movhl(struct interp_exec *x, const struct vdesc *dd)
 		if (!VX_LEGACY(x->in))
 			memset(reg->b + 16, 0, 48);
 		vx_touch(x, x->in->op[o.dst].idx, 16, !VX_LEGACY(x->in));
-		note_dst(x, o.dst, reg->b);
+		vx_note_dst(x, o.dst, reg->b);
 	}
 	return INTERP_OK;
 }
@@ -1090,86 +799,6 @@ static int h_ptest(struct interp_exec *x, const struct vdesc *dd)
 	return INTERP_OK;
 }
 
-/* Compare into an opmask (EVEX) or into a vector (VEX vpcmpeq/vpcmpgt). */
-static int cmp_pred(unsigned pred, int uns, uint64_t x, uint64_t y, unsigned s)
-{
-	int lt = uns ? x < y : sx(x, s) < sx(y, s);
-	int eq = x == y;
-
-	switch (pred & 7) {
-	case 0: return eq;
-	case 1: return lt;
-	case 2: return lt || eq;
-	case 3: return 0;
-	case 4: return !eq;
-	case 5: return !lt;
-	case 6: return !lt && !eq;
-	default: return 1;
-	}
-}
-
-static int h_cmpk(struct interp_exec *x, const struct vdesc *dd)
-{
-	struct vx_ops o;
-	interp_vec a, b;
-	unsigned s = dd->esz, n;
-	uint64_t m = 0;
-	unsigned pred;
-	int rc;
-
-	if (!VX_EVEX(x->in)) {
-		/* VEX vpcmpeq/vpcmpgt write vectors */
-		struct vdesc v = { K_BIN, dd->op, dd->esz, 0 };
-		return h_bin(x, &v);
-	}
-	if ((rc = vx_layout(x, &o, s)))
-		return rc;
-	o.suppress = 1;
-	if ((rc = vx_get(x, &o, o.src[0], &a)) || (rc = vx_get(x, &o, o.src[1], &b)))
-		return rc;
-	pred = dd->flags & F_IMMPRED ? (unsigned)imm_of(x, &o) :
-	       dd->flags & F_GT ? 6 : 0;
-	n = o.vl / s;
-	for (unsigned e = 0; e < n; e++) {
-		uint64_t p = eget(&a, s, e), q = eget(&b, s, e);
-		int t = dd->kind == K_TESTK ? ((p & q) != 0) ^ !!(dd->flags & F_NOT) :
-			cmp_pred(pred, !!(dd->flags & F_UNS), p, q, s);
-		m |= (uint64_t)t << e;
-	}
-	m &= o.kmask;
-	return interp_write_u64(x, o.dst, m);
-}
-
-/* vpternlogd/q: each result bit is imm8[(a<<2)|(b<<1)|c] of the three
- * source bits; a is the destination. */
-static int h_tern(struct interp_exec *x, const struct vdesc *dd)
-{
-	struct vx_ops o;
-	interp_vec a, b, c, r;
-	unsigned imm;
-	int rc;
-
-	if ((rc = vx_layout(x, &o, dd->esz)))
-		return rc;
-	o.suppress = 1;
-	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
-	    (rc = vx_get(x, &o, o.src[1], &c)))
-		return rc;
-	imm = (unsigned)imm_of(x, &o);
-	memset(&r, 0, sizeof r);
-	for (unsigned i = 0; i < o.vl / 8; i++) {
-		uint64_t res = 0;
-		for (unsigned k = 0; k < 8; k++) {
-			if (!((imm >> k) & 1))
-				continue;
-			res |= ((k & 4) ? a.q[i] : ~a.q[i]) & ((k & 2) ? b.q[i] : ~b.q[i]) &
-			       ((k & 1) ? c.q[i] : ~c.q[i]);
-		}
-		r.q[i] = res;
-	}
-	return vx_put(x, &o, o.dst, &r);
-}
-
 /* pmovzx/pmovsx: dd->op = source element size, esz = destination's. */
 static int h_pmovx(struct interp_exec *x, const struct vdesc *dd)
 {
@@ -1207,7 +836,7 @@ static int h_insert(struct interp_exec *x, const struct vdesc *dd)
 	if ((rc = vx_get(x, &o, VX_LEGACY(x->in) ? o.dst : o.src[0], &a)) ||
 	    (rc = vx_get(x, &o, VX_LEGACY(x->in) ? o.src[0] : o.src[1], &b)))
 		return rc;
-	sel = (unsigned)imm_of(x, &o) & ((s >= 16 ? o.vl : 16) / s - 1);
+	sel = (unsigned)vx_imm(x, &o) & ((s >= 16 ? o.vl : 16) / s - 1);
 	memcpy(a.b + sel * s, b.b, s);
 	return vx_put(x, &o, o.dst, &a);
 }
@@ -1224,7 +853,7 @@ static int h_extract(struct interp_exec *x, const struct vdesc *dd)
 		return rc;
 	if ((rc = vx_get(x, &o, o.src[0], &a)))
 		return rc;
-	sel = (unsigned)imm_of(x, &o) & ((s >= 16 ? x->in->op[o.src[0]].size : 16) / s - 1);
+	sel = (unsigned)vx_imm(x, &o) & ((s >= 16 ? x->in->op[o.src[0]].size : 16) / s - 1);
 	memset(&r, 0, sizeof r);
 	memcpy(r.b, a.b + sel * s, s);
 	d = &x->in->op[o.dst];
@@ -1238,7 +867,7 @@ static int h_extract(struct interp_exec *x, const struct vdesc *dd)
 		return vx_put(x, &o, o.dst, &r);
 	/* GPR destination: zero-extended to the register (32 or 64 bits) */
 	interp_gpr_set(x, d->idx, d->size >= 8 ? 8 : 4, r.q[0]);
-	note_dst(x, o.dst, r.b);
+	vx_note_dst(x, o.dst, r.b);
 	return INTERP_OK;
 }
 
@@ -1259,7 +888,7 @@ static int h_pcmpstr(struct interp_exec *x, const struct vdesc *dd)
 		return INTERP_STOP_UNSUPPORTED;
 	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)))
 		return rc;
-	imm = (unsigned)imm_of(x, &o);
+	imm = (unsigned)vx_imm(x, &o);
 	s = imm & 1 ? 2 : 1;
 	n = 16 / s;
 	sgn = (imm & 2) != 0;
@@ -1398,31 +1027,6 @@ static int h_blendv(struct interp_exec *x, const struct vdesc *dd)
 	return vx_put(x, &o, o.dst, &r);
 }
 
-/* vpmadd52luq/huq: dst += low/high 52 bits of the 104-bit product of the
- * sources' low 52 bits, per quadword. */
-static int h_madd52(struct interp_exec *x, const struct vdesc *dd)
-{
-	struct vx_ops o;
-	interp_vec a, b, c, r;
-	const uint64_t m52 = (1ull << 52) - 1;
-	int rc;
-
-	if ((rc = vx_layout(x, &o, 8)))
-		return rc;
-	if (o.nsrc < 2)
-		return INTERP_STOP_UNSUPPORTED;
-	o.suppress = 1;
-	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
-	    (rc = vx_get(x, &o, o.src[1], &c)))
-		return rc;
-	memset(&r, 0, sizeof r);
-	for (unsigned i = 0; i < o.vl / 8; i++) {
-		unsigned __int128 p = (unsigned __int128)(b.q[i] & m52) * (c.q[i] & m52);
-		r.q[i] = a.q[i] + (dd->op ? (uint64_t)(p >> 52) & m52 : (uint64_t)p & m52);
-	}
-	return vx_put(x, &o, o.dst, &r);
-}
-
 /* insertps: dst dword imm[5:4] := source dword imm[7:6] (or the m32),
  * then the dwords in imm[3:0] are zeroed. VEX: the rest from src1. */
 static int h_insps(struct interp_exec *x, const struct vdesc *dd)
@@ -1442,187 +1046,13 @@ static int h_insps(struct interp_exec *x, const struct vdesc *dd)
 	if ((rc = vx_get(x, &o, VX_LEGACY(x->in) ? o.dst : o.src[0], &a)) ||
 	    (rc = vx_get(x, &o, is, &b)))
 		return rc;
-	imm = (unsigned)imm_of(x, &o);
+	imm = (unsigned)vx_imm(x, &o);
 	v = x->in->op[is].type == INTERP_OP_MEM ? b.d[0] : b.d[(imm >> 6) & 3];
 	a.d[(imm >> 4) & 3] = v;
 	for (unsigned i = 0; i < 4; i++)
 		if ((imm >> i) & 1)
 			a.d[i] = 0;
 	return vx_put(x, &o, o.dst, &a);
-}
-
-/* vpblendm*: the write mask selects src2 over src1 (zeroing: over 0);
- * every element is written. */
-static int h_blendm(struct interp_exec *x, const struct vdesc *dd)
-{
-	struct vx_ops o;
-	interp_vec a, b, r;
-	unsigned s = dd->esz;
-	/* Zydis calls this mask a control mask: vx_layout leaves it */
-	uint64_t k = x->in->avx.mask_idx ? x->st->k[x->in->avx.mask_idx] : ~0ull;
-	int z = x->in->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL_ZEROING ||
-		x->in->avx.mask_mode == ZYDIS_MASK_MODE_ZEROING;
-	int rc;
-
-	if ((rc = vx_layout(x, &o, s)))
-		return rc;
-	if (o.nsrc < 2)
-		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.src[0], &a)))
-		return rc;
-	/* src2 elements not selected are not read (measured: no fault) */
-	o.masked = x->in->avx.mask_idx != 0;
-	o.suppress = 1;
-	o.kmask = k;
-	if ((rc = vx_get(x, &o, o.src[1], &b)))
-		return rc;
-	memset(&r, 0, sizeof r);
-	for (unsigned e = 0; e < o.vl / s; e++)
-		eput(&r, s, e, (k >> e) & 1 ? eget(&b, s, e) : z ? 0 : eget(&a, s, e));
-	o.masked = 0;
-	return vx_put(x, &o, o.dst, &r);
-}
-
-/* vpermt2*: dst (table 1, also the merge value) and src2 (table 2) indexed
- * by src1; vpermi2*: dst holds the indices, src1/src2 the tables. */
-static int h_perm2t(struct interp_exec *x, const struct vdesc *dd)
-{
-	struct vx_ops o;
-	interp_vec d, a, b, r;
-	unsigned s = dd->esz, n;
-	int rc;
-
-	if ((rc = vx_layout(x, &o, s)))
-		return rc;
-	if (o.nsrc < 2)
-		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.dst, &d)) || (rc = vx_get(x, &o, o.src[0], &a)) ||
-	    (rc = vx_get(x, &o, o.src[1], &b)))
-		return rc;
-	n = o.vl / s;
-	memset(&r, 0, sizeof r);
-	for (unsigned i = 0; i < n; i++) {
-		const interp_vec *idx = dd->op ? &d : &a;
-		const interp_vec *t1 = dd->op ? &a : &d;
-		unsigned k = (unsigned)eget(idx, s, i) & (2 * n - 1);
-		eput(&r, s, i, k < n ? eget(t1, s, k) : eget(&b, s, k - n));
-	}
-	return vx_put(x, &o, o.dst, &r);
-}
-
-/* vpmov?2m: the sign bit of each element into an opmask. */
-static int h_tomask(struct interp_exec *x, const struct vdesc *dd)
-{
-	struct vx_ops o;
-	interp_vec a;
-	unsigned s = dd->esz;
-	uint64_t m = 0;
-	int rc;
-
-	if ((rc = vx_layout(x, &o, s)))
-		return rc;
-	if ((rc = vx_get(x, &o, o.src[0], &a)))
-		return rc;
-	for (unsigned e = 0; e < o.vl / s; e++)
-		m |= ((eget(&a, s, e) >> (8 * s - 1)) & 1) << e;
-	return interp_write_u64(x, o.dst, m);
-}
-
-/* vpmovm2?: each element all ones where the opmask bit is set. The opmask
- * is operand 1, which vx_layout would take for a write mask. */
-static int h_frommask(struct interp_exec *x, const struct vdesc *dd)
-{
-	struct vx_ops o;
-	interp_vec r;
-	unsigned s = dd->esz;
-	uint64_t k;
-	int rc;
-
-	if ((rc = vx_layout(x, &o, s)))
-		return rc;
-	if (x->in->op[1].type != INTERP_OP_REG || x->in->op[1].rkind != INTERP_RK_K || o.masked)
-		return INTERP_STOP_UNSUPPORTED;
-	k = x->st->k[x->in->op[1].idx];
-	memset(&r, 0, sizeof r);
-	for (unsigned e = 0; e < o.vl / s; e++)
-		eput(&r, s, e, (k >> e) & 1 ? interp_mask(s) : 0);
-	return vx_put(x, &o, o.dst, &r);
-}
-
-/* vpcompress: the selected elements packed to the bottom (register: the
- * rest zeroed or kept; memory: only they are stored, contiguously).
- * vpexpand: the bottom elements of the source spread to the selected
- * positions (memory: only as many as are selected are read). */
-static int h_compress(struct interp_exec *x, const struct vdesc *dd)
-{
-	struct vx_ops o;
-	interp_vec a, r;
-	unsigned s = dd->esz, n, j = 0;
-	const struct interp_operand *d = &x->in->op[0];
-	uint64_t k;
-	int rc;
-
-	if ((rc = vx_layout(x, &o, s)))
-		return rc;
-	n = o.vl / s;
-	k = o.kmask & vx_lanes_mask(n);
-	if (dd->op && x->in->op[o.src[0]].type == INTERP_OP_MEM) {
-		/* expand from memory: the first popcount(k) elements */
-		memset(&a, 0, sizeof a);
-		j = (unsigned)__builtin_popcountll(k);
-		if (j && (rc = interp_load(x, interp_ea(x, o.src[0]), a.b, j * s)))
-			return rc;
-	} else if ((rc = vx_get(x, &o, o.src[0], &a))) {
-		return rc;
-	}
-	memset(&r, 0, sizeof r);
-	if (!dd->op) {
-		for (unsigned e = 0; e < n; e++)
-			if ((k >> e) & 1)
-				eput(&r, s, j++, eget(&a, s, e));
-		if (d->type == INTERP_OP_MEM) {
-			if (j && (rc = interp_store(x, interp_ea(x, 0), r.b, j * s)))
-				return rc;
-			return INTERP_OK;
-		}
-		/* register: elements j.. merge with the old value unless {z} */
-		if (!o.zeroing)
-			for (unsigned e = j; e < n; e++)
-				eput(&r, s, e, eget(&x->st->zmm[d->idx], s, e));
-		o.masked = 0;
-		return vx_put(x, &o, 0, &r);
-	}
-	j = 0;
-	for (unsigned e = 0; e < n; e++)
-		if ((k >> e) & 1)
-			eput(&r, s, e, eget(&a, s, j++));
-	return vx_put(x, &o, 0, &r);
-}
-
-/* vpmov{,s,us}{wb,db,qb,dw,qw,qd}: each element narrowed (truncated or
- * saturated) into a destination of vl * esz / op bytes. */
-static int h_pmovdown(struct interp_exec *x, const struct vdesc *dd)
-{
-	struct vx_ops o;
-	interp_vec a, r;
-	unsigned si = dd->op, so = dd->esz, n;
-	int rc;
-
-	if ((rc = vx_layout(x, &o, so)))
-		return rc;
-	if ((rc = vx_get(x, &o, o.src[0], &a)))
-		return rc;
-	n = o.vl / si;
-	memset(&r, 0, sizeof r);
-	for (unsigned e = 0; e < n; e++) {
-		uint64_t v = eget(&a, si, e);
-		if (dd->flags & F_UNS)
-			v = v > interp_mask(so) ? interp_mask(so) : v;
-		else if (dd->flags & F_SGN)
-			v = sat_s(sx(v, si), so);
-		eput(&r, so, e, v);
-	}
-	return vx_put(x, &o, o.dst, &r);
 }
 
 static int h_vec(struct interp_exec *x)
@@ -1637,7 +1067,7 @@ static int h_vec(struct interp_exec *x)
 		return INTERP_STOP_UNSUPPORTED;
 
 	switch (dd->kind) {
-	case K_BIN: return h_bin(x, dd);
+	case K_BIN: return vx_h_bin(x, dd);
 	case K_UN: return h_un(x, dd);
 	case K_MOV: return h_mov(x, dd);
 	case K_MOVDQ: return h_movdq(x, dd);
@@ -1646,21 +1076,21 @@ static int h_vec(struct interp_exec *x)
 	case K_BCST: return h_bcst(x, dd);
 	case K_PTEST: return h_ptest(x, dd);
 	case K_CMPK:
-	case K_TESTK: return h_cmpk(x, dd);
-	case K_TERN: return h_tern(x, dd);
+	case K_TESTK: return vx_h_cmpk(x, dd);
+	case K_TERN: return vx_h_tern(x, dd);
 	case K_PMOVX: return h_pmovx(x, dd);
 	case K_INSERT: return h_insert(x, dd);
 	case K_EXTRACT: return h_extract(x, dd);
 	case K_PCMPSTR: return h_pcmpstr(x, dd);
 	case K_BLENDV: return h_blendv(x, dd);
-	case K_MADD52: return h_madd52(x, dd);
+	case K_MADD52: return vx_h_madd52(x, dd);
 	case K_INSPS: return h_insps(x, dd);
-	case K_BLENDM: return h_blendm(x, dd);
-	case K_PERM2T: return h_perm2t(x, dd);
-	case K_TOMASK: return h_tomask(x, dd);
-	case K_FROMMASK: return h_frommask(x, dd);
-	case K_COMPRESS: return h_compress(x, dd);
-	case K_PMOVDOWN: return h_pmovdown(x, dd);
+	case K_BLENDM: return vx_h_blendm(x, dd);
+	case K_PERM2T: return vx_h_perm2t(x, dd);
+	case K_TOMASK: return vx_h_tomask(x, dd);
+	case K_FROMMASK: return vx_h_frommask(x, dd);
+	case K_COMPRESS: return vx_h_compress(x, dd);
+	case K_PMOVDOWN: return vx_h_pmovdown(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

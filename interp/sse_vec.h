@@ -87,4 +87,96 @@ static inline void vx_mxcsr_or(struct interp_exec *x, uint32_t flags)
 	}
 }
 
+/* Record a written operand's low bytes for the observer. */
+void vx_note_dst(struct interp_exec *x, int i, const void *p);
+
+static inline int vx_imm(struct interp_exec *x, const struct vx_ops *o)
+{
+	return o->imm >= 0 ? (int)(x->in->op[o->imm].val & 0xff) : -1;
+}
+
+/* ------------------------------------------ the integer operation table
+ * (kdesc in sse.c; handlers in sse.c and evex_vec.c) */
+
+enum vop {
+	V_NONE, V_MOV, V_AND, V_ANDN, V_OR, V_XOR, V_ADD, V_SUB, V_ADDUS, V_SUBUS,
+	V_ADDS, V_SUBS, V_CMPEQ, V_CMPGT, V_MINU, V_MAXU, V_MINS, V_MAXS, V_AVGU,
+	V_PSHUFB, V_UNPCKL, V_UNPCKH, V_PALIGNR, V_PSHUFD, V_SRLDQ, V_SLLDQ,
+	V_SRL, V_SLL, V_SRA, V_TERNLOG, V_MULL, V_PACKUS, V_PACKSS, V_ABS,
+	V_SHUFPS, V_SHUFPD, V_PSHUFLW, V_PSHUFHW, V_SADBW, V_MADDUBSW, V_MADDWD,
+	V_DUPQ, V_DUPHI, V_DUPLO, V_MULUDQ, V_MULDQ, V_MULHU, V_MULHS, V_MULHRS,
+	V_PERMQ, V_PERMD, V_PERM2, V_BLENDI, V_SIGN, V_HADD, V_HSUB,
+	V_ROL, V_ROR, V_SLLV, V_SRLV, V_SRAV, V_PERMILPS, V_PERMILPD, V_VALIGN, V_SHUF128,
+	V_POPCNT,
+};
+
+/* Handler kinds. */
+enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTEST,
+       K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV, K_MADD52, K_INSPS, K_BLENDM,
+       K_PERM2T, K_TOMASK, K_FROMMASK, K_COMPRESS, K_PMOVDOWN };
+
+/* Flags. */
+#define F_ALIGN   1   /* aligned move: memory operand must be vl-aligned */
+#define F_UNALIGN 2   /* legacy form with a 16-byte memory operand that does
+		       * not need alignment */
+#define F_NOT     4   /* K_TESTK: vptestnm (result bit when AND is zero) */
+#define F_UNS     8   /* compare: unsigned predicate (vpcmpu*) */
+#define F_IMMPRED 16  /* compare: predicate from imm8 (vpcmp/vpcmpu) */
+#define F_GT      32  /* compare: greater-than (vpcmpgt) */
+#define F_SGN     64  /* signed variant (pmovsx) */
+
+struct vdesc {
+	uint8_t kind, op, esz, flags;
+};
+
+/* ---- element helpers: little-endian element e of size s */
+static inline uint64_t eget(const interp_vec *v, unsigned s, unsigned e)
+{
+	switch (s) {
+	case 1: return v->b[e];
+	case 2: return v->w[e];
+	case 4: return v->d[e];
+	default: return v->q[e];
+	}
+}
+
+static inline void eput(interp_vec *v, unsigned s, unsigned e, uint64_t x)
+{
+	switch (s) {
+	case 1: v->b[e] = (uint8_t)x; break;
+	case 2: v->w[e] = (uint16_t)x; break;
+	case 4: v->d[e] = (uint32_t)x; break;
+	default: v->q[e] = x; break;
+	}
+}
+
+static inline int64_t sx(uint64_t v, unsigned s)
+{
+	return (int64_t)interp_sext(v, s);
+}
+
+static inline uint64_t sat_s(int64_t v, unsigned s)
+{
+	int64_t hi = (int64_t)(interp_mask(s) >> 1), lo = -hi - 1;
+	return (uint64_t)(v > hi ? hi : v < lo ? lo : v);
+}
+
+static inline uint64_t sat_u(int64_t v, unsigned s)
+{
+	int64_t hi = (int64_t)interp_mask(s);
+	return (uint64_t)(v > hi ? hi : v < 0 ? 0 : v);
+}
+
+/* Handlers (sse.c, evex_vec.c); each takes its kdesc entry. */
+int vx_h_bin(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_cmpk(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_tern(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_madd52(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_blendm(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_perm2t(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_tomask(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_frommask(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_compress(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_pmovdown(struct interp_exec *x, const struct vdesc *dd);
+
 #endif

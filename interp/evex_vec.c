@@ -1,0 +1,293 @@
+/* interp/evex_vec.c — the AVX-512-only vector operations: compares and
+ * tests into opmasks (vpcmp*, vptestm/nm), ternary logic, IFMA, vpblendm,
+ * two-table permutes, mask<->vector moves, compress/expand and the
+ * down-converting moves. The table that routes mnemonics here is kdesc in
+ * sse.c; the operand machinery is sse_vec.c.
+ *
+ * Workload: vpcmp and vptestnm into k, and vpternlogd, sit in the inner loops
+ * of glibc's EVEX string functions; the rest shows up in OpenSSL and in
+ * node's SIMD string code.
+ *
+ * Concurrency: thread state and, through interp_load/interp_store, program
+ * memory.
+ */
+#include "interp/sse_vec.h"
+
+/* Compare into an opmask (EVEX) or into a vector (VEX vpcmpeq/vpcmpgt). */
+static int cmp_pred(unsigned pred, int uns, uint64_t x, uint64_t y, unsigned s)
+{
+	int lt = uns ? x < y : sx(x, s) < sx(y, s);
+	int eq = x == y;
+
+	switch (pred & 7) {
+	case 0: return eq;
+	case 1: return lt;
+	case 2: return lt || eq;
+	case 3: return 0;
+	case 4: return !eq;
+	case 5: return !lt;
+	case 6: return !lt && !eq;
+	default: return 1;
+	}
+}
+
+int vx_h_cmpk(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, b;
+	unsigned s = dd->esz, n;
+	uint64_t m = 0;
+	unsigned pred;
+	int rc;
+
+	if (!VX_EVEX(x->in)) {
+		/* VEX vpcmpeq/vpcmpgt write vectors */
+		struct vdesc v = { K_BIN, dd->op, dd->esz, 0 };
+		return vx_h_bin(x, &v);
+	}
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	o.suppress = 1;
+	if ((rc = vx_get(x, &o, o.src[0], &a)) || (rc = vx_get(x, &o, o.src[1], &b)))
+		return rc;
+	pred = dd->flags & F_IMMPRED ? (unsigned)vx_imm(x, &o) :
+	       dd->flags & F_GT ? 6 : 0;
+	n = o.vl / s;
+	for (unsigned e = 0; e < n; e++) {
+		uint64_t p = eget(&a, s, e), q = eget(&b, s, e);
+		int t = dd->kind == K_TESTK ? ((p & q) != 0) ^ !!(dd->flags & F_NOT) :
+			cmp_pred(pred, !!(dd->flags & F_UNS), p, q, s);
+		m |= (uint64_t)t << e;
+	}
+	m &= o.kmask;
+	return interp_write_u64(x, o.dst, m);
+}
+
+/* vpternlogd/q: each result bit is imm8[(a<<2)|(b<<1)|c] of the three
+ * source bits; a is the destination. */
+int vx_h_tern(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, b, c, r;
+	unsigned imm;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, dd->esz)))
+		return rc;
+	o.suppress = 1;
+	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
+	    (rc = vx_get(x, &o, o.src[1], &c)))
+		return rc;
+	imm = (unsigned)vx_imm(x, &o);
+	memset(&r, 0, sizeof r);
+	for (unsigned i = 0; i < o.vl / 8; i++) {
+		uint64_t res = 0;
+		for (unsigned k = 0; k < 8; k++) {
+			if (!((imm >> k) & 1))
+				continue;
+			res |= ((k & 4) ? a.q[i] : ~a.q[i]) & ((k & 2) ? b.q[i] : ~b.q[i]) &
+			       ((k & 1) ? c.q[i] : ~c.q[i]);
+		}
+		r.q[i] = res;
+	}
+	return vx_put(x, &o, o.dst, &r);
+}
+
+/* vpmadd52luq/huq: dst += low/high 52 bits of the 104-bit product of the
+ * sources' low 52 bits, per quadword. */
+int vx_h_madd52(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, b, c, r;
+	const uint64_t m52 = (1ull << 52) - 1;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, 8)))
+		return rc;
+	if (o.nsrc < 2)
+		return INTERP_STOP_UNSUPPORTED;
+	o.suppress = 1;
+	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
+	    (rc = vx_get(x, &o, o.src[1], &c)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	for (unsigned i = 0; i < o.vl / 8; i++) {
+		unsigned __int128 p = (unsigned __int128)(b.q[i] & m52) * (c.q[i] & m52);
+		r.q[i] = a.q[i] + (dd->op ? (uint64_t)(p >> 52) & m52 : (uint64_t)p & m52);
+	}
+	return vx_put(x, &o, o.dst, &r);
+}
+
+/* vpblendm*: the write mask selects src2 over src1 (zeroing: over 0);
+ * every element is written. */
+int vx_h_blendm(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, b, r;
+	unsigned s = dd->esz;
+	/* Zydis calls this mask a control mask: vx_layout leaves it */
+	uint64_t k = x->in->avx.mask_idx ? x->st->k[x->in->avx.mask_idx] : ~0ull;
+	int z = x->in->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL_ZEROING ||
+		x->in->avx.mask_mode == ZYDIS_MASK_MODE_ZEROING;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	if (o.nsrc < 2)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, o.src[0], &a)))
+		return rc;
+	/* src2 elements not selected are not read (measured: no fault) */
+	o.masked = x->in->avx.mask_idx != 0;
+	o.suppress = 1;
+	o.kmask = k;
+	if ((rc = vx_get(x, &o, o.src[1], &b)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	for (unsigned e = 0; e < o.vl / s; e++)
+		eput(&r, s, e, (k >> e) & 1 ? eget(&b, s, e) : z ? 0 : eget(&a, s, e));
+	o.masked = 0;
+	return vx_put(x, &o, o.dst, &r);
+}
+
+/* vpermt2*: dst (table 1, also the merge value) and src2 (table 2) indexed
+ * by src1; vpermi2*: dst holds the indices, src1/src2 the tables. */
+int vx_h_perm2t(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec d, a, b, r;
+	unsigned s = dd->esz, n;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	if (o.nsrc < 2)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, o.dst, &d)) || (rc = vx_get(x, &o, o.src[0], &a)) ||
+	    (rc = vx_get(x, &o, o.src[1], &b)))
+		return rc;
+	n = o.vl / s;
+	memset(&r, 0, sizeof r);
+	for (unsigned i = 0; i < n; i++) {
+		const interp_vec *idx = dd->op ? &d : &a;
+		const interp_vec *t1 = dd->op ? &a : &d;
+		unsigned k = (unsigned)eget(idx, s, i) & (2 * n - 1);
+		eput(&r, s, i, k < n ? eget(t1, s, k) : eget(&b, s, k - n));
+	}
+	return vx_put(x, &o, o.dst, &r);
+}
+
+/* vpmov?2m: the sign bit of each element into an opmask. */
+int vx_h_tomask(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a;
+	unsigned s = dd->esz;
+	uint64_t m = 0;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	if ((rc = vx_get(x, &o, o.src[0], &a)))
+		return rc;
+	for (unsigned e = 0; e < o.vl / s; e++)
+		m |= ((eget(&a, s, e) >> (8 * s - 1)) & 1) << e;
+	return interp_write_u64(x, o.dst, m);
+}
+
+/* vpmovm2?: each element all ones where the opmask bit is set. The opmask
+ * is operand 1, which vx_layout would take for a write mask. */
+int vx_h_frommask(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec r;
+	unsigned s = dd->esz;
+	uint64_t k;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	if (x->in->op[1].type != INTERP_OP_REG || x->in->op[1].rkind != INTERP_RK_K || o.masked)
+		return INTERP_STOP_UNSUPPORTED;
+	k = x->st->k[x->in->op[1].idx];
+	memset(&r, 0, sizeof r);
+	for (unsigned e = 0; e < o.vl / s; e++)
+		eput(&r, s, e, (k >> e) & 1 ? interp_mask(s) : 0);
+	return vx_put(x, &o, o.dst, &r);
+}
+
+/* vpcompress: the selected elements packed to the bottom (register: the
+ * rest zeroed or kept; memory: only they are stored, contiguously).
+ * vpexpand: the bottom elements of the source spread to the selected
+ * positions (memory: only as many as are selected are read). */
+int vx_h_compress(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, r;
+	unsigned s = dd->esz, n, j = 0;
+	const struct interp_operand *d = &x->in->op[0];
+	uint64_t k;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	n = o.vl / s;
+	k = o.kmask & vx_lanes_mask(n);
+	if (dd->op && x->in->op[o.src[0]].type == INTERP_OP_MEM) {
+		/* expand from memory: the first popcount(k) elements */
+		memset(&a, 0, sizeof a);
+		j = (unsigned)__builtin_popcountll(k);
+		if (j && (rc = interp_load(x, interp_ea(x, o.src[0]), a.b, j * s)))
+			return rc;
+	} else if ((rc = vx_get(x, &o, o.src[0], &a))) {
+		return rc;
+	}
+	memset(&r, 0, sizeof r);
+	if (!dd->op) {
+		for (unsigned e = 0; e < n; e++)
+			if ((k >> e) & 1)
+				eput(&r, s, j++, eget(&a, s, e));
+		if (d->type == INTERP_OP_MEM) {
+			if (j && (rc = interp_store(x, interp_ea(x, 0), r.b, j * s)))
+				return rc;
+			return INTERP_OK;
+		}
+		/* register: elements j.. merge with the old value unless {z} */
+		if (!o.zeroing)
+			for (unsigned e = j; e < n; e++)
+				eput(&r, s, e, eget(&x->st->zmm[d->idx], s, e));
+		o.masked = 0;
+		return vx_put(x, &o, 0, &r);
+	}
+	j = 0;
+	for (unsigned e = 0; e < n; e++)
+		if ((k >> e) & 1)
+			eput(&r, s, e, eget(&a, s, j++));
+	return vx_put(x, &o, 0, &r);
+}
+
+/* vpmov{,s,us}{wb,db,qb,dw,qw,qd}: each element narrowed (truncated or
+ * saturated) into a destination of vl * esz / op bytes. */
+int vx_h_pmovdown(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, r;
+	unsigned si = dd->op, so = dd->esz, n;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, so)))
+		return rc;
+	if ((rc = vx_get(x, &o, o.src[0], &a)))
+		return rc;
+	n = o.vl / si;
+	memset(&r, 0, sizeof r);
+	for (unsigned e = 0; e < n; e++) {
+		uint64_t v = eget(&a, si, e);
+		if (dd->flags & F_UNS)
+			v = v > interp_mask(so) ? interp_mask(so) : v;
+		else if (dd->flags & F_SGN)
+			v = sat_s(sx(v, si), so);
+		eput(&r, so, e, v);
+	}
+	return vx_put(x, &o, o.dst, &r);
+}
