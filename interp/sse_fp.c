@@ -12,8 +12,9 @@
  * (Underflow unmasked is the exception: the trap condition differs from
  * the masked flag condition, so such programs stop as unsupported.)
  * A VEX.256/EVEX.512 packed operation runs the 128-bit form on each lane
- * (lane results and flags are independent); EVEX write-masked FP is not
- * modelled (masked-off lanes must not raise flags) and stops.
+ * (lane results and flags are independent). EVEX write-masked arithmetic
+ * and FMA run with 1.0 in the masked-off elements, so that only selected
+ * elements can raise flags; other masked FP stops.
  *
  * Workload: libm (pow/exp/log: vfmadd*sd, vmulsd, vaddsd), numeric loops
  * compiled for baseline x86-64 (movsd/addsd/mulsd/cvtsi2sd/ucomisd).
@@ -157,42 +158,45 @@ enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM,
 #define FF_IMM3   16    /* FK_IMM: only imm bits 0..1 count (sha1rnds4) */
 #define FF_XMM0   32    /* reads xmm0 implicitly (sha256rnds2) */
 #define FF_UNALIGN 64   /* legacy form without the 16-byte alignment check */
+#define FF_MASKOK 256   /* EVEX write-masking modelled: same element type in
+			 * and out, and 1.0 in every input raises nothing */
 
 struct fdesc {
-	uint8_t kind, flags, esz;
+	uint8_t kind, esz;
+	uint16_t flags;
 	fp_fn *fn, *fn64;   /* fn64: the 64-bit integer form (cvt*) */
 	fp_fn *const *byimm;   /* FK_IMM: one function per imm8 value */
 };
 
 #define FDESC_LIST(X) \
-	X(ADDSD, FK_BIN, FF_SCALAR, 8, addsd, 0) X(VADDSD, FK_BIN, FF_SCALAR, 8, addsd, 0) \
-	X(ADDSS, FK_BIN, FF_SCALAR, 4, addss, 0) X(VADDSS, FK_BIN, FF_SCALAR, 4, addss, 0) \
-	X(ADDPD, FK_BIN, FF_PACKED, 8, addpd, 0) X(VADDPD, FK_BIN, FF_PACKED, 8, addpd, 0) \
-	X(ADDPS, FK_BIN, FF_PACKED, 4, addps, 0) X(VADDPS, FK_BIN, FF_PACKED, 4, addps, 0) \
-	X(SUBSD, FK_BIN, FF_SCALAR, 8, subsd, 0) X(VSUBSD, FK_BIN, FF_SCALAR, 8, subsd, 0) \
-	X(SUBSS, FK_BIN, FF_SCALAR, 4, subss, 0) X(VSUBSS, FK_BIN, FF_SCALAR, 4, subss, 0) \
-	X(SUBPD, FK_BIN, FF_PACKED, 8, subpd, 0) X(VSUBPD, FK_BIN, FF_PACKED, 8, subpd, 0) \
-	X(SUBPS, FK_BIN, FF_PACKED, 4, subps, 0) X(VSUBPS, FK_BIN, FF_PACKED, 4, subps, 0) \
-	X(MULSD, FK_BIN, FF_SCALAR, 8, mulsd, 0) X(VMULSD, FK_BIN, FF_SCALAR, 8, mulsd, 0) \
-	X(MULSS, FK_BIN, FF_SCALAR, 4, mulss, 0) X(VMULSS, FK_BIN, FF_SCALAR, 4, mulss, 0) \
-	X(MULPD, FK_BIN, FF_PACKED, 8, mulpd, 0) X(VMULPD, FK_BIN, FF_PACKED, 8, mulpd, 0) \
-	X(MULPS, FK_BIN, FF_PACKED, 4, mulps, 0) X(VMULPS, FK_BIN, FF_PACKED, 4, mulps, 0) \
-	X(DIVSD, FK_BIN, FF_SCALAR, 8, divsd, 0) X(VDIVSD, FK_BIN, FF_SCALAR, 8, divsd, 0) \
-	X(DIVSS, FK_BIN, FF_SCALAR, 4, divss, 0) X(VDIVSS, FK_BIN, FF_SCALAR, 4, divss, 0) \
-	X(DIVPD, FK_BIN, FF_PACKED, 8, divpd, 0) X(VDIVPD, FK_BIN, FF_PACKED, 8, divpd, 0) \
-	X(DIVPS, FK_BIN, FF_PACKED, 4, divps, 0) X(VDIVPS, FK_BIN, FF_PACKED, 4, divps, 0) \
-	X(MINSD, FK_BIN, FF_SCALAR, 8, minsd, 0) X(VMINSD, FK_BIN, FF_SCALAR, 8, minsd, 0) \
-	X(MINSS, FK_BIN, FF_SCALAR, 4, minss, 0) X(VMINSS, FK_BIN, FF_SCALAR, 4, minss, 0) \
-	X(MINPD, FK_BIN, FF_PACKED, 8, minpd, 0) X(VMINPD, FK_BIN, FF_PACKED, 8, minpd, 0) \
-	X(MINPS, FK_BIN, FF_PACKED, 4, minps, 0) X(VMINPS, FK_BIN, FF_PACKED, 4, minps, 0) \
-	X(MAXSD, FK_BIN, FF_SCALAR, 8, maxsd, 0) X(VMAXSD, FK_BIN, FF_SCALAR, 8, maxsd, 0) \
-	X(MAXSS, FK_BIN, FF_SCALAR, 4, maxss, 0) X(VMAXSS, FK_BIN, FF_SCALAR, 4, maxss, 0) \
-	X(MAXPD, FK_BIN, FF_PACKED, 8, maxpd, 0) X(VMAXPD, FK_BIN, FF_PACKED, 8, maxpd, 0) \
-	X(MAXPS, FK_BIN, FF_PACKED, 4, maxps, 0) X(VMAXPS, FK_BIN, FF_PACKED, 4, maxps, 0) \
-	X(SQRTSD, FK_BIN, FF_SCALAR, 8, sqrtsd, 0) X(VSQRTSD, FK_BIN, FF_SCALAR, 8, sqrtsd, 0) \
-	X(SQRTSS, FK_BIN, FF_SCALAR, 4, sqrtss, 0) X(VSQRTSS, FK_BIN, FF_SCALAR, 4, sqrtss, 0) \
-	X(SQRTPD, FK_UN, FF_PACKED, 8, sqrtpd, 0) X(VSQRTPD, FK_UN, FF_PACKED, 8, sqrtpd, 0) \
-	X(SQRTPS, FK_UN, FF_PACKED, 4, sqrtps, 0) X(VSQRTPS, FK_UN, FF_PACKED, 4, sqrtps, 0) \
+	X(ADDSD, FK_BIN, FF_SCALAR, 8, addsd, 0) X(VADDSD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, addsd, 0) \
+	X(ADDSS, FK_BIN, FF_SCALAR, 4, addss, 0) X(VADDSS, FK_BIN, FF_SCALAR | FF_MASKOK, 4, addss, 0) \
+	X(ADDPD, FK_BIN, FF_PACKED, 8, addpd, 0) X(VADDPD, FK_BIN, FF_PACKED | FF_MASKOK, 8, addpd, 0) \
+	X(ADDPS, FK_BIN, FF_PACKED, 4, addps, 0) X(VADDPS, FK_BIN, FF_PACKED | FF_MASKOK, 4, addps, 0) \
+	X(SUBSD, FK_BIN, FF_SCALAR, 8, subsd, 0) X(VSUBSD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, subsd, 0) \
+	X(SUBSS, FK_BIN, FF_SCALAR, 4, subss, 0) X(VSUBSS, FK_BIN, FF_SCALAR | FF_MASKOK, 4, subss, 0) \
+	X(SUBPD, FK_BIN, FF_PACKED, 8, subpd, 0) X(VSUBPD, FK_BIN, FF_PACKED | FF_MASKOK, 8, subpd, 0) \
+	X(SUBPS, FK_BIN, FF_PACKED, 4, subps, 0) X(VSUBPS, FK_BIN, FF_PACKED | FF_MASKOK, 4, subps, 0) \
+	X(MULSD, FK_BIN, FF_SCALAR, 8, mulsd, 0) X(VMULSD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, mulsd, 0) \
+	X(MULSS, FK_BIN, FF_SCALAR, 4, mulss, 0) X(VMULSS, FK_BIN, FF_SCALAR | FF_MASKOK, 4, mulss, 0) \
+	X(MULPD, FK_BIN, FF_PACKED, 8, mulpd, 0) X(VMULPD, FK_BIN, FF_PACKED | FF_MASKOK, 8, mulpd, 0) \
+	X(MULPS, FK_BIN, FF_PACKED, 4, mulps, 0) X(VMULPS, FK_BIN, FF_PACKED | FF_MASKOK, 4, mulps, 0) \
+	X(DIVSD, FK_BIN, FF_SCALAR, 8, divsd, 0) X(VDIVSD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, divsd, 0) \
+	X(DIVSS, FK_BIN, FF_SCALAR, 4, divss, 0) X(VDIVSS, FK_BIN, FF_SCALAR | FF_MASKOK, 4, divss, 0) \
+	X(DIVPD, FK_BIN, FF_PACKED, 8, divpd, 0) X(VDIVPD, FK_BIN, FF_PACKED | FF_MASKOK, 8, divpd, 0) \
+	X(DIVPS, FK_BIN, FF_PACKED, 4, divps, 0) X(VDIVPS, FK_BIN, FF_PACKED | FF_MASKOK, 4, divps, 0) \
+	X(MINSD, FK_BIN, FF_SCALAR, 8, minsd, 0) X(VMINSD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, minsd, 0) \
+	X(MINSS, FK_BIN, FF_SCALAR, 4, minss, 0) X(VMINSS, FK_BIN, FF_SCALAR | FF_MASKOK, 4, minss, 0) \
+	X(MINPD, FK_BIN, FF_PACKED, 8, minpd, 0) X(VMINPD, FK_BIN, FF_PACKED | FF_MASKOK, 8, minpd, 0) \
+	X(MINPS, FK_BIN, FF_PACKED, 4, minps, 0) X(VMINPS, FK_BIN, FF_PACKED | FF_MASKOK, 4, minps, 0) \
+	X(MAXSD, FK_BIN, FF_SCALAR, 8, maxsd, 0) X(VMAXSD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, maxsd, 0) \
+	X(MAXSS, FK_BIN, FF_SCALAR, 4, maxss, 0) X(VMAXSS, FK_BIN, FF_SCALAR | FF_MASKOK, 4, maxss, 0) \
+	X(MAXPD, FK_BIN, FF_PACKED, 8, maxpd, 0) X(VMAXPD, FK_BIN, FF_PACKED | FF_MASKOK, 8, maxpd, 0) \
+	X(MAXPS, FK_BIN, FF_PACKED, 4, maxps, 0) X(VMAXPS, FK_BIN, FF_PACKED | FF_MASKOK, 4, maxps, 0) \
+	X(SQRTSD, FK_BIN, FF_SCALAR, 8, sqrtsd, 0) X(VSQRTSD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, sqrtsd, 0) \
+	X(SQRTSS, FK_BIN, FF_SCALAR, 4, sqrtss, 0) X(VSQRTSS, FK_BIN, FF_SCALAR | FF_MASKOK, 4, sqrtss, 0) \
+	X(SQRTPD, FK_UN, FF_PACKED, 8, sqrtpd, 0) X(VSQRTPD, FK_UN, FF_PACKED | FF_MASKOK, 8, sqrtpd, 0) \
+	X(SQRTPS, FK_UN, FF_PACKED, 4, sqrtps, 0) X(VSQRTPS, FK_UN, FF_PACKED | FF_MASKOK, 4, sqrtps, 0) \
 	X(HADDPD, FK_BIN, FF_PACKED, 8, haddpd, 0) X(VHADDPD, FK_BIN, FF_PACKED, 8, haddpd, 0) \
 	X(HADDPS, FK_BIN, FF_PACKED, 4, haddps, 0) X(VHADDPS, FK_BIN, FF_PACKED, 4, haddps, 0) \
 	X(ADDSUBPD, FK_BIN, FF_PACKED, 8, addsubpd, 0) X(VADDSUBPD, FK_BIN, FF_PACKED, 8, addsubpd, 0) \
@@ -248,12 +252,18 @@ struct fdesc {
 	FMA_LIST(X, VFNMADD, vfnmadd) FMA_LIST(X, VFNMSUB, vfnmsub)
 
 #define FMA_LIST(X, M, m) \
-	X(M##132SD, FK_FMA, FF_SCALAR, 8, m##132sd, 0) X(M##213SD, FK_FMA, FF_SCALAR, 8, m##213sd, 0) \
-	X(M##231SD, FK_FMA, FF_SCALAR, 8, m##231sd, 0) X(M##132SS, FK_FMA, FF_SCALAR, 4, m##132ss, 0) \
-	X(M##213SS, FK_FMA, FF_SCALAR, 4, m##213ss, 0) X(M##231SS, FK_FMA, FF_SCALAR, 4, m##231ss, 0) \
-	X(M##132PD, FK_FMA, FF_PACKED, 8, m##132pd, 0) X(M##213PD, FK_FMA, FF_PACKED, 8, m##213pd, 0) \
-	X(M##231PD, FK_FMA, FF_PACKED, 8, m##231pd, 0) X(M##132PS, FK_FMA, FF_PACKED, 4, m##132ps, 0) \
-	X(M##213PS, FK_FMA, FF_PACKED, 4, m##213ps, 0) X(M##231PS, FK_FMA, FF_PACKED, 4, m##231ps, 0)
+	X(M##132SD, FK_FMA, FF_SCALAR | FF_MASKOK, 8, m##132sd, 0) \
+	X(M##213SD, FK_FMA, FF_SCALAR | FF_MASKOK, 8, m##213sd, 0) \
+	X(M##231SD, FK_FMA, FF_SCALAR | FF_MASKOK, 8, m##231sd, 0) \
+	X(M##132SS, FK_FMA, FF_SCALAR | FF_MASKOK, 4, m##132ss, 0) \
+	X(M##213SS, FK_FMA, FF_SCALAR | FF_MASKOK, 4, m##213ss, 0) \
+	X(M##231SS, FK_FMA, FF_SCALAR | FF_MASKOK, 4, m##231ss, 0) \
+	X(M##132PD, FK_FMA, FF_PACKED | FF_MASKOK, 8, m##132pd, 0) \
+	X(M##213PD, FK_FMA, FF_PACKED | FF_MASKOK, 8, m##213pd, 0) \
+	X(M##231PD, FK_FMA, FF_PACKED | FF_MASKOK, 8, m##231pd, 0) \
+	X(M##132PS, FK_FMA, FF_PACKED | FF_MASKOK, 4, m##132ps, 0) \
+	X(M##213PS, FK_FMA, FF_PACKED | FF_MASKOK, 4, m##213ps, 0) \
+	X(M##231PS, FK_FMA, FF_PACKED | FF_MASKOK, 4, m##231ps, 0)
 
 /* the immediate forms: one function per imm8 value, in k_<name> */
 #define FIMM_LIST(X) \
@@ -267,11 +277,11 @@ struct fdesc {
 	X(ROUNDPS, FF_PACKED, 4, roundps) X(VROUNDPS, FF_PACKED, 4, roundps) \
 	X(PCLMULQDQ, FF_PACKED | FF_IMM11, 8, pclmul) X(VPCLMULQDQ, FF_PACKED | FF_IMM11, 8, pclmul) \
 	X(SHA1RNDS4, FF_PACKED | FF_UNALIGN | FF_IMM3, 16, sha1rnds4)
-#define FIMM_ENTRY(m, f, e, t) [ZYDIS_MNEMONIC_##m] = { FK_IMM, f, e, 0, 0, k_##t },
+#define FIMM_ENTRY(m, f, e, t) [ZYDIS_MNEMONIC_##m] = { FK_IMM, e, f, 0, 0, k_##t },
 #define FIMM_FAM(m, f, e, t) { ZYDIS_MNEMONIC_##m, h_fp },
 
 #define fp_0 NULL
-#define FDESC_ENTRY(m, k, f, e, fn, fn64) [ZYDIS_MNEMONIC_##m] = { k, f, e, fp_##fn, fp_##fn64, 0 },
+#define FDESC_ENTRY(m, k, f, e, fn, fn64) [ZYDIS_MNEMONIC_##m] = { k, e, f, fp_##fn, fp_##fn64, 0 },
 static const struct fdesc kfdesc[ZYDIS_MNEMONIC_MAX_VALUE + 1] = {
 	FDESC_LIST(FDESC_ENTRY)
 	FIMM_LIST(FIMM_ENTRY)
@@ -310,12 +320,20 @@ static int fp_layout(struct interp_exec *x, struct vx_ops *o, const struct fdesc
 
 	if (rc)
 		return rc;
-	/* masked-off lanes must not raise exceptions: not modelled (nor are
-	 * control masks) */
-	if (o->masked || (VX_EVEX(x->in) && x->in->avx.mask_idx))
+	/* masked-off lanes must not raise exceptions: see fp_neutral (control
+	 * masks are not modelled) */
+	if ((o->masked && !(fd->flags & FF_MASKOK)) ||
+	    (VX_EVEX(x->in) && x->in->avx.mask_idx && !o->masked))
 		return INTERP_STOP_UNSUPPORTED;
 	if ((fd->flags & FF_SCALAR))
 		o->vl = 16;
+	if (o->masked && (fd->flags & FF_SCALAR)) {
+		/* a masked-off scalar memory source: suppression not modelled */
+		for (int i = 0; i < x->in->nvis; i++)
+			if (x->in->op[i].type == INTERP_OP_MEM && !(o->kmask & 1))
+				return INTERP_STOP_UNSUPPORTED;
+	}
+	o->suppress = 1;        /* packed FP is element-wise */
 	/* legacy packed forms fault on a misaligned 16-byte memory operand */
 	if (VX_LEGACY(x->in) && !(fd->flags & FF_UNALIGN))
 		for (int i = 0; i < x->in->nvis; i++)
@@ -323,6 +341,36 @@ static int fp_layout(struct interp_exec *x, struct vx_ops *o, const struct fdesc
 			    !vx_aligned(x, i, 16))
 				return INTERP_STOP_WOULD_FAULT;
 	return INTERP_OK;
+}
+
+/* EVEX write-masking: masked-off elements must raise no exception, so
+ * their inputs become 1.0 (1+1, 1*1, 1/1, sqrt 1, 1*1+1 ... are exact and
+ * quiet) before the whole vector runs; vx_put then keeps or zeroes them. */
+static void fp_neutral(const struct vx_ops *o, const struct fdesc *fd, interp_vec *v)
+{
+	unsigned n = fd->flags & FF_SCALAR ? 1 : o->vl / fd->esz;
+
+	for (unsigned e = 0; e < n; e++)
+		if (!((o->kmask >> e) & 1)) {
+			if (fd->esz == 8)
+				v->q[e] = 0x3ff0000000000000ull;
+			else
+				v->d[e] = 0x3f800000u;
+		}
+}
+
+/* A masked scalar result: element 0 from r or, masked off, the old
+ * destination (or zero); the rest as computed (src1's or dst's upper). */
+static void fp_scalar_merge(struct interp_exec *x, struct vx_ops *o, const struct fdesc *fd,
+			    interp_vec *r)
+{
+	if (o->masked && !(o->kmask & 1)) {
+		if (o->zeroing)
+			memset(r->b, 0, fd->esz);
+		else
+			memcpy(r->b, x->st->zmm[x->in->op[o->dst].idx].b, fd->esz);
+	}
+	o->masked = 0;
 }
 
 static int h_fbin(struct interp_exec *x, const struct fdesc *fd)
@@ -348,6 +396,10 @@ static int h_fbin(struct interp_exec *x, const struct fdesc *fd)
 		return INTERP_STOP_UNSUPPORTED;
 	if ((rc = vx_get(x, &o, ia, &a)) || (rc = vx_get(x, &o, ib, &b)))
 		return rc;
+	if (o.masked) {
+		fp_neutral(&o, fd, &a);
+		fp_neutral(&o, fd, &b);
+	}
 	memset(&r, 0, sizeof r);
 	if (fd->flags & (FF_WIDEN | FF_NARROW)) {
 		/* the destination's lanes come from 8-byte source pieces, or
@@ -367,6 +419,8 @@ static int h_fbin(struct interp_exec *x, const struct fdesc *fd)
 				(fd->flags & FF_XMM0) ? x->st->zmm[0].b : b.b, o.vl, &raised))) {
 		return rc;
 	}
+	if (fd->flags & FF_SCALAR)
+		fp_scalar_merge(x, &o, fd, &r);
 	if ((rc = vx_put(x, &o, o.dst, &r)))
 		return rc;
 	vx_mxcsr_or(x, raised);
@@ -433,9 +487,16 @@ static int h_fma(struct interp_exec *x, const struct fdesc *fd)
 	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
 	    (rc = vx_get(x, &o, o.src[1], &c)))
 		return rc;
+	if (o.masked) {
+		fp_neutral(&o, fd, &a);
+		fp_neutral(&o, fd, &b);
+		fp_neutral(&o, fd, &c);
+	}
 	memset(&r, 0, sizeof r);
 	if ((rc = fp_run(x, fd->fn, r.b, a.b, b.b, c.b, o.vl, &raised)))
 		return rc;
+	if (fd->flags & FF_SCALAR)
+		fp_scalar_merge(x, &o, fd, &r);
 	if ((rc = vx_put(x, &o, o.dst, &r)))
 		return rc;
 	vx_mxcsr_or(x, raised);

@@ -254,6 +254,11 @@
 	X(D, 0, "vsubsd %xmm1, %xmm2, %xmm3") X(D, 0, "vdivsd %xmm1, %xmm2, %xmm3") X(D, 0, "vsqrtsd %xmm1, %xmm2, %xmm3") \
 	X(D, 0, "vaddpd %ymm1, %ymm2, %ymm3") X(D, 0, "vmulpd (%rdi), %ymm2, %ymm3") X(S, 0, "vaddps %ymm1, %ymm2, %ymm3") \
 	X(D, 0, "vaddpd %zmm17, %zmm18, %zmm19") X(D, 0, "vsqrtpd %ymm1, %ymm3") \
+	X(D, 0, "vaddpd %zmm17, %zmm18, %zmm19{%k1}") X(S, 0, "vmulps (%rdi), %zmm18, %zmm19{%k1}{z}") \
+	X(D, 0, "vfmadd231pd %zmm17, %zmm18, %zmm19{%k2}") X(S, 0, "vsqrtps %zmm17, %zmm19{%k1}") \
+	X(D, 0, "vaddsd %xmm17, %xmm18, %xmm19{%k1}") X(D, 0, "vfmadd213sd %xmm17, %xmm18, %xmm19{%k1}{z}") \
+	X(D, 0, "vdivpd (%rdi){1to8}, %zmm18, %zmm19{%k1}") X(S, 0, "vdivss %xmm17, %xmm18, %xmm19{%k3}{z}") \
+	X(D, 0, "vminpd %ymm17, %ymm18, %ymm19{%k1}") X(S, 0, "vfnmsub132ps (%rsi), %zmm18, %zmm19{%k2}") \
 	X(D, 0, "cvtsi2sd %rax, %xmm1") X(D, 0, "cvtsi2sd %eax, %xmm1") X(D, 0, "cvtsi2sdl (%rdi), %xmm1") \
 	X(S, 0, "cvtsi2ss %rax, %xmm1") X(D, 0, "vcvtsi2sd %rax, %xmm2, %xmm1") X(S, 0, "vcvtsi2ss %ecx, %xmm2, %xmm1") \
 	X(D, 0, "cvttsd2si %xmm1, %eax") X(D, 0, "cvttsd2si %xmm1, %rax") X(D, 0, "cvtsd2si %xmm1, %rax") \
