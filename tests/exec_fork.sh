@@ -135,6 +135,12 @@ sm=$(report_proc spin_main)
 [ "$sm" -gt 0 ] && pass "100 short processes (1 ms CPU each): sampled ($sm samples in spin_main)" ||
 	fail "100 short processes (1 ms CPU each, 0.1 s in all): no sample in spin_main: $(grep '^vprof' "$TMP/v.err")"
 
+# The same churn sampled at 20 kHz (VPROF_FREQ goes to 100000): a sample
+# signal still pending when a thread's trigger is stopped at its exit must
+# be recognized as vprof's and dropped, never handed to the program's
+# default SIGPROF action (which kills it).
+profile "200 short threads at 20 kHz" --freq 20000 -- "$SP" churn 200
+
 # 3c. fork from a second thread while the main thread spins: the child
 # (single-threaded, the forking thread's copy) is profiled on its own.
 profile "fork from a thread" -- "$SP" forkthread 0.3
