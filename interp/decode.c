@@ -8,6 +8,10 @@
  * keyed by PC first. An entry's bytes are compared against memory once per
  * run (epoch) so that code replaced between runs (JIT, dlclose + dlopen at
  * the same address) is decoded afresh; within a run the code is trusted.
+ * The compare is two masked 8-byte compares, and nothing on this path
+ * uses rep stos/movsb, whose start-up cost rivals a short decode.
+ * Each entry also records (xflags) whether the instruction may touch
+ * vector state, for lazily converted states (state.c).
  *
  * Concurrency: the decoder object is set up once by interp_init and only
  * read afterwards; the cache is per thread.

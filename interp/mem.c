@@ -8,7 +8,10 @@
  *
  * Workload: one call per interpreted load or store (1..64 bytes), so the
  * common sizes take a single mov, not rep movsb (whose start-up costs more
- * than the whole instruction should).
+ * than the whole instruction should). The ld/st routines of 1/2/4/8 bytes
+ * are the run loop's fast path (internal.h): a load returns value and
+ * status in rax:rdx, and a store is a single mov, which needs no write
+ * probe when it is the instruction's only store.
  *
  * Concurrency: every routine may run on any thread at any time, including
  * in signal handlers; the fixup only looks at the faulting RIP.

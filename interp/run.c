@@ -3,11 +3,16 @@
  * Owns the step protocol: decode (through the cache), call the family
  * handler with an exec context whose flags, RIP and stores are working
  * copies, then commit them only if the handler returned INTERP_OK. So an
- * instruction either happens entirely or the run stops before it.
+ * instruction either happens entirely or the run stops before it. (The
+ * one exception to buffering, interp_store_last, is for a single store
+ * made as the handler's last step that can fail: a lone mov that faults
+ * writes nothing, so it is just as all-or-nothing.)
  *
  * Workload: long runs in benchmarks and tests, runs of a few instructions
  * from a signal handler; everything on the per-step path is inline-friendly
- * and touches only the state, the cache entry and the exec context.
+ * and touches only the state, the cache entry and the exec context. RIP
+ * and RFLAGS stay in registers/the exec context for the whole run, and
+ * register operands are read inline in the handlers (internal.h).
  *
  * Concurrency: per thread; program memory only through mem.c.
  */

@@ -12,6 +12,10 @@
  *
  * Workload: two conversions per interpreted sample; the component offsets
  * are read once by interp_init because CPUID traps to the hypervisor.
+ * Copying the vector components (up to ~2.5 KB with AVX-512 live) was
+ * most of a conversion, and most runs never use them: the lazy
+ * conversion leaves them in the frame until the run meets an instruction
+ * that may (interp_state_load_vec).
  *
  * Concurrency: the offsets are written once before any handler runs, then
  * only read.
