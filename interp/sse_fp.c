@@ -147,7 +147,8 @@ FMA_O(vfmadd) FMA_O(vfmsub) FMA_O(vfnmadd) FMA_O(vfnmsub)
 
 /* ------------------------------------------------------- descriptors */
 
-enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM, FK_MXCSR };
+enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM, FK_MXCSR,
+       FK_AESKG };
 #define FF_SCALAR 1     /* one element: no lanes beyond the first 16 bytes */
 #define FF_NARROW 2     /* packed conversion to half the width (pd2ps): each
 			 * 16-byte source lane gives 8 bytes of the result */
@@ -244,6 +245,8 @@ struct fdesc {
 	X(SHA1MSG1, FK_BIN, FF_PACKED | FF_UNALIGN, 16, sha1msg1, 0) X(SHA1MSG2, FK_BIN, FF_PACKED | FF_UNALIGN, 16, sha1msg2, 0) \
 	X(SHA1NEXTE, FK_BIN, FF_PACKED | FF_UNALIGN, 16, sha1nexte, 0) \
 	X(SHA256RNDS2, FK_BIN, FF_PACKED | FF_UNALIGN | FF_XMM0, 16, sha256rnds2, 0) \
+	X(AESKEYGENASSIST, FK_AESKG, FF_PACKED, 16, aesenclast, 0) \
+	X(VAESKEYGENASSIST, FK_AESKG, FF_PACKED, 16, aesenclast, 0) \
 	X(LDMXCSR, FK_MXCSR, 0, 4, 0, 0) X(VLDMXCSR, FK_MXCSR, 0, 4, 0, 0) \
 	X(STMXCSR, FK_MXCSR, 0, 4, 0, 0) X(VSTMXCSR, FK_MXCSR, 0, 4, 0, 0) \
 	X(MOVSD, FK_MOVS, FF_SCALAR, 8, 0, 0) X(VMOVSD, FK_MOVS, FF_SCALAR, 8, 0, 0) \
@@ -628,6 +631,39 @@ static int h_movs(struct interp_exec *x, const struct fdesc *fd)
 	return INTERP_OK;
 }
 
+/* aeskeygenassist: SubWord of source dwords 1 and 3, rotated and XORed
+ * with the imm8 round constant. SubWord comes from the host's aesenclast
+ * with a zero round key on a state whose four columns are the same word
+ * (ShiftRows then moves nothing). */
+static int h_aeskg(struct interp_exec *x, const struct fdesc *fd)
+{
+	struct vx_ops o;
+	interp_vec b, t, z, r;
+	uint32_t sub[2], raised, rcon;
+	int rc;
+
+	if ((rc = fp_layout(x, &o, fd)) || (rc = vx_get(x, &o, o.src[0], &b)))
+		return rc;
+	if (o.imm < 0)
+		return INTERP_STOP_UNSUPPORTED;
+	rcon = (uint32_t)vx_imm(x, &o);
+	memset(&z, 0, sizeof z);
+	for (int i = 0; i < 2; i++) {
+		uint32_t w = b.d[1 + 2 * i];
+		memset(&t, 0, sizeof t);
+		t.d[0] = t.d[1] = t.d[2] = t.d[3] = w;
+		if ((rc = fp_run(x, fd->fn, r.b, t.b, z.b, z.b, 16, &raised)))
+			return rc;
+		sub[i] = r.d[0];
+	}
+	memset(&r, 0, sizeof r);
+	r.d[0] = sub[0];
+	r.d[1] = ((sub[0] >> 8) | (sub[0] << 24)) ^ rcon;
+	r.d[2] = sub[1];
+	r.d[3] = ((sub[1] >> 8) | (sub[1] << 24)) ^ rcon;
+	return vx_put(x, &o, o.dst, &r);
+}
+
 /* ldmxcsr/stmxcsr: loading reserved bits is #GP (left to the hardware). */
 static int h_mxcsr(struct interp_exec *x, const struct fdesc *fd)
 {
@@ -667,6 +703,7 @@ static int h_fp(struct interp_exec *x)
 	case FK_MOVS: return h_movs(x, fd);
 	case FK_IMM: return h_fimm(x, fd);
 	case FK_MXCSR: return h_mxcsr(x, fd);
+	case FK_AESKG: return h_aeskg(x, fd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

@@ -196,7 +196,8 @@
 	X(I, 0, "vperm2i128 $0x21, %ymm1, %ymm2, %ymm3") X(I, 0, "vperm2i128 $0x8a, (%rdi), %ymm2, %ymm3") \
 	X(I, 0, "aesenc %xmm1, %xmm2") X(I, 0, "aesenclast %xmm1, %xmm2") X(I, 0, "aesdec (%rdi), %xmm2") \
 	X(I, 0, "aesdeclast %xmm1, %xmm2") X(I, 0, "aesimc %xmm1, %xmm2") X(I, 0, "vaesenc %xmm1, %xmm2, %xmm3") \
-	X(I, 0, "vaesenc %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vaesenc %ymm1, %ymm2, %ymm3") X(I, 0, "aeskeygenassist $0x1b, %xmm1, %xmm2") \
+	X(I, 0, "aeskeygenassist $0x80, (%rdi), %xmm2") X(I, 0, "vaeskeygenassist $0x36, %xmm1, %xmm2") \
 	X(I, 0, "pclmulqdq $0, %xmm1, %xmm2") X(I, 0, "pclmulqdq $0x11, %xmm1, %xmm2") X(I, 0, "pclmulqdq $0x01, (%rdi), %xmm2") \
 	X(I, 0, "vpclmulqdq $0x10, %xmm1, %xmm2, %xmm3") X(I, 0, "pclmulqdq $0xff, %xmm1, %xmm2") \
 	X(I, 0, "stmxcsr (%rdi)") X(I, 0, "vstmxcsr (%rsi)") X(I, 0, "ldmxcsr (%rdx)") \
