@@ -583,7 +583,11 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
 	if (interp_fault_fixup(uc))
 		goto out;
 	if (v && v->stepping && g_vf &&
-	    (uint64_t)uc->uc_mcontext.gregs[REG_RIP] == v->steps[v->i].pc) {
+	    (uint64_t)uc->uc_mcontext.gregs[REG_RIP] == v->steps[v->i].pc &&
+	    interp_shadow_raced(&v->sh, v->steps[v->i].ld_hi, v->steps[v->i].sh_hi) == 1) {
+		ADD(raced, 1);     /* memory changed (unmapped?) under the run */
+	} else if (v && v->stepping && g_vf &&
+		   (uint64_t)uc->uc_mcontext.gregs[REG_RIP] == v->steps[v->i].pc) {
 		/* The hardware faulted on an instruction the shadow ran. */
 		struct cmp c = { .v = v, .s = &v->steps[v->i], .items = 0 };
 		report(&c, VERIFY_K_FAULT, sig == SIGSEGV ? "SIGSEGV" : "SIGBUS", -1, NULL,
