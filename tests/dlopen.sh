@@ -92,6 +92,18 @@ attributed "dlclose'd library" "$TMP/db$n" dlib_work_a "$TMP/libbehave_a.so" 80
 profile "dlmopen'd library (new namespace)" -- "$DL" 0.4 mopen "$TMP/libbehave_a.so" dlib_work_a
 attributed "dlmopen'd library (new namespace)" "$TMP/db$n" dlib_work_a "$TMP/libbehave_a.so" 80
 
+# 2c. The process ends without destructors: _exit(0) (as fork children and
+# quick exits do), or SIGKILL (the spool survives it by design). The library
+# was dlopen'd after vprof's last image scan; its samples must still be its
+# own, not unknown.
+for how in _exit kill; do
+	n=$((n + 1))
+	BEHAVE_EXIT=$how runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db$n" -- \
+		"$DL" 0.3 open "$TMP/libbehave_a.so" dlib_work_a >/dev/null
+	grep -q '^ran dlib_work_a' "$TMP/v.out" || fail "ends with $how: the fixture ran: $(tr '\n' '|' <"$TMP/v.out")"
+	attributed "dlopen'd library, process ends with $how" "$TMP/db$n" dlib_work_a "$TMP/libbehave_a.so" 80
+done
+
 # 3. Two libraries, one after the other, the first dlclose'd before the
 # second is loaded (the loader usually gives the second the first one's
 # address: stderr below shows the bases). Each spends half the CPU: each
