@@ -50,18 +50,20 @@ vcheck sigs_trap 1000 -- "$TMP/sigs" trap
 vcheck exit7 0 -- sh -c 'exit 7'
 
 # SIGKILL loses nothing: the counts live in a MAP_SHARED file.
-"$VPROF" verify --db "$TMP/db" --freq 5000 --json -o "$TMP/kill.json" -- "$TMP/work" 1000000 \
-	>/dev/null 2>&1 &
-vp=$!
-for i in $(seq 50); do
-	wp=$(pgrep -f "^$TMP/work 1000000\$" | head -1)
-	[ -n "$wp" ] && break
-	sleep 0.1
-done
-sleep 2
-[ -n "$wp" ] && kill -9 "$wp"
-wait $vp
-st=$?
+st=$( (
+	"$VPROF" verify --db "$TMP/db" --freq 5000 --json -o "$TMP/kill.json" -- "$TMP/work" 1000000 \
+		>/dev/null 2>&1 &
+	vp=$!
+	for i in $(seq 50); do
+		wp=$(pgrep -f "^$TMP/work 1000000\$" | head -1)
+		[ -n "$wp" ] && break
+		sleep 0.1
+	done
+	sleep 2
+	[ -n "$wp" ] && kill -9 "$wp"
+	wait $vp
+	echo $?
+) 2>/dev/null)
 n=$(field "$TMP/kill.json" compared 2>/dev/null || echo 0)
 [ "$st" = 137 ] && [ "$n" -gt 0 ] && pass "SIGKILL: status 137, $n instructions compared kept" ||
 	fail "SIGKILL: status $st, $n compared"
