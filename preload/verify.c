@@ -380,6 +380,75 @@ static void put_what(char *dst, const char *a, int num, const char *b)
 	dst[o] = 0;
 }
 
+/* Which file is pc mapped from, and at what offset? Read from
+ * /proc/self/maps with plain system calls (AS-safe); only done for a
+ * mismatch record, so its cost does not matter. */
+static uint64_t hexnum(const char **p)
+{
+	uint64_t v = 0;
+	for (;; (*p)++) {
+		char c = **p;
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return v;
+		v = v * 16 + (uint64_t)d;
+	}
+}
+
+static void locate(uint64_t pc, char *image, size_t cap, uint64_t *off)
+{
+	char buf[4096], line[512];
+	size_t ll = 0;
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	image[0] = 0;
+	*off = 0;
+	if (fd < 0)
+		return;
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (ll < sizeof line - 1)
+					line[ll++] = buf[i];
+				continue;
+			}
+			line[ll] = 0;
+			ll = 0;
+			const char *p = line;
+			uint64_t lo = hexnum(&p);
+			if (*p++ != '-')
+				continue;
+			uint64_t hi = hexnum(&p);
+			if (pc < lo || pc >= hi)
+				continue;
+			while (*p == ' ')
+				p++;
+			while (*p && *p != ' ')       /* perms */
+				p++;
+			while (*p == ' ')
+				p++;
+			uint64_t foff = hexnum(&p);
+			for (int f = 0; f < 2; f++) {  /* dev, inode */
+				while (*p == ' ')
+					p++;
+				while (*p && *p != ' ')
+					p++;
+			}
+			while (*p == ' ')
+				p++;
+			size_t k = 0;
+			for (; p[k] && k < cap - 1; k++)
+				image[k] = p[k];
+			image[k] = 0;
+			*off = pc - lo + foff;
+			close(fd);
+			return;
+		}
+	}
+	close(fd);
+}
+
 struct cmp {
 	struct verify_thread *v;
 	const struct step *s;
@@ -409,6 +478,7 @@ static void report(struct cmp *c, int kind, const char *what, int num, const cha
 	r->size = size;
 	memcpy(r->bytes, c->s->bytes, c->s->len);
 	put_what(r->what, what, num, what2);
+	locate(r->pc, r->image, sizeof r->image, &r->file_off);
 	if (size) {
 		memcpy(r->expected, exp, size);
 		memcpy(r->actual, act, size);

@@ -48,6 +48,8 @@ struct verify_record {
 	char     what[16];     /* register or component name */
 	uint8_t  expected[64]; /* the interpreter's (shadow) value */
 	uint8_t  actual[64];   /* the hardware's value */
+	uint64_t file_off;     /* pc as an offset in the mapped file */
+	char     image[112];   /* that file (from /proc/self/maps), or "" */
 };
 
 struct verify_file {

@@ -107,8 +107,9 @@ static void print_text(FILE *f, const struct verify_sum *s, int status)
 		hex(b, r->bytes, r->len, 1);
 		value(e, r, r->expected);
 		value(a, r, r->actual);
-		fprintf(f, "  mismatch: %s pid %d tid %u pc 0x%llx [%s] %s (insn %u of its run): %s %s",
-			x->exe, x->pid, r->tid, (unsigned long long)r->pc, b, d, r->index,
+		fprintf(f, "  mismatch: %s pid %d tid %u pc 0x%llx (%s+0x%llx) [%s] %s (insn %u of its run): "
+			"%s %s", x->exe, x->pid, r->tid, (unsigned long long)r->pc,
+			r->image[0] ? r->image : "?", (unsigned long long)r->file_off, b, d, r->index,
 			kkind[r->kind < 9 ? r->kind : 0], r->what);
 		if (r->kind == VERIFY_K_MEM || r->kind == VERIFY_K_FAULT)
 			fprintf(f, " at 0x%llx", (unsigned long long)r->addr);
@@ -154,7 +155,10 @@ static void print_json(FILE *f, const struct verify_sum *s, const char *tag, int
 		value(a, r, r->actual);
 		fprintf(f, "%s{\"pid\": %d, \"tid\": %u, \"exe\": ", i ? ", " : "", x->pid, r->tid);
 		report_json_str(f, x->exe);
-		fprintf(f, ", \"pc\": \"0x%llx\", \"bytes\": \"%s\", \"disasm\": ", (unsigned long long)r->pc, b);
+		fprintf(f, ", \"pc\": \"0x%llx\", \"image\": ", (unsigned long long)r->pc);
+		report_json_str(f, r->image);
+		fprintf(f, ", \"file_offset\": \"0x%llx\", \"bytes\": \"%s\", \"disasm\": ",
+			(unsigned long long)r->file_off, b);
 		report_json_str(f, d);
 		fprintf(f, ", \"index\": %u, \"kind\": \"%s\", \"what\": ", r->index,
 			kkind[r->kind < 9 ? r->kind : 0]);
