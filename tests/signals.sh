@@ -71,6 +71,13 @@ for ev in task-clock cpu-timer itimer; do
 		fail "own timer_create SIGPROF: handler ran with its siginfo ($ev): $(tr '\n' '|' <"$TMP/v.out")"
 done
 
+# SIGPROF blocked by the program: vprof's samples must not show up as
+# pending SIGPROFs the program can see or take with sigtimedwait/signalfd;
+# its own raise() pends and runs its handler once at unblock.
+for ev in task-clock cpu-timer; do
+	same "SIGPROF blocked: sigpending/sigtimedwait see only the program's own ($ev)" --event "$ev" -- "$BS" blocked-pending
+done
+
 # A real user of SIGPROF: gperftools' CPU profiler (its own handler, its own
 # setitimer) preloaded after libvprof.so. Both profilers must get samples.
 GPERF=/usr/lib/x86_64-linux-gnu/libprofiler.so.0
