@@ -15,6 +15,9 @@
  * component the interpreter changed is marked in xstate_bv and
  * xstate_dirty.
  *
+ * Every other run re-encodes the instruction with random register numbers
+ * (Zydis encoder), so all 32 registers and operand aliasing are covered.
+ *
  * Usage: interp_vec_ops [iterations-per-insn [seed [filter]]]
  * Default: 300 per instruction, fixed seed.
  */
@@ -631,6 +634,53 @@ static void random_state(struct vstate *s, int kind)
 	}
 }
 
+
+/* Re-encode the instruction with its explicit vector and opmask register
+ * operands renumbered at random (xmm0-15 or, EVEX, 0-31; k0-7), so that
+ * every register number and aliasing between operands gets exercised.
+ * Returns the new length, or 0 (then the original bytes are used). */
+static unsigned rerand(const uint8_t *in, unsigned len, uint8_t *out)
+{
+	static ZydisDecoder d;
+	static int init;
+	ZydisDecodedInstruction di;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisEncoderRequest req;
+	ZyanUSize olen = 15;
+
+	if (!init) {
+		ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+		init = 1;
+	}
+	if (ZYAN_FAILED(ZydisDecoderDecodeFull(&d, in, len, &di, ops)))
+		return 0;
+	if (ZYAN_FAILED(ZydisEncoderDecodedInstructionToEncoderRequest(&di, ops,
+								       di.operand_count_visible, &req)))
+		return 0;
+	for (int i = 0; i < req.operand_count; i++) {
+		ZydisEncoderOperand *o = &req.operands[i];
+		ZydisRegisterClass c;
+		int n;
+
+		if (o->type != ZYDIS_OPERAND_TYPE_REGISTER ||
+		    ops[i].visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT)
+			continue;
+		c = ZydisRegisterGetClass(o->reg.value);
+		n = di.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ? 32 : 16;
+		if (c == ZYDIS_REGCLASS_XMM)
+			o->reg.value = ZYDIS_REGISTER_XMM0 + rnd() % n;
+		else if (c == ZYDIS_REGCLASS_YMM)
+			o->reg.value = ZYDIS_REGISTER_YMM0 + rnd() % n;
+		else if (c == ZYDIS_REGCLASS_ZMM)
+			o->reg.value = ZYDIS_REGISTER_ZMM0 + rnd() % n;
+		else if (c == ZYDIS_REGCLASS_MASK && o->reg.value != ZYDIS_REGISTER_K0)
+			o->reg.value = ZYDIS_REGISTER_K1 + rnd() % 7;
+	}
+	if (ZYAN_FAILED(ZydisEncoderEncodeInstruction(&req, out, &olen)))
+		return 0;
+	return (unsigned)olen;
+}
+
 /* ------------------------------------------------------- checking */
 
 static uint64_t comp_of(int reg, int byte)
@@ -712,10 +762,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (size_t t = 0; t < ninsn; t++) {
-		const uint8_t *code = (const uint8_t *)__start_vt_idx[2 * t];
-		unsigned len = (unsigned)(__start_vt_idx[2 * t + 1] - __start_vt_idx[2 * t]);
+		const uint8_t *code0 = (const uint8_t *)__start_vt_idx[2 * t];
+		unsigned len0 = (unsigned)(__start_vt_idx[2 * t + 1] - __start_vt_idx[2 * t]);
 		const struct tinsn *ti = &kinsns[t];
-		long ok = 0, faults = 0, unsup = 0, bad = 0;
+		long ok = 0, faults = 0, unsup = 0, bad = 0, renum = 0;
 		const char *first_stop = NULL;
 
 		if (filter && !strstr(ti->text, filter))
@@ -724,6 +774,17 @@ int main(int argc, char **argv)
 			struct vstate in, nat, itp;
 			uint64_t bv, dirty;
 			int sig, rc;
+			uint8_t rb[16];
+			const uint8_t *code = code0;
+			unsigned len = len0;
+
+			/* half the time, other register numbers */
+			if (it % 2 && (len = rerand(code0, len0, rb))) {
+				code = rb;
+				renum++;
+			} else {
+				len = len0;
+			}
 
 			random_state(&in, ti->kind);
 			if (ti->kind == I)
@@ -784,8 +845,8 @@ int main(int argc, char **argv)
 		if (bad)
 			nfail++;
 		else
-			printf("PASS %s (%ld same, %ld faulted alike, %ld unsupported)\n", ti->text,
-			       ok, faults, unsup);
+			printf("PASS %s (%ld same, %ld faulted alike, %ld unsupported; %ld renumbered)\n",
+			       ti->text, ok, faults, unsup, renum);
 	}
 	return nfail != 0;
 }
