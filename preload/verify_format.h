@@ -90,9 +90,10 @@ struct verify_file {
 				* iteration is one trap when stepped) */
 	uint64_t lost;         /* stepping found abandoned (no trap came) */
 	uint64_t raced;        /* differences explained by memory that changed
-				* under the run (another thread wrote a
-				* byte the shadow had loaded): not counted
-				* as mismatches; the run ends there */
+				* under the run (another thread, or the
+				* kernel in the vDSO data page, wrote a byte
+				* the shadow had loaded): not counted as
+				* mismatches; the run ends there */
 	uint64_t cooldown;     /* samples not run because the thread had not
 				* yet run natively for half a sampling period
 				* since its last stepping ended (the trap

@@ -224,7 +224,7 @@ void verify_print_stops(FILE *f, const struct verify_file *t)
 		first = 0;
 	}
 	fprintf(f, "%s (cut: %llu at rdtsc/cpuid/popf-like, %llu at long REP, %llu store log full; "
-		"%llu stepping lost; %llu differences from memory changed by other threads)\n", first ? "none" : "", (unsigned long long)t->cut_nondet,
+		"%llu stepping lost; %llu differences from memory changed under the run by other threads or the kernel)\n", first ? "none" : "", (unsigned long long)t->cut_nondet,
 		(unsigned long long)t->cut_rep, (unsigned long long)t->cut_overflow,
 		(unsigned long long)t->lost, (unsigned long long)t->raced);
 }
