@@ -104,6 +104,19 @@ for how in _exit kill; do
 	attributed "dlopen'd library, process ends with $how" "$TMP/db$n" dlib_work_a "$TMP/libbehave_a.so" 80
 done
 
+# 2d. A library without a build-id is attributed by path; a library with
+# one that is rebuilt (different code, same path) after the run must not
+# lend its symbols to the old samples (the build-ids differ).
+lib "$TMP/libbehave_n.so" dlib_work_n -Wl,--build-id=none
+profile "library without a build-id" -- "$DL" 0.3 open "$TMP/libbehave_n.so" dlib_work_n
+attributed "library without a build-id" "$TMP/db$n" dlib_work_n "$TMP/libbehave_n.so" 80
+cp "$TMP/libbehave_a.so" "$TMP/libbehave_r.so"
+profile "library rebuilt after the run" -- "$DL" 0.3 open "$TMP/libbehave_r.so" dlib_work_a
+lib "$TMP/libbehave_r.so" dlib_work_rebuilt -Wl,--build-id -O0 -g
+rows "$TMP/db$n" | grep -q 'dlib_work_rebuilt' &&
+	fail "library rebuilt after the run: old samples named after the new file's function: $(rows "$TMP/db$n" | tr '\n' '|')" ||
+	pass "library rebuilt after the run: the new file's symbols are not used for the old samples"
+
 # 3. Two libraries, one after the other, the first dlclose'd before the
 # second is loaded (the loader usually gives the second the first one's
 # address: stderr below shows the bases). Each spends half the CPU: each
