@@ -112,7 +112,7 @@ static int stored(const struct interp_shadow *sh, uint32_t nst, uint64_t a)
 	return 0;
 }
 
-int interp_shadow_raced(const struct interp_shadow *sh, uint32_t nld, uint32_t nst)
+int interp_shadow_raced(const struct interp_shadow *sh, uint32_t nld, uint32_t nst, int ro_only)
 {
 	if (nld > sh->nld)
 		return sh->ld_full ? -1 : 0;
@@ -124,7 +124,8 @@ int interp_shadow_raced(const struct interp_shadow *sh, uint32_t nld, uint32_t n
 			if (interp_mem_copy_raw(now, (const void *)(l->addr + o), n))
 				return 1;       /* unmapped since: changed */
 			for (uint32_t j = 0; j < n; j++)
-				if (now[j] != sh->lddata[l->off + o + j] && !stored(sh, nst, l->addr + o + j))
+				if (now[j] != sh->lddata[l->off + o + j] && !stored(sh, nst, l->addr + o + j) &&
+				    (!ro_only || interp_mem_wprobe(l->addr + o + j, 1) != 0))
 					return 1;
 		}
 	}

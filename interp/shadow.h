@@ -69,9 +69,11 @@ static inline void interp_shadow_mark(struct interp_shadow *sh)
 int interp_shadow_load(struct interp_shadow *sh, void *dst, uint64_t src, size_t n);
 int interp_shadow_store(struct interp_shadow *sh, uint64_t dst, const void *src, size_t n);
 /* Has real memory changed under the first nld loads of the run, other
- * than at bytes the first nst log entries store to? 1 yes, 0 no, -1
- * cannot tell (load log full). AS-safe. */
-int interp_shadow_raced(const struct interp_shadow *sh, uint32_t nld, uint32_t nst);
+ * than at bytes the first nst log entries store to? With ro_only, only
+ * bytes the calling thread cannot write count (read-only pages: a change
+ * there is the kernel's or another process's, never this thread's).
+ * 1 yes, 0 no, -1 cannot tell (load log full). AS-safe. */
+int interp_shadow_raced(const struct interp_shadow *sh, uint32_t nld, uint32_t nst, int ro_only);
 int interp_shadow_cas(struct interp_shadow *sh, uint64_t addr, void *expect,
 		      const void *desired, unsigned size);
 

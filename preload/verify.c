@@ -100,6 +100,8 @@ struct verify_thread {
 	int cut;                      /* why the observer stopped the run */
 	uint64_t rcx0;                /* RCX at the start of the run */
 	uint64_t end_ns;              /* thread CPU time when stepping ended */
+	int pre_raced;                /* loaded memory changed before stepping */
+	uint32_t rec_flags;           /* VERIFY_F_* for records being made */
 	struct interp_thread *ith;
 	size_t map_size;
 	struct interp_shadow sh;
@@ -108,8 +110,12 @@ struct verify_thread {
 	struct interp_state exp[VERIFY_MAX_LEN];
 };
 
-enum { CUT_NONE, CUT_NONDET, CUT_OVERFLOW, CUT_REP };
+enum { CUT_NONE, CUT_NONDET, CUT_OVERFLOW, CUT_REP, CUT_SELF };
 #define REP_BUDGET 1024            /* iterations stepped per run */
+
+/* This library's own text, from the linker. */
+extern char __ehdr_start[] __attribute__((visibility("hidden")));
+extern char __etext[] __attribute__((visibility("hidden")));
 
 static __thread struct verify_thread *g_vt PRELOAD_TLS;
 static pthread_key_t g_vkey;
@@ -223,6 +229,12 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	}
 	if (nondeterministic(in->mnemonic)) {
 		v->cut = CUT_NONDET;
+		return 1;
+	}
+	if (in->pc >= (uint64_t)__ehdr_start && in->pc < (uint64_t)__etext) {
+		/* Our own code reads our state (v->stepping...), which the
+		 * stepping changes: not the program's, not compared. */
+		v->cut = CUT_SELF;
 		return 1;
 	}
 	s->rep = (in->attrib & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
@@ -341,10 +353,14 @@ void preload_verify_sample(int sig, siginfo_t *si, void *ucv)
 		ADD(cut_overflow, 1);
 	else if (v->cut == CUT_REP)
 		ADD(cut_rep, 1);
+	else if (v->cut == CUT_SELF)
+		ADD(cut_self, 1);
 
 	if (!g_step || v->n == 0)
 		return;
-	/* Hand the same instructions to the hardware, one at a time. */
+	/* Hand the same instructions to the hardware, one at a time. Memory
+	 * the run read that has changed already was changed by someone else. */
+	v->pre_raced = interp_shadow_raced(&v->sh, v->sh.nld, 0, 0) == 1;
 	ADD(runs_stepped, 1);
 	v->i = 0;
 	v->rep_traps = 0;
@@ -473,6 +489,7 @@ static void report(struct cmp *c, int kind, const char *what, int num, const cha
 	r->mnemonic = c->s->mnemonic;
 	r->len = c->s->len;
 	r->kind = (uint8_t)kind;
+	r->flags = c->v->rec_flags;
 	if (size > 64)
 		size = 64;
 	r->size = size;
@@ -582,12 +599,17 @@ static int compare(struct verify_thread *v, const struct step *s)
 {
 	if (!compare_pass(v, s, 1))
 		return 0;
-	/* Another thread may have written memory the shadow read: then the
-	 * hardware saw other inputs, and the difference says nothing. */
-	if (interp_shadow_raced(&v->sh, s->ld_hi, s->sh_hi) == 1) {
+	/* Memory the shadow read that changed under the run where this
+	 * thread cannot have changed it (before stepping began; pages it
+	 * cannot write): the hardware saw other inputs, the difference says
+	 * nothing. A change in writable memory during stepping may be this
+	 * thread's own store that the interpreter missed: reported. */
+	if (v->pre_raced || interp_shadow_raced(&v->sh, s->ld_hi, s->sh_hi, 1) == 1) {
 		ADD(raced, 1);
 		return 1;
 	}
+	v->rec_flags = interp_shadow_raced(&v->sh, s->ld_hi, s->sh_hi, 0) == 1
+			       ? VERIFY_F_LOADS_CHANGED : 0;
 	int items = compare_pass(v, s, 0);
 	ADD(mismatches, 1);
 	ADD(items, (uint64_t)items);
@@ -654,12 +676,15 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	if (v && v->stepping && g_vf &&
 	    (uint64_t)uc->uc_mcontext.gregs[REG_RIP] == v->steps[v->i].pc &&
-	    interp_shadow_raced(&v->sh, v->steps[v->i].ld_hi, v->steps[v->i].sh_hi) == 1) {
+	    (v->pre_raced ||
+	     interp_shadow_raced(&v->sh, v->steps[v->i].ld_hi, v->steps[v->i].sh_hi, 1) == 1)) {
 		ADD(raced, 1);     /* memory changed (unmapped?) under the run */
 	} else if (v && v->stepping && g_vf &&
 		   (uint64_t)uc->uc_mcontext.gregs[REG_RIP] == v->steps[v->i].pc) {
 		/* The hardware faulted on an instruction the shadow ran. */
 		struct cmp c = { .v = v, .s = &v->steps[v->i], .items = 0 };
+		v->rec_flags = interp_shadow_raced(&v->sh, v->steps[v->i].ld_hi,
+						   v->steps[v->i].sh_hi, 0) == 1 ? VERIFY_F_LOADS_CHANGED : 0;
 		report(&c, VERIFY_K_FAULT, sig == SIGSEGV ? "SIGSEGV" : "SIGBUS", -1, NULL,
 		       (uint64_t)si->si_addr, NULL, NULL, 0);
 		ADD(native_faults, 1);

@@ -35,6 +35,11 @@ enum verify_kind {
 				* had not stopped (expected/actual empty) */
 };
 
+/* Memory the run had loaded changed while the hardware was stepped, in
+ * pages the thread itself can write: another thread, or a store of this
+ * thread the interpreter did not make. Reported, so judge it. */
+#define VERIFY_F_LOADS_CHANGED 1u
+
 struct verify_record {
 	uint64_t pc;           /* the instruction */
 	uint64_t addr;         /* VERIFY_K_MEM: address */
@@ -48,6 +53,8 @@ struct verify_record {
 	char     what[16];     /* register or component name */
 	uint8_t  expected[64]; /* the interpreter's (shadow) value */
 	uint8_t  actual[64];   /* the hardware's value */
+	uint32_t flags;        /* VERIFY_F_* */
+	uint32_t pad;
 	uint64_t file_off;     /* pc as an offset in the mapped file */
 	char     image[112];   /* that file (from /proc/self/maps), or "" */
 };
@@ -90,9 +97,10 @@ struct verify_file {
 				* iteration is one trap when stepped) */
 	uint64_t lost;         /* stepping found abandoned (no trap came) */
 	uint64_t raced;        /* differences explained by memory that changed
-				* under the run (another thread, or the
-				* kernel in the vDSO data page, wrote a byte
-				* the shadow had loaded): not counted as
+				* under the run where this thread cannot have
+				* changed it: before stepping began (another
+				* thread), or in a page it cannot write (the
+				* kernel's vDSO clock data): not counted as
 				* mismatches; the run ends there */
 	uint64_t cooldown;     /* samples not run because the thread had not
 				* yet run natively for half a sampling period
@@ -100,7 +108,10 @@ struct verify_file {
 				* storm's own CPU time would otherwise trigger
 				* the next sample at once, and runs would pile
 				* up on whatever code runs first) */
-	uint64_t reserved[4];
+	uint64_t cut_self;     /* runs cut on entering libvprof.so's own code
+				* (its state differs between the shadow run
+				* and the stepping: not the program's) */
+	uint64_t reserved[3];
 
 	/* Runs by (stop reason, mnemonic the interpreter stopped on). */
 	uint32_t stop_mnem[VERIFY_NSTOP][VERIFY_NMNEM];

@@ -37,8 +37,10 @@ static void help(void)
 	       "Not compared: TF and RF, x87 registers (the interpreter stops on x87),\n"
 	       "instructions the CPU may answer differently each time (rdtsc, cpuid,\n"
 	       "rdrand, xgetbv; they end a run), and differences explained by memory\n"
-	       "that changed under the run (another thread; the kernel's vDSO clock\n"
-	       "data): counted as \"raced\".\n"
+	       "that changed under the run where this thread cannot have changed it\n"
+	       "(before stepping began: another thread; a read-only page: the kernel's\n"
+	       "vDSO clock data): counted as \"raced\". A difference after memory it\n"
+	       "read changed during stepping in a writable page is reported, marked.\n"
 	       "Each compared instruction is a debug trap (~15 us of CPU here), so CMD\n"
 	       "runs slower; a thread is stepped again only after half a sampling\n"
 	       "period of native execution. Signals other than faults and traps are\n"
@@ -116,6 +118,8 @@ static void print_text(FILE *f, const struct verify_sum *s, int status)
 			fprintf(f, " at 0x%llx", (unsigned long long)r->addr);
 		if (r->size)
 			fprintf(f, ": expected %s, actual %s", e, a);
+		if (r->flags & VERIFY_F_LOADS_CHANGED)
+			fprintf(f, " [memory the run read changed while stepping: another thread?]");
 		fputc('\n', f);
 	}
 	if (t->nrecords > s->nrecs)
@@ -164,8 +168,9 @@ static void print_json(FILE *f, const struct verify_sum *s, const char *tag, int
 		fprintf(f, ", \"index\": %u, \"kind\": \"%s\", \"what\": ", r->index,
 			kkind[r->kind < 9 ? r->kind : 0]);
 		report_json_str(f, r->what);
-		fprintf(f, ", \"addr\": \"0x%llx\", \"expected\": \"%s\", \"actual\": \"%s\"}",
-			(unsigned long long)r->addr, e, a);
+		fprintf(f, ", \"addr\": \"0x%llx\", \"expected\": \"%s\", \"actual\": \"%s\", "
+			"\"loads_changed\": %s}", (unsigned long long)r->addr, e, a,
+			r->flags & VERIFY_F_LOADS_CHANGED ? "true" : "false");
 	}
 	fprintf(f, "]}\n");
 }

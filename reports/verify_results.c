@@ -223,10 +223,11 @@ void verify_print_stops(FILE *f, const struct verify_file *t)
 			(unsigned long long)t->stop[r]);
 		first = 0;
 	}
-	fprintf(f, "%s (cut: %llu at rdtsc/cpuid/popf-like, %llu at long REP, %llu store log full; "
+	fprintf(f, "%s (cut: %llu at rdtsc/cpuid/popf-like, %llu at long REP, %llu in libvprof.so, "
+		"%llu store log full; "
 		"%llu stepping lost; %llu differences from memory changed under the run by other threads or the kernel)\n", first ? "none" : "", (unsigned long long)t->cut_nondet,
-		(unsigned long long)t->cut_rep, (unsigned long long)t->cut_overflow,
-		(unsigned long long)t->lost, (unsigned long long)t->raced);
+		(unsigned long long)t->cut_rep, (unsigned long long)t->cut_self,
+		(unsigned long long)t->cut_overflow, (unsigned long long)t->lost, (unsigned long long)t->raced);
 }
 
 void verify_json_stops(FILE *f, const struct verify_file *t)
@@ -236,9 +237,9 @@ void verify_json_stops(FILE *f, const struct verify_file *t)
 		fprintf(f, "%s\"%s\": %llu", r > 1 ? ", " : "",
 			r == INTERP_STOP_OBSERVER ? "cut" : interp_stop_name(r),
 			(unsigned long long)t->stop[r]);
-	fprintf(f, "}, \"cut_nondet\": %llu, \"cut_rep\": %llu, \"cut_overflow\": %llu, \"lost\": %llu, \"raced\": %llu, \"cooldown\": %llu",
+	fprintf(f, "}, \"cut_nondet\": %llu, \"cut_rep\": %llu, \"cut_self\": %llu, \"cut_overflow\": %llu, \"lost\": %llu, \"raced\": %llu, \"cooldown\": %llu",
 		(unsigned long long)t->cut_nondet, (unsigned long long)t->cut_rep,
-		(unsigned long long)t->cut_overflow, (unsigned long long)t->lost,
+		(unsigned long long)t->cut_self, (unsigned long long)t->cut_overflow, (unsigned long long)t->lost,
 		(unsigned long long)t->raced, (unsigned long long)t->cooldown);
 }
 
