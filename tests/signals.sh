@@ -48,17 +48,20 @@ same() {
 # (a) The program's own SIGPROF handler and its own ITIMER_PROF: the handler
 # still runs, and querying the disposition returns the program's handler
 # (with its flags and mask), never vprof's.
-for ev in task-clock cpu-timer; do
+# "default" is no --event at all: the automatic choice, task-clock here.
+for ev in default cpu-timer; do
+	evopt=(--event "$ev"); want=$ev
+	[ "$ev" = default ] && { evopt=(); want=task-clock; }
 	for how in own-sigaction own-signal; do
-		same "$how: own SIGPROF handler and setitimer, same output ($ev)" --event "$ev" -- "$BS" "$how"
+		same "$how: own SIGPROF handler and setitimer, same output ($ev)" "${evopt[@]}" -- "$BS" "$how"
 		# The fixture also prints these; state them so the failure says which.
 		grep -q 'handler ran: yes' "$TMP/v.out" && pass "$how: own handler runs ($ev)" ||
 			fail "$how: own handler runs ($ev): $(cat "$TMP/v.out" | tr '\n' '|')"
 		grep -q 'query returns own handler' "$TMP/v.out" && ! grep -q 'something else\|changed' "$TMP/v.out" &&
 			pass "$how: sigaction(SIGPROF, NULL, &old) gives the program's handler ($ev)" ||
 			fail "$how: sigaction(SIGPROF, NULL, &old) gives the program's handler ($ev): $(tr '\n' '|' <"$TMP/v.out")"
-		grep -q 'backend '"$ev" "$TMP/v.err" && pass "$how: profiled with $ev" ||
-			fail "$how: profiled with $ev: $(grep '^vprof:' "$TMP/v.err")"
+		grep -q 'backend '"$want" "$TMP/v.err" && pass "$how: profiled with $want ($ev)" ||
+			fail "$how: profiled with $want ($ev): $(grep '^vprof:' "$TMP/v.err")"
 	done
 done
 
