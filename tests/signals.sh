@@ -228,4 +228,15 @@ same "sort -n output identical (itimer)" --event itimer -- sort -n -r "$TMP/nums
 same "gzip -c | md5sum identical" -- sh -c "gzip -c <'$TMP/nums' | md5sum"
 same "missing file: same message and status" -- sort "$TMP/no-such-file"
 same "shell pipeline killed by SIGTERM: same status" -- sh -c 'kill -TERM $$'
+
+# A program built with AddressSanitizer: its runtime insists on coming first
+# in the library list, and LD_PRELOAD puts libvprof.so before it. It must
+# start and run as without vprof (ASan itself has an option for this).
+STDERR_TOO=0
+if gcc -O1 -fsanitize=address -o "$TMP/behave_signals_asan" "$TOP/tests/fixtures/behave_signals.c" 2>"$TMP/asan.err"; then
+	same "AddressSanitizer-built program: same output and status" -- "$TMP/behave_signals_asan" exit7
+	same "AddressSanitizer-built program raising SIGPROF: same status" -- "$TMP/behave_signals_asan" raise-default
+else
+	fail "build the fixture with -fsanitize=address: $(head -3 "$TMP/asan.err" | tr '\n' '|')"
+fi
 finish
