@@ -20,12 +20,12 @@ PIC     := -fPIC -fvisibility=hidden -ftls-model=initial-exec
 # interpreter saves nothing of the program's FP state in registers it uses.
 
 UPCALL_SRC  := $(wildcard upcall/*.c)
-PRELOAD_SRC := $(wildcard preload/*.c)
+PRELOAD_SRC := $(wildcard preload/*.c) $(wildcard preload/*.S)
 MERGE_SRC   := $(wildcard merge/*.c)
 INTERP_SRC  := $(wildcard interp/*.c)
 REPORT_SRC  := $(wildcard reports/*.c)
 
-LIB_OBJ    := $(patsubst %.c,$(B)/pic/%.o,$(UPCALL_SRC) $(PRELOAD_SRC) $(MERGE_SRC))
+LIB_OBJ    := $(patsubst %.S,$(B)/pic/%.o,$(patsubst %.c,$(B)/pic/%.o,$(UPCALL_SRC) $(PRELOAD_SRC) $(MERGE_SRC)))
 INTERP_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(INTERP_SRC))
 CMD_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRC) $(MERGE_SRC))
 
@@ -42,6 +42,10 @@ deps:
 $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PIC) -MMD -MP -c $< -o $@
+
+$(B)/pic/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -fPIC -c $< -o $@
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

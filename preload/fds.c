@@ -50,6 +50,11 @@ static int ours(unsigned fd)
 	       (__atomic_load_n(&g_ours[fd / 64], __ATOMIC_RELAXED) >> (fd % 64) & 1);
 }
 
+int preload_fd_is_ours(int fd)
+{
+	return fd >= 0 && ours((unsigned)fd);
+}
+
 __attribute__((visibility("default")))
 int close(int fd)
 {

@@ -26,12 +26,14 @@ static dlclose_fn *g_real_dlclose;
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	int prog_blocked;        /* a thread inherits its creator's mask */
 };
 
 static void *trampoline(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
+	g_thread.prog_blocked = s.prog_blocked;
 	preload_thread_begin();
 	return s.fn(s.arg);
 }
@@ -51,6 +53,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 		return g_real_create(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	s->prog_blocked = g_thread.prog_blocked;
 	int rc = g_real_create(th, attr, trampoline, s);
 	if (rc)
 		free(s);

@@ -126,6 +126,7 @@ static void on_fork_child(void)
 
 	struct merge_spool parent = g_vprof.spool;
 	g_vprof.spool.hdr = NULL;
+	g_vprof.pid = getpid();
 	preload_fd_disown(parent.fd);
 	if (open_spool() < 0) {
 		/* No spool: stop sampling this child; it runs on unprofiled. */
@@ -150,7 +151,9 @@ static uint64_t cpu_ns(void)
 
 __attribute__((destructor)) static void vprof_fini(void)
 {
-	if (!g_vprof.active)
+	/* A child made without atfork handlers (_Fork, raw clone) shares the
+	 * parent's spool mapping and perf descriptors: it must touch neither. */
+	if (!g_vprof.active || getpid() != g_vprof.pid)
 		return;
 	/* Disarm first, so the scan below costs no dropped samples. */
 	upcall_process_stop(g_vprof.backend);
@@ -205,6 +208,7 @@ __attribute__((constructor)) static void vprof_init(void)
 		return;
 	}
 	g_vprof.active = 1;
+	g_vprof.pid = getpid();
 	g_thread.busy = 1;
 	preload_images_scan();
 	if ((rc = preload_signals_install()) < 0) {
@@ -224,5 +228,6 @@ __attribute__((constructor)) static void vprof_init(void)
 	pthread_atfork(NULL, NULL, on_fork_child);
 	g_thread.busy = 0;
 	preload_thread_begin();
+	preload_thread_arm_others();
 	upcall_process_start(g_vprof.backend, g_vprof.period);
 }

@@ -28,6 +28,7 @@ struct preload_config {
 struct preload_global {
 	int active;              /* sampling in this process */
 	int backend;             /* merge_event chosen */
+	pid_t pid;               /* the process the spool belongs to */
 	uint64_t period;
 	struct preload_config cfg;
 	struct merge_spool spool;
@@ -40,6 +41,9 @@ struct preload_thread {
 	int busy;                /* inside vprof's own code: do not sample */
 	int armed;
 	void *altstack;
+	int prog_blocked;        /* the program's view: SIGPROF blocked here */
+	int prog_pending;        /* its own SIGPROF arrived while so blocked */
+	siginfo_t prog_info;     /* ... and its siginfo */
 };
 
 extern struct preload_global g_vprof;
@@ -52,6 +56,7 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen);
 /* thread.c */
 void preload_thread_begin(void);   /* arm the calling thread; not signal-safe */
 void preload_thread_end(void);     /* disarm and release its slot */
+void preload_thread_arm_others(void);  /* threads that started before us */
 
 /* images.c: record images not yet recorded (and unloads). Not signal-safe. */
 void preload_images_scan(void);
@@ -60,6 +65,9 @@ void preload_images_inherit(const struct merge_spool *parent);  /* fork child */
 /* signals.c */
 int preload_signals_install(void);
 int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction *old);
+/* A thread starting with SIGPROF really blocked (inherited mask) gets it
+ * unblocked, the block kept as the program's view. Normal context. */
+void preload_signals_thread_begin(void);
 
 /* verify.c (co-simulation, issue 3), linked when present: with
  * VPROF_VERIFY on, preload_verify_init runs once in the constructor (normal
@@ -72,6 +80,10 @@ void preload_verify_thread_begin(void) __attribute__((weak));
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);
 void preload_fd_disown(int fd);
+int preload_fd_is_ours(int fd);
+
+/* signals.c: is this SIGPROF one of our samples? Signal-safe. */
+int preload_signal_is_ours(const siginfo_t *si);
 
 /* One message on stderr, prefixed "vprof: ". Not signal-safe. */
 void preload_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
@@ -26,6 +27,8 @@ static struct sigaction g_prog;          /* the program's SIGPROF disposition */
 static int g_installed;
 
 void preload_sample(int sig, siginfo_t *si, void *uc);
+void preload_call_on_stack(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, void *uc,
+			   void *stack_top);
 static void sync_restart(void);
 
 int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction *old)
@@ -53,32 +56,61 @@ static void forward(int sig, siginfo_t *si, void *uc)
 		sigemptyset(&s);
 		sigaddset(&s, sig);
 		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
-		pthread_sigmask(SIG_UNBLOCK, &s, &old);
+		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &s, &old, sizeof(long));
 		return;  /* not reached */
 	}
 	sigset_t m = a.sa_mask;
 	if (a.sa_flags & SA_NODEFER)
 		sigdelset(&m, sig);
-	pthread_sigmask(SIG_BLOCK, &m, &old);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &m, &old, sizeof(long));
 	if (a.sa_flags & SA_RESETHAND) {
 		g_prog.sa_handler = SIG_DFL;
 		g_prog.sa_flags &= ~SA_SIGINFO;
 	}
-	if (a.sa_flags & SA_SIGINFO)
-		a.sa_sigaction(sig, si, uc);
-	else
-		a.sa_handler(sig);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* In its handler the program sees SIGPROF blocked, as the kernel
+	 * would block it (and it really is: we run without SA_NODEFER). */
+	struct preload_thread *t = &g_thread;
+	int was_blocked = t->prog_blocked;
+	if (!(a.sa_flags & SA_NODEFER))
+		t->prog_blocked = 1;
+	void (*fn)(int, siginfo_t *, void *) =
+		(a.sa_flags & SA_SIGINFO) ? a.sa_sigaction : (void (*)(int, siginfo_t *, void *))(void *)a.sa_handler;
+	stack_t ss;
+	if (!(a.sa_flags & SA_ONSTACK) && sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
+		/* We are on the alternate stack; the program did not ask for
+		 * it: run its handler below the interrupted frame. */
+		uint64_t sp = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP];
+		preload_call_on_stack(fn, sig, si, uc, (void *)((sp - 128 - 64) & ~15ull));
+	} else {
+		fn(sig, si, uc);
+	}
+	t->prog_blocked = was_blocked;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+}
+
+int preload_signal_is_ours(const siginfo_t *si)
+{
+	switch (upcall_classify(si, g_vprof.backend)) {
+	case UPCALL_SIG_OURS:
+		return 1;
+	case UPCALL_SIG_FD:
+		return preload_fd_is_ours(si->si_fd);
+	}
+	return 0;
 }
 
 static void dispatch(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 	struct preload_thread *t = &g_thread;
-	int ours = g_vprof.backend == MERGE_EV_ITIMER ? si->si_code == SI_KERNEL
-						       : (t->armed && upcall_is_ours(si, &t->up));
-	if (!ours)
-		forward(sig, si, uc);
+	if (!preload_signal_is_ours(si)) {
+		if (t->prog_blocked) {
+			t->prog_pending = 1;    /* delivered when it unblocks */
+			t->prog_info = *si;
+		}
+		else
+			forward(sig, si, uc);
+	}
 	else if (g_vprof.cfg.bench_empty)
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
 	else if (g_vprof.active && g_vprof.spool.hdr) {
@@ -94,12 +126,25 @@ static int has_handler(const struct sigaction *a)
 	return (a->sa_flags & SA_SIGINFO) || (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN);
 }
 
+/* Our handler needs an alternate stack only to interpret (interpreted
+ * pushes go below the interrupted stack pointer): in plain PC sampling it
+ * runs where the kernel would have run the program's own handler, which is
+ * then called right there. Switching a program's handler back to the
+ * thread's stack from ours works, but unwinders that walk across the two
+ * stacks (gperftools') crash on it, so it is kept for the interpreting
+ * modes. A program's SA_ONSTACK is taken as ours too. */
+static int needs_altstack(void)
+{
+	return g_vprof.cfg.verify || g_vprof.cfg.values;
+}
+
 static int install(int restart)
 {
 	struct sigaction a;
+	int onstack = needs_altstack() || (has_handler(&g_prog) && (g_prog.sa_flags & SA_ONSTACK));
 	memset(&a, 0, sizeof(a));
 	a.sa_sigaction = dispatch;
-	a.sa_flags = SA_SIGINFO | SA_ONSTACK | (restart ? SA_RESTART : 0);
+	a.sa_flags = SA_SIGINFO | (onstack ? SA_ONSTACK : 0) | (restart ? SA_RESTART : 0);
 	sigemptyset(&a.sa_mask);
 	return preload_real_sigaction(UPCALL_SIGNAL, &a, NULL) < 0 ? -errno : 0;
 }
@@ -124,6 +169,135 @@ int preload_signals_install(void)
 	return rc;
 }
 
+#define REAL(name, type) \
+	static type *real_##name; \
+	if (!real_##name) \
+		real_##name = (type *)dlsym(RTLD_NEXT, #name)
+
+/* ---- signal masks ----
+ * SIGPROF is never really blocked while we sample, or a program that blocks
+ * every signal (worker threads of servers often do) would never be
+ * sampled. The program keeps its view: masks it reads back say SIGPROF is
+ * blocked when it blocked it, and a SIGPROF of its own that arrives then is
+ * held (one, as the kernel would) and raised when it unblocks. Not covered:
+ * raw rt_sigprocmask system calls, sigwait*() on SIGPROF, and masks that
+ * other calls take for their duration (sigsuspend, ppoll, pselect). */
+typedef int sigmask_fn(int, const sigset_t *, sigset_t *);
+
+static int masked(sigmask_fn *real, int how, const sigset_t *set, sigset_t *old)
+{
+	struct preload_thread *t = &g_thread;
+	if (!g_installed)
+		return real(how, set, old);
+	int was = t->prog_blocked, now = was;
+	sigset_t s;
+	if (set) {
+		int wants = sigismember(set, UPCALL_SIGNAL) == 1;
+		now = how == SIG_BLOCK ? (was || wants) : how == SIG_UNBLOCK ? (was && !wants)
+			: how == SIG_SETMASK ? wants : was;
+		s = *set;
+		if (how != SIG_UNBLOCK)
+			sigdelset(&s, UPCALL_SIGNAL);
+		set = &s;
+	}
+	int rc = real(how, set, old);
+	if (rc != 0)
+		return rc;
+	if (old) {
+		if (was)
+			sigaddset(old, UPCALL_SIGNAL);
+		else
+			sigdelset(old, UPCALL_SIGNAL);
+	}
+	t->prog_blocked = now;
+	if (!now && t->prog_pending) {
+		t->prog_pending = 0;
+		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), UPCALL_SIGNAL);
+	}
+	return rc;
+}
+
+__attribute__((visibility("default")))
+int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	REAL(sigprocmask, sigmask_fn);
+	return masked(real_sigprocmask, how, set, old);
+}
+
+__attribute__((visibility("default")))
+int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	REAL(pthread_sigmask, sigmask_fn);
+	return masked(real_pthread_sigmask, how, set, old);
+}
+
+/* A SIGPROF held for the program is pending in its view. */
+__attribute__((visibility("default")))
+int sigpending(sigset_t *set)
+{
+	typedef int fn(sigset_t *);
+	REAL(sigpending, fn);
+	int rc = real_sigpending(set);
+	if (rc == 0 && g_thread.prog_pending)
+		sigaddset(set, UPCALL_SIGNAL);
+	return rc;
+}
+
+/* ... and a synchronous wait for it takes the held one first. */
+static int take_held(const sigset_t *set, siginfo_t *info)
+{
+	struct preload_thread *t = &g_thread;
+	if (!t->prog_pending || sigismember(set, UPCALL_SIGNAL) != 1)
+		return 0;
+	t->prog_pending = 0;
+	if (info)
+		*info = t->prog_info;
+	return UPCALL_SIGNAL;
+}
+
+__attribute__((visibility("default")))
+int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *ts)
+{
+	typedef int fn(const sigset_t *, siginfo_t *, const struct timespec *);
+	REAL(sigtimedwait, fn);
+	int held = take_held(set, info);
+	return held ? held : real_sigtimedwait(set, info, ts);
+}
+
+__attribute__((visibility("default")))
+int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+	typedef int fn(const sigset_t *, siginfo_t *);
+	REAL(sigwaitinfo, fn);
+	int held = take_held(set, info);
+	return held ? held : real_sigwaitinfo(set, info);
+}
+
+__attribute__((visibility("default")))
+int sigwait(const sigset_t *set, int *sig)
+{
+	typedef int fn(const sigset_t *, int *);
+	REAL(sigwait, fn);
+	int held = take_held(set, NULL);
+	if (held) {
+		*sig = held;
+		return 0;
+	}
+	return real_sigwait(set, sig);
+}
+
+void preload_signals_thread_begin(void)
+{
+	sigset_t cur, one;
+	sigemptyset(&one);
+	sigaddset(&one, UPCALL_SIGNAL);
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, NULL, &cur, sizeof(long)) == 0 &&
+	    sigismember(&cur, UPCALL_SIGNAL) == 1) {
+		g_thread.prog_blocked = 1;
+		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &one, NULL, sizeof(long));
+	}
+}
+
 /* ---- exec ----
  * At exec the kernel resets handled signals to SIG_DFL but keeps ignored
  * ones ignored. SIGPROF is handled by us, so a program that ignores it
@@ -138,6 +312,12 @@ static void before_exec(void)
 	if (!g_installed)
 		return;
 	upcall_process_stop(g_vprof.backend);
+	if (g_thread.prog_blocked) {   /* the exec'd image inherits the mask */
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, UPCALL_SIGNAL);
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, NULL, sizeof(long));
+	}
 	if (!has_handler(&g_prog) && g_prog.sa_handler == SIG_IGN) {
 		struct sigaction ign;
 		memset(&ign, 0, sizeof(ign));
@@ -150,6 +330,10 @@ static void after_failed_exec(void)
 {
 	int saved = errno;
 	if (g_installed) {
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, UPCALL_SIGNAL);
+		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &one, NULL, sizeof(long));
 		sync_restart();
 		if (g_vprof.active)
 			upcall_process_start(g_vprof.backend, g_vprof.period);
@@ -157,10 +341,6 @@ static void after_failed_exec(void)
 	errno = saved;
 }
 
-#define REAL(name, type) \
-	static type *real_##name; \
-	if (!real_##name) \
-		real_##name = (type *)dlsym(RTLD_NEXT, #name)
 
 typedef int execve_fn(const char *, char *const[], char *const[]);
 typedef int execv_fn(const char *, char *const[]);

@@ -9,7 +9,10 @@
  */
 #include "preload/preload.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -37,9 +40,10 @@ void preload_thread_begin(void)
 		return;
 	t->busy = 1;
 	pthread_once(&g_key_once, make_key);
+	preload_signals_thread_begin();
 	pthread_setspecific(g_exit_key, (void *)1);   /* non-NULL: run the destructor */
 
-	if (!t->altstack) {
+	if (!t->altstack && (g_vprof.cfg.verify || g_vprof.cfg.values)) {
 		stack_t cur;
 		/* Leave a stack the program set up alone. */
 		if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
@@ -61,35 +65,81 @@ void preload_thread_begin(void)
 	uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)tid << 32) ^ (uint64_t)(uintptr_t)t;
 	if (g_vprof.cfg.verify && preload_verify_thread_begin)
 		preload_verify_thread_begin();
-	if (upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed) == 0) {
+	if (upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed, 0) == 0) {
 		preload_fd_own(t->up.fd);
 		t->armed = 1;
+		upcall_thread_enable(&t->up);
 		__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
 	}
 	t->busy = 0;
+}
+
+/* Threads that started before our constructor (another library's
+ * constructor can start one) were not created through our pthread_create:
+ * arm them from here by tid. They have no slot (they count into the shared
+ * table) and their triggers are never re-armed with jitter or stopped:
+ * a perf event on an exited thread costs nothing but its descriptor. */
+void preload_thread_arm_others(void)
+{
+	char buf[4096];
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			pid_t tid = (pid_t)atoi(d->d_name);
+			if (tid <= 0 || tid == self)
+				continue;
+			struct upcall_thread up;
+			if (upcall_thread_start(&up, g_vprof.backend, g_vprof.period,
+						(uint64_t)tid * 0x9e3779b97f4a7c15ull, tid) == 0) {
+				preload_fd_own(up.fd);
+				upcall_thread_enable(&up);
+				__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
+			}
+		}
+	}
+	close(fd);
 }
 
 void preload_thread_end(void)
 {
 	struct preload_thread *t = &g_thread;
 	sigset_t block, old;
-	if (!g_vprof.active)
-		return;
+	if (!g_vprof.active || getpid() != g_vprof.pid)
+		return;      /* or a child that skipped atfork (_Fork): not ours */
 	/* With the trigger stopped and SIGPROF blocked, no handler can be
 	 * counting into the slot while it is folded away. */
 	sigemptyset(&block);
 	sigaddset(&block, UPCALL_SIGNAL);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
 	t->busy = 1;
-	if (t->armed) {
-		preload_fd_disown(t->up.fd);
+	int fd = t->up.fd, requeue = 0;
+	if (t->armed)
 		upcall_thread_stop(&t->up);
-	}
 	t->armed = 0;
 	merge_spool_release_slot(&g_vprof.spool, t->slot);
 	t->slot = NULL;
+	/* A sample may have been raised before the trigger stopped: take it
+	 * now, while it is still known as ours (the fd is still marked), so it
+	 * is not handed to the program as its own SIGPROF after we unblock.
+	 * A SIGPROF of the program's is put back. */
+	const struct timespec zero = { 0, 0 };
+	siginfo_t si;
+	while (syscall(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long)) == UPCALL_SIGNAL)
+		if (!preload_signal_is_ours(&si))
+			requeue = 1;
+	preload_fd_disown(fd);
 	t->busy = 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+	if (requeue)
+		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), UPCALL_SIGNAL);
 	/* The alternate stack stays: the thread is ending, and unmapping it
 	 * under a handler that might still run would be worse than the leak
 	 * of one 64 KiB mapping per thread, which the kernel reclaims... only

@@ -64,7 +64,7 @@ static int faked_absent(int backend)
 	return 0;
 }
 
-static int perf_open(int backend, uint64_t period)
+static int perf_open(int backend, uint64_t period, pid_t tid)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
@@ -92,7 +92,7 @@ static int perf_open(int backend, uint64_t period)
 	a.exclude_kernel = 1;    /* perf_event_paranoid=2: user-only */
 	a.exclude_hv = 1;
 	a.wakeup_events = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -117,7 +117,7 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 		case MERGE_EV_CYCLES:
 		case MERGE_EV_INSTRUCTIONS:
 		case MERGE_EV_TASK_CLOCK:
-			rc = perf_open(b, period);
+			rc = perf_open(b, period, 0);
 			if (rc >= 0)
 				merge_fd_close(rc);
 			break;
@@ -147,19 +147,24 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 	return last;
 }
 
-int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, uint64_t seed)
+int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, uint64_t seed,
+			pid_t target)
 {
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
 	t->period = period;
 	t->rng = seed | 1;
-	pid_t tid = (pid_t)syscall(SYS_gettid);
+	pid_t tid = target ? target : (pid_t)syscall(SYS_gettid);
+	/* The first period is uniform in [1, period]: a thread (or process)
+	 * that lives for a fraction f of a period is then sampled with
+	 * probability f, as it would be mid-run, instead of never. */
+	uint64_t first = 1 + xorshift(&t->rng) % period;
 
 	switch (backend) {
 	case MERGE_EV_CYCLES:
 	case MERGE_EV_INSTRUCTIONS:
 	case MERGE_EV_TASK_CLOCK: {
-		int fd = perf_open(backend, jitter(&t->rng, period));
+		int fd = perf_open(backend, first, target);
 		if (fd < 0)
 			return fd;
 		/* High, and before F_SETOWN_EX/O_ASYNC: signals carry the fd
@@ -167,8 +172,7 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 		fd = merge_fd_high(fd);
 		struct f_owner_ex own = { .type = F_OWNER_TID, .pid = tid };
 		if (fcntl(fd, F_SETSIG, UPCALL_SIGNAL) < 0 || fcntl(fd, F_SETOWN_EX, &own) < 0 ||
-		    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 ||
-		    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0) {
 			int err = -errno;
 			merge_fd_close(fd);
 			return err;
@@ -183,21 +187,14 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 		sev.sigev_signo = UPCALL_SIGNAL;
 		sev.sigev_value.sival_ptr = TIMER_COOKIE;
 		sev._sigev_un._tid = tid;
-		if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer) < 0)
+		/* Another thread's CPU clock, as pthread_getcpuclockid makes
+		 * it: (~tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED. */
+		clockid_t clk = target ? (clockid_t)((~(unsigned)target << 3) | 6)
+				       : CLOCK_THREAD_CPUTIME_ID;
+		if (timer_create(clk, &sev, &t->timer) < 0)
 			return -errno;
 		t->has_timer = 1;
-		struct itimerspec its = { 0 };
-		uint64_t p = jitter(&t->rng, period);
-		its.it_value.tv_sec = (time_t)(p / 1000000000ull);
-		its.it_value.tv_nsec = (long)(p % 1000000000ull);
-		its.it_interval.tv_sec = (time_t)(period / 1000000000ull);
-		its.it_interval.tv_nsec = (long)(period % 1000000000ull);
-		if (timer_settime(t->timer, 0, &its, NULL) < 0) {
-			int err = -errno;
-			timer_delete(t->timer);
-			t->has_timer = 0;
-			return err;
-		}
+		t->first = first;
 		break;
 	}
 	case MERGE_EV_ITIMER:
@@ -206,6 +203,25 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 		return -EINVAL;
 	}
 	t->backend = backend;
+	return 0;
+}
+
+int upcall_thread_enable(struct upcall_thread *t)
+{
+	switch (t->backend) {
+	case MERGE_EV_CYCLES:
+	case MERGE_EV_INSTRUCTIONS:
+	case MERGE_EV_TASK_CLOCK:
+		return ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
+	case MERGE_EV_CPU_TIMER: {
+		struct itimerspec its;
+		its.it_value.tv_sec = (time_t)(t->first / 1000000000ull);
+		its.it_value.tv_nsec = (long)(t->first % 1000000000ull);
+		its.it_interval.tv_sec = (time_t)(t->period / 1000000000ull);
+		its.it_interval.tv_nsec = (long)(t->period % 1000000000ull);
+		return timer_settime(t->timer, 0, &its, NULL) < 0 ? -errno : 0;
+	}
+	}
 	return 0;
 }
 
@@ -243,19 +259,22 @@ void upcall_process_stop(int backend)
 	setitimer(ITIMER_PROF, &v, NULL);
 }
 
-int upcall_is_ours(const siginfo_t *si, const struct upcall_thread *t)
+int upcall_classify(const siginfo_t *si, int backend)
 {
-	switch (t->backend) {
+	switch (backend) {
 	case MERGE_EV_CYCLES:
 	case MERGE_EV_INSTRUCTIONS:
 	case MERGE_EV_TASK_CLOCK:
-		return si->si_code > 0 && si->si_fd == t->fd;
+		/* perf overflow signals come through fasync: POLL_IN, or
+		 * POLL_HUP when an event limit is hit. */
+		return si->si_code >= POLL_IN && si->si_code <= POLL_HUP ? UPCALL_SIG_FD : UPCALL_SIG_NONE;
 	case MERGE_EV_CPU_TIMER:
-		return si->si_code == SI_TIMER && si->si_value.sival_ptr == TIMER_COOKIE;
+		return si->si_code == SI_TIMER && si->si_value.sival_ptr == TIMER_COOKIE
+			       ? UPCALL_SIG_OURS : UPCALL_SIG_NONE;
 	case MERGE_EV_ITIMER:
-		return si->si_code == SI_KERNEL;
+		return si->si_code == SI_KERNEL ? UPCALL_SIG_OURS : UPCALL_SIG_NONE;
 	}
-	return 0;
+	return UPCALL_SIG_NONE;
 }
 
 void upcall_rearm(struct upcall_thread *t)

@@ -26,6 +26,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define UPCALL_SIGNAL SIGPROF
@@ -43,6 +44,7 @@ struct upcall_thread {
 	int has_timer;
 	uint64_t period;         /* mean, in the backend's unit */
 	uint64_t rng;            /* xorshift state for randomized periods */
+	uint64_t first;          /* first period (cpu-timer), set by start */
 };
 
 /* Decide the process's backend: the forced one if cfg->event is set (fails
@@ -55,14 +57,27 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out);
 /* Probe order override for tests: VPROF_UPCALL_FAKE_ENOENT=cycles,task-clock
  * makes those backends fail as a machine without them would. */
 
-int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, uint64_t seed);
+/* Arm a thread: target 0 is the calling thread; another thread of the
+ * process can be armed by its tid (threads that started before vprof). */
+int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, uint64_t seed,
+			pid_t target);
+/* The trigger made by upcall_thread_start fires only once enabled: the
+ * caller first records its descriptor as ours, so that no sample can come
+ * before it would be recognized. */
+int upcall_thread_enable(struct upcall_thread *t);
 void upcall_thread_stop(struct upcall_thread *t);
 
 /* Process-wide part (itimer): arm or disarm. */
 int upcall_process_start(int backend, uint64_t period);
 void upcall_process_stop(int backend);
 
-int upcall_is_ours(const siginfo_t *si, const struct upcall_thread *t);
+/* Is this signal one of our samples? UPCALL_SIG_OURS: yes; UPCALL_SIG_FD:
+ * yes if si->si_fd is one of our perf descriptors (the caller keeps that
+ * set, see preload/fds.c); UPCALL_SIG_NONE: the program's own. Needs no
+ * per-thread state, so that a sample still pending when a thread is
+ * disarmed, or for a thread armed from outside, is still known as ours. */
+enum { UPCALL_SIG_NONE = 0, UPCALL_SIG_OURS = 1, UPCALL_SIG_FD = 2 };
+int upcall_classify(const siginfo_t *si, int backend);
 void upcall_rearm(struct upcall_thread *t);
 
 #endif
