@@ -291,3 +291,47 @@ int vx_h_pmovdown(struct interp_exec *x, const struct vdesc *dd)
 	}
 	return vx_put(x, &o, o.dst, &r);
 }
+
+/* Three-source operations that accumulate into the destination, per
+ * element: dd->op 0 vpshldv (dst:src2 << src3), 1 vpshrdv (src2:dst >>
+ * src3), 2 vpdpbusd (dst + four u8*s8), 3 vpdpwssd (dst + two s16*s16);
+ * +4: the sum saturates to int32. */
+int vx_h_acc3(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec a, b, c, r;
+	unsigned s = dd->esz;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	if (o.nsrc < 2)
+		return INTERP_STOP_UNSUPPORTED;
+	o.suppress = 1;
+	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
+	    (rc = vx_get(x, &o, o.src[1], &c)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	for (unsigned e = 0; e < o.vl / s; e++) {
+		uint64_t p = eget(&a, s, e), q = eget(&b, s, e), m = interp_mask(s), v;
+		unsigned k = (unsigned)eget(&c, s, e) & (8 * s - 1);
+		int64_t sum = sx(p, s);
+
+		switch (dd->op & 3) {
+		case 0: v = k ? (p << k) | ((q & m) >> (8 * s - k)) : p; break;
+		case 1: v = k ? ((p & m) >> k) | (q << (8 * s - k)) : p; break;
+		case 2:
+			for (unsigned j = 0; j < 4; j++)
+				sum += (int64_t)b.b[4 * e + j] * (int8_t)c.b[4 * e + j];
+			v = dd->op & 4 ? sat_s(sum, 4) : (uint64_t)sum;
+			break;
+		default:
+			for (unsigned j = 0; j < 2; j++)
+				sum += (int64_t)(int16_t)b.w[2 * e + j] * (int16_t)c.w[2 * e + j];
+			v = dd->op & 4 ? sat_s(sum, 4) : (uint64_t)sum;
+			break;
+		}
+		eput(&r, s, e, v & m);
+	}
+	return vx_put(x, &o, o.dst, &r);
+}

@@ -225,6 +225,19 @@
 	X(PMULHW, K_BIN, V_MULHS, 2, 0) X(VPMULHW, K_BIN, V_MULHS, 2, 0) \
 	X(PMULHRSW, K_BIN, V_MULHRS, 2, 0) X(VPMULHRSW, K_BIN, V_MULHRS, 2, 0) \
 	X(PSIGNB, K_BIN, V_SIGN, 1, 0) X(PSIGNW, K_BIN, V_SIGN, 2, 0) X(PSIGND, K_BIN, V_SIGN, 4, 0) \
+	X(VPSIGNB, K_BIN, V_SIGN, 1, 0) X(VPSIGNW, K_BIN, V_SIGN, 2, 0) X(VPSIGND, K_BIN, V_SIGN, 4, 0) \
+	X(MPSADBW, K_BIN, V_MPSADBW, 2, 0) X(VMPSADBW, K_BIN, V_MPSADBW, 2, 0) \
+	X(PHMINPOSUW, K_UN, V_PHMINPOS, 2, 0) X(VPHMINPOSUW, K_UN, V_PHMINPOS, 2, 0) \
+	/* VBMI2 funnel shifts, VBMI multishift, VNNI dot products; the
+	 * accumulating forms (op: 0 vpshldv, 1 vpshrdv, 2 vpdpbusd, 3 vpdpwssd,
+	 * +4 saturating) read the destination too */ \
+	X(VPSHLDW, K_BIN, V_SHLD, 2, 0) X(VPSHLDD, K_BIN, V_SHLD, 4, 0) X(VPSHLDQ, K_BIN, V_SHLD, 8, 0) \
+	X(VPSHRDW, K_BIN, V_SHRD, 2, 0) X(VPSHRDD, K_BIN, V_SHRD, 4, 0) X(VPSHRDQ, K_BIN, V_SHRD, 8, 0) \
+	X(VPSHLDVW, K_ACC3, 0, 2, 0) X(VPSHLDVD, K_ACC3, 0, 4, 0) X(VPSHLDVQ, K_ACC3, 0, 8, 0) \
+	X(VPSHRDVW, K_ACC3, 1, 2, 0) X(VPSHRDVD, K_ACC3, 1, 4, 0) X(VPSHRDVQ, K_ACC3, 1, 8, 0) \
+	X(VPDPBUSD, K_ACC3, 2, 4, 0) X(VPDPWSSD, K_ACC3, 3, 4, 0) \
+	X(VPDPBUSDS, K_ACC3, 6, 4, 0) X(VPDPWSSDS, K_ACC3, 7, 4, 0) \
+	X(VPMULTISHIFTQB, K_BIN, V_MSHIFT, 1, 0) \
 	X(PHADDW, K_BIN, V_HADD, 2, 0) X(PHADDD, K_BIN, V_HADD, 4, 0) \
 	X(PHSUBW, K_BIN, V_HSUB, 2, 0) X(PHSUBD, K_BIN, V_HSUB, 4, 0) \
 	X(VPHADDW, K_BIN, V_HADD, 2, 0) X(VPHADDD, K_BIN, V_HADD, 4, 0) \
@@ -430,6 +443,38 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 		for (unsigned i = 0; i < vl / 8; i++)
 			d->q[i] = a->q[(i & ~1u) + (imm >= 0 ? (imm >> (i & 7)) & 1 : (b->q[i] >> 1) & 1)];
 		return;
+	case V_MSHIFT:
+		/* each result byte: the qword of b rotated right by a's byte */
+		for (unsigned i = 0; i < vl; i++) {
+			unsigned c = a->b[i] & 63;
+			uint64_t q = b->q[i / 8];
+			d->b[i] = (uint8_t)(c ? (q >> c) | (q << (64 - c)) : q);
+		}
+		return;
+	case V_MPSADBW:
+		for (unsigned l = 0; l < vl / 16; l++) {
+			unsigned sel = (unsigned)imm >> (3 * l);
+			unsigned o1 = l * 16 + ((sel >> 2) & 1) * 4, o2 = l * 16 + (sel & 3) * 4;
+			for (unsigned i = 0; i < 8; i++) {
+				unsigned sum = 0;
+				for (unsigned k = 0; k < 4; k++) {
+					int t = a->b[o1 + i + k] - b->b[o2 + k];
+					sum += t < 0 ? -t : t;
+				}
+				d->w[l * 8 + i] = (uint16_t)sum;
+			}
+		}
+		return;
+	case V_PHMINPOS: {
+		unsigned m = 0;
+		for (unsigned i = 1; i < 8; i++)
+			if (a->w[i] < a->w[m])
+				m = i;
+		memset(d->b, 0, 16);
+		d->w[0] = a->w[m];
+		d->w[1] = (uint16_t)m;
+		return;
+	}
 	case V_VALIGN: {
 		/* b (low) : a (high) shifted right by imm elements */
 		unsigned c = (unsigned)imm & (n - 1);
@@ -513,6 +558,17 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 			break;
 		}
 		case V_POPCNT: r = (uint64_t)__builtin_popcountll(x); break;
+		case V_SHLD:
+		case V_SHRD: {
+			unsigned c = (unsigned)imm & (8 * s - 1);
+			if (!c)
+				r = x;
+			else if (op == V_SHLD)
+				r = (x << c) | ((y & m) >> (8 * s - c));
+			else
+				r = ((x & m) >> c) | (y << (8 * s - c));
+			break;
+		}
 		case V_SLLV: r = y >= 8 * s ? 0 : x << y; break;
 		case V_SRLV: r = y >= 8 * s ? 0 : x >> y; break;
 		case V_SRAV: r = (uint64_t)(sx(x, s) >> (y >= 8 * s ? 8 * s - 1 : y)); break;
@@ -545,7 +601,7 @@ static int elementwise(int op, int has_imm)
 	case V_MINU: case V_MAXU: case V_MINS: case V_MAXS: case V_AVGU: case V_MULL:
 	case V_ABS: case V_MULUDQ: case V_MULDQ: case V_MULHU: case V_MULHS: case V_MULHRS:
 	case V_SIGN: case V_ROL: case V_ROR: case V_SLLV: case V_SRLV: case V_SRAV:
-	case V_POPCNT:
+	case V_POPCNT: case V_SHLD: case V_SHRD:
 		return 1;
 	case V_SRL: case V_SLL: case V_SRA:
 		return has_imm;
@@ -1091,6 +1147,7 @@ static int h_vec(struct interp_exec *x)
 	case K_FROMMASK: return vx_h_frommask(x, dd);
 	case K_COMPRESS: return vx_h_compress(x, dd);
 	case K_PMOVDOWN: return vx_h_pmovdown(x, dd);
+	case K_ACC3: return vx_h_acc3(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

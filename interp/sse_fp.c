@@ -144,6 +144,9 @@ static fp_fn *const k_pclmul[32] = {
 #define FMA_T(op, ord) FMA1(op##ord##sd) FMA1(op##ord##ss) FMA1(op##ord##pd) FMA1(op##ord##ps)
 #define FMA_O(op) FMA_T(op, 132) FMA_T(op, 213) FMA_T(op, 231)
 FMA_O(vfmadd) FMA_O(vfmsub) FMA_O(vfnmadd) FMA_O(vfnmsub)
+#define FMA_AS(op) FMA1(op##132pd) FMA1(op##213pd) FMA1(op##231pd) \
+	FMA1(op##132ps) FMA1(op##213ps) FMA1(op##231ps)
+FMA_AS(vfmaddsub) FMA_AS(vfmsubadd)
 
 /* ------------------------------------------------------- descriptors */
 
@@ -252,8 +255,16 @@ struct fdesc {
 	X(MOVSD, FK_MOVS, FF_SCALAR, 8, 0, 0) X(VMOVSD, FK_MOVS, FF_SCALAR, 8, 0, 0) \
 	X(MOVSS, FK_MOVS, FF_SCALAR, 4, 0, 0) X(VMOVSS, FK_MOVS, FF_SCALAR, 4, 0, 0) \
 	FMA_LIST(X, VFMADD, vfmadd) FMA_LIST(X, VFMSUB, vfmsub) \
-	FMA_LIST(X, VFNMADD, vfnmadd) FMA_LIST(X, VFNMSUB, vfnmsub)
+	FMA_LIST(X, VFNMADD, vfnmadd) FMA_LIST(X, VFNMSUB, vfnmsub) \
+	FMA_AS_LIST(X, VFMADDSUB, vfmaddsub) FMA_AS_LIST(X, VFMSUBADD, vfmsubadd)
 
+#define FMA_AS_LIST(X, M, m) \
+	X(M##132PD, FK_FMA, FF_PACKED | FF_MASKOK, 8, m##132pd, 0) \
+	X(M##213PD, FK_FMA, FF_PACKED | FF_MASKOK, 8, m##213pd, 0) \
+	X(M##231PD, FK_FMA, FF_PACKED | FF_MASKOK, 8, m##231pd, 0) \
+	X(M##132PS, FK_FMA, FF_PACKED | FF_MASKOK, 4, m##132ps, 0) \
+	X(M##213PS, FK_FMA, FF_PACKED | FF_MASKOK, 4, m##213ps, 0) \
+	X(M##231PS, FK_FMA, FF_PACKED | FF_MASKOK, 4, m##231ps, 0)
 #define FMA_LIST(X, M, m) \
 	X(M##132SD, FK_FMA, FF_SCALAR | FF_MASKOK, 8, m##132sd, 0) \
 	X(M##213SD, FK_FMA, FF_SCALAR | FF_MASKOK, 8, m##213sd, 0) \

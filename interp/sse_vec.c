@@ -126,7 +126,9 @@ int vx_get(struct interp_exec *x, const struct vx_ops *o, int i, interp_vec *v)
 		if (VX_EVEX(x->in) && x->in->avx.bcst && !x->in->avx.bcst_static) {
 			/* embedded broadcast: op size is one element */
 			unsigned n = o->vl / size;
-			if (o->masked && !(o->kmask & vx_lanes_mask(o->vl / o->esz)))
+			/* measured: element-wise operations with every element
+			 * masked off do not read it (no fault); others do */
+			if (o->masked && o->suppress && !(o->kmask & vx_lanes_mask(o->vl / o->esz)))
 				return INTERP_OK;
 			if ((rc = interp_load(x, ea, v->b, size)))
 				return rc;

@@ -107,13 +107,13 @@ enum vop {
 	V_DUPQ, V_DUPHI, V_DUPLO, V_MULUDQ, V_MULDQ, V_MULHU, V_MULHS, V_MULHRS,
 	V_PERMQ, V_PERMD, V_PERM2, V_BLENDI, V_SIGN, V_HADD, V_HSUB,
 	V_ROL, V_ROR, V_SLLV, V_SRLV, V_SRAV, V_PERMILPS, V_PERMILPD, V_VALIGN, V_SHUF128,
-	V_POPCNT,
+	V_POPCNT, V_SHLD, V_SHRD, V_MSHIFT, V_MPSADBW, V_PHMINPOS,
 };
 
 /* Handler kinds. */
 enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTEST,
        K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV, K_MADD52, K_INSPS, K_BLENDM,
-       K_PERM2T, K_TOMASK, K_FROMMASK, K_COMPRESS, K_PMOVDOWN };
+       K_PERM2T, K_TOMASK, K_FROMMASK, K_COMPRESS, K_PMOVDOWN, K_ACC3 };
 
 /* Flags. */
 #define F_ALIGN   1   /* aligned move: memory operand must be vl-aligned */
@@ -178,5 +178,6 @@ int vx_h_tomask(struct interp_exec *x, const struct vdesc *dd);
 int vx_h_frommask(struct interp_exec *x, const struct vdesc *dd);
 int vx_h_compress(struct interp_exec *x, const struct vdesc *dd);
 int vx_h_pmovdown(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_acc3(struct interp_exec *x, const struct vdesc *dd);
 
 #endif

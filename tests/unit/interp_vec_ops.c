@@ -213,6 +213,19 @@
 	X(I, 0, "sha256rnds2 %xmm0, %xmm1, %xmm2") X(I, 0, "sha256msg1 %xmm1, %xmm2") X(I, 0, "sha256msg2 (%rdi), %xmm2") \
 	X(I, 0, "sha1rnds4 $2, %xmm1, %xmm2") X(I, 0, "sha1nexte %xmm1, %xmm2") X(I, 0, "sha1msg1 %xmm1, %xmm2") \
 	X(I, 0, "sha1msg2 %xmm1, %xmm2") \
+	X(I, 0, "vpsignw %ymm1, %ymm2, %ymm3") X(I, 0, "vpsignb %xmm1, %xmm2, %xmm3") \
+	X(I, 0, "mpsadbw $5, %xmm1, %xmm2") X(I, 0, "mpsadbw $2, (%rdi), %xmm2") X(I, 0, "vmpsadbw $0x2d, %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "phminposuw %xmm1, %xmm2") X(I, 0, "vphminposuw (%rdi), %xmm2") \
+	X(I, 0, "vpshldd $5, %zmm17, %zmm18, %zmm19") X(I, 0, "vpshrdq $63, %ymm17, %ymm18, %ymm19{%k1}") \
+	X(I, 0, "vpshldw $0, %xmm17, %xmm18, %xmm19") X(I, 0, "vpshrdw $9, %zmm17, %zmm18, %zmm19") \
+	X(I, 0, "vpshldvd %zmm17, %zmm18, %zmm19") X(I, 0, "vpshrdvq %ymm1, %ymm18, %ymm19{%k2}{z}") \
+	X(I, 0, "vpshldvw %zmm17, %zmm18, %zmm19") X(I, 0, "vpshrdvw (%rdi), %zmm18, %zmm19") \
+	X(I, 0, "vpdpbusd %zmm17, %zmm18, %zmm19") X(I, 0, "vpdpwssd %ymm17, %ymm18, %ymm19{%k1}") \
+	X(I, 0, "vpdpbusds %zmm17, %zmm18, %zmm19") X(I, 0, "vpdpwssds (%rdi), %zmm18, %zmm19") \
+	X(I, 0, "{vex} vpdpbusd %ymm1, %ymm2, %ymm3") X(I, 0, "{vex} vpdpwssd %xmm1, %xmm2, %xmm3") \
+	X(I, 0, "vpmultishiftqb %zmm17, %zmm18, %zmm19") X(I, 0, "vpmultishiftqb (%rdi){1to8}, %zmm18, %zmm19{%k1}") \
+	X(D, 0, "vfmaddsub231pd %ymm1, %ymm2, %ymm3") X(S, 0, "vfmsubadd132ps (%rdi), %ymm2, %ymm3") \
+	X(D, 0, "vfmaddsub213pd %zmm17, %zmm18, %zmm19{%k1}") \
 	X(I, 0, "crc32b %cl, %eax") X(I, 0, "crc32w %cx, %eax") X(I, 0, "crc32l %ecx, %eax") \
 	X(I, 0, "crc32q %rcx, %rax") X(I, 0, "crc32b (%rdi), %rax") X(I, 0, "crc32l (%rsi), %r9d") \
 	X(I, 0, "movnti %eax, (%rdi)") X(I, 0, "movnti %rcx, (%rsi)") \
