@@ -121,21 +121,24 @@ void preload_thread_end(void)
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
 	t->busy = 1;
 	int fd = t->up.fd, requeue = 0;
+	/* Unmark before closing: once closed, another thread may get the same
+	 * number and mark it, and a later unmark here would unmark theirs. */
+	preload_fd_disown(fd);
 	if (t->armed)
 		upcall_thread_stop(&t->up);
 	t->armed = 0;
 	merge_spool_release_slot(&g_vprof.spool, t->slot);
 	t->slot = NULL;
 	/* A sample may have been raised before the trigger stopped: take it
-	 * now, while it is still known as ours (the fd is still marked), so it
-	 * is not handed to the program as its own SIGPROF after we unblock.
-	 * A SIGPROF of the program's is put back. */
+	 * now, while we can still tell it is ours (its si_fd is the one just
+	 * closed), so it is not handed to the program as its own SIGPROF after
+	 * we unblock. A SIGPROF of the program's is put back. */
 	const struct timespec zero = { 0, 0 };
 	siginfo_t si;
 	while (syscall(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long)) == UPCALL_SIGNAL)
-		if (!preload_signal_is_ours(&si))
+		if (!preload_signal_is_ours(&si) &&
+		    !(fd >= 0 && si.si_fd == fd && upcall_classify(&si, g_vprof.backend) == UPCALL_SIG_FD))
 			requeue = 1;
-	preload_fd_disown(fd);
 	t->busy = 0;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	if (requeue)
