@@ -2,6 +2,12 @@
 # bench/sampling.sh — what PC sampling costs the profiled program (issue 2).
 #
 #   bench/sampling.sh [--quick] [--rounds N] [--units N]
+#   bench/sampling.sh --report RUNS...
+#
+# VPROF_BENCH_KEEP=FILE keeps the raw runs (one line per run) in FILE and
+# section 6's in FILE.trig; --report pools such files (e.g. several full
+# runs, bench/results/*.runs) and prints sections 1-3 from them, running
+# nothing.
 #
 # Interleaved A/B runs of a CPU-bound workload (bench/workloads/spin.c,
 # ~1 s of pure user CPU in three functions) against the same workload
@@ -66,11 +72,13 @@ RATES="250 1000 4000"
 BACKENDS="task-clock cpu-timer itimer"
 GPERF_LIB=/usr/lib/x86_64-linux-gnu/libprofiler.so
 
+REPORT=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) QUICK=1; ROUNDS=3; UNITS=40; MEM_SHORT=20; MEM_LONG=100 ;;
 	--rounds) ROUNDS=$2; shift ;;
 	--units) UNITS=$2; shift ;;
+	--report) shift; REPORT=("$@"); break ;;
 	-h|--help) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "sampling.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -88,7 +96,10 @@ T0=$(date +%s)
 say() { printf '%s\n' "$*"; }
 
 # ---- build -------------------------------------------------------------
-if ! make -s -C "$ROOT" -j2 build/vprof build/libvprof.so >"$W/make.log" 2>&1; then
+if [ ${#REPORT[@]} -gt 0 ]; then
+	HAVE_PERF=1; HAVE_GPERF=1
+	for f in "${REPORT[@]}"; do [ -r "$f" ] || { echo "sampling.sh: cannot read $f" >&2; exit 2; }; done
+elif ! make -s -C "$ROOT" -j2 build/vprof build/libvprof.so >"$W/make.log" 2>&1; then
 	if [ -x "$VPROF" ] && [ -f "$LIB" ]; then
 		say "warning: make failed (see below); using the existing build/"
 		tail -5 "$W/make.log"
@@ -96,13 +107,15 @@ if ! make -s -C "$ROOT" -j2 build/vprof build/libvprof.so >"$W/make.log" 2>&1; t
 		cat "$W/make.log"; exit 1
 	fi
 fi
-cp "$ROOT/build/vprof" "$VPROF" && cp "$ROOT/build/libvprof.so" "$LIB" || exit 1
-gcc -O2 -g -Wall -Wextra -pthread -o "$W/spin" "$ROOT/bench/workloads/spin.c" || exit 1
-gcc -O2 -Wall -Wextra -o "$W/runstat" "$ROOT/bench/workloads/runstat.c" || exit 1
-gcc -O2 -Wall -Wextra -o "$W/trigcost" "$ROOT/bench/workloads/trigcost.c" || exit 1
+if [ ${#REPORT[@]} -eq 0 ]; then
+	cp "$ROOT/build/vprof" "$VPROF" && cp "$ROOT/build/libvprof.so" "$LIB" || exit 1
+	gcc -O2 -g -Wall -Wextra -pthread -o "$W/spin" "$ROOT/bench/workloads/spin.c" || exit 1
+	gcc -O2 -Wall -Wextra -o "$W/runstat" "$ROOT/bench/workloads/runstat.c" || exit 1
+	gcc -O2 -Wall -Wextra -o "$W/trigcost" "$ROOT/bench/workloads/trigcost.c" || exit 1
+	HAVE_PERF=0; command -v perf >/dev/null && HAVE_PERF=1
+	HAVE_GPERF=0; [ -f "$GPERF_LIB" ] && HAVE_GPERF=1
+fi
 SPIN="$W/spin -n $UNITS"
-HAVE_PERF=0; command -v perf >/dev/null && HAVE_PERF=1
-HAVE_GPERF=0; [ -f "$GPERF_LIB" ] && HAVE_GPERF=1
 
 # ---- the variants ------------------------------------------------------
 # One id per line; run_one knows how to run each kind.
@@ -186,26 +199,39 @@ run_one() {
 	say "$seq $round $kind:$ev:$f $cpu $rcpu $rwall ${samples:--} ${dropped:--} ${f:--} ${hz:--}" >>"$W/runs"
 }
 
-NV=$(variants | wc -l)
-say "== vprof sampling overhead: bench/sampling.sh $([ $QUICK = 1 ] && say --quick)"
-say "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
-say "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(uname -r)"
-say "commit:  $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- upcall preload merge 2>/dev/null || echo ' (+ uncommitted changes in the library)')"
-say "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) at start"
-say "plan:    $ROUNDS rounds x $NV variants, each between two unprofiled runs; workload: spin -n $UNITS"
-say ""
-
-: >"$W/runs"; : >"$W/notes"
-seq=0
-for r in $(seq 1 "$ROUNDS"); do
-	seq=$((seq + 1)); run_one base:-:- $seq "$r"
-	for v in $(variants | shuf); do
-		seq=$((seq + 1)); run_one "$v" $seq "$r"
-		seq=$((seq + 1)); run_one base:-:- $seq "$r"
+if [ ${#REPORT[@]} -gt 0 ]; then
+	# Pool kept runs: renumber seq and rounds so files follow each other.
+	: >"$W/runs"; : >"$W/notes"
+	for f in "${REPORT[@]}"; do
+		awk -v so="$(tail -1 "$W/runs" | cut -d' ' -f1)" -v ro="$(tail -1 "$W/runs" | cut -d' ' -f2)" \
+			'{ $1 += so + 1; $2 += ro; print }' "$f" >>"$W/runs"
 	done
-	printf 'round %d/%d done, %ds elapsed, load %s\n' "$r" "$ROUNDS" $(( $(date +%s) - T0 )) \
-		"$(cut -d' ' -f1 /proc/loadavg)" >&2
-done
+	ROUNDS=$(tail -1 "$W/runs" | cut -d' ' -f2)
+	say "== vprof sampling overhead: bench/sampling.sh --report ${REPORT[*]}"
+	say "pooled: $ROUNDS rounds from ${#REPORT[@]} file(s), $(wc -l <"$W/runs") runs"
+	say ""
+else
+	NV=$(variants | wc -l)
+	say "== vprof sampling overhead: bench/sampling.sh $([ $QUICK = 1 ] && say --quick)"
+	say "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
+	say "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(uname -r)"
+	say "commit:  $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- upcall preload merge 2>/dev/null || echo ' (+ uncommitted changes in the library)')"
+	say "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) at start"
+	say "plan:    $ROUNDS rounds x $NV variants, each between two unprofiled runs; workload: spin -n $UNITS"
+	say ""
+
+	: >"$W/runs"; : >"$W/notes"
+	seq=0
+	for r in $(seq 1 "$ROUNDS"); do
+		seq=$((seq + 1)); run_one base:-:- $seq "$r"
+		for v in $(variants | shuf); do
+			seq=$((seq + 1)); run_one "$v" $seq "$r"
+			seq=$((seq + 1)); run_one base:-:- $seq "$r"
+		done
+		printf 'round %d/%d done, %ds elapsed, load %s\n' "$r" "$ROUNDS" $(( $(date +%s) - T0 )) \
+			"$(cut -d' ' -f1 /proc/loadavg)" >&2
+	done
+fi
 
 # ---- statistics --------------------------------------------------------
 # For each variant record: ratios over the mean of the baselines at seq-1
@@ -355,6 +381,10 @@ if [ -n "$DV" ]; then
 	say ""
 fi
 
+if [ ${#REPORT[@]} -gt 0 ]; then
+	exit 0
+fi
+
 # ---- memory -----------------------------------------------------------
 say "== 5. Memory (default backend; VmHWM/VmRSS at the end of main; spool = DB/spool/*)"
 printf '%-8s %7s | %10s %10s %9s | %10s %10s | %s\n' threads units "HWM plain" "HWM vprof" added "spool ls" "spool du" "while running (RSS, spool du)"
@@ -439,5 +469,6 @@ if [ -s "$W/notes" ]; then
 	say ""
 fi
 say "load:    $(cut -d' ' -f1-3 /proc/loadavg) at end; total $(( $(date +%s) - T0 )) s"
-[ -n "${VPROF_BENCH_KEEP:-}" ] && cp "$W/runs" "$VPROF_BENCH_KEEP" && say "raw runs kept in $VPROF_BENCH_KEEP"
+[ -n "${VPROF_BENCH_KEEP:-}" ] && cp "$W/runs" "$VPROF_BENCH_KEEP" && cp "$W/tc" "$VPROF_BENCH_KEEP.trig" &&
+	say "raw runs kept in $VPROF_BENCH_KEEP and $VPROF_BENCH_KEEP.trig"
 exit 0
