@@ -335,3 +335,78 @@ int vx_h_acc3(struct interp_exec *x, const struct vdesc *dd)
 	}
 	return vx_put(x, &o, o.dst, &r);
 }
+
+/* Gathers. VEX: element i is loaded where the mask vector's element i has
+ * its sign bit set; EVEX: where k bit i is set. Then the whole mask (vector
+ * or k) becomes zero, and the destination above the gathered elements is
+ * zeroed. A fault on any selected element stops the run before anything
+ * changed: the hardware then does its partial progress itself. */
+int vx_h_gather(struct interp_exec *x, const struct vdesc *dd)
+{
+	const struct interp_insn *in = x->in;
+	unsigned isz = dd->op, dsz = dd->esz, n, big = isz > dsz ? isz : dsz;
+	int evex = VX_EVEX(in), mi = -1, rc;
+	const struct interp_operand *m = NULL, *d = &in->op[0];
+	interp_vec idx, mask, r;
+	uint64_t k = 0;
+
+	for (int i = 0; i < in->nvis; i++)
+		if (in->op[i].type == INTERP_OP_MEM && in->op[i].vsib)
+			mi = i;
+	if (mi < 0 || d->type != INTERP_OP_REG || d->rkind != INTERP_RK_VEC)
+		return INTERP_STOP_UNSUPPORTED;
+	m = &in->op[mi];
+	if (!(x->st->xstate_avail & INTERP_XS_SSE) ||
+	    ((d->idx >= 16 || m->index >= 16) && !(x->st->xstate_avail & INTERP_XS_HI16)) ||
+	    (in->avx.vl > 16 && !(x->st->xstate_avail & INTERP_XS_YMM)) ||
+	    (in->avx.vl > 32 && !(x->st->xstate_avail & INTERP_XS_ZMM_H)) ||
+	    (evex && !(x->st->xstate_avail & INTERP_XS_OPMASK)))
+		return INTERP_STOP_BADSTATE;
+	n = in->avx.vl / big;
+	idx = x->st->zmm[m->index];
+	if (evex) {
+		if (!in->avx.mask_idx || in->avx.mask_mode != ZYDIS_MASK_MODE_MERGING)
+			return INTERP_STOP_UNSUPPORTED;
+		k = x->st->k[in->avx.mask_idx];
+	} else {
+		if (in->nvis < 3 || in->op[2].type != INTERP_OP_REG || in->op[2].rkind != INTERP_RK_VEC)
+			return INTERP_STOP_UNSUPPORTED;
+		mask = x->st->zmm[in->op[2].idx];
+		for (unsigned e = 0; e < n; e++)
+			k |= ((eget(&mask, dsz, e) >> (8 * dsz - 1)) & 1) << e;
+	}
+	memset(&r, 0, sizeof r);
+	memcpy(r.b, x->st->zmm[d->idx].b, n * dsz);
+	for (unsigned e = 0; e < n; e++) {
+		uint64_t a = (uint64_t)m->val, v = 0;
+
+		if (!((k >> e) & 1))
+			continue;
+		if (m->base != INTERP_NOREG)
+			a += x->st->gpr[m->base];
+		a += (uint64_t)sx(eget(&idx, isz, e), isz) * m->scale;
+		if (in->addrsize == 4)
+			a = (uint32_t)a;
+		if (m->seg) {
+			if (!x->st->seg_valid)
+				interp_load_segbases(x->st);
+			a += m->seg == 1 ? x->st->fs_base : x->st->gs_base;
+		}
+		if ((rc = interp_load(x, a, &v, dsz)))
+			return rc;
+		eput(&r, dsz, e, v);
+	}
+	/* commit: destination, then the mask */
+	memcpy(x->st->zmm[d->idx].b, r.b, 64);
+	vx_touch(x, d->idx, 64, 1);
+	vx_note_dst(x, 0, r.b);
+	if (evex) {
+		x->st->k[in->avx.mask_idx] = 0;
+		x->st->xstate_bv |= INTERP_XS_OPMASK;
+		x->st->xstate_dirty |= INTERP_XS_OPMASK;
+	} else {
+		memset(x->st->zmm[in->op[2].idx].b, 0, 64);
+		vx_touch(x, in->op[2].idx, 64, 1);
+	}
+	return INTERP_OK;
+}

@@ -238,6 +238,11 @@
 	X(VPDPBUSD, K_ACC3, 2, 4, 0) X(VPDPWSSD, K_ACC3, 3, 4, 0) \
 	X(VPDPBUSDS, K_ACC3, 6, 4, 0) X(VPDPWSSDS, K_ACC3, 7, 4, 0) \
 	X(VPMULTISHIFTQB, K_BIN, V_MSHIFT, 1, 0) \
+	/* gathers: op = index element size, esz = data element size */ \
+	X(VPGATHERDD, K_GATHER, 4, 4, 0) X(VPGATHERDQ, K_GATHER, 4, 8, 0) \
+	X(VPGATHERQD, K_GATHER, 8, 4, 0) X(VPGATHERQQ, K_GATHER, 8, 8, 0) \
+	X(VGATHERDPS, K_GATHER, 4, 4, 0) X(VGATHERDPD, K_GATHER, 4, 8, 0) \
+	X(VGATHERQPS, K_GATHER, 8, 4, 0) X(VGATHERQPD, K_GATHER, 8, 8, 0) \
 	X(PHADDW, K_BIN, V_HADD, 2, 0) X(PHADDD, K_BIN, V_HADD, 4, 0) \
 	X(PHSUBW, K_BIN, V_HSUB, 2, 0) X(PHSUBD, K_BIN, V_HSUB, 4, 0) \
 	X(VPHADDW, K_BIN, V_HADD, 2, 0) X(VPHADDD, K_BIN, V_HADD, 4, 0) \
@@ -1148,6 +1153,7 @@ static int h_vec(struct interp_exec *x)
 	case K_COMPRESS: return vx_h_compress(x, dd);
 	case K_PMOVDOWN: return vx_h_pmovdown(x, dd);
 	case K_ACC3: return vx_h_acc3(x, dd);
+	case K_GATHER: return vx_h_gather(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

@@ -226,6 +226,12 @@
 	X(I, 0, "vpmultishiftqb %zmm17, %zmm18, %zmm19") X(I, 0, "vpmultishiftqb (%rdi){1to8}, %zmm18, %zmm19{%k1}") \
 	X(D, 0, "vfmaddsub231pd %ymm1, %ymm2, %ymm3") X(S, 0, "vfmsubadd132ps (%rdi), %ymm2, %ymm3") \
 	X(D, 0, "vfmaddsub213pd %zmm17, %zmm18, %zmm19{%k1}") \
+	/* gathers: indices are small (see random_state), base rdx */ \
+	X(I, 0, "vpgatherdd %ymm3, (%rdx,%ymm1,4), %ymm5") X(I, 0, "vpgatherqd %xmm3, 8(%rdx,%ymm1,2), %xmm5") \
+	X(I, 0, "vpgatherdq %ymm3, (%rdx,%xmm1,8), %ymm5") X(I, 0, "vpgatherqq %xmm3, (%rdx,%xmm1,1), %xmm5") \
+	X(I, 0, "vgatherdps %xmm3, -4(%rdx,%xmm4,4), %xmm5") X(I, 0, "vgatherqpd %ymm3, (%rdx,%ymm4,8), %ymm5") \
+	X(I, 0, "vpgatherdd (%rdx,%zmm17,4), %zmm18{%k1}") X(I, 0, "vgatherqpd (%rdx,%ymm17,8), %ymm18{%k2}") \
+	X(I, 0, "vpgatherqd (%rdx,%zmm17,1), %ymm18{%k1}") X(I, 0, "vpgatherdq 16(%rdx,%xmm17,2), %xmm18{%k3}") \
 	X(I, 0, "crc32b %cl, %eax") X(I, 0, "crc32w %cx, %eax") X(I, 0, "crc32l %ecx, %eax") \
 	X(I, 0, "crc32q %rcx, %rax") X(I, 0, "crc32b (%rdi), %rax") X(I, 0, "crc32l (%rsi), %r9d") \
 	X(I, 0, "movnti %eax, (%rdi)") X(I, 0, "movnti %rcx, (%rsi)") \
