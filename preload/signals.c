@@ -16,8 +16,11 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <spawn.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -25,6 +28,8 @@ typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
 static sigaction_fn *g_real_sigaction;
 static struct sigaction g_prog;          /* the program's SIGPROF disposition */
 static int g_installed;
+static volatile int g_prog_itimer;    /* the program armed ITIMER_PROF itself */
+static struct itimerval g_prog_itv;  /* ... with this (its view) */
 
 void preload_sample(int sig, siginfo_t *si, void *uc);
 void preload_call_on_stack(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, void *uc,
@@ -103,7 +108,18 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 	struct preload_thread *t = &g_thread;
-	if (!preload_signal_is_ours(si)) {
+	if (g_prog_itimer && g_vprof.backend == MERGE_EV_ITIMER && si->si_code == SI_KERNEL) {
+		/* One process timer for two users: each tick is a sample of ours
+		 * and the program's own SIGPROF. */
+		if (g_vprof.active && g_vprof.spool.hdr)
+			preload_sample(sig, si, uc);
+		if (t->prog_blocked) {
+			t->prog_pending = 1;
+			t->prog_info = *si;
+		} else {
+			forward(sig, si, uc);
+		}
+	} else if (!preload_signal_is_ours(si)) {
 		if (t->prog_blocked) {
 			t->prog_pending = 1;    /* delivered when it unblocks */
 			t->prog_info = *si;
@@ -284,6 +300,146 @@ int sigwait(const sigset_t *set, int *sig)
 		return 0;
 	}
 	return real_sigwait(set, sig);
+}
+
+/* ---- ITIMER_PROF ----
+ * With the itimer backend, vprof's sampling timer is the process's one
+ * ITIMER_PROF. A program that arms its own takes it over: the timer runs
+ * at the program's setting, every tick is both a sample and the program's
+ * SIGPROF; when the program disarms it, ours comes back. The program
+ * reads back its own setting, never ours. */
+typedef int setitimer_fn(__itimer_which_t, const struct itimerval *, struct itimerval *);
+typedef int getitimer_fn(__itimer_which_t, struct itimerval *);
+
+__attribute__((visibility("default")))
+int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerval *ov)
+{
+	REAL(setitimer, setitimer_fn);
+	if (which != ITIMER_PROF || !g_installed || g_vprof.backend != MERGE_EV_ITIMER)
+		return real_setitimer(which, nv, ov);
+	struct itimerval cur;
+	if (ov) {
+		if (g_prog_itimer) {
+			real_setitimer(which, NULL, &cur);      /* live remaining time */
+			cur.it_interval = g_prog_itv.it_interval;
+		} else {
+			memset(&cur, 0, sizeof(cur));
+		}
+	}
+	int rc = 0;
+	if (nv) {
+		int on = nv->it_value.tv_sec || nv->it_value.tv_usec;
+		g_prog_itv = *nv;
+		g_prog_itimer = on;
+		if (on)
+			rc = real_setitimer(which, nv, NULL);
+		else if (g_vprof.active)
+			rc = upcall_process_start(g_vprof.backend, g_vprof.period) < 0 ? -1 : 0;
+		else
+			rc = real_setitimer(which, nv, NULL);
+	}
+	if (rc == 0 && ov)
+		*ov = cur;
+	return rc;
+}
+
+__attribute__((visibility("default")))
+int getitimer(__itimer_which_t which, struct itimerval *v)
+{
+	REAL(getitimer, getitimer_fn);
+	if (which != ITIMER_PROF || !g_installed || g_vprof.backend != MERGE_EV_ITIMER)
+		return real_getitimer(which, v);
+	if (!g_prog_itimer) {
+		memset(v, 0, sizeof(*v));
+		return 0;
+	}
+	int rc = real_getitimer(which, v);
+	v->it_interval = g_prog_itv.it_interval;
+	return rc;
+}
+
+/* ---- posix_spawn, system, popen ----
+ * Their children start with SIGPROF at SIG_DFL (our handler is reset),
+ * where the program meant SIG_IGN. While a program that ignores SIGPROF
+ * spawns, the real disposition is SIG_IGN too (samples of that window are
+ * lost, uncounted: only programs that ignore SIGPROF pay it). glibc's
+ * system() and popen() spawn internally, so they are interposed too. */
+static int prog_ignores(void)
+{
+	return g_installed && !has_handler(&g_prog) && g_prog.sa_handler == SIG_IGN;
+}
+
+static void ignore_window(int open)
+{
+	if (open) {
+		struct sigaction ign;
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		preload_real_sigaction(UPCALL_SIGNAL, &ign, NULL);
+	} else {
+		int saved = errno;
+		sync_restart();
+		errno = saved;
+	}
+}
+
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+		     const posix_spawnattr_t *, char *const[], char *const[]);
+
+__attribute__((visibility("default")))
+int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	REAL(posix_spawn, spawn_fn);
+	int ign = prog_ignores();
+	if (ign)
+		ignore_window(1);
+	int rc = real_posix_spawn(pid, path, fa, at, argv, envp);
+	if (ign)
+		ignore_window(0);
+	return rc;
+}
+
+__attribute__((visibility("default")))
+int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+		 const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	REAL(posix_spawnp, spawn_fn);
+	int ign = prog_ignores();
+	if (ign)
+		ignore_window(1);
+	int rc = real_posix_spawnp(pid, file, fa, at, argv, envp);
+	if (ign)
+		ignore_window(0);
+	return rc;
+}
+
+__attribute__((visibility("default")))
+int system(const char *cmd)
+{
+	typedef int fn(const char *);
+	REAL(system, fn);
+	int ign = prog_ignores();
+	if (ign)
+		ignore_window(1);
+	int rc = real_system(cmd);
+	if (ign)
+		ignore_window(0);
+	return rc;
+}
+
+__attribute__((visibility("default")))
+FILE *popen(const char *cmd, const char *mode)
+{
+	typedef FILE *fn(const char *, const char *);
+	REAL(popen, fn);
+	int ign = prog_ignores();
+	if (ign)
+		ignore_window(1);
+	FILE *f = real_popen(cmd, mode);
+	if (ign)
+		ignore_window(0);
+	return f;
 }
 
 void preload_signals_thread_begin(void)

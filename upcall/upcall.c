@@ -247,7 +247,8 @@ int upcall_process_start(int backend, uint64_t period)
 	v.it_interval.tv_sec = (time_t)(period / 1000000000ull);
 	v.it_interval.tv_usec = (suseconds_t)(period % 1000000000ull / 1000);
 	v.it_value = v.it_interval;
-	return setitimer(ITIMER_PROF, &v, NULL) < 0 ? -errno : 0;
+	/* The raw call: libvprof.so interposes setitimer for the program. */
+	return syscall(SYS_setitimer, ITIMER_PROF, &v, NULL) < 0 ? -errno : 0;
 }
 
 void upcall_process_stop(int backend)
@@ -256,7 +257,7 @@ void upcall_process_stop(int backend)
 		return;
 	struct itimerval v;
 	memset(&v, 0, sizeof(v));
-	setitimer(ITIMER_PROF, &v, NULL);
+	syscall(SYS_setitimer, ITIMER_PROF, &v, NULL);
 }
 
 int upcall_classify(const siginfo_t *si, int backend)
