@@ -81,6 +81,13 @@ for ev in task-clock cpu-timer; do
 	same "SIGPROF blocked: sigpending/sigtimedwait see only the program's own ($ev)" --event "$ev" -- "$BS" blocked-pending
 done
 
+# The program's own SIGPROF while it is blocked: a fork child does not
+# inherit it as pending; sigsuspend() with SIGPROF unblocked takes it; a
+# signalfd for SIGPROF reads it.
+same "pending SIGPROF is not inherited by a fork child" -- "$BS" pending-fork
+same "sigsuspend() takes the program's pending SIGPROF" -- "$BS" sigsuspend
+same "signalfd() reads the program's blocked SIGPROF" -- "$BS" signalfd
+
 # A real user of SIGPROF: gperftools' CPU profiler (its own handler, its own
 # setitimer) preloaded after libvprof.so. Both profilers must get samples.
 GPERF=/usr/lib/x86_64-linux-gnu/libprofiler.so.0
