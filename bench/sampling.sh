@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/sampling.sh — what PC sampling costs the profiled program (issue 2).
 #
-#   bench/sampling.sh [--quick] [--rounds N] [--units N]
+#   bench/sampling.sh [--quick] [--rounds N] [--units N] [--python]
 #   bench/sampling.sh --report RUNS...
 #
 # VPROF_BENCH_KEEP=FILE keeps the raw runs (one line per run) in FILE and
@@ -29,6 +29,10 @@
 #   perf    perf record -e cpu-clock -F F -o FILE -- spin
 #   gperf   LD_PRELOAD=libprofiler.so CPUPROFILE=FILE CPUPROFILE_FREQUENCY=F
 #   default `vprof run -- spin` (no --event/--freq: upcall_choose's choice)
+#
+# --python runs sections 1-4 on Debian's /usr/bin/python3 running
+# bench/workloads/loop.py (a pure-Python loop, ~0.7 s for 100 units)
+# instead of spin; sections 5 and 6 stay as they are.
 #
 # Section 6 measures the trigger alone, without vprof (workloads/trigcost.c):
 # a task-clock sample delivered into a perf ring buffer, as a signal, and as
@@ -73,11 +77,13 @@ BACKENDS="task-clock cpu-timer itimer"
 GPERF_LIB=/usr/lib/x86_64-linux-gnu/libprofiler.so
 
 REPORT=()
+PYTHON=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) QUICK=1; ROUNDS=3; UNITS=40; MEM_SHORT=20; MEM_LONG=100 ;;
 	--rounds) ROUNDS=$2; shift ;;
 	--units) UNITS=$2; shift ;;
+	--python) PYTHON=1 ;;
 	--report) shift; REPORT=("$@"); break ;;
 	-h|--help) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "sampling.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -116,6 +122,7 @@ if [ ${#REPORT[@]} -eq 0 ]; then
 	HAVE_GPERF=0; [ -f "$GPERF_LIB" ] && HAVE_GPERF=1
 fi
 SPIN="$W/spin -n $UNITS"
+[ $PYTHON = 1 ] && SPIN="/usr/bin/python3 $ROOT/bench/workloads/loop.py $UNITS"
 
 # ---- the variants ------------------------------------------------------
 # One id per line; run_one knows how to run each kind.
@@ -217,7 +224,7 @@ else
 	say "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(uname -r)"
 	say "commit:  $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- upcall preload merge 2>/dev/null || echo ' (+ uncommitted changes in the library)')"
 	say "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) at start"
-	say "plan:    $ROUNDS rounds x $NV variants, each between two unprofiled runs; workload: spin -n $UNITS"
+	say "plan:    $ROUNDS rounds x $NV variants, each between two unprofiled runs; workload: ${SPIN#$W/}"
 	say ""
 
 	: >"$W/runs"; : >"$W/notes"
