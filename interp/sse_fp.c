@@ -164,6 +164,7 @@ enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM,
 #define FF_UNALIGN 64   /* legacy form without the 16-byte alignment check */
 #define FF_MASKOK 256   /* EVEX write-masking modelled: same element type in
 			 * and out, and 1.0 in every input raises nothing */
+#define FF_CMPK   512   /* EVEX form compares into an opmask */
 
 struct fdesc {
 	uint8_t kind, esz;
@@ -281,10 +282,10 @@ struct fdesc {
 
 /* the immediate forms: one function per imm8 value, in k_<name> */
 #define FIMM_LIST(X) \
-	X(CMPSD, FF_SCALAR, 8, cmpsd) X(VCMPSD, FF_SCALAR, 8, cmpsd) \
-	X(CMPSS, FF_SCALAR, 4, cmpss) X(VCMPSS, FF_SCALAR, 4, cmpss) \
-	X(CMPPD, FF_PACKED, 8, cmppd) X(VCMPPD, FF_PACKED, 8, cmppd) \
-	X(CMPPS, FF_PACKED, 4, cmpps) X(VCMPPS, FF_PACKED, 4, cmpps) \
+	X(CMPSD, FF_SCALAR, 8, cmpsd) X(VCMPSD, FF_SCALAR | FF_MASKOK | FF_CMPK, 8, cmpsd) \
+	X(CMPSS, FF_SCALAR, 4, cmpss) X(VCMPSS, FF_SCALAR | FF_MASKOK | FF_CMPK, 4, cmpss) \
+	X(CMPPD, FF_PACKED, 8, cmppd) X(VCMPPD, FF_PACKED | FF_MASKOK | FF_CMPK, 8, cmppd) \
+	X(CMPPS, FF_PACKED, 4, cmpps) X(VCMPPS, FF_PACKED | FF_MASKOK | FF_CMPK, 4, cmpps) \
 	X(ROUNDSD, FF_SCALAR, 8, roundsd) X(VROUNDSD, FF_SCALAR, 8, roundsd) \
 	X(ROUNDSS, FF_SCALAR, 4, roundss) X(VROUNDSS, FF_SCALAR, 4, roundss) \
 	X(ROUNDPD, FF_PACKED, 8, roundpd) X(VROUNDPD, FF_PACKED, 8, roundpd) \
@@ -443,7 +444,7 @@ static int h_fbin(struct interp_exec *x, const struct fdesc *fd)
 
 /* cmpXX and roundXX with an immediate: legacy op dst, src, imm; VEX op dst,
  * src1, src2, imm (vroundpd: dst, src, imm). EVEX vcmp* writes an opmask:
- * not modelled. */
+ * the lane results become its bits. */
 static int h_fimm(struct interp_exec *x, const struct fdesc *fd)
 {
 	struct vx_ops o;
@@ -453,7 +454,7 @@ static int h_fimm(struct interp_exec *x, const struct fdesc *fd)
 	fp_fn *fn;
 	int rc, ia, ib;
 
-	if (VX_EVEX(x->in))
+	if (VX_EVEX(x->in) && !(fd->flags & FF_CMPK))
 		return INTERP_STOP_UNSUPPORTED;
 	if ((rc = fp_layout(x, &o, fd)))
 		return rc;
@@ -478,11 +479,25 @@ static int h_fimm(struct interp_exec *x, const struct fdesc *fd)
 		return INTERP_STOP_UNSUPPORTED;
 	if ((rc = vx_get(x, &o, ia, &a)) || (rc = vx_get(x, &o, ib, &b)))
 		return rc;
+	if (o.masked) {
+		fp_neutral(&o, fd, &a);
+		fp_neutral(&o, fd, &b);
+	}
 	memset(&r, 0, sizeof r);
 	if ((rc = fp_run(x, fn, r.b, a.b, b.b, b.b, o.vl, &raised)))
 		return rc;
-	if ((rc = vx_put(x, &o, o.dst, &r)))
+	if (VX_EVEX(x->in)) {
+		/* EVEX vcmp: the all-ones/zero elements become opmask bits */
+		unsigned n = fd->flags & FF_SCALAR ? 1 : o.vl / fd->esz;
+		uint64_t m = 0;
+		for (unsigned e = 0; e < n; e++)
+			if (fd->esz == 8 ? r.q[e] != 0 : r.d[e] != 0)
+				m |= 1ull << e;
+		if ((rc = interp_write_u64(x, o.dst, m & o.kmask)))
+			return rc;
+	} else if ((rc = vx_put(x, &o, o.dst, &r))) {
 		return rc;
+	}
 	vx_mxcsr_or(x, raised);
 	return INTERP_OK;
 }

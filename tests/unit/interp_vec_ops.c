@@ -303,6 +303,9 @@
 	X(D, 0, "cmpeqpd %xmm1, %xmm2") X(S, 0, "cmpneqps %xmm1, %xmm2") X(S, 0, "cmpless %xmm1, %xmm2") \
 	X(D, 0, "vcmpltsd %xmm1, %xmm2, %xmm3") X(D, 0, "vcmpnge_uqsd %xmm1, %xmm2, %xmm3") \
 	X(D, 0, "vcmpeq_ospd %ymm1, %ymm2, %ymm3") X(S, 0, "vcmptrue_usps %ymm1, %ymm2, %ymm3") \
+	X(D, 0, "vcmppd $1, %zmm17, %zmm18, %k1") X(S, 0, "vcmpps $0x1d, (%rdi), %zmm18, %k1{%k2}") \
+	X(D, 0, "vcmpsd $3, %xmm17, %xmm18, %k1") X(S, 0, "vcmpss $0x11, %xmm17, %xmm18, %k1{%k3}") \
+	X(D, 0, "vcmppd $4, (%rdi){1to4}, %ymm18, %k2{%k1}") \
 	X(D, 0, "roundsd $9, %xmm1, %xmm2") X(D, 0, "roundsd $10, (%rdi), %xmm2") X(D, 0, "roundsd $4, %xmm1, %xmm2") \
 	X(D, 0, "roundsd $0, %xmm1, %xmm2") X(S, 0, "roundss $11, %xmm1, %xmm2") X(D, 0, "roundpd $1, %xmm1, %xmm2") \
 	X(S, 0, "roundps $12, %xmm1, %xmm2") X(D, 0, "vroundsd $9, %xmm1, %xmm2, %xmm3") X(D, 0, "vroundpd $2, %ymm1, %ymm3") \
@@ -798,7 +801,7 @@ int main(int argc, char **argv)
 			unsigned len = len0;
 
 			/* half the time, other register numbers */
-			if (it % 2 && (len = rerand(code0, len0, rb))) {
+			if (it % 2 && !getenv("VEC_NO_RENUMBER") && (len = rerand(code0, len0, rb))) {
 				code = rb;
 				renum++;
 			} else {
@@ -846,8 +849,14 @@ int main(int argc, char **argv)
 				}
 				if (bad++ == 0)
 					printf("FAIL %s: native ran, interp stopped: %s (k1 %lx k2 %lx "
-					       "rdi%%64 %lu rsi%%64 %lu)\n", ti->text, interp_stop_name(rc),
-					       in.k[1], in.k[2], in.gpr[7] % 64, in.gpr[6] % 64);
+					       "rdi%%64 %lu rsi%%64 %lu mxcsr %x len %u)\n", ti->text, interp_stop_name(rc),
+					       in.k[1], in.k[2], in.gpr[7] % 64, in.gpr[6] % 64, in.mxcsr, len);
+				if (bad == 1) {
+					printf("    bytes:");
+					for (unsigned i = 0; i < len; i++)
+						printf(" %02x", code[i]);
+					printf("\n");
+				}
 				first_stop = interp_stop_name(rc);
 				continue;
 			}
