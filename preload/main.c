@@ -112,6 +112,7 @@ static void on_fork_child(void)
 	if (!g_vprof.active)
 		return;
 	t->busy = 1;
+	t->prog_pending = 0;     /* pending signals are not inherited by fork */
 	/* The trigger of the parent's thread is not ours: a perf fd is shared
 	 * with the parent (close, never disable it), POSIX timers are not
 	 * inherited, interval timers neither. */

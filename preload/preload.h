@@ -44,6 +44,7 @@ struct preload_thread {
 	int prog_blocked;        /* the program's view: SIGPROF blocked here */
 	int prog_pending;        /* its own SIGPROF arrived while so blocked */
 	siginfo_t prog_info;     /* ... and its siginfo */
+	int prog_signalfd;       /* reads SIGPROF through a signalfd: really block */
 };
 
 extern struct preload_global g_vprof;

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <spawn.h>
+#include <sys/signalfd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -212,7 +213,9 @@ static int masked(sigmask_fn *real, int how, const sigset_t *set, sigset_t *old)
 		now = how == SIG_BLOCK ? (was || wants) : how == SIG_UNBLOCK ? (was && !wants)
 			: how == SIG_SETMASK ? wants : was;
 		s = *set;
-		if (how != SIG_UNBLOCK)
+		/* A thread reading SIGPROF through a signalfd gets it really
+		 * blocked: it handles SIGPROF itself, synchronously. */
+		if (how != SIG_UNBLOCK && !t->prog_signalfd)
 			sigdelset(&s, UPCALL_SIGNAL);
 		set = &s;
 	}
@@ -440,6 +443,57 @@ FILE *popen(const char *cmd, const char *mode)
 	if (ign)
 		ignore_window(0);
 	return f;
+}
+
+/* sigsuspend: the mask it waits with is the program's view; a SIGPROF
+ * held for the program and unblocked by that mask is delivered at once, as
+ * the kernel would, and the call returns EINTR. */
+__attribute__((visibility("default")))
+int sigsuspend(const sigset_t *mask)
+{
+	typedef int fn(const sigset_t *);
+	REAL(sigsuspend, fn);
+	struct preload_thread *t = &g_thread;
+	if (!g_installed)
+		return real_sigsuspend(mask);
+	int was = t->prog_blocked, wants = sigismember(mask, UPCALL_SIGNAL) == 1;
+	if (!wants && t->prog_pending) {
+		t->prog_pending = 0;
+		t->prog_blocked = 0;
+		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), UPCALL_SIGNAL);
+		t->prog_blocked = was;
+		errno = EINTR;
+		return -1;
+	}
+	sigset_t m = *mask;
+	if (!t->prog_signalfd)
+		sigdelset(&m, UPCALL_SIGNAL);
+	t->prog_blocked = wants;
+	int rc = real_sigsuspend(&m);
+	t->prog_blocked = was;
+	return rc;
+}
+
+__attribute__((visibility("default")))
+int signalfd(int fd, const sigset_t *mask, int flags)
+{
+	typedef int fn(int, const sigset_t *, int);
+	REAL(signalfd, fn);
+	struct preload_thread *t = &g_thread;
+	if (g_installed && sigismember(mask, UPCALL_SIGNAL) == 1 && !t->prog_signalfd) {
+		t->prog_signalfd = 1;
+		if (t->prog_blocked) {
+			sigset_t one;
+			sigemptyset(&one);
+			sigaddset(&one, UPCALL_SIGNAL);
+			syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, NULL, sizeof(long));
+			if (t->prog_pending) {       /* queue it where the fd reads */
+				t->prog_pending = 0;
+				syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), UPCALL_SIGNAL);
+			}
+		}
+	}
+	return real_signalfd(fd, mask, flags);
 }
 
 void preload_signals_thread_begin(void)

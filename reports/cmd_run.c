@@ -121,6 +121,15 @@ int cmd_run(int argc, char **argv)
 		setenv("LD_PRELOAD", pre, 1);
 		free(pre);
 		unsetenv("VPROF_DISABLED");
+		/* AddressSanitizer refuses to run with any library preloaded
+		 * before its runtime unless told this is fine; its own advice. */
+		const char *asan = getenv("ASAN_OPTIONS");
+		if (!asan || !strstr(asan, "verify_asan_link_order")) {
+			char *o = malloc((asan ? strlen(asan) : 0) + 40);
+			sprintf(o, "%s%sverify_asan_link_order=0", asan ? asan : "", asan && *asan ? ":" : "");
+			setenv("ASAN_OPTIONS", o, 1);
+			free(o);
+		}
 	}
 
 	/* Like system(): while the child runs, the terminal's ^C and ^\ are its
