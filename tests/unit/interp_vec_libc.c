@@ -397,6 +397,8 @@ static void args(const struct fn *f, struct vstate *s)
 			}
 		}
 		s->gpr[7] = rnd() % 40;
+		if (rnd() % 4 == 0)     /* other rounding, FTZ, DAZ, sticky flags */
+			s->mxcsr = 0x1f80 | (uint32_t)(rnd() % 4) << 13 | (uint32_t)(rnd() & 0x803f);
 		if (!strcmp(f->name, "frexp") || !strcmp(f->name, "modf"))
 			s->gpr[7] = (uint64_t)g_data + 8 * (rnd() % (DATA_SIZE / 8));
 		break;
