@@ -7,8 +7,11 @@
  * and vx_put writes it with the encoding's rules: legacy SSE writes leave
  * bits above the operand alone, VEX/EVEX writes zero up to bit 511, EVEX
  * write-masks merge or zero per element, and masked memory operands touch
- * (load, probe, store) only the elements the mask selects, so a masked-off
- * element in an unmapped page does not fault — as on the hardware.
+ * (load, probe, store) only the elements the mask selects where the
+ * hardware does so (moves, stores, element-wise operations: measured on
+ * this CPU by tests/unit/interp_vec_ops.c), so a masked-off element in an
+ * unmapped page does not fault there — and does elsewhere, as on the
+ * hardware.
  *
  * Everything here is AS-safe: no allocation, program memory only through
  * interp_load/interp_store.
@@ -53,13 +56,15 @@ int vx_layout(struct interp_exec *x, struct vx_ops *o, unsigned esz);
 
 /* Read source operand i into v (zero-filled to 64 bytes): vector register
  * (all 64 bytes), memory (op size; EVEX embedded broadcast replicated over
- * o->vl; EVEX-masked loads read only the selected elements), GPR/k value
- * or immediate into q[0]. */
+ * o->vl; with o->masked and o->suppress only the selected elements are
+ * read), GPR/k value or immediate into q[0]. */
 int vx_get(struct interp_exec *x, const struct vx_ops *o, int i, interp_vec *v);
 
 /* Write result r to operand i: a vector register (legacy: op size bytes;
- * VEX/EVEX: o->vl bytes, rest zeroed; EVEX masks merge or zero per
- * element), or memory (o->vl or op size bytes; only selected elements). */
+ * VEX/EVEX: op size bytes, the rest up to 64 zeroed; EVEX masks merge or
+ * zero per element), memory (op size bytes; masked: only the selected
+ * elements, one buffered store per run of them, so more than
+ * INTERP_MAX_STORES runs stop as unsupported), or a GPR/k register. */
 int vx_put(struct interp_exec *x, const struct vx_ops *o, int i, const interp_vec *r);
 
 /* Mark register n changed in its first `bytes` bytes and, for VEX/EVEX
