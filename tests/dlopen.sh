@@ -2,7 +2,11 @@
 # Images loaded at run time: samples in a dlopen'd library (built here with
 # a build-id) are attributed to that library's path and function, also when
 # it is dlclose'd before exit, also when another library later takes its
-# address; and a library found only through the program's $ORIGIN RUNPATH
+# address, also when loaded with dlmopen into a new namespace, also when the
+# process ends with _exit() or SIGKILL before vprof's next image scan, also
+# without a build-id; a library rebuilt after the run does not lend its
+# symbols to old samples; and a library found only through the program's
+# $ORIGIN RUNPATH
 # still loads under vprof (the dlopen interposer must keep the caller's
 # return address: a sibling call). Fixtures: tests/fixtures/behave_dlopen.c
 # (the program) and tests/fixtures/behave_dlib.c (the library, -DFN=name).

@@ -2,7 +2,13 @@
 # The profiled program's signals, exit status, errno and output are its own:
 # every check runs the same program with and without `vprof run` and compares
 # what the program printed and how it ended (exit status, or the signal that
-# killed it). Fixture: tests/fixtures/behave_signals.c.
+# killed it). Covered: the program's own SIGPROF handlers, timers (setitimer,
+# timer_create), masks, pending signals (sigpending, sigtimedwait,
+# sigsuspend, signalfd, fork), SA_RESTART/EINTR, SA_RESETHAND, the stack its
+# handler runs on, SIG_IGN across exec/posix_spawn; exit statuses and fatal
+# signals; errno; file descriptors after closefrom(3); output of real
+# programs (python3, sort, gzip), of gperftools' profiler and of an
+# AddressSanitizer build. Fixture: tests/fixtures/behave_signals.c.
 . "$(dirname "$0")/lib.sh"
 ulimit -c 0                       # the SIGABRT/SIGSEGV cases: no core files
 
