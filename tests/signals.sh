@@ -13,7 +13,7 @@
 ulimit -c 0                       # the SIGABRT/SIGSEGV cases: no core files
 
 BS=$TMP/behave_signals
-gcc -O2 -Wall -pthread -o "$BS" "$TOP/tests/fixtures/behave_signals.c" || { fail "build fixture"; finish; }
+gcc -O2 -Wall -Wno-deprecated-declarations -pthread -o "$BS" "$TOP/tests/fixtures/behave_signals.c" || { fail "build fixture"; finish; }
 
 # runst OUT ERR CMD...: run CMD with stdout/stderr to files; print how it
 # ended: the exit status, or -N when killed by signal N (Python's returncode,
@@ -93,6 +93,17 @@ done
 same "pending SIGPROF is not inherited by a fork child" -- "$BS" pending-fork
 same "sigsuspend() takes the program's pending SIGPROF" -- "$BS" sigsuspend
 same "signalfd() reads the program's blocked SIGPROF" -- "$BS" signalfd
+
+# The System V calls reach the same dispositions and masks through glibc's
+# internal sigaction/sigprocmask, past the interposers: sigset(SIGPROF)
+# must get the program's ticks only (not vprof's samples besides), and
+# after sigignore(SIGPROF) vprof must still sample.
+same "sigset/sighold/sigrelse/sigignore on SIGPROF" -- "$BS" sysv
+sa=$("$VPROF" report --db "$TMP/db$n" --json -n 0 2>/dev/null | "$PY" -c '
+import json, sys
+print(sum(x["samples"] for e in json.load(sys.stdin)["events"] for x in e["rows"] if x.get("procedure") == "spin_after_sigignore"))')
+[ "${sa:-0}" -gt 0 ] && pass "sigignore(SIGPROF): vprof still samples ($sa in spin_after_sigignore)" ||
+	fail "sigignore(SIGPROF): 0.3 s in spin_after_sigignore, ${sa:-0} samples: $(grep '^vprof' "$TMP/v.err")"
 
 # A real user of SIGPROF: gperftools' CPU profiler (its own handler, its own
 # setitimer) preloaded after libvprof.so. Both profilers must get samples.
