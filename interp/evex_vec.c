@@ -53,6 +53,21 @@ int vx_h_cmpk(struct interp_exec *x, const struct vdesc *dd)
 	pred = dd->flags & F_IMMPRED ? (unsigned)vx_imm(x, &o) :
 	       dd->flags & F_GT ? 6 : 0;
 	n = o.vl / s;
+	if (s == 1 && dd->kind == K_TESTK) {
+		/* the hot forms (vptestnmb in strlen/strcpy loops) */
+		for (unsigned e = 0; e < n; e++)
+			m |= (uint64_t)((a.b[e] & b.b[e]) != 0) << e;
+		if (dd->flags & F_NOT)
+			m = ~m & vx_lanes_mask(n);
+		n = 0;
+	} else if (s == 1 && dd->kind == K_CMPK && (pred & 3) == 0) {
+		/* byte eq/ne: vpcmpeqb, vpcmpneqb, vpcmpnequb */
+		for (unsigned e = 0; e < n; e++)
+			m |= (uint64_t)(a.b[e] == b.b[e]) << e;
+		if (pred & 4)
+			m = ~m & vx_lanes_mask(n);
+		n = 0;
+	}
 	for (unsigned e = 0; e < n; e++) {
 		uint64_t p = eget(&a, s, e), q = eget(&b, s, e);
 		int t = dd->kind == K_TESTK ? ((p & q) != 0) ^ !!(dd->flags & F_NOT) :

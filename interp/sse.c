@@ -532,6 +532,29 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 	default:
 		break;
 	}
+	if (s == 1) {
+		/* byte fast paths: pcmpeqb, pminub, psubb, paddb (string loops) */
+		switch (op) {
+		case V_CMPEQ:
+			for (unsigned i = 0; i < vl; i++)
+				d->b[i] = a->b[i] == b->b[i] ? 0xff : 0;
+			return;
+		case V_MINU:
+			for (unsigned i = 0; i < vl; i++)
+				d->b[i] = a->b[i] < b->b[i] ? a->b[i] : b->b[i];
+			return;
+		case V_SUB:
+			for (unsigned i = 0; i < vl; i++)
+				d->b[i] = (uint8_t)(a->b[i] - b->b[i]);
+			return;
+		case V_ADD:
+			for (unsigned i = 0; i < vl; i++)
+				d->b[i] = (uint8_t)(a->b[i] + b->b[i]);
+			return;
+		default:
+			break;
+		}
+	}
 	for (unsigned e = 0; e < n; e++) {
 		uint64_t x = eget(a, s, e), y = eget(b, s, e), r = 0, m = interp_mask(s);
 		switch (op) {
