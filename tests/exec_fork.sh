@@ -35,6 +35,7 @@ profile() {
 	n=$((n + 1)); DB=$TMP/db$n
 	local st0 st1
 	st0=$(runst "$TMP/p.out" "$TMP/p.err" "$@")
+	if grep -q '^usage: behave_' "$TMP/p.err"; then fail "$what: the fixture does not know these arguments: $*"; return; fi
 	st1=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$DB" "${opts[@]}" -- "$@")
 	cat "$TMP/v.err"
 	if [ "$st0" = "$st1" ] && cmp -s "$TMP/p.out" "$TMP/v.out"; then pass "$what: same output and status as without vprof"

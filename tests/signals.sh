@@ -38,6 +38,7 @@ same() {
 	rm -rf "$TMP/db$n"
 	local st0 st1
 	st0=$(runst "$TMP/p.out" "$TMP/p.err" "$@")
+	if grep -q '^usage: behave_' "$TMP/p.err"; then fail "$what: the fixture does not know these arguments: $*"; return; fi
 	st1=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db$n" "${opts[@]}" -- "$@")
 	local why=""
 	[ "$st0" = "$st1" ] || why="ended with $st1 under vprof, $st0 without (negative: killed by that signal);"
