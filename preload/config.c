@@ -55,6 +55,7 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 
 	memset(c, 0, sizeof(*c));
 	c->interp_len = 4;
+	c->ring = 1;
 	c->interp_every = 16;
 	s = getenv("VPROF_DB");
 	snprintf(c->db, sizeof(c->db), "%s", s && *s ? s : "vprof.db");
@@ -82,7 +83,8 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	if ((rc = parse_bool("VPROF_VALUES", &c->values, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_STACKS", &c->stacks, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_VERIFY", &c->verify, why, whylen)) < 0 ||
-	    (rc = parse_bool("VPROF_BENCH_EMPTY", &c->bench_empty, why, whylen)) < 0)
+	    (rc = parse_bool("VPROF_BENCH_EMPTY", &c->bench_empty, why, whylen)) < 0 ||
+	    (rc = parse_bool("VPROF_RING", &c->ring, why, whylen)) < 0)
 		return rc;
 	v = (uint64_t)c->interp_len;
 	if ((rc = parse_u64("VPROF_INTERP_LEN", 1, 4096, &v, why, whylen)) < 0)

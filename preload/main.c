@@ -75,6 +75,45 @@ void preload_sample(int sig, siginfo_t *si, void *ucv)
 	(void)sig;
 }
 
+static void count_pc(void *arg, uint64_t pc)
+{
+	struct preload_thread *t = arg;
+	merge_spool_count(&g_vprof.spool, t->slot, MERGE_KEY(g_vprof.backend, pc));
+}
+
+/* An executable mapping the kernel reported: an image record. The load
+ * bias is taken as addr - pgoff, exact when the segment's vaddr equals its
+ * file offset (as in the shared objects and PIEs GNU ld makes); the scans
+ * at exit and at each dlopen record the exact bias later, and the latest
+ * record wins at merge. */
+void preload_on_mmap(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
+		    const uint8_t *bid, uint32_t bid_len, const char *path)
+{
+	merge_spool_image(&g_vprof.spool, MERGE_IMG_MAP, addr - pgoff, addr, addr + len, bid, bid_len,
+			  path);
+}
+
+static void discard_pc(void *arg, uint64_t pc)
+{
+}
+
+void preload_drain(void)
+{
+	struct preload_thread *t = &g_thread;
+	struct merge_spool_live *live;
+	uint64_t lost = 0, n;
+	if (!t->up.ring || !g_vprof.spool.hdr)
+		return;
+	live = &g_vprof.spool.hdr->live;
+	n = upcall_drain(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost);
+	if (n + lost)
+		__atomic_fetch_add(&live->samples, n + lost, __ATOMIC_RELAXED);
+	if (lost) {   /* the kernel found the ring full: counted, not hidden */
+		__atomic_fetch_add(&live->dropped, lost, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&live->dropped_full, lost, __ATOMIC_RELAXED);
+	}
+}
+
 static void read_cmdline(char *out, size_t cap)
 {
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -116,12 +155,8 @@ static void on_fork_child(void)
 	/* The trigger of the parent's thread is not ours: a perf fd is shared
 	 * with the parent (close, never disable it), POSIX timers are not
 	 * inherited, interval timers neither. */
-	if (t->up.fd >= 0) {
-		preload_fd_disown(t->up.fd);
-		merge_fd_close(t->up.fd);
-	}
-	t->up.fd = -1;
-	t->up.has_timer = 0;
+	preload_fd_disown(t->up.fd);
+	upcall_thread_forget(&t->up);
 	t->armed = 0;
 	t->slot = NULL;
 

@@ -22,6 +22,7 @@ struct preload_config {
 	uint64_t period, freq;
 	int values, interp_len, interp_every, stacks, verify;
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
+	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
 	char module[256];
 };
 
@@ -53,6 +54,11 @@ extern __thread struct preload_thread g_thread PRELOAD_TLS;
 /* config.c: parse VPROF_*; on a bad value writes the reason (naming the
  * variable and the accepted values) to why and returns -EINVAL. */
 int preload_config_parse(struct preload_config *c, char *why, size_t whylen);
+
+/* main.c: drain the thread's perf ring into the spool. Signal-safe. */
+void preload_drain(void);
+void preload_on_mmap(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
+		     const uint8_t *build_id, uint32_t build_id_len, const char *path);
 
 /* thread.c */
 void preload_thread_begin(void);   /* arm the calling thread; not signal-safe */

@@ -98,6 +98,7 @@ int preload_signal_is_ours(const siginfo_t *si)
 {
 	switch (upcall_classify(si, g_vprof.backend)) {
 	case UPCALL_SIG_OURS:
+	case UPCALL_SIG_DRAIN:
 		return 1;
 	case UPCALL_SIG_FD:
 		return preload_fd_is_ours(si->si_fd);
@@ -128,6 +129,8 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 		else
 			forward(sig, si, uc);
 	}
+	else if (upcall_classify(si, g_vprof.backend) == UPCALL_SIG_DRAIN)
+		preload_drain();          /* ring mode: the kernel took the PCs */
 	else if (g_vprof.cfg.bench_empty)
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
 	else if (g_vprof.active && g_vprof.spool.hdr) {
@@ -521,6 +524,7 @@ static void before_exec(void)
 {
 	if (!g_installed)
 		return;
+	preload_drain();         /* exec discards the ring with the process image */
 	upcall_process_stop(g_vprof.backend);
 	if (g_thread.prog_blocked) {   /* the exec'd image inherits the mask */
 		sigset_t one;

@@ -65,7 +65,11 @@ void preload_thread_begin(void)
 	uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)tid << 32) ^ (uint64_t)(uintptr_t)t;
 	if (g_vprof.cfg.verify && preload_verify_thread_begin)
 		preload_verify_thread_begin();
-	if (upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed, 0) == 0) {
+	/* Ring mode unless a sample must interrupt the thread (co-simulation
+	 * interprets at the sample) or the per-sample signal is asked for. */
+	int ring = g_vprof.cfg.ring && !g_vprof.cfg.verify && !g_vprof.cfg.values;
+	if (upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed, 0, ring) == 0) {
+		t->up.on_mmap = preload_on_mmap;
 		preload_fd_own(t->up.fd);
 		t->armed = 1;
 		upcall_thread_enable(&t->up);
@@ -98,7 +102,7 @@ void preload_thread_arm_others(void)
 				continue;
 			struct upcall_thread up;
 			if (upcall_thread_start(&up, g_vprof.backend, g_vprof.period,
-						(uint64_t)tid * 0x9e3779b97f4a7c15ull, tid) == 0) {
+						(uint64_t)tid * 0x9e3779b97f4a7c15ull, tid, 0) == 0) {
 				preload_fd_own(up.fd);
 				upcall_thread_enable(&up);
 				__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
@@ -121,6 +125,7 @@ void preload_thread_end(void)
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
 	t->busy = 1;
 	int fd = t->up.fd, requeue = 0;
+	preload_drain();         /* what the kernel wrote since the last drain */
 	/* Unmark before closing: once closed, another thread may get the same
 	 * number and mark it, and a later unmark here would unmark theirs. */
 	preload_fd_disown(fd);

@@ -25,11 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #define TIMER_COOKIE ((void *)0x76707266ul)    /* "vprf": our timer's sigval */
+#define DRAIN_COOKIE ((void *)0x76707264ul)    /* "vprd": a ring-drain timer */
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -64,7 +66,7 @@ static int faked_absent(int backend)
 	return 0;
 }
 
-static int perf_open(int backend, uint64_t period, pid_t tid)
+static int perf_open(int backend, uint64_t period, pid_t tid, int ring)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
@@ -91,7 +93,21 @@ static int perf_open(int backend, uint64_t period, pid_t tid)
 	a.disabled = 1;
 	a.exclude_kernel = 1;    /* perf_event_paranoid=2: user-only */
 	a.exclude_hv = 1;
-	a.wakeup_events = 1;
+	if (ring) {
+		a.sample_type = PERF_SAMPLE_IP;
+		/* Executable mappings as they happen (dlopen, dlmopen, JIT'd
+		 * files), with build-ids: images are known before any sample
+		 * in them is drained, whatever ends the process. */
+		a.mmap = 1;
+		a.mmap2 = 1;
+		a.build_id = 1;
+		/* No wakeups: nobody polls; the drain timer reads the ring. */
+		a.wakeup_events = 0;
+		a.watermark = 1;
+		a.wakeup_watermark = (UPCALL_RING_PAGES * 4096u) - 1;
+	} else {
+		a.wakeup_events = 1;
+	}
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
@@ -117,7 +133,7 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 		case MERGE_EV_CYCLES:
 		case MERGE_EV_INSTRUCTIONS:
 		case MERGE_EV_TASK_CLOCK:
-			rc = perf_open(b, period, 0);
+			rc = perf_open(b, period, 0, 0);
 			if (rc >= 0)
 				merge_fd_close(rc);
 			break;
@@ -147,8 +163,22 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 	return last;
 }
 
+static int timer_for(timer_t *tm, pid_t tid, pid_t target, void *cookie)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = UPCALL_SIGNAL;
+	sev.sigev_value.sival_ptr = cookie;
+	sev._sigev_un._tid = tid;
+	/* Another thread's CPU clock, as pthread_getcpuclockid makes it:
+	 * (~tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED. */
+	clockid_t clk = target ? (clockid_t)((~(unsigned)target << 3) | 6) : CLOCK_THREAD_CPUTIME_ID;
+	return timer_create(clk, &sev, tm) < 0 ? -errno : 0;
+}
+
 int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, uint64_t seed,
-			pid_t target)
+			pid_t target, int ring)
 {
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
@@ -164,12 +194,28 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 	case MERGE_EV_CYCLES:
 	case MERGE_EV_INSTRUCTIONS:
 	case MERGE_EV_TASK_CLOCK: {
-		int fd = perf_open(backend, first, target);
+		int fd = perf_open(backend, first, target, ring);
 		if (fd < 0)
 			return fd;
 		/* High, and before F_SETOWN_EX/O_ASYNC: signals carry the fd
 		 * number that registered for them. */
 		fd = merge_fd_high(fd);
+		if (ring) {
+			size_t bytes = (size_t)(1 + UPCALL_RING_PAGES) * 4096;
+			void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			int err = m == MAP_FAILED ? -errno : timer_for(&t->drain, tid, target, DRAIN_COOKIE);
+			if (err < 0) {
+				if (m != MAP_FAILED)
+					munmap(m, bytes);
+				merge_fd_close(fd);
+				return err;
+			}
+			t->ring = m;
+			t->ring_bytes = bytes;
+			t->has_drain = 1;
+			t->fd = fd;
+			break;
+		}
 		struct f_owner_ex own = { .type = F_OWNER_TID, .pid = tid };
 		if (fcntl(fd, F_SETSIG, UPCALL_SIGNAL) < 0 || fcntl(fd, F_SETOWN_EX, &own) < 0 ||
 		    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0) {
@@ -181,18 +227,9 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 		break;
 	}
 	case MERGE_EV_CPU_TIMER: {
-		struct sigevent sev;
-		memset(&sev, 0, sizeof(sev));
-		sev.sigev_notify = SIGEV_THREAD_ID;
-		sev.sigev_signo = UPCALL_SIGNAL;
-		sev.sigev_value.sival_ptr = TIMER_COOKIE;
-		sev._sigev_un._tid = tid;
-		/* Another thread's CPU clock, as pthread_getcpuclockid makes
-		 * it: (~tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED. */
-		clockid_t clk = target ? (clockid_t)((~(unsigned)target << 3) | 6)
-				       : CLOCK_THREAD_CPUTIME_ID;
-		if (timer_create(clk, &sev, &t->timer) < 0)
-			return -errno;
+		int err = timer_for(&t->timer, tid, target, TIMER_COOKIE);
+		if (err < 0)
+			return err;
 		t->has_timer = 1;
 		t->first = first;
 		break;
@@ -212,7 +249,19 @@ int upcall_thread_enable(struct upcall_thread *t)
 	case MERGE_EV_CYCLES:
 	case MERGE_EV_INSTRUCTIONS:
 	case MERGE_EV_TASK_CLOCK:
-		return ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
+		if (ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return -errno;
+		if (t->has_drain) {
+			struct itimerspec its;
+			uint64_t first = 1 + xorshift(&t->rng) % UPCALL_DRAIN_NS;
+			its.it_value.tv_sec = 0;
+			its.it_value.tv_nsec = (long)first;
+			its.it_interval.tv_sec = 0;
+			its.it_interval.tv_nsec = (long)UPCALL_DRAIN_NS;
+			if (timer_settime(t->drain, 0, &its, NULL) < 0)
+				return -errno;
+		}
+		return 0;
 	case MERGE_EV_CPU_TIMER: {
 		struct itimerspec its;
 		its.it_value.tv_sec = (time_t)(t->first / 1000000000ull);
@@ -225,8 +274,83 @@ int upcall_thread_enable(struct upcall_thread *t)
 	return 0;
 }
 
+uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint64_t *lost)
+{
+	struct perf_event_mmap_page *h = t->ring;
+	uint64_t n = 0;
+	if (!h)
+		return 0;
+	const uint8_t *data = (const uint8_t *)h + h->data_offset;
+	uint64_t size = h->data_size, mask = size - 1;
+	uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = h->data_tail;
+	/* Records are 8-byte aligned and the size a power of two: a record
+	 * may wrap, but never inside one of its 8-byte words. */
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header eh;
+		memcpy(&eh, data + (tail & mask), sizeof(eh));
+		if (eh.size < sizeof(eh) || tail + eh.size > head)
+			break;
+		uint64_t w1;
+		memcpy(&w1, data + ((tail + 8) & mask), 8);
+		if (eh.type == PERF_RECORD_SAMPLE) {
+			fn(arg, w1);
+			n++;
+		} else if (eh.type == PERF_RECORD_MMAP2 && t->on_mmap && eh.size >= 80 &&
+			   eh.size <= 4096 + 72) {
+			/* { header, pid, tid, addr, len, pgoff, build-id or
+			 *   dev/ino (24), prot, flags, filename } */
+			uint8_t rec[4096 + 80];
+			for (uint32_t i = 0; i < eh.size; i += 8) {
+				uint64_t w;
+				memcpy(&w, data + ((tail + i) & mask), 8);
+				memcpy(rec + i, &w, 8);
+			}
+			uint64_t addr, len, pgoff;
+			memcpy(&addr, rec + 16, 8);
+			memcpy(&len, rec + 24, 8);
+			memcpy(&pgoff, rec + 32, 8);
+			int has_bid = (eh.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) != 0;
+			rec[eh.size - 1] = 0;
+			t->on_mmap(arg, addr, len, pgoff, has_bid ? rec + 44 : NULL,
+				   has_bid ? (rec[40] > 20 ? 20 : rec[40]) : 0, (const char *)rec + 72);
+		} else if (eh.type == PERF_RECORD_LOST) {
+			uint64_t cnt;         /* { header, id, lost } */
+			memcpy(&cnt, data + ((tail + 16) & mask), 8);
+			*lost += cnt;
+		}
+		tail += eh.size;
+	}
+	__atomic_store_n(&h->data_tail, tail, __ATOMIC_RELEASE);
+	/* A fresh random period once per drain: enough to keep samples out of
+	 * step with the program, at 1/N of the cost of one per sample. */
+	if (n)
+		upcall_rearm(t);
+	return n;
+}
+
+void upcall_thread_forget(struct upcall_thread *t)
+{
+	if (t->ring)
+		munmap(t->ring, t->ring_bytes);
+	if (t->fd >= 0)
+		merge_fd_close(t->fd);
+	t->ring = NULL;
+	t->fd = -1;
+	t->has_timer = t->has_drain = 0;    /* timers are not inherited */
+	t->backend = 0;
+}
+
 void upcall_thread_stop(struct upcall_thread *t)
 {
+	if (t->has_drain) {
+		timer_delete(t->drain);
+		t->has_drain = 0;
+	}
+	if (t->ring) {
+		munmap(t->ring, t->ring_bytes);
+		t->ring = NULL;
+	}
 	if (t->fd >= 0) {
 		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
 		merge_fd_close(t->fd);
@@ -266,6 +390,8 @@ int upcall_classify(const siginfo_t *si, int backend)
 	case MERGE_EV_CYCLES:
 	case MERGE_EV_INSTRUCTIONS:
 	case MERGE_EV_TASK_CLOCK:
+		if (si->si_code == SI_TIMER && si->si_value.sival_ptr == DRAIN_COOKIE)
+			return UPCALL_SIG_DRAIN;
 		/* perf overflow signals come through fasync: POLL_IN, or
 		 * POLL_HUP when an event limit is hit. */
 		return si->si_code >= POLL_IN && si->si_code <= POLL_HUP ? UPCALL_SIG_FD : UPCALL_SIG_NONE;

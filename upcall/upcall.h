@@ -45,7 +45,22 @@ struct upcall_thread {
 	uint64_t period;         /* mean, in the backend's unit */
 	uint64_t rng;            /* xorshift state for randomized periods */
 	uint64_t first;          /* first period (cpu-timer), set by start */
+	/* Ring mode (perf backends): the kernel writes each sample's IP into
+	 * ring (1 header page + UPCALL_RING_PAGES data pages) and sends no
+	 * signal; a CPU timer (drain) makes the thread drain it every
+	 * UPCALL_DRAIN_NS of its CPU time. */
+	void *ring;
+	size_t ring_bytes;
+	timer_t drain;
+	int has_drain;
+	/* Ring mode: called by upcall_drain for each executable mapping the
+	 * kernel reported (build_id NULL if it had none). Signal-safe. */
+	void (*on_mmap)(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
+			const uint8_t *build_id, uint32_t build_id_len, const char *path);
 };
+
+#define UPCALL_RING_PAGES 16            /* 64 KiB: 4096 samples */
+#define UPCALL_DRAIN_NS 20000000ull     /* drain every 20 ms of thread CPU */
 
 /* Decide the process's backend: the forced one if cfg->event is set (fails
  * with -ENOENT/-EACCES/... if it cannot be opened), else the first that
@@ -60,7 +75,7 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out);
 /* Arm a thread: target 0 is the calling thread; another thread of the
  * process can be armed by its tid (threads that started before vprof). */
 int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, uint64_t seed,
-			pid_t target);
+			pid_t target, int ring);
 /* The trigger made by upcall_thread_start fires only once enabled: the
  * caller first records its descriptor as ours, so that no sample can come
  * before it would be recognized. */
@@ -76,8 +91,18 @@ void upcall_process_stop(int backend);
  * set, see preload/fds.c); UPCALL_SIG_NONE: the program's own. Needs no
  * per-thread state, so that a sample still pending when a thread is
  * disarmed, or for a thread armed from outside, is still known as ours. */
-enum { UPCALL_SIG_NONE = 0, UPCALL_SIG_OURS = 1, UPCALL_SIG_FD = 2 };
+enum { UPCALL_SIG_NONE = 0, UPCALL_SIG_OURS = 1, UPCALL_SIG_FD = 2, UPCALL_SIG_DRAIN = 3 };
 int upcall_classify(const siginfo_t *si, int backend);
 void upcall_rearm(struct upcall_thread *t);
+
+/* Ring mode: visit every PC the kernel wrote since the last drain, add the
+ * samples the kernel could not write (ring full) to *lost, re-arm the
+ * period with jitter; returns the number of PCs. Async-signal-safe; call on
+ * the owning thread with its drain signal blocked or from its handler. */
+typedef void upcall_pc_fn(void *arg, uint64_t pc);
+uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint64_t *lost);
+
+/* A fork child drops the parent's trigger without touching it. */
+void upcall_thread_forget(struct upcall_thread *t);
 
 #endif
