@@ -32,7 +32,9 @@
 #
 # --python runs sections 1-4 on Debian's /usr/bin/python3 running
 # bench/workloads/loop.py (a pure-Python loop, ~0.7 s for 100 units)
-# instead of spin; sections 5 and 6 stay as they are.
+# instead of spin; sections 5 and 6 stay as they are. Here, under load,
+# python3 runs varied by +-20% from one to the next (spin: +-2%), so the
+# Python tables need many more rounds to mean anything.
 #
 # Section 6 measures the trigger alone, without vprof (workloads/trigcost.c):
 # a task-clock sample delivered into a perf ring buffer, as a signal, and as
@@ -122,7 +124,9 @@ if [ ${#REPORT[@]} -eq 0 ]; then
 	HAVE_GPERF=0; [ -f "$GPERF_LIB" ] && HAVE_GPERF=1
 fi
 SPIN="$W/spin -n $UNITS"
-[ $PYTHON = 1 ] && SPIN="/usr/bin/python3 $ROOT/bench/workloads/loop.py $UNITS"
+# A fixed hash seed: with a random one, dict layouts and so the loop's
+# speed change from run to run.
+[ $PYTHON = 1 ] && SPIN="env PYTHONHASHSEED=0 /usr/bin/python3 $ROOT/bench/workloads/loop.py $UNITS"
 
 # ---- the variants ------------------------------------------------------
 # One id per line; run_one knows how to run each kind.
@@ -219,7 +223,7 @@ if [ ${#REPORT[@]} -gt 0 ]; then
 	say ""
 else
 	NV=$(variants | wc -l)
-	say "== vprof sampling overhead: bench/sampling.sh $([ $QUICK = 1 ] && say --quick)"
+	say "== vprof sampling overhead: bench/sampling.sh $([ $QUICK = 1 ] && say --quick) $([ $PYTHON = 1 ] && say --python)"
 	say "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
 	say "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(uname -r)"
 	say "commit:  $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- upcall preload merge 2>/dev/null || echo ' (+ uncommitted changes in the library)')"
