@@ -44,8 +44,9 @@
 # RUSAGE_SELF at the end of main) of the profiled process itself: that is
 # what sampling adds to (timer interrupts, signal delivery and the handler
 # are all charged to the sampled thread), it is exact (the kernel's
-# sum_exec_runtime, not tick-sampled), and unlike wall time it is not
-# inflated when other jobs share the two CPUs, which they do here. It
+# sum_exec_runtime, not tick-sampled), and, for a register-bound loop
+# like spin, it barely moves when other jobs share the two CPUs (+-2% per
+# run at load 9 here), while wall time doubles. It
 # misses a profiler's separate processes, so two more columns give the
 # whole command (runstat: wait4 rusage of the command and its children, and
 # its wall time): perf record's start-up and post-processing at exit, and
@@ -63,9 +64,11 @@
 # at equal rate vprof is no slower than perf record + 1 point and no slower
 # than gperftools; the default keeps the slowdown under 2%.
 #
-# Full mode: 7 rounds of 100 units (~1 s each), ~9 min on this machine when
-# it is otherwise idle. --quick: 3 rounds of 40 units and a shorter memory
-# section, ~2 min.
+# Full mode: 7 rounds of 100 units (~1 s each): 21 min at load 9 here,
+# ~8-9 min estimated on an idle machine. --quick: 3 rounds of 40 units and
+# a shorter memory section: 2.8 min at load 7, ~1.5 min estimated idle.
+# Results of 2026-11-21: BENCHMARKS.md, "Sampling overhead";
+# raw runs in bench/results/.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -87,7 +90,7 @@ while [ $# -gt 0 ]; do
 	--units) UNITS=$2; shift ;;
 	--python) PYTHON=1 ;;
 	--report) shift; REPORT=("$@"); break ;;
-	-h|--help) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "sampling.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
