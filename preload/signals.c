@@ -499,6 +499,66 @@ int signalfd(int fd, const sigset_t *mask, int flags)
 	return real_signalfd(fd, mask, flags);
 }
 
+/* The System V calls reach glibc's internal sigaction and sigprocmask,
+ * so on SIGPROF they are done here through the interposers above. */
+static int one_signal(int how, int sig)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	return sigprocmask(how, &s, NULL);
+}
+
+__attribute__((visibility("default")))
+sighandler_t sigset(int sig, sighandler_t disp)
+{
+	typedef sighandler_t fn(int, sighandler_t);
+	REAL(sigset, fn);
+	if (sig != UPCALL_SIGNAL || !g_installed)
+		return real_sigset(sig, disp);
+	int held = g_thread.prog_blocked;
+	struct sigaction old;
+	sigaction(sig, NULL, &old);
+	if (disp == SIG_HOLD) {
+		one_signal(SIG_BLOCK, sig);
+	} else {
+		struct sigaction a;
+		memset(&a, 0, sizeof(a));
+		a.sa_handler = disp;
+		sigemptyset(&a.sa_mask);
+		if (sigaction(sig, &a, NULL) < 0)
+			return SIG_ERR;
+		one_signal(SIG_UNBLOCK, sig);
+	}
+	return held ? SIG_HOLD : old.sa_handler;
+}
+
+__attribute__((visibility("default")))
+int sighold(int sig)
+{
+	typedef int fn(int);
+	REAL(sighold, fn);
+	return sig == UPCALL_SIGNAL && g_installed ? one_signal(SIG_BLOCK, sig) : real_sighold(sig);
+}
+
+__attribute__((visibility("default")))
+int sigrelse(int sig)
+{
+	typedef int fn(int);
+	REAL(sigrelse, fn);
+	return sig == UPCALL_SIGNAL && g_installed ? one_signal(SIG_UNBLOCK, sig) : real_sigrelse(sig);
+}
+
+__attribute__((visibility("default")))
+int sigignore(int sig)
+{
+	typedef int fn(int);
+	REAL(sigignore, fn);
+	if (sig != UPCALL_SIGNAL || !g_installed)
+		return real_sigignore(sig);
+	return signal(sig, SIG_IGN) == SIG_ERR ? -1 : 0;
+}
+
 void preload_signals_thread_begin(void)
 {
 	sigset_t cur, one;

@@ -2,13 +2,16 @@
  * Sample triggers: perf_event overflow signals, POSIX per-thread CPU timers
  * and setitimer. See upcall.h for the backends and their costs here.
  *
- * Each sample is a signal. We considered letting the kernel write PCs into
- * a perf ring buffer and signalling only when a drain or a value sample is
- * due: that saves the signal delivery (~2 us here) but not the timer
- * interrupt that dominates a sample's cost in this VM (bench/sampling.sh
- * shows an empty handler on task-clock costing as much as perf record at
- * the same rate), and undrained PCs in the ring buffer die with SIGKILL.
- * So a signal per sample, counted straight into the MAP_SHARED spool.
+ * How samples reach us was decided by bench/sampling.sh (section 6): a
+ * task-clock sample costs ~20 us here when the kernel only writes the PC
+ * into the event's ring buffer (perf record's way), ~40 us when it also
+ * sends a signal, ~50 us with a per-sample re-arm ioctl. So the perf
+ * backends run in ring mode: no signal per sample; a per-thread CPU timer
+ * (tick-driven, nearly free) makes the thread drain its ring into the
+ * MAP_SHARED spool every UPCALL_DRAIN_NS of its CPU, which bounds what a
+ * SIGKILL can lose to that last stretch. Co-simulation (and later value
+ * sampling) needs the thread interrupted at the sample: a signal per sample
+ * (ring = 0). The CPU-timer backends are signals by nature.
  *
  * Concurrency: per-thread state is owned by its thread; upcall_is_ours and
  * upcall_rearm run in that thread's signal handler and make at most one
