@@ -54,6 +54,18 @@ FP2(cvtss2sd) FP2(cvtsd2ss)
 FP2(cvtdq2pd) FP2(cvtdq2ps) FP2(cvtps2pd) FP2(cvtpd2ps)
 FP2(cvttps2dq) FP2(cvtps2dq) FP2(cvttpd2dq) FP2(cvtpd2dq)
 FP2(haddpd) FP2(haddps) FP2(addsubpd) FP2(addsubps) FP2(hsubpd) FP2(hsubps)
+/* AVX-512 (EVEX-only: a program using them runs on a CPU that has them) */
+#define FPV2(name) FP_RAW(name, LD2 #name " %%xmm1, %%xmm0\n\t" STX)
+#define FPV3(name) FP_RAW(name, LD2 #name " %%xmm1, %%xmm0, %%xmm0\n\t" STX)
+FPV2(vcvtqq2pd) FPV2(vcvtuqq2pd) FPV2(vcvtpd2qq) FPV2(vcvttpd2qq) FPV2(vcvtpd2uqq)
+FPV2(vcvttpd2uqq) FPV2(vcvtudq2ps) FPV2(vcvtps2udq) FPV2(vcvttps2udq)
+FPV2(vrcp14ps) FPV2(vrcp14pd) FPV2(vrsqrt14ps) FPV2(vrsqrt14pd) FPV2(vgetexpps) FPV2(vgetexppd)
+FPV3(vscalefps) FPV3(vscalefpd) FPV3(vscalefss) FPV3(vscalefsd) FPV3(vrcp14ss) FPV3(vrcp14sd)
+FPV3(vrsqrt14ss) FPV3(vrsqrt14sd) FPV3(vgetexpss) FPV3(vgetexpsd)
+FP_RAW(vcvtusi2sdl, "movdqu (%1), %%xmm0\n\tvcvtusi2sdl (%2), %%xmm0, %%xmm0\n\t" STX)
+FP_RAW(vcvtusi2sdq, "movdqu (%1), %%xmm0\n\tvcvtusi2sdq (%2), %%xmm0, %%xmm0\n\t" STX)
+FP_RAW(vcvtusi2ssl, "movdqu (%1), %%xmm0\n\tvcvtusi2ssl (%2), %%xmm0, %%xmm0\n\t" STX)
+FP_RAW(vcvtusi2ssq, "movdqu (%1), %%xmm0\n\tvcvtusi2ssq (%2), %%xmm0, %%xmm0\n\t" STX)
 /* approximations: this CPU's own tables, which is what the program gets */
 FP2(rcpss) FP2(rsqrtss) FP2(rcpps) FP2(rsqrtps)
 /* AES-NI: no MXCSR effect, run the same way (a program using them runs on
@@ -80,6 +92,14 @@ FP2I(cvttss2sil, "xor %%eax, %%eax\n\tcvttss2si", "%%eax")
 FP2I(cvttss2siq, "cvttss2si", "%%rax")
 FP2I(cvtss2sil, "xor %%eax, %%eax\n\tcvtss2si", "%%eax")
 FP2I(cvtss2siq, "cvtss2si", "%%rax")
+FP2I(vcvttsd2usil, "xor %%eax, %%eax\n\tvcvttsd2usi", "%%eax")
+FP2I(vcvttsd2usiq, "vcvttsd2usi", "%%rax")
+FP2I(vcvtsd2usil, "xor %%eax, %%eax\n\tvcvtsd2usi", "%%eax")
+FP2I(vcvtsd2usiq, "vcvtsd2usi", "%%rax")
+FP2I(vcvttss2usil, "xor %%eax, %%eax\n\tvcvttss2usi", "%%eax")
+FP2I(vcvttss2usiq, "vcvttss2usi", "%%rax")
+FP2I(vcvtss2usil, "xor %%eax, %%eax\n\tvcvtss2usi", "%%eax")
+FP2I(vcvtss2usiq, "vcvtss2usi", "%%rax")
 /* compares into flags: lahf gives SF ZF AF PF CF in their RFLAGS places */
 #define FPCMP(name) FP_RAW(name, LD2 #name " %%xmm1, %%xmm0\n\tlahf\n\tmov %%ah, (%0)\n\t")
 FPCMP(ucomisd) FPCMP(comisd) FPCMP(ucomiss) FPCMP(comiss)
@@ -212,6 +232,37 @@ struct fdesc {
 	X(CVTPD2PS, FK_UN, FF_NARROW, 4, cvtpd2ps, 0) X(VCVTPD2PS, FK_UN, FF_NARROW, 4, cvtpd2ps, 0) \
 	X(CVTTPD2DQ, FK_UN, FF_NARROW, 4, cvttpd2dq, 0) X(CVTPD2DQ, FK_UN, FF_NARROW, 4, cvtpd2dq, 0) \
 	X(VCVTTPD2DQ, FK_UN, FF_NARROW, 4, cvttpd2dq, 0) X(VCVTPD2DQ, FK_UN, FF_NARROW, 4, cvtpd2dq, 0) \
+	X(VCVTQQ2PD, FK_UN, FF_PACKED | FF_MASKOK, 8, vcvtqq2pd, 0) \
+	X(VCVTUQQ2PD, FK_UN, FF_PACKED | FF_MASKOK, 8, vcvtuqq2pd, 0) \
+	X(VCVTPD2QQ, FK_UN, FF_PACKED | FF_MASKOK, 8, vcvtpd2qq, 0) \
+	X(VCVTTPD2QQ, FK_UN, FF_PACKED | FF_MASKOK, 8, vcvttpd2qq, 0) \
+	X(VCVTPD2UQQ, FK_UN, FF_PACKED | FF_MASKOK, 8, vcvtpd2uqq, 0) \
+	X(VCVTTPD2UQQ, FK_UN, FF_PACKED | FF_MASKOK, 8, vcvttpd2uqq, 0) \
+	X(VCVTUDQ2PS, FK_UN, FF_PACKED | FF_MASKOK, 4, vcvtudq2ps, 0) \
+	X(VCVTPS2UDQ, FK_UN, FF_PACKED | FF_MASKOK, 4, vcvtps2udq, 0) \
+	X(VCVTTPS2UDQ, FK_UN, FF_PACKED | FF_MASKOK, 4, vcvttps2udq, 0) \
+	X(VRCP14PS, FK_UN, FF_PACKED | FF_MASKOK, 4, vrcp14ps, 0) \
+	X(VRCP14PD, FK_UN, FF_PACKED | FF_MASKOK, 8, vrcp14pd, 0) \
+	X(VRSQRT14PS, FK_UN, FF_PACKED | FF_MASKOK, 4, vrsqrt14ps, 0) \
+	X(VRSQRT14PD, FK_UN, FF_PACKED | FF_MASKOK, 8, vrsqrt14pd, 0) \
+	X(VGETEXPPS, FK_UN, FF_PACKED | FF_MASKOK, 4, vgetexpps, 0) \
+	X(VGETEXPPD, FK_UN, FF_PACKED | FF_MASKOK, 8, vgetexppd, 0) \
+	X(VSCALEFPS, FK_BIN, FF_PACKED | FF_MASKOK, 4, vscalefps, 0) \
+	X(VSCALEFPD, FK_BIN, FF_PACKED | FF_MASKOK, 8, vscalefpd, 0) \
+	X(VSCALEFSS, FK_BIN, FF_SCALAR | FF_MASKOK, 4, vscalefss, 0) \
+	X(VSCALEFSD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, vscalefsd, 0) \
+	X(VRCP14SS, FK_BIN, FF_SCALAR | FF_MASKOK, 4, vrcp14ss, 0) \
+	X(VRCP14SD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, vrcp14sd, 0) \
+	X(VRSQRT14SS, FK_BIN, FF_SCALAR | FF_MASKOK, 4, vrsqrt14ss, 0) \
+	X(VRSQRT14SD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, vrsqrt14sd, 0) \
+	X(VGETEXPSS, FK_BIN, FF_SCALAR | FF_MASKOK, 4, vgetexpss, 0) \
+	X(VGETEXPSD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, vgetexpsd, 0) \
+	X(VCVTUSI2SD, FK_CVTI2F, FF_SCALAR, 8, vcvtusi2sdl, vcvtusi2sdq) \
+	X(VCVTUSI2SS, FK_CVTI2F, FF_SCALAR, 4, vcvtusi2ssl, vcvtusi2ssq) \
+	X(VCVTTSD2USI, FK_CVT2I, FF_SCALAR, 8, vcvttsd2usil, vcvttsd2usiq) \
+	X(VCVTSD2USI, FK_CVT2I, FF_SCALAR, 8, vcvtsd2usil, vcvtsd2usiq) \
+	X(VCVTTSS2USI, FK_CVT2I, FF_SCALAR, 4, vcvttss2usil, vcvttss2usiq) \
+	X(VCVTSS2USI, FK_CVT2I, FF_SCALAR, 4, vcvtss2usil, vcvtss2usiq) \
 	X(RCPSS, FK_BIN, FF_SCALAR, 4, rcpss, 0) X(VRCPSS, FK_BIN, FF_SCALAR, 4, rcpss, 0) \
 	X(RSQRTSS, FK_BIN, FF_SCALAR, 4, rsqrtss, 0) X(VRSQRTSS, FK_BIN, FF_SCALAR, 4, rsqrtss, 0) \
 	X(RCPPS, FK_UN, FF_PACKED, 4, rcpps, 0) X(VRCPPS, FK_UN, FF_PACKED, 4, rcpps, 0) \

@@ -281,6 +281,13 @@
 	X(D, 0, "vfmadd231pd %zmm17, %zmm18, %zmm19{%k2}") X(S, 0, "vsqrtps %zmm17, %zmm19{%k1}") \
 	X(D, 0, "vaddsd %xmm17, %xmm18, %xmm19{%k1}") X(D, 0, "vfmadd213sd %xmm17, %xmm18, %xmm19{%k1}{z}") \
 	X(D, 0, "vdivpd (%rdi){1to8}, %zmm18, %zmm19{%k1}") X(S, 0, "vdivss %xmm17, %xmm18, %xmm19{%k3}{z}") \
+	X(I, 0, "vcvtqq2pd %zmm17, %zmm18") X(I, 0, "vcvtuqq2pd %ymm17, %ymm18{%k1}") X(D, 0, "vcvtpd2qq %zmm17, %zmm18") \
+	X(D, 0, "vcvttpd2uqq %zmm17, %zmm18{%k2}{z}") X(I, 0, "vcvtudq2ps (%rdi), %zmm18") X(S, 0, "vcvttps2udq %ymm17, %ymm18") \
+	X(S, 0, "vrcp14ps %zmm17, %zmm18") X(D, 0, "vrsqrt14pd %ymm17, %ymm18{%k1}") X(D, 0, "vgetexppd %zmm17, %zmm18") \
+	X(D, 0, "vscalefpd %zmm17, %zmm18, %zmm19") X(S, 0, "vscalefss %xmm17, %xmm18, %xmm19{%k1}") \
+	X(D, 0, "vrcp14sd %xmm17, %xmm18, %xmm19") X(S, 0, "vgetexpss %xmm17, %xmm18, %xmm19") \
+	X(D, 0, "vcvtusi2sd %rax, %xmm18, %xmm19") X(S, 0, "vcvtusi2ss %ecx, %xmm18, %xmm19") \
+	X(D, 0, "vcvttsd2usi %xmm17, %rax") X(D, 0, "vcvtsd2usi %xmm17, %eax") X(S, 0, "vcvttss2usi %xmm1, %rcx") \
 	X(D, 0, "vminpd %ymm17, %ymm18, %ymm19{%k1}") X(S, 0, "vfnmsub132ps (%rsi), %zmm18, %zmm19{%k2}") \
 	X(D, 0, "cvtsi2sd %rax, %xmm1") X(D, 0, "cvtsi2sd %eax, %xmm1") X(D, 0, "cvtsi2sdl (%rdi), %xmm1") \
 	X(S, 0, "cvtsi2ss %rax, %xmm1") X(D, 0, "vcvtsi2sd %rax, %xmm2, %xmm1") X(S, 0, "vcvtsi2ss %ecx, %xmm2, %xmm1") \
