@@ -66,6 +66,14 @@ FP_RAW(vcvtusi2sdl, "movdqu (%1), %%xmm0\n\tvcvtusi2sdl (%2), %%xmm0, %%xmm0\n\t
 FP_RAW(vcvtusi2sdq, "movdqu (%1), %%xmm0\n\tvcvtusi2sdq (%2), %%xmm0, %%xmm0\n\t" STX)
 FP_RAW(vcvtusi2ssl, "movdqu (%1), %%xmm0\n\tvcvtusi2ssl (%2), %%xmm0, %%xmm0\n\t" STX)
 FP_RAW(vcvtusi2ssq, "movdqu (%1), %%xmm0\n\tvcvtusi2ssq (%2), %%xmm0, %%xmm0\n\t" STX)
+/* F16C (VEX: a program using them runs on a CPU that has them) */
+FP_RAW(vcvtph2ps, LD2 "vcvtph2ps %%xmm1, %%xmm0\n\t" STX)
+#define PH_FN(i) FP_RAW(vcvtps2ph_##i, LD2 "vcvtps2ph $" #i ", %%xmm1, %%xmm0\n\t" STX)
+PH_FN(0) PH_FN(1) PH_FN(2) PH_FN(3) PH_FN(4) PH_FN(5) PH_FN(6) PH_FN(7)
+static fp_fn *const k_vcvtps2ph[8] = {
+	fp_vcvtps2ph_0, fp_vcvtps2ph_1, fp_vcvtps2ph_2, fp_vcvtps2ph_3,
+	fp_vcvtps2ph_4, fp_vcvtps2ph_5, fp_vcvtps2ph_6, fp_vcvtps2ph_7,
+};
 /* approximations: this CPU's own tables, which is what the program gets */
 FP2(rcpss) FP2(rsqrtss) FP2(rcpps) FP2(rsqrtps)
 /* AES-NI: no MXCSR effect, run the same way (a program using them runs on
@@ -171,7 +179,7 @@ FMA_AS(vfmaddsub) FMA_AS(vfmsubadd)
 /* ------------------------------------------------------- descriptors */
 
 enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM, FK_MXCSR,
-       FK_AESKG };
+       FK_AESKG, FK_PS2PH };
 #define FF_SCALAR 1     /* one element: no lanes beyond the first 16 bytes */
 #define FF_NARROW 2     /* packed conversion to half the width (pd2ps): each
 			 * 16-byte source lane gives 8 bytes of the result */
@@ -263,6 +271,7 @@ struct fdesc {
 	X(VCVTSD2USI, FK_CVT2I, FF_SCALAR, 8, vcvtsd2usil, vcvtsd2usiq) \
 	X(VCVTTSS2USI, FK_CVT2I, FF_SCALAR, 4, vcvttss2usil, vcvttss2usiq) \
 	X(VCVTSS2USI, FK_CVT2I, FF_SCALAR, 4, vcvtss2usil, vcvtss2usiq) \
+	X(VCVTPH2PS, FK_UN, FF_WIDEN, 4, vcvtph2ps, 0) X(VCVTPS2PH, FK_PS2PH, 0, 2, 0, 0) \
 	X(RCPSS, FK_BIN, FF_SCALAR, 4, rcpss, 0) X(VRCPSS, FK_BIN, FF_SCALAR, 4, rcpss, 0) \
 	X(RSQRTSS, FK_BIN, FF_SCALAR, 4, rsqrtss, 0) X(VRSQRTSS, FK_BIN, FF_SCALAR, 4, rsqrtss, 0) \
 	X(RCPPS, FK_UN, FF_PACKED, 4, rcpps, 0) X(VRCPPS, FK_UN, FF_PACKED, 4, rcpps, 0) \
@@ -741,6 +750,39 @@ static int h_aeskg(struct interp_exec *x, const struct fdesc *fd)
 	return vx_put(x, &o, o.dst, &r);
 }
 
+/* vcvtps2ph xmm/m64, xmm, imm (ymm source: xmm/m128): each 16-byte source
+ * lane gives 8 bytes; imm[2:0] is the rounding control. */
+static int h_ps2ph(struct interp_exec *x, const struct fdesc *fd)
+{
+	struct vx_ops o;
+	interp_vec a, t, z, r;
+	uint32_t raised = 0, lr;
+	const struct interp_operand *d = &x->in->op[0];
+	int rc;
+
+	if ((rc = fp_layout(x, &o, fd)) || o.imm < 0 || o.src[0] < 0)
+		return rc ? rc : INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, o.src[0], &a)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	memset(&z, 0, sizeof z);
+	for (unsigned l = 0; l < o.vl / 16; l++) {
+		if ((rc = fp_run(x, k_vcvtps2ph[vx_imm(x, &o) & 7], t.b, z.b, a.b + 16 * l, z.b,
+				 16, &lr)))
+			return rc;
+		memcpy(r.b + 8 * l, t.b, 8);
+		raised |= lr;
+	}
+	if (d->type == INTERP_OP_MEM)
+		rc = interp_store(x, interp_ea(x, 0), r.b, o.vl / 2);
+	else
+		rc = vx_put(x, &o, 0, &r);
+	if (rc)
+		return rc;
+	vx_mxcsr_or(x, raised);
+	return INTERP_OK;
+}
+
 /* ldmxcsr/stmxcsr: loading reserved bits is #GP (left to the hardware). */
 static int h_mxcsr(struct interp_exec *x, const struct fdesc *fd)
 {
@@ -781,6 +823,7 @@ static int h_fp(struct interp_exec *x)
 	case FK_IMM: return h_fimm(x, fd);
 	case FK_MXCSR: return h_mxcsr(x, fd);
 	case FK_AESKG: return h_aeskg(x, fd);
+	case FK_PS2PH: return h_ps2ph(x, fd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

@@ -288,6 +288,8 @@
 	X(D, 0, "vrcp14sd %xmm17, %xmm18, %xmm19") X(S, 0, "vgetexpss %xmm17, %xmm18, %xmm19") \
 	X(D, 0, "vcvtusi2sd %rax, %xmm18, %xmm19") X(S, 0, "vcvtusi2ss %ecx, %xmm18, %xmm19") \
 	X(D, 0, "vcvttsd2usi %xmm17, %rax") X(D, 0, "vcvtsd2usi %xmm17, %eax") X(S, 0, "vcvttss2usi %xmm1, %rcx") \
+	X(I, 0, "vcvtph2ps %xmm1, %ymm2") X(I, 0, "vcvtph2ps (%rdi), %xmm2") X(S, 0, "vcvtps2ph $0, %ymm1, %xmm2") \
+	X(S, 0, "vcvtps2ph $4, %xmm1, (%rdi)") X(S, 0, "vcvtps2ph $3, %ymm1, (%rsi)") X(S, 0, "vcvtps2ph $1, %xmm1, %xmm2") \
 	X(D, 0, "vminpd %ymm17, %ymm18, %ymm19{%k1}") X(S, 0, "vfnmsub132ps (%rsi), %zmm18, %zmm19{%k2}") \
 	X(D, 0, "cvtsi2sd %rax, %xmm1") X(D, 0, "cvtsi2sd %eax, %xmm1") X(D, 0, "cvtsi2sdl (%rdi), %xmm1") \
 	X(S, 0, "cvtsi2ss %rax, %xmm1") X(D, 0, "vcvtsi2sd %rax, %xmm2, %xmm1") X(S, 0, "vcvtsi2ss %ecx, %xmm2, %xmm1") \
