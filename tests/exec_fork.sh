@@ -122,6 +122,16 @@ for ev in task-clock cpu-timer; do
 	done
 	[ -z "$missing" ] && pass "8 threads ($ev): all eight thread functions sampled" ||
 		fail "8 threads ($ev): not sampled:$missing"
+	# Equal CPU, so about equal samples: each within a factor 2.5 of the
+	# mean (Poisson noise at ~37 samples is far inside that; a thread
+	# sampled at its own random rate is not).
+	counts=""
+	for i in 0 1 2 3 4 5 6 7; do counts="$counts $(report_proc spin_t$i)"; done
+	read -r lo hi mean <<<"$(tr ' ' '\n' <<<"$counts" | awk 'NF { s += $1; n++; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+		END { printf "%d %d %d\n", lo, hi, n ? s / n : 0 }')"
+	[ "$mean" -gt 0 ] && [ $((lo * 5)) -ge $((mean * 2)) ] && [ $((hi * 2)) -le $((mean * 5)) ] &&
+		pass "8 threads ($ev): samples in proportion to CPU (per thread:$counts)" ||
+		fail "8 threads ($ev): equal CPU, unequal samples (per thread:$counts; mean $mean)"
 done
 
 # 3a. The same with every signal blocked by the main thread first, so the
