@@ -244,6 +244,12 @@
 	X(VGATHERDPS, K_GATHER, 4, 4, 0) X(VGATHERDPD, K_GATHER, 4, 8, 0) \
 	X(VGATHERQPS, K_GATHER, 8, 4, 0) X(VGATHERQPD, K_GATHER, 8, 8, 0) \
 	X(PHADDW, K_BIN, V_HADD, 2, 0) X(PHADDD, K_BIN, V_HADD, 4, 0) \
+	X(PHADDSW, K_BIN, V_HADDS, 2, 0) X(PHSUBSW, K_BIN, V_HSUBS, 2, 0) \
+	X(VPHADDSW, K_BIN, V_HADDS, 2, 0) X(VPHSUBSW, K_BIN, V_HSUBS, 2, 0) \
+	X(VPHSUBW, K_BIN, V_HSUB, 2, 0) X(VPHSUBD, K_BIN, V_HSUB, 4, 0) \
+	/* AVX masked moves: mask = sign bits of a vector */ \
+	X(VPMASKMOVD, K_MASKMOV, 0, 4, 0) X(VPMASKMOVQ, K_MASKMOV, 0, 8, 0) \
+	X(VMASKMOVPS, K_MASKMOV, 0, 4, 0) X(VMASKMOVPD, K_MASKMOV, 0, 8, 0) \
 	X(PHSUBW, K_BIN, V_HSUB, 2, 0) X(PHSUBD, K_BIN, V_HSUB, 4, 0) \
 	X(VPHADDW, K_BIN, V_HADD, 2, 0) X(VPHADDD, K_BIN, V_HADD, 4, 0) \
 	X(VPERMILPS, K_BIN, V_PERMILPS, 4, 0) X(VPERMILPD, K_BIN, V_PERMILPD, 8, 0) \
@@ -518,14 +524,20 @@ static void compute(int op, unsigned s, interp_vec *d, const interp_vec *a,
 			eput(d, s, e, eget((imm >> (e & 7)) & 1 ? b : a, s, e));
 		return;
 	case V_HADD:
-	case V_HSUB: {
+	case V_HSUB:
+	case V_HADDS:
+	case V_HSUBS: {
 		unsigned per = 16 / s, half = per / 2;
 		for (unsigned l = 0; l < vl / 16; l++)
 			for (unsigned i = 0; i < per; i++) {
 				const interp_vec *src = i < half ? a : b;
 				unsigned k = l * per + 2 * (i % half);
-				uint64_t x0 = eget(src, s, k), x1 = eget(src, s, k + 1);
-				eput(d, s, l * per + i, op == V_HADD ? x0 + x1 : x0 - x1);
+				uint64_t x0 = eget(src, s, k), x1 = eget(src, s, k + 1), v;
+				if (op == V_HADDS || op == V_HSUBS)
+					v = sat_s(op == V_HADDS ? sx(x0, s) + sx(x1, s) : sx(x0, s) - sx(x1, s), s);
+				else
+					v = op == V_HADD ? x0 + x1 : x0 - x1;
+				eput(d, s, l * per + i, v);
 			}
 		return;
 	}
@@ -1139,6 +1151,38 @@ static int h_insps(struct interp_exec *x, const struct vdesc *dd)
 	return vx_put(x, &o, o.dst, &a);
 }
 
+/* vpmaskmov/vmaskmov: load (dst, mask, mem): selected elements read,
+ * others zero; store (mem, mask, src): only selected elements written.
+ * Masked-off elements are not touched (no fault), as with EVEX masks. */
+static int h_maskmov(struct interp_exec *x, const struct vdesc *dd)
+{
+	struct vx_ops o;
+	interp_vec m, v;
+	unsigned s = dd->esz;
+	int rc;
+
+	if ((rc = vx_layout(x, &o, s)))
+		return rc;
+	if (o.nsrc < 2 || x->in->op[o.src[0]].rkind != INTERP_RK_VEC)
+		return INTERP_STOP_UNSUPPORTED;
+	if ((rc = vx_get(x, &o, o.src[0], &m)))
+		return rc;
+	o.kmask = 0;
+	for (unsigned e = 0; e < o.vl / s; e++)
+		o.kmask |= ((eget(&m, s, e) >> (8 * s - 1)) & 1) << e;
+	o.masked = 1;
+	o.suppress = 1;
+	if (x->in->op[0].type == INTERP_OP_MEM) {
+		if ((rc = vx_get(x, &o, o.src[1], &v)))
+			return rc;
+		return vx_put(x, &o, 0, &v);
+	}
+	if ((rc = vx_get(x, &o, o.src[1], &v)))
+		return rc;
+	o.zeroing = 1;
+	return vx_put(x, &o, 0, &v);
+}
+
 static int h_vec(struct interp_exec *x)
 {
 	const struct vdesc *dd = &kdesc[x->in->mnemonic];
@@ -1177,6 +1221,7 @@ static int h_vec(struct interp_exec *x)
 	case K_PMOVDOWN: return vx_h_pmovdown(x, dd);
 	case K_ACC3: return vx_h_acc3(x, dd);
 	case K_GATHER: return vx_h_gather(x, dd);
+	case K_MASKMOV: return h_maskmov(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

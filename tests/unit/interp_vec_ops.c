@@ -232,6 +232,9 @@
 	X(I, 0, "vgatherdps %xmm3, -4(%rdx,%xmm4,4), %xmm5") X(I, 0, "vgatherqpd %ymm3, (%rdx,%ymm4,8), %ymm5") \
 	X(I, 0, "vpgatherdd (%rdx,%zmm17,4), %zmm18{%k1}") X(I, 0, "vgatherqpd (%rdx,%ymm17,8), %ymm18{%k2}") \
 	X(I, 0, "vpgatherqd (%rdx,%zmm17,1), %ymm18{%k1}") X(I, 0, "vpgatherdq 16(%rdx,%xmm17,2), %xmm18{%k3}") \
+	X(I, 0, "phaddsw %xmm1, %xmm2") X(I, 0, "vphsubsw %ymm1, %ymm2, %ymm3") X(I, 0, "vphsubd %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpmaskmovd (%rdi), %ymm1, %ymm2") X(I, 0, "vmaskmovpd (%rsi), %xmm1, %xmm2") \
+	X(I, U, "vpmaskmovq %ymm2, %ymm1, (%rdi)") X(I, U, "vmaskmovps %ymm2, %ymm1, (%rdi)") \
 	X(I, 0, "crc32b %cl, %eax") X(I, 0, "crc32w %cx, %eax") X(I, 0, "crc32l %ecx, %eax") \
 	X(I, 0, "crc32q %rcx, %rax") X(I, 0, "crc32b (%rdi), %rax") X(I, 0, "crc32l (%rsi), %r9d") \
 	X(I, 0, "movnti %eax, (%rdi)") X(I, 0, "movnti %rcx, (%rsi)") \
