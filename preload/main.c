@@ -89,6 +89,10 @@ static void count_pc(void *arg, uint64_t pc)
 void preload_on_mmap(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
 		    const uint8_t *bid, uint32_t bid_len, const char *path)
 {
+	/* Files only: anonymous executable memory (//anon), [vdso] and the
+	 * like, and memfd-backed code are JIT territory, kept as unknown. */
+	if (path[0] != '/' || path[1] == '/' || !strncmp(path, "/memfd:", 7))
+		return;
 	merge_spool_image(&g_vprof.spool, MERGE_IMG_MAP, addr - pgoff, addr, addr + len, bid, bid_len,
 			  path);
 }

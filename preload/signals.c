@@ -131,6 +131,8 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 	}
 	else if (upcall_classify(si, g_vprof.backend) == UPCALL_SIG_DRAIN)
 		preload_drain();          /* ring mode: the kernel took the PCs */
+	else if (t->up.ring && si->si_fd == t->up.fd)
+		upcall_ring_first(&t->up);   /* its PC is in the ring already */
 	else if (g_vprof.cfg.bench_empty)
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
 	else if (g_vprof.active && g_vprof.spool.hdr) {

@@ -111,7 +111,8 @@ struct verify_thread {
 };
 
 enum { CUT_NONE, CUT_NONDET, CUT_OVERFLOW, CUT_REP, CUT_SELF };
-#define REP_BUDGET 1024            /* iterations stepped per run */
+#define REP_BUDGET 256             /* iterations stepped per run (each one
+				    * is a trap: 256 cost ~4 ms here) */
 
 /* This library's own text, from the linker. */
 extern char __ehdr_start[] __attribute__((visibility("hidden")));
@@ -239,7 +240,7 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	}
 	s->rep = (in->attrib & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
 				ZYDIS_ATTRIB_HAS_REPNE)) != 0;
-	if (s->rep) {
+	if (s->rep && g_step) {
 		/* Stepped, each iteration is a trap: keep runs affordable. */
 		uint64_t before = v->n ? v->exp[v->n - 1].gpr[INTERP_RCX] : v->rcx0;
 		uint64_t it = before - st->gpr[INTERP_RCX];

@@ -93,8 +93,9 @@ struct verify_file {
 	uint64_t native_faults;/* hardware faulted where the shadow did not */
 	uint64_t nrecords;     /* records claimed (may exceed VERIFY_NRECORDS) */
 	uint64_t cut_rep;      /* runs cut before a REP string instruction
-				* once 1024 iterations had been run (each
-				* iteration is one trap when stepped) */
+				* once 256 iterations had been run (each
+				* iteration is one trap when stepped); not
+				* in coverage-only runs */
 	uint64_t lost;         /* stepping found abandoned (no trap came) */
 	uint64_t raced;        /* differences explained by memory that changed
 				* under the run where this thread cannot have

@@ -216,8 +216,10 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 			t->ring = m;
 			t->ring_bytes = bytes;
 			t->has_drain = 1;
-			t->fd = fd;
-			break;
+			/* The first period is a random fraction of the mean, and
+			 * stays the period until changed: the first overflow also
+			 * raises a signal (fasync below), whose handler sets the
+			 * mean and turns fasync off (upcall_ring_first). */
 		}
 		struct f_owner_ex own = { .type = F_OWNER_TID, .pid = tid };
 		if (fcntl(fd, F_SETSIG, UPCALL_SIGNAL) < 0 || fcntl(fd, F_SETOWN_EX, &own) < 0 ||
@@ -330,6 +332,16 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
 	if (n)
 		upcall_rearm(t);
 	return n;
+}
+
+void upcall_ring_first(struct upcall_thread *t)
+{
+	/* Later samples go to the ring only; the period becomes the mean
+	 * (jittered), no longer the random first fraction. */
+	int fl = fcntl(t->fd, F_GETFL);
+	if (fl >= 0 && (fl & O_ASYNC))
+		fcntl(t->fd, F_SETFL, fl & ~O_ASYNC);
+	upcall_rearm(t);
 }
 
 void upcall_thread_forget(struct upcall_thread *t)

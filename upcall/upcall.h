@@ -102,6 +102,11 @@ void upcall_rearm(struct upcall_thread *t);
 typedef void upcall_pc_fn(void *arg, uint64_t pc);
 uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint64_t *lost);
 
+/* Ring mode: the signal of a thread's first overflow (UPCALL_SIG_FD with
+ * t->ring set; its PC is in the ring too): switch to the mean period and
+ * to no signals. Async-signal-safe. */
+void upcall_ring_first(struct upcall_thread *t);
+
 /* A fork child drops the parent's trigger without touching it. */
 void upcall_thread_forget(struct upcall_thread *t);
 
