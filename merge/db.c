@@ -253,15 +253,16 @@ struct spool_ctx {
 static int entry_cb(uint64_t key, uint64_t count, void *arg)
 {
 	struct spool_ctx *c = arg;
-	uint64_t pc = MERGE_KEY_PC(key);
+	uint64_t pc = MERGE_GPC_PC(MERGE_KEY_PC(key));
+	unsigned gen = MERGE_GPC_GEN(MERGE_KEY_PC(key));
 	unsigned ev = MERGE_KEY_EV(key);
 	const struct merge_image_record *hit = NULL;
 
-	/* The latest load covering pc wins: an image dlclose'd and replaced at
-	 * the same address is attributed to the newer one (as DCPI did, we
-	 * keep no timestamps per sample). */
+	/* The latest load covering pc recorded in the sample's generation or
+	 * before: an image dlclose'd and replaced at the same address keeps
+	 * the samples taken while it was there. */
 	for (size_t i = 0; i < c->im->n; i++)
-		if (pc >= c->im->r[i].lo && pc < c->im->r[i].hi)
+		if (pc >= c->im->r[i].lo && pc < c->im->r[i].hi && c->im->r[i].gen <= gen)
 			hit = &c->im->r[i];
 	struct merge_profile *p = accum_get(c->acc, ev, hit ? 0 : MERGE_PROF_UNKNOWN, hit);
 	if (!p || merge_profile_add(p, hit ? pc - hit->bias : pc, count) < 0) {

@@ -57,6 +57,15 @@ enum merge_event {
 #define MERGE_KEY(ev, pc)  (((uint64_t)(ev) << 56) | ((uint64_t)(pc) & 0x00ffffffffffffffull))
 #define MERGE_KEY_EV(k)    ((unsigned)((k) >> 56))
 #define MERGE_KEY_PC(k)    ((k) & 0x00ffffffffffffffull)
+/* The 56 bits of a key's "pc" are a user PC (below 2^48) and, above it,
+ * the image generation the sample was taken in: it goes up when an image
+ * is loaded where another one was (dlclose, then dlopen at the same
+ * address), so the merge can give each sample the image that was there. */
+#define MERGE_PC_BITS      48
+#define MERGE_GEN_MAX      255u
+#define MERGE_GPC(gen, pc) (((uint64_t)(gen) << MERGE_PC_BITS) | ((uint64_t)(pc) & ((1ull << MERGE_PC_BITS) - 1)))
+#define MERGE_GPC_GEN(g)   ((unsigned)((g) >> MERGE_PC_BITS) & 0xff)
+#define MERGE_GPC_PC(g)    ((g) & ((1ull << MERGE_PC_BITS) - 1))
 
 /* Section kinds, shared by spools and profiles. New kinds get new numbers;
  * never reuse one. */
@@ -115,7 +124,7 @@ struct merge_image_record {     /* 512 bytes */
 	uint64_t lo, hi;         /* [lo, hi) absolute span of the PT_LOADs */
 	uint32_t build_id_len;
 	uint8_t build_id[MERGE_BUILD_ID_MAX];
-	uint32_t pad;
+	uint32_t gen;            /* image generation when recorded (MERGE_GPC) */
 	char path[MERGE_PATH_MAX];
 };
 

@@ -306,9 +306,53 @@ void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *
 	__atomic_store_n(&sl->state, MERGE_SLOT_FREE, __ATOMIC_RELEASE);
 }
 
+/* Same image? By build-id when both have one, else by path. */
+static int same_image(const struct merge_image_record *r, const uint8_t *bid, uint32_t bl,
+		      const char *path)
+{
+	if (r->build_id_len && bl)
+		return r->build_id_len == bl && !memcmp(r->build_id, bid, bl);
+	for (size_t i = 0; i < sizeof(r->path); i++) {
+		if (r->path[i] != path[i])
+			return 0;
+		if (!path[i])
+			return 1;
+	}
+	return 1;
+}
+
 void merge_spool_image(struct merge_spool *sp, int kind, uint64_t bias,
 		       uint64_t lo, uint64_t hi, const uint8_t *build_id,
 		       uint32_t build_id_len, const char *path)
+{
+	if (!sp->hdr)
+		return;
+	/* A load over a different image of the current generation starts a
+	 * new generation: samples counted from now on carry it. */
+	uint32_t gen = __atomic_load_n(&sp->gen, __ATOMIC_ACQUIRE);
+	if (kind == MERGE_IMG_MAP) {
+		uint64_t n = __atomic_load_n(&sp->hdr->live.image_seq, __ATOMIC_ACQUIRE);
+		if (n > sp->hdr->s.image_records)
+			n = sp->hdr->s.image_records;
+		for (uint64_t i = 0; i < n; i++) {
+			const struct merge_image_record *r = &sp->images[i];
+			if (__atomic_load_n(&r->valid, __ATOMIC_ACQUIRE) != 1 || r->kind != MERGE_IMG_MAP ||
+			    r->gen != gen || r->hi <= lo || r->lo >= hi ||
+			    same_image(r, build_id, build_id_len, path ? path : ""))
+				continue;
+			if (gen < MERGE_GEN_MAX)
+				__atomic_compare_exchange_n(&sp->gen, &gen, gen + 1, 0, __ATOMIC_ACQ_REL,
+							    __ATOMIC_ACQUIRE);
+			gen = __atomic_load_n(&sp->gen, __ATOMIC_ACQUIRE);
+			break;
+		}
+	}
+	merge_spool_image_gen(sp, kind, bias, lo, hi, build_id, build_id_len, path, gen);
+}
+
+void merge_spool_image_gen(struct merge_spool *sp, int kind, uint64_t bias,
+			   uint64_t lo, uint64_t hi, const uint8_t *build_id,
+			   uint32_t build_id_len, const char *path, uint32_t gen)
 {
 	if (!sp->hdr)
 		return;
@@ -328,6 +372,7 @@ void merge_spool_image(struct merge_spool *sp, int kind, uint64_t bias,
 	r->build_id_len = build_id_len;
 	for (uint32_t j = 0; j < build_id_len; j++)
 		r->build_id[j] = build_id[j];
+	r->gen = gen;
 	copy_str(r->path, sizeof(r->path), path);
 	__atomic_store_n(&r->valid, 1, __ATOMIC_RELEASE);
 }

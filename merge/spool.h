@@ -32,6 +32,7 @@ struct merge_spool {
 	uint8_t *threads;                 /* first slot */
 	struct merge_entry *shared;
 	struct merge_image_record *images;
+	uint32_t gen;                     /* current image generation (writer) */
 	char path[512];
 };
 
@@ -66,10 +67,16 @@ void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *
  * lock-free; the only atomics are on the shared table. */
 void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *slot, uint64_t key);
 
-/* Append an image record. Async-signal-safe (lock-free append). */
+/* Append an image record. A load over a different image recorded in the
+ * current generation starts a new one (sp->gen). Async-signal-safe
+ * (lock-free append). _gen records with a given generation (a fork
+ * child copying its parent's records). */
 void merge_spool_image(struct merge_spool *sp, int kind, uint64_t bias,
 		       uint64_t lo, uint64_t hi, const uint8_t *build_id,
 		       uint32_t build_id_len, const char *path);
+void merge_spool_image_gen(struct merge_spool *sp, int kind, uint64_t bias,
+			   uint64_t lo, uint64_t hi, const uint8_t *build_id,
+			   uint32_t build_id_len, const char *path, uint32_t gen);
 
 /* Move fd to a high number (the top quarter of RLIMIT_NOFILE), out of the
  * way of programs that assume small numbers are theirs; returns the new fd

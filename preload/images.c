@@ -118,8 +118,10 @@ void preload_images_scan(void)
  * have held at fork time. */
 static int copy_record(const struct merge_image_record *r, void *arg)
 {
-	merge_spool_image(&g_vprof.spool, (int)r->kind, r->bias, r->lo, r->hi, r->build_id,
-			  r->build_id_len, r->path);
+	merge_spool_image_gen(&g_vprof.spool, (int)r->kind, r->bias, r->lo, r->hi, r->build_id,
+			      r->build_id_len, r->path, r->gen);
+	if (r->gen > g_vprof.spool.gen)
+		g_vprof.spool.gen = r->gen;
 	return 0;
 }
 

@@ -69,7 +69,8 @@ void preload_sample(int sig, siginfo_t *si, void *ucv)
 	 * keeps the interpreter out of our code. */
 	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	__atomic_fetch_add(&live->samples, 1, __ATOMIC_RELAXED);
-	merge_spool_count(&g_vprof.spool, t->slot, MERGE_KEY(g_vprof.backend, pc));
+	merge_spool_count(&g_vprof.spool, t->slot,
+			  MERGE_KEY(g_vprof.backend, MERGE_GPC(g_vprof.spool.gen, pc)));
 	if (t->armed)
 		upcall_rearm(&t->up);
 	(void)sig;
@@ -78,7 +79,8 @@ void preload_sample(int sig, siginfo_t *si, void *ucv)
 static void count_pc(void *arg, uint64_t pc)
 {
 	struct preload_thread *t = arg;
-	merge_spool_count(&g_vprof.spool, t->slot, MERGE_KEY(g_vprof.backend, pc));
+	merge_spool_count(&g_vprof.spool, t->slot,
+			  MERGE_KEY(g_vprof.backend, MERGE_GPC(g_vprof.spool.gen, pc)));
 }
 
 /* An executable mapping the kernel reported: an image record. The load
