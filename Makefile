@@ -60,12 +60,16 @@ $(B)/libinterp.a: $(INTERP_OBJ)
 INTERP_WHOLE := -Wl,--whole-archive $(B)/libinterp.a -Wl,--no-whole-archive
 
 # The interpreter runs in the handler for co-simulation (VPROF_VERIFY).
+# Linked aside and renamed: a program or test running during a rebuild
+# sees the old file or the new one, never half of one.
 $(B)/libvprof.so: $(LIB_OBJ) $(B)/libinterp.a preload/exports.map
-	$(CC) -shared -o $@ $(LIB_OBJ) $(INTERP_WHOLE) \
+	$(CC) -shared -o $@.tmp $(LIB_OBJ) $(INTERP_WHOLE) \
 	    -Wl,-z,now -Wl,--version-script=preload/exports.map $(LIB_LIBS) $(INTERP_LIBS)
+	mv -f $@.tmp $@
 
 $(B)/vprof: $(CMD_OBJ) $(B)/libinterp.a
-	$(CC) -o $@ $(CMD_OBJ) $(INTERP_WHOLE) $(CMD_LIBS)
+	$(CC) -o $@.tmp $(CMD_OBJ) $(INTERP_WHOLE) $(CMD_LIBS)
+	mv -f $@.tmp $@
 
 # Unit tests: tests/unit/NAME.c -> build/tests/NAME, linked with the
 # interpreter, merge/ and the report library (everything but the main()).

@@ -180,7 +180,9 @@ int cmd_run(int argc, char **argv)
 						 ? 1e9 / ((double)s->period_ns_sum / (double)s->processes)
 						 : 0;
 			char asked[64] = "asked a PMU period";
-			if (mean_hz > 0)
+			if (!s->processes)
+				snprintf(asked, sizeof(asked), "nothing sampled");
+			else if (mean_hz > 0)
 				snprintf(asked, sizeof(asked), "asked %.0f Hz", mean_hz);
 			fprintf(stderr,
 				"vprof: %llu samples from %llu process%s (%llu dropped, %llu unknown"
