@@ -55,6 +55,20 @@ int preload_fd_is_ours(int fd)
 	return fd >= 0 && ours((unsigned)fd);
 }
 
+/* A fork child: every descriptor of ours belongs to the parent (its
+ * spool, its threads' perf events). Close them all, raw. */
+void preload_fd_close_all_ours(void)
+{
+	for (int w = 0; w < MAX_FD / 64; w++) {
+		uint64_t bits = __atomic_exchange_n(&g_ours[w], 0, __ATOMIC_RELAXED);
+		while (bits) {
+			int b = __builtin_ctzll(bits);
+			bits &= bits - 1;
+			syscall(SYS_close, w * 64 + b);
+		}
+	}
+}
+
 __attribute__((visibility("default")))
 int close(int fd)
 {

@@ -161,7 +161,11 @@ static void on_fork_child(void)
 	/* The trigger of the parent's thread is not ours: a perf fd is shared
 	 * with the parent (close, never disable it), POSIX timers are not
 	 * inherited, interval timers neither. */
-	preload_fd_disown(t->up.fd);
+	/* Every descriptor of ours is the parent's (its spool, the perf
+	 * events of all its threads, not only this one's): close them all.
+	 * forget() then unmaps this thread's ring. */
+	preload_fd_close_all_ours();
+	t->up.fd = -1;
 	upcall_thread_forget(&t->up);
 	t->armed = 0;
 	t->slot = NULL;
@@ -169,7 +173,7 @@ static void on_fork_child(void)
 	struct merge_spool parent = g_vprof.spool;
 	g_vprof.spool.hdr = NULL;
 	g_vprof.pid = getpid();
-	preload_fd_disown(parent.fd);
+	parent.fd = -1;          /* closed above with the rest */
 	if (open_spool() < 0) {
 		/* No spool: stop sampling this child; it runs on unprofiled. */
 		merge_spool_forget(&parent);

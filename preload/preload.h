@@ -88,6 +88,7 @@ void preload_verify_thread_begin(void) __attribute__((weak));
 void preload_fd_own(int fd);
 void preload_fd_disown(int fd);
 int preload_fd_is_ours(int fd);
+void preload_fd_close_all_ours(void);   /* fork child */
 
 /* signals.c: is this SIGPROF one of our samples? Signal-safe. */
 int preload_signal_is_ours(const siginfo_t *si);
