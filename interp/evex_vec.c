@@ -425,3 +425,52 @@ int vx_h_gather(struct interp_exec *x, const struct vdesc *dd)
 	}
 	return INTERP_OK;
 }
+
+/* Scatters (EVEX): the selected elements stored in element order, so for
+ * equal addresses the highest element wins; then k becomes zero. Each is
+ * one buffered store: more than INTERP_MAX_STORES selected elements stop
+ * as unsupported, a fault on any stops before anything is written. */
+int vx_h_scatter(struct interp_exec *x, const struct vdesc *dd)
+{
+	const struct interp_insn *in = x->in;
+	unsigned isz = dd->op, dsz = dd->esz, n, big = isz > dsz ? isz : dsz;
+	const struct interp_operand *m = &in->op[0], *s = &in->op[2];
+	interp_vec idx, v;
+	uint64_t k;
+	int rc;
+
+	if (in->nvis < 3 || m->type != INTERP_OP_MEM || !m->vsib || !in->avx.mask_idx ||
+	    s->type != INTERP_OP_REG || s->rkind != INTERP_RK_VEC)
+		return INTERP_STOP_UNSUPPORTED;
+	if (!(x->st->xstate_avail & INTERP_XS_OPMASK) ||
+	    ((s->idx >= 16 || m->index >= 16) && !(x->st->xstate_avail & INTERP_XS_HI16)) ||
+	    (in->avx.vl > 16 && !(x->st->xstate_avail & INTERP_XS_YMM)) ||
+	    (in->avx.vl > 32 && !(x->st->xstate_avail & INTERP_XS_ZMM_H)))
+		return INTERP_STOP_BADSTATE;
+	n = in->avx.vl / big;
+	idx = x->st->zmm[m->index];
+	v = x->st->zmm[s->idx];
+	k = x->st->k[in->avx.mask_idx];
+	for (unsigned e = 0; e < n; e++) {
+		uint64_t a = (uint64_t)m->val, val = eget(&v, dsz, e);
+
+		if (!((k >> e) & 1))
+			continue;
+		if (m->base != INTERP_NOREG)
+			a += x->st->gpr[m->base];
+		a += (uint64_t)sx(eget(&idx, isz, e), isz) * m->scale;
+		if (in->addrsize == 4)
+			a = (uint32_t)a;
+		if (m->seg) {
+			if (!x->st->seg_valid)
+				interp_load_segbases(x->st);
+			a += m->seg == 1 ? x->st->fs_base : x->st->gs_base;
+		}
+		if ((rc = interp_store(x, a, &val, dsz)))
+			return rc;
+	}
+	x->st->k[in->avx.mask_idx] = 0;
+	x->st->xstate_bv |= INTERP_XS_OPMASK;
+	x->st->xstate_dirty |= INTERP_XS_OPMASK;
+	return INTERP_OK;
+}

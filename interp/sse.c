@@ -243,6 +243,10 @@
 	X(VPGATHERQD, K_GATHER, 8, 4, 0) X(VPGATHERQQ, K_GATHER, 8, 8, 0) \
 	X(VGATHERDPS, K_GATHER, 4, 4, 0) X(VGATHERDPD, K_GATHER, 4, 8, 0) \
 	X(VGATHERQPS, K_GATHER, 8, 4, 0) X(VGATHERQPD, K_GATHER, 8, 8, 0) \
+	X(VPSCATTERDD, K_SCATTER, 4, 4, 0) X(VPSCATTERDQ, K_SCATTER, 4, 8, 0) \
+	X(VPSCATTERQD, K_SCATTER, 8, 4, 0) X(VPSCATTERQQ, K_SCATTER, 8, 8, 0) \
+	X(VSCATTERDPS, K_SCATTER, 4, 4, 0) X(VSCATTERDPD, K_SCATTER, 4, 8, 0) \
+	X(VSCATTERQPS, K_SCATTER, 8, 4, 0) X(VSCATTERQPD, K_SCATTER, 8, 8, 0) \
 	X(PHADDW, K_BIN, V_HADD, 2, 0) X(PHADDD, K_BIN, V_HADD, 4, 0) \
 	X(PHADDSW, K_BIN, V_HADDS, 2, 0) X(PHSUBSW, K_BIN, V_HSUBS, 2, 0) \
 	X(VPHADDSW, K_BIN, V_HADDS, 2, 0) X(VPHSUBSW, K_BIN, V_HSUBS, 2, 0) \
@@ -1221,6 +1225,7 @@ static int h_vec(struct interp_exec *x)
 	case K_PMOVDOWN: return vx_h_pmovdown(x, dd);
 	case K_ACC3: return vx_h_acc3(x, dd);
 	case K_GATHER: return vx_h_gather(x, dd);
+	case K_SCATTER: return vx_h_scatter(x, dd);
 	case K_MASKMOV: return h_maskmov(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
