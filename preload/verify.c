@@ -113,6 +113,7 @@ struct verify_thread {
 enum { CUT_NONE, CUT_NONDET, CUT_OVERFLOW, CUT_REP, CUT_SELF };
 #define REP_BUDGET 256             /* iterations stepped per run (each one
 				    * is a trap: 256 cost ~4 ms here) */
+#define REP_BUDGET_SHADOW 4096     /* per coverage-only run (~0.5 ms) */
 
 /* This library's own text, from the linker. */
 extern char __ehdr_start[] __attribute__((visibility("hidden")));
@@ -240,13 +241,13 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	}
 	s->rep = (in->attrib & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
 				ZYDIS_ATTRIB_HAS_REPNE)) != 0;
-	if (s->rep && g_step) {
+	if (s->rep) {
 		/* Stepped, each iteration is a trap: keep runs affordable. */
 		uint64_t before = v->n ? v->exp[v->n - 1].gpr[INTERP_RCX] : v->rcx0;
 		uint64_t it = before - st->gpr[INTERP_RCX];
 		if (in->addrsize == 4)
 			it = (uint32_t)it;
-		if (it > REP_BUDGET - v->rep_budget) {
+		if (it > (g_step ? REP_BUDGET : REP_BUDGET_SHADOW) - v->rep_budget) {
 			v->cut = CUT_REP;
 			return 1;
 		}
@@ -317,7 +318,7 @@ void preload_verify_sample(int sig, siginfo_t *si, void *ucv)
 		ADD(skipped, 1);
 		return;
 	}
-	if (g_step && v->end_ns && thread_ns() - v->end_ns < g_cool_ns) {
+	if (v->end_ns && thread_ns() - v->end_ns < g_cool_ns) {
 		ADD(cooldown, 1);
 		return;
 	}
@@ -357,8 +358,12 @@ void preload_verify_sample(int sig, siginfo_t *si, void *ucv)
 	else if (v->cut == CUT_SELF)
 		ADD(cut_self, 1);
 
-	if (!g_step || v->n == 0)
+	if (!g_step || v->n == 0) {
+		/* A long run (a big REP MOVS in the shadow) can cost more CPU
+		 * than a sampling period: let the program run before the next. */
+		v->end_ns = thread_ns();
 		return;
+	}
 	/* Hand the same instructions to the hardware, one at a time. Memory
 	 * the run read that has changed already was changed by someone else. */
 	v->pre_raced = interp_shadow_raced(&v->sh, v->sh.nld, 0, 0) == 1;

@@ -94,8 +94,8 @@ struct verify_file {
 	uint64_t nrecords;     /* records claimed (may exceed VERIFY_NRECORDS) */
 	uint64_t cut_rep;      /* runs cut before a REP string instruction
 				* once 256 iterations had been run (each
-				* iteration is one trap when stepped); not
-				* in coverage-only runs */
+				* iteration is one trap when stepped; 4096
+				* in coverage-only runs, to bound their cost) */
 	uint64_t lost;         /* stepping found abandoned (no trap came) */
 	uint64_t raced;        /* differences explained by memory that changed
 				* under the run where this thread cannot have
@@ -105,10 +105,11 @@ struct verify_file {
 				* mismatches; the run ends there */
 	uint64_t cooldown;     /* samples not run because the thread had not
 				* yet run natively for half a sampling period
-				* since its last stepping ended (the trap
-				* storm's own CPU time would otherwise trigger
-				* the next sample at once, and runs would pile
-				* up on whatever code runs first) */
+				* since its last run (or stepping) ended (the
+				* trap storm's or a long shadow run's own CPU
+				* time would otherwise trigger the next sample
+				* at once, and runs would pile up on whatever
+				* code runs first, or starve the program) */
 	uint64_t cut_self;     /* runs cut on entering libvprof.so's own code
 				* (its state differs between the shadow run
 				* and the stepping: not the program's) */

@@ -210,7 +210,7 @@ static const char *mnem_name(unsigned m)
 
 void verify_print_stops(FILE *f, const struct verify_file *t)
 {
-	fprintf(f, "  samples: %llu, %llu not run (%llu in the half period after a stepped run)\n",
+	fprintf(f, "  samples: %llu, %llu not run (%llu in the half sampling period after a run)\n",
 		(unsigned long long)t->samples, (unsigned long long)(t->skipped + t->cooldown),
 		(unsigned long long)t->cooldown);
 	fprintf(f, "  runs ended by: ");
