@@ -63,7 +63,7 @@ run_one() {   # name desc cmd: one program natively, then under vprof verify
 import json, sys
 j = json.load(open(sys.argv[1]))
 top = ", ".join("%s %d" % (t["mnemonic"], t["count"]) for t in j["top_unhandled"][:4]) or "none"
-print("| %s | %s | %d | %d | %.3f | %.3f | %s | %s |" % (sys.argv[2], sys.argv[3], j["compared"],
+print("| %s | %s | %d | %d | %.4f | %.4f | %s | %s |" % (sys.argv[2], sys.argv[3], j["compared"],
       j["mismatches"], 100 * j["coverage"], 100 * j["first_insn_coverage"], top, sys.argv[4]))
 PYEOF
 }
