@@ -188,10 +188,19 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 	t->period = period;
 	t->rng = seed | 1;
 	pid_t tid = target ? target : (pid_t)syscall(SYS_gettid);
-	/* The first period is uniform in [1, period]: a thread (or process)
-	 * that lives for a fraction f of a period is then sampled with
-	 * probability f, as it would be mid-run, instead of never. */
-	uint64_t first = 1 + xorshift(&t->rng) % period;
+	/* The first period is uniform in [period/16, period]: a thread (or
+	 * process) that lives for a fraction f of a period is then sampled
+	 * with probability about f, as it would be mid-run, instead of never.
+	 * Not below period/16: the first period stays the period until the
+	 * first sample's handler changes it, and at the hrtimer's 10 us floor
+	 * overflows came faster than this VM delivers them (~18 us a timer
+	 * interrupt): the thread spent its life in our handler (seen by
+	 * tests/exec_fork.sh). A thread armed from outside has no handler
+	 * state to re-arm with: it starts at the mean. */
+	uint64_t lo = period / 16;
+	uint64_t first = target ? period : lo + xorshift(&t->rng) % (period - lo + 1);
+	if (first == 0)
+		first = 1;
 
 	switch (backend) {
 	case MERGE_EV_CYCLES:
