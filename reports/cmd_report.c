@@ -65,7 +65,9 @@ static struct symcache *symbols_for(struct ctx *c, const struct merge_profile *p
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	snprintf(s->image, sizeof(s->image), "%s", p->path[0] ? p->path : "[no path]");
 	s->im = report_image_open(p->path, p->build_id, p->build_id_len, why, sizeof(why));
-	if (!s->im)      /* once per image: its samples show as [no symbol] */
+	/* Once per image: its samples show as [no symbol]. The vDSO has no
+	 * file to read; that needs no saying. */
+	if (!s->im && strncmp(p->path, "linux-vdso", 10) != 0)
 		fprintf(stderr, "vprof report: no symbols for %s: %s\n", s->image, why);
 	return s;
 }
