@@ -13,12 +13,6 @@
 SP=$TMP/behave_spin
 gcc -O2 -Wall -pthread -o "$SP" "$TOP/tests/fixtures/behave_spin.c" || { fail "build fixture"; finish; }
 
-runst() {   # runst OUT ERR CMD...: prints the exit status, or -N if killed by signal N
-	"$PY" -c 'import subprocess, sys
-r = subprocess.run(sys.argv[3:], stdout=open(sys.argv[1], "wb"), stderr=open(sys.argv[2], "wb"))
-print(r.returncode)' "$@"
-}
-
 # report_get DB WHAT: from `vprof report --json`: "events" (event names with
 # a non-zero total, comma-separated), "total EVENT", "proc EVENT NAME"
 # (samples of that procedure).

@@ -31,11 +31,6 @@ readelf -d "$TMP/app/behave_dlopen_rp" | grep -q 'RUNPATH.*\$ORIGIN/lib' &&
 	pass "RUNPATH fixture has DT_RUNPATH \$ORIGIN/lib and no DT_RPATH" ||
 	fail "RUNPATH fixture has DT_RUNPATH \$ORIGIN/lib and no DT_RPATH: $(readelf -d "$TMP/app/behave_dlopen_rp" | grep PATH)"
 
-runst() {   # runst OUT ERR CMD...: prints the exit status, or -N if killed by signal N
-	"$PY" -c 'import subprocess, sys
-r = subprocess.run(sys.argv[3:], stdout=open(sys.argv[1], "wb"), stderr=open(sys.argv[2], "wb"))
-print(r.returncode)' "$@"
-}
 
 # rows DB: "samples<TAB>procedure<TAB>image" for every row of the report.
 rows() {

@@ -19,25 +19,6 @@ SPS=$TMP/behave_spin_static
 gcc -O2 -Wall -pthread -o "$SP" "$TOP/tests/fixtures/behave_spin.c" || { fail "build fixture"; finish; }
 gcc -O2 -Wall -pthread -static -o "$SPS" "$TOP/tests/fixtures/behave_spin.c" || { fail "build static fixture"; finish; }
 
-runst() {   # runst OUT ERR CMD...: prints the exit status, or -N if killed by signal N
-	"$PY" -c 'import subprocess, sys
-r = subprocess.run(sys.argv[3:], stdout=open(sys.argv[1], "wb"), stderr=open(sys.argv[2], "wb"))
-print(r.returncode)' "$@"
-}
-# rate_sane: samples are taken per CPU time, so vprof run's summary
-# ("asked A Hz, achieved B Hz over C CPU-s") must never show B above 2 A
-# (with C >= 0.2 s): more would mean extra triggers, or the program's own
-# SIGPROFs counted as samples. Prints what is wrong, or nothing.
-rate_sane() {
-	local l a b c
-	l=$(grep -o 'asked [0-9]* Hz, achieved [0-9]* Hz over [0-9.]* CPU-s' "$TMP/v.err" | head -1)
-	[ -n "$l" ] || return 0
-	read -r _ a _ _ b _ _ c _ <<<"$l"
-	a=${a%%[^0-9]*}; b=${b%%[^0-9]*}
-	if [ "${c%%.*}${c#*.}" -ge 20 ] && [ "$a" -gt 0 ] && [ "$b" -gt $((2 * a)) ]; then
-		echo "vprof sampled at $b Hz, asked $a Hz, over $c CPU-s"
-	fi
-}
 
 n=0
 # profile WHAT [vprof run options] -- CMD...: run CMD with and without vprof
