@@ -131,3 +131,29 @@ int interp_shadow_raced(const struct interp_shadow *sh, uint32_t nld, uint32_t n
 	}
 	return 0;
 }
+
+int interp_shadow_inputs_changed(const struct interp_shadow *sh, uint32_t ld_lo, uint32_t ld_hi,
+				 uint32_t st_hi)
+{
+	if (ld_hi > sh->nld)
+		ld_hi = sh->nld;
+	for (uint32_t i = ld_lo; i < ld_hi; i++) {
+		const struct interp_shadow_entry *l = &sh->ld[i];
+		for (uint32_t o = 0; o < l->size; o += 64) {
+			uint8_t want[64], now[64];
+			uint32_t n = l->size - o < 64 ? l->size - o : 64;
+			uint64_t a = l->addr + o;
+			memcpy(want, sh->lddata + l->off + o, n);
+			for (uint32_t k = 0; k < st_hi; k++) {
+				const struct interp_shadow_entry *e = &sh->e[k];
+				uint64_t lo = e->addr > a ? e->addr : a;
+				uint64_t hi = e->addr + e->size < a + n ? e->addr + e->size : a + n;
+				if (lo < hi)
+					memcpy(want + (lo - a), sh->data + e->off + (lo - e->addr), hi - lo);
+			}
+			if (interp_mem_copy_raw(now, (const void *)a, n) || memcmp(now, want, n))
+				return 1;
+		}
+	}
+	return 0;
+}

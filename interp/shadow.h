@@ -74,6 +74,14 @@ int interp_shadow_store(struct interp_shadow *sh, uint64_t dst, const void *src,
  * there is the kernel's or another process's, never this thread's).
  * 1 yes, 0 no, -1 cannot tell (load log full). AS-safe. */
 int interp_shadow_raced(const struct interp_shadow *sh, uint32_t nld, uint32_t nst, int ro_only);
+/* Are the bytes that loads [ld_lo, ld_hi) of the run saw still what
+ * real memory holds, given that the stores in log entries [0, st_hi) have
+ * been made for real since (by the hardware executing the same
+ * instructions)? Checked just before the hardware executes the
+ * instruction those loads belong to: 1 if some byte differs (someone else
+ * wrote it), 0 if not. AS-safe. */
+int interp_shadow_inputs_changed(const struct interp_shadow *sh, uint32_t ld_lo, uint32_t ld_hi,
+				 uint32_t st_hi);
 int interp_shadow_cas(struct interp_shadow *sh, uint64_t addr, void *expect,
 		      const void *desired, unsigned size);
 

@@ -84,9 +84,9 @@
 struct step {
 	uint64_t pc;
 	uint32_t sh_lo, sh_hi;        /* its entries in the shadow log */
-	uint32_t ld_hi;               /* loads of the run up to it */
+	uint32_t ld_lo, ld_hi;        /* its loads in the shadow's load log */
 	uint16_t mnemonic;
-	uint8_t len, rep;
+	uint8_t len, rep, atomic;
 	uint8_t bytes[16];
 };
 
@@ -101,6 +101,7 @@ struct verify_thread {
 	uint64_t rcx0;                /* RCX at the start of the run */
 	uint64_t end_ns;              /* thread CPU time when stepping ended */
 	int pre_raced;                /* loaded memory changed before stepping */
+	int inputs_changed;           /* ...or before step i, by someone else */
 	uint32_t rec_flags;           /* VERIFY_F_* for records being made */
 	struct interp_thread *ith;
 	size_t map_size;
@@ -253,12 +254,16 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 		}
 		v->rep_budget += (uint32_t)it;
 	}
+	s->atomic = (in->attrib & ZYDIS_ATTRIB_HAS_LOCK) ||
+		    (in->mnemonic == ZYDIS_MNEMONIC_XCHG &&
+		     (in->op[0].type == INTERP_OP_MEM || in->op[1].type == INTERP_OP_MEM));
 	s->pc = in->pc;
 	s->len = in->len;
 	s->mnemonic = in->mnemonic;
 	memcpy(s->bytes, in->bytes, in->len);
 	s->sh_lo = v->sh.floor;
 	s->sh_hi = v->sh.n;
+	s->ld_lo = v->n ? v->steps[v->n - 1].ld_hi : 0;
 	s->ld_hi = v->sh.ld_full ? UINT32_MAX : v->sh.nld;
 	memcpy(&v->exp[v->n], st, sizeof *st);
 	/* Test only: a wrong result the comparison must catch. 1: ZF of
@@ -367,6 +372,7 @@ void preload_verify_sample(int sig, siginfo_t *si, void *ucv)
 	/* Hand the same instructions to the hardware, one at a time. Memory
 	 * the run read that has changed already was changed by someone else. */
 	v->pre_raced = interp_shadow_raced(&v->sh, v->sh.nld, 0, 0) == 1;
+	v->inputs_changed = 0;
 	ADD(runs_stepped, 1);
 	v->i = 0;
 	v->rep_traps = 0;
@@ -495,7 +501,7 @@ static void report(struct cmp *c, int kind, const char *what, int num, const cha
 	r->mnemonic = c->s->mnemonic;
 	r->len = c->s->len;
 	r->kind = (uint8_t)kind;
-	r->flags = c->v->rec_flags;
+	r->flags = c->v->rec_flags | (kind == VERIFY_K_MEM && c->s->atomic ? VERIFY_F_ATOMIC : 0);
 	if (size > 64)
 		size = 64;
 	r->size = size;
@@ -606,11 +612,12 @@ static int compare(struct verify_thread *v, const struct step *s)
 	if (!compare_pass(v, s, 1))
 		return 0;
 	/* Memory the shadow read that changed under the run where this
-	 * thread cannot have changed it (before stepping began; pages it
-	 * cannot write): the hardware saw other inputs, the difference says
-	 * nothing. A change in writable memory during stepping may be this
+	 * thread cannot have changed it (before stepping began; before this
+	 * instruction was stepped; pages it cannot write): the hardware saw
+	 * other inputs, the difference says nothing. A change in writable memory during stepping may be this
 	 * thread's own store that the interpreter missed: reported. */
-	if (v->pre_raced || interp_shadow_raced(&v->sh, s->ld_hi, s->sh_hi, 1) == 1) {
+	if (v->pre_raced || v->inputs_changed ||
+	    interp_shadow_raced(&v->sh, s->ld_hi, s->sh_hi, 1) == 1) {
 		ADD(raced, 1);
 		return 1;
 	}
@@ -682,7 +689,7 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	if (v && v->stepping && g_vf &&
 	    (uint64_t)uc->uc_mcontext.gregs[REG_RIP] == v->steps[v->i].pc &&
-	    (v->pre_raced ||
+	    (v->pre_raced || v->inputs_changed ||
 	     interp_shadow_raced(&v->sh, v->steps[v->i].ld_hi, v->steps[v->i].sh_hi, 1) == 1)) {
 		ADD(raced, 1);     /* memory changed (unmapped?) under the run */
 	} else if (v && v->stepping && g_vf &&
@@ -727,10 +734,17 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	ADD(compared, 1);
 	int bad = compare(v, s);
 	v->i++;
-	if (bad || v->i >= v->n)
+	if (bad || v->i >= v->n) {
 		end_stepping(v, uc);
-	else
+	} else {
+		/* What the next instruction will read, checked just before
+		 * the hardware reads it: another thread may have written it
+		 * since the shadow did (a lock word, a shared counter). */
+		const struct step *nx = &v->steps[v->i];
+		v->inputs_changed = nx->ld_hi != UINT32_MAX &&
+				    interp_shadow_inputs_changed(&v->sh, nx->ld_lo, nx->ld_hi, nx->sh_lo);
 		uc->uc_mcontext.gregs[REG_EFL] |= (greg_t)TF_BIT;
+	}
 out:
 	errno = saved;
 }

@@ -39,6 +39,10 @@ enum verify_kind {
  * pages the thread itself can write: another thread, or a store of this
  * thread the interpreter did not make. Reported, so judge it. */
 #define VERIFY_F_LOADS_CHANGED 1u
+/* A memory difference at an atomic (LOCK, XCHG) instruction: its target
+ * is shared by design, and another thread may have written it between
+ * the instruction and the comparison (the trap takes ~15 us). */
+#define VERIFY_F_ATOMIC 2u
 
 struct verify_record {
 	uint64_t pc;           /* the instruction */

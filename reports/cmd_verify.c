@@ -120,6 +120,8 @@ static void print_text(FILE *f, const struct verify_sum *s, int status)
 			fprintf(f, ": expected %s, actual %s", e, a);
 		if (r->flags & VERIFY_F_LOADS_CHANGED)
 			fprintf(f, " [memory the run read changed while stepping: another thread?]");
+		if (r->flags & VERIFY_F_ATOMIC)
+			fprintf(f, " [atomic on shared memory: another thread may have written it since]");
 		fputc('\n', f);
 	}
 	if (t->nrecords > s->nrecs)
@@ -169,8 +171,9 @@ static void print_json(FILE *f, const struct verify_sum *s, const char *tag, int
 			kkind[r->kind < 9 ? r->kind : 0]);
 		report_json_str(f, r->what);
 		fprintf(f, ", \"addr\": \"0x%llx\", \"expected\": \"%s\", \"actual\": \"%s\", "
-			"\"loads_changed\": %s}", (unsigned long long)r->addr, e, a,
-			r->flags & VERIFY_F_LOADS_CHANGED ? "true" : "false");
+			"\"loads_changed\": %s, \"atomic\": %s}", (unsigned long long)r->addr, e, a,
+			r->flags & VERIFY_F_LOADS_CHANGED ? "true" : "false",
+			r->flags & VERIFY_F_ATOMIC ? "true" : "false");
 	}
 	fprintf(f, "]}\n");
 }

@@ -43,7 +43,10 @@ vcheck python3 5000 -- $PY -c 'd={}
 for i in range(400000): d[i%977]=d.get(i%977,0)+i*i
 print(sum(d.values()), len(str(d)))'
 vcheck gzip 5000 -- bash -c "gzip -9 -c $TMP/in.bin | md5sum"
-vcheck sort 2000 -- sort -k2,2 -k1,1n "$TMP/lines"
+# one thread: with two, a lock word another thread writes between an
+# atomic and its comparison is reported (marked "atomic"), which is right
+# but would make this test flaky
+vcheck sort 2000 -- sort --parallel=1 -k2,2 -k1,1n "$TMP/lines"
 vcheck sigs_handled 1000 -- "$TMP/sigs" handled
 vcheck sigs_default 1000 -- "$TMP/sigs" default
 vcheck sigs_trap 1000 -- "$TMP/sigs" trap
