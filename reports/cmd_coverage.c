@@ -11,7 +11,6 @@
 #include "reports/verify_results.h"
 #include "interp/interp.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -40,38 +39,17 @@ static void help(void)
 
 int cmd_coverage(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, 0, 'd' },   { "len", required_argument, 0, 'l' },
-		{ "freq", required_argument, 0, 'F' }, { "json", no_argument, 0, 'j' },
-		{ "output", required_argument, 0, 'o' }, { "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	const char *dbopt = NULL, *len = "64", *freq = "1000", *out = NULL;
-	int json = 0, c;
-
-	while ((c = getopt_long(argc, argv, "+d:l:F:jo:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': dbopt = optarg; break;
-		case 'l': len = optarg; break;
-		case 'F': freq = optarg; break;
-		case 'j': json = 1; break;
-		case 'o': out = optarg; break;
-		case 'h': help(); return 0;
-		default: return report_usage("coverage", "bad option");
-		}
-	}
-	if (optind >= argc)
-		return report_usage("coverage", "no command given (vprof coverage -- CMD ARGS)");
-	char *end;
-	long l = strtol(len, &end, 10);
-	if (*end || l < 1 || l > VERIFY_MAX_LEN)
-		return report_usage("coverage", "--len: expected 1..256");
-	setenv("VPROF_INTERP_LEN", len, 1);
+	struct verify_opts o;
+	int rc = verify_parse_opts("coverage", argc, argv, help, &o);
+	if (rc >= 0)
+		return rc;
+	const char *dbopt = o.db, *freq = o.freq, *out = o.out;
+	int json = o.json;
 	setenv("VPROF_VERIFY_STEP", "0", 1);
 
 	const char *db = report_db_path(dbopt);
 	char tag[80];
-	int status = verify_launch(db, freq, argv + optind, tag, sizeof tag);
+	int status = verify_launch(db, freq, o.cmd, tag, sizeof tag);
 	if (status < 0) {
 		fprintf(stderr, "vprof coverage: cannot start: %m\n");
 		return 1;

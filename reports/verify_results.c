@@ -259,3 +259,42 @@ const char *verify_mnem_name(unsigned m)
 {
 	return mnem_name(m);
 }
+
+int verify_parse_opts(const char *name, int argc, char **argv, void (*help)(void),
+		      struct verify_opts *o)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, 0, 'd' },   { "len", required_argument, 0, 'l' },
+		{ "freq", required_argument, 0, 'F' }, { "json", no_argument, 0, 'j' },
+		{ "output", required_argument, 0, 'o' }, { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *len = "64";
+	char usage[96];
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->freq = "1000";
+	while ((c = getopt_long(argc, argv, "+d:l:F:jo:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': o->db = optarg; break;
+		case 'l': len = optarg; break;
+		case 'F': o->freq = optarg; break;
+		case 'j': o->json = 1; break;
+		case 'o': o->out = optarg; break;
+		case 'h': help(); return 0;
+		default: return report_usage(name, "bad option");
+		}
+	}
+	if (optind >= argc) {
+		snprintf(usage, sizeof(usage), "no command given (vprof %s -- CMD ARGS)", name);
+		return report_usage(name, usage);
+	}
+	char *end;
+	long l = strtol(len, &end, 10);
+	if (*end || l < 1 || l > VERIFY_MAX_LEN)
+		return report_usage(name, "--len: expected 1..256");
+	setenv("VPROF_INTERP_LEN", len, 1);
+	o->cmd = argv + optind;
+	return -1;
+}

@@ -27,6 +27,18 @@ struct verify_sum {
  * does, with VPROF_VERIFY=1 and the given extra environment already set by
  * the caller, under a fresh tag (written to tag). Returns CMD's wait
  * status (as from waitpid), or -1 if it could not be started. */
+/* Options vprof verify and vprof coverage share: --db --len --freq --json
+ * -o/--output -h. Sets VPROF_INTERP_LEN from --len. Returns -1 when the
+ * command should go on (o filled, o->cmd the command to run), else the
+ * status to return: 0 after -h, 2 on a usage error. */
+struct verify_opts {
+	const char *db, *freq, *out;
+	int json;
+	char **cmd;
+};
+int verify_parse_opts(const char *name, int argc, char **argv, void (*help)(void),
+		      struct verify_opts *o);
+
 int verify_launch(const char *db, const char *freq, char **argv, char *tag, size_t taglen);
 
 /* Sum DB/verify/TAG.*.vfy. Returns 0 or negative errno. */
