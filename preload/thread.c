@@ -68,7 +68,13 @@ void preload_thread_begin(void)
 	/* Ring mode unless a sample must interrupt the thread (co-simulation
 	 * interprets at the sample) or the per-sample signal is asked for. */
 	int ring = g_vprof.cfg.ring && !g_vprof.cfg.verify && !g_vprof.cfg.values;
-	if (upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed, 0, ring) == 0) {
+	int rc = upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed, 0, ring);
+	/* A ring is locked memory: an unprivileged user past
+	 * perf_event_mlock_kb and RLIMIT_MEMLOCK gets EPERM for it. Such a
+	 * thread is still sampled, a signal per sample. */
+	if (rc < 0 && ring)
+		rc = upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed, 0, 0);
+	if (rc == 0) {
 		t->up.on_mmap = preload_on_mmap;
 		preload_fd_own(t->up.fd);
 		t->armed = 1;
