@@ -310,24 +310,32 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
 		if (eh.type == PERF_RECORD_SAMPLE) {
 			fn(arg, w1);
 			n++;
-		} else if (eh.type == PERF_RECORD_MMAP2 && t->on_mmap && eh.size >= 80 &&
-			   eh.size <= 4096 + 72) {
+		} else if (eh.type == PERF_RECORD_MMAP2 && t->on_mmap && eh.size >= 80) {
 			/* { header, pid, tid, addr, len, pgoff, build-id or
-			 *   dev/ino (24), prot, flags, filename } */
-			uint8_t rec[4096 + 80];
-			for (uint32_t i = 0; i < eh.size; i += 8) {
+			 *   dev/ino (24), prot, flags, filename }. This runs on
+			 * the program's own stack (ring mode has no alternate
+			 * stack): copy the fixed part and only as much of the
+			 * name as an image record keeps. */
+			uint8_t fix[72];
+			char path[MERGE_PATH_MAX];
+			for (uint32_t i = 0; i < sizeof(fix); i += 8) {
 				uint64_t w;
 				memcpy(&w, data + ((tail + i) & mask), 8);
-				memcpy(rec + i, &w, 8);
+				memcpy(fix + i, &w, 8);
 			}
+			uint32_t n = eh.size - sizeof(fix);
+			if (n > sizeof(path) - 1)
+				n = sizeof(path) - 1;
+			for (uint32_t i = 0; i < n; i++)
+				path[i] = (char)data[(tail + sizeof(fix) + i) & mask];
+			path[n] = 0;
 			uint64_t addr, len, pgoff;
-			memcpy(&addr, rec + 16, 8);
-			memcpy(&len, rec + 24, 8);
-			memcpy(&pgoff, rec + 32, 8);
+			memcpy(&addr, fix + 16, 8);
+			memcpy(&len, fix + 24, 8);
+			memcpy(&pgoff, fix + 32, 8);
 			int has_bid = (eh.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) != 0;
-			rec[eh.size - 1] = 0;
-			t->on_mmap(arg, addr, len, pgoff, has_bid ? rec + 44 : NULL,
-				   has_bid ? (rec[40] > 20 ? 20 : rec[40]) : 0, (const char *)rec + 72);
+			t->on_mmap(arg, addr, len, pgoff, has_bid ? fix + 44 : NULL,
+				   has_bid ? (fix[40] > 20 ? 20 : fix[40]) : 0, path);
 		} else if (eh.type == PERF_RECORD_LOST) {
 			uint64_t cnt;         /* { header, id, lost } */
 			memcpy(&cnt, data + ((tail + 16) & mask), 8);
