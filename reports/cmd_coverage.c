@@ -99,5 +99,5 @@ out:
 	verify_sum_free(&s);
 	if (f != stderr)
 		fclose(f);
-	return verify_exit_like(status);
+	return report_exit_like(status);
 }

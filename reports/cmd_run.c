@@ -53,26 +53,6 @@ static int find_lib(char *out, size_t cap)
 	return access(out, R_OK) == 0 ? 0 : -ENOENT;
 }
 
-static int exit_like(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status)) {
-		int sig = WTERMSIG(status);
-		/* Die of the same signal, without a core of our own. */
-		struct rlimit no = { 0, 0 };
-		setrlimit(RLIMIT_CORE, &no);
-		signal(sig, SIG_DFL);
-		sigset_t s;
-		sigemptyset(&s);
-		sigaddset(&s, sig);
-		sigprocmask(SIG_UNBLOCK, &s, NULL);
-		kill(getpid(), sig);
-		return 128 + sig;
-	}
-	return 1;
-}
-
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -198,5 +178,5 @@ int cmd_run(int argc, char **argv)
 	}
 	if (profiled)
 		merge_db_close(&mdb);
-	return exit_like(status);
+	return report_exit_like(status);
 }

@@ -209,5 +209,5 @@ int cmd_verify(int argc, char **argv)
 	verify_sum_free(&s);
 	if (f != stderr)
 		fclose(f);
-	return verify_exit_like(status);
+	return report_exit_like(status);
 }

@@ -4,7 +4,11 @@
  */
 #include "reports/report.h"
 
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 const char *report_db_path(const char *opt)
 {
@@ -39,4 +43,24 @@ int report_finish_stdout(int rc)
 		return rc ? rc : 1;
 	}
 	return rc;
+}
+
+int report_exit_like(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct rlimit no = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &no);
+		signal(sig, SIG_DFL);
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, sig);
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+		fflush(NULL);
+		kill(getpid(), sig);
+		return 128 + sig;
+	}
+	return 1;
 }

@@ -27,6 +27,12 @@ void report_json_str(FILE *f, const char *s);
 /* Usage error: one message naming the command, exit status 2. */
 int report_usage(const char *cmd, const char *msg);
 
+/* End as a child did: return its exit status, or, if it was killed by a
+ * signal, flush our output and die of the same signal (no core of ours).
+ * For `vprof run`, `verify`, `coverage`: the profiled command's status is
+ * the user's. */
+int report_exit_like(int status);
+
 /* Flush stdout and turn a write error (full disk, closed pipe) into a
  * message and exit status 1, as perf does. */
 int report_finish_stdout(int rc);

@@ -74,26 +74,6 @@ int verify_launch(const char *db, const char *freq, char **argv, char *tag, size
 	return status;
 }
 
-int verify_exit_like(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status)) {
-		int sig = WTERMSIG(status);
-		struct rlimit no = { 0, 0 };
-		setrlimit(RLIMIT_CORE, &no);
-		signal(sig, SIG_DFL);
-		sigset_t s;
-		sigemptyset(&s);
-		sigaddset(&s, sig);
-		sigprocmask(SIG_UNBLOCK, &s, NULL);
-		fflush(NULL);
-		kill(getpid(), sig);
-		return 128 + sig;
-	}
-	return 1;
-}
-
 static void add_file(struct verify_sum *s, const struct verify_file *f)
 {
 	struct verify_file *t = &s->tot;

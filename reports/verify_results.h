@@ -63,7 +63,4 @@ void verify_json_top(FILE *f, const struct verify_top *top, size_t n);
 /* Zydis name of a mnemonic, "(undecoded)" for 0. */
 const char *verify_mnem_name(unsigned m);
 
-/* Exit as the command did (status from waitpid). */
-int verify_exit_like(int status);
-
 #endif
