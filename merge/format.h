@@ -111,7 +111,7 @@ struct merge_thread_slot {
 	uint8_t pad[32];
 	struct merge_entry bucket[][MERGE_WAYS];   /* nbuckets x 4 */
 };
-enum { MERGE_SLOT_FREE = 0, MERGE_SLOT_OWNED = 1, MERGE_SLOT_RELEASED = 2 };
+enum { MERGE_SLOT_FREE = 0, MERGE_SLOT_OWNED = 1 };
 
 enum merge_image_kind { MERGE_IMG_MAP = 1, MERGE_IMG_UNMAP = 2 };
 #define MERGE_BUILD_ID_MAX 32

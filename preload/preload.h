@@ -55,6 +55,9 @@ extern __thread struct preload_thread g_thread PRELOAD_TLS;
  * variable and the accepted values) to why and returns -EINVAL. */
 int preload_config_parse(struct preload_config *c, char *why, size_t whylen);
 
+/* main.c: count one signalled sample (its PC, from the ucontext). Signal-safe. */
+void preload_sample(int sig, siginfo_t *si, void *uc);
+
 /* main.c: drain the thread's perf ring into the spool. Signal-safe. */
 void preload_drain(void);
 void preload_on_mmap(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,

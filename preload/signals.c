@@ -32,7 +32,6 @@ static int g_installed;
 static volatile int g_prog_itimer;    /* the program armed ITIMER_PROF itself */
 static struct itimerval g_prog_itv;  /* ... with this (its view) */
 
-void preload_sample(int sig, siginfo_t *si, void *uc);
 void preload_call_on_stack(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, void *uc,
 			   void *stack_top);
 static void sync_restart(void);
@@ -94,22 +93,23 @@ static void forward(int sig, siginfo_t *si, void *uc)
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 }
 
+/* kind: upcall_classify's answer for si. */
+static int is_ours(const siginfo_t *si, int kind)
+{
+	return kind == UPCALL_SIG_OURS || kind == UPCALL_SIG_DRAIN ||
+	       (kind == UPCALL_SIG_FD && preload_fd_is_ours(si->si_fd));
+}
+
 int preload_signal_is_ours(const siginfo_t *si)
 {
-	switch (upcall_classify(si, g_vprof.backend)) {
-	case UPCALL_SIG_OURS:
-	case UPCALL_SIG_DRAIN:
-		return 1;
-	case UPCALL_SIG_FD:
-		return preload_fd_is_ours(si->si_fd);
-	}
-	return 0;
+	return is_ours(si, upcall_classify(si, g_vprof.backend));
 }
 
 static void dispatch(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 	struct preload_thread *t = &g_thread;
+	int kind = upcall_classify(si, g_vprof.backend);
 	if (g_prog_itimer && g_vprof.backend == MERGE_EV_ITIMER && si->si_code == SI_KERNEL) {
 		/* One process timer for two users: each tick is a sample of ours
 		 * and the program's own SIGPROF. */
@@ -121,7 +121,7 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 		} else {
 			forward(sig, si, uc);
 		}
-	} else if (!preload_signal_is_ours(si)) {
+	} else if (!is_ours(si, kind)) {
 		if (t->prog_blocked) {
 			t->prog_pending = 1;    /* delivered when it unblocks */
 			t->prog_info = *si;
@@ -129,7 +129,7 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 		else
 			forward(sig, si, uc);
 	}
-	else if (upcall_classify(si, g_vprof.backend) == UPCALL_SIG_DRAIN)
+	else if (kind == UPCALL_SIG_DRAIN)
 		preload_drain();          /* ring mode: the kernel took the PCs */
 	else if (t->up.ring && si->si_fd == t->up.fd)
 		upcall_ring_first(&t->up);   /* its PC is in the ring already */
