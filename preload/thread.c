@@ -154,10 +154,10 @@ void preload_thread_end(void)
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	if (requeue)
 		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), UPCALL_SIGNAL);
-	/* The alternate stack stays: the thread is ending, and unmapping it
-	 * under a handler that might still run would be worse than the leak
-	 * of one 64 KiB mapping per thread, which the kernel reclaims... only
-	 * at exit. So unmap it after disabling it. */
+	/* The alternate stack is unmapped only once disabled: no handler can
+	 * run on it afterwards (our trigger is stopped, and a program signal
+	 * would now use the thread's own stack), and leaving it would leak
+	 * 64 KiB per thread until the process exits. */
 	if (t->altstack) {
 		stack_t ss = { .ss_flags = SS_DISABLE };
 		if (sigaltstack(&ss, NULL) == 0)
