@@ -33,7 +33,7 @@ LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
 CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lpthread
 INTERP_LIBS := -lZydis
 
-.PHONY: all deps check demo install clean tests
+.PHONY: all deps check demo install clean tests reliability
 all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a
 
 deps:
@@ -84,6 +84,10 @@ $(B)/tests/%: tests/unit/%.c $(TEST_LINK)
 
 check: deps all
 	@tests/run
+
+# Longer reliability runs, by hand (the suite runs each briefly).
+reliability: deps all
+	@VPROF_STRESS_BUILDS=20 tests/run make_stress
 
 demo: deps all
 	@scripts/demo.sh

@@ -72,9 +72,9 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 			return -EINVAL;
 		}
 	}
-	if ((rc = parse_u64("VPROF_PERIOD", 1000, 1ull << 40, &c->period, why, whylen)) < 0)
+	if ((rc = parse_u64("VPROF_PERIOD", UPCALL_MIN_PERIOD_NS, 1ull << 40, &c->period, why, whylen)) < 0)
 		return rc;
-	if ((rc = parse_u64("VPROF_FREQ", 1, 100000, &c->freq, why, whylen)) < 0)
+	if ((rc = parse_u64("VPROF_FREQ", 1, 1000000000ull / UPCALL_MIN_PERIOD_NS, &c->freq, why, whylen)) < 0)
 		return rc;
 	if (c->period && c->freq) {
 		snprintf(why, whylen, "VPROF_PERIOD and VPROF_FREQ: set one, not both");

@@ -586,7 +586,12 @@ static void before_exec(void)
 {
 	if (!g_installed)
 		return;
-	preload_drain();         /* exec discards the ring with the process image */
+	/* exec discards the ring with the process image: drain it first. Not
+	 * in a vfork child (gcc's driver runs cc1 and as so): it shares our
+	 * memory but is another task, and the ring is its parent's, whose
+	 * drains run on the parent's own thread. */
+	if (getpid() == g_vprof.pid)
+		preload_drain();
 	upcall_process_stop(g_vprof.backend);
 	if (g_thread.prog_blocked) {   /* the exec'd image inherits the mask */
 		sigset_t one;

@@ -115,6 +115,12 @@ static int perf_open(int backend, uint64_t period, pid_t tid, int ring)
 	return fd < 0 ? -errno : fd;
 }
 
+uint64_t upcall_min_period(int backend)
+{
+	return backend == MERGE_EV_CYCLES || backend == MERGE_EV_INSTRUCTIONS ? UPCALL_MIN_PERIOD_EVENTS
+									      : UPCALL_MIN_PERIOD_NS;
+}
+
 int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 {
 	static const int kOrder[] = { MERGE_EV_CYCLES, MERGE_EV_TASK_CLOCK, MERGE_EV_CPU_TIMER,
@@ -131,6 +137,8 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 			period = (b == MERGE_EV_CYCLES || b == MERGE_EV_INSTRUCTIONS)
 					 ? 2500000000ull / freq
 					 : 1000000000ull / freq;
+		if (period < upcall_min_period(b))
+			period = upcall_min_period(b);
 		int rc;
 		switch (b) {
 		case MERGE_EV_CYCLES:
@@ -188,16 +196,26 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 	t->period = period;
 	t->rng = seed | 1;
 	pid_t tid = target ? target : (pid_t)syscall(SYS_gettid);
-	/* The first period is uniform in [period/16, period]: a thread (or
-	 * process) that lives for a fraction f of a period is then sampled
-	 * with probability about f, as it would be mid-run, instead of never.
-	 * Not below period/16: the first period stays the period until the
-	 * first sample's handler changes it, and at the hrtimer's 10 us floor
-	 * overflows came faster than this VM delivers them (~18 us a timer
-	 * interrupt): the thread spent its life in our handler (seen by
-	 * tests/exec_fork.sh). A thread armed from outside has no handler
-	 * state to re-arm with: it starts at the mean. */
-	uint64_t lo = period / 16;
+	/* The first period is uniform in [lo, period]: a thread (or process)
+	 * that lives for a fraction f of a period is then sampled with
+	 * probability about f, as it would be mid-run, instead of never.
+	 *
+	 * lo is period/16, but never under UPCALL_MIN_PERIOD_*. This first
+	 * period stays the period until the first overflow's signal is
+	 * handled (ring mode) or the first sample re-arms, and that signal
+	 * is delivered only on a return to user mode. At 10 kHz, period/16
+	 * is 6 us and the hrtimer floor 10 us, while a timer interrupt costs
+	 * this VM ~20 us: the next expiry is due before the last one is
+	 * handled, the thread's CPU goes to interrupts (charged to it), and
+	 * the signal that would set the mean period waits for a user-mode
+	 * return that hardly comes. That was the make -j2 runaway at 10 kHz
+	 * (a gcc driver at 2 s of CPU instead of 20 ms, its first signal
+	 * handled 2 s into its life; bench: tests/make_stress.sh). A
+	 * thread armed from outside has no handler state to re-arm with:
+	 * it starts at the mean. */
+	uint64_t lo = period / 16, floor = upcall_min_period(backend);
+	if (lo < floor)
+		lo = floor < period ? floor : period;
 	uint64_t first = target ? period : lo + xorshift(&t->rng) % (period - lo + 1);
 	if (first == 0)
 		first = 1;
@@ -344,10 +362,11 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
 		tail += eh.size;
 	}
 	__atomic_store_n(&h->data_tail, tail, __ATOMIC_RELEASE);
-	/* A fresh random period once per drain: enough to keep samples out of
-	 * step with the program, at 1/N of the cost of one per sample. */
-	if (n)
-		upcall_rearm(t);
+	/* No re-arm here: PERF_EVENT_IOC_PERIOD restarts the period, and a
+	 * drain lands mid-period, so a re-arm per drain discarded half a
+	 * period each time (224 Hz achieved for 250 asked at 20 ms drains).
+	 * The period is drawn once, at the first overflow (upcall_ring_first),
+	 * and the random first period gives each thread its phase. */
 	return n;
 }
 

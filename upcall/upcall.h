@@ -60,6 +60,13 @@ struct upcall_thread {
 };
 
 #define UPCALL_RING_PAGES 16            /* 64 KiB: 4096 samples */
+/* No period is ever armed below this (ns of CPU for the clocks; for the
+ * PMU counters, events at the ~2.5 GHz upcall_choose assumes): a timer
+ * interrupt costs ~20 us in this VM, more under contention, and a period
+ * shorter than what the interrupt costs lets the interrupts eat the thread
+ * (see upcall_thread_start). Also the smallest VPROF_PERIOD accepted. */
+#define UPCALL_MIN_PERIOD_NS 50000ull
+#define UPCALL_MIN_PERIOD_EVENTS 125000ull
 #define UPCALL_DRAIN_NS 20000000ull     /* drain every 20 ms of thread CPU */
 
 /* Decide the process's backend: the forced one if cfg->event is set (fails
@@ -68,6 +75,10 @@ struct upcall_thread {
  * calling thread. Returns the backend (merge_event) or negative errno; with
  * *period_out the mean period in the backend's unit. */
 int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out);
+
+/* The smallest period armed for backend (UPCALL_MIN_PERIOD_*): a shorter
+ * asked period is raised to it. Async-signal-safe. */
+uint64_t upcall_min_period(int backend);
 
 /* Probe order override for tests: VPROF_UPCALL_FAKE_ENOENT=cycles,task-clock
  * makes those backends fail as a machine without them would. */
