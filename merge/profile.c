@@ -55,16 +55,26 @@ void merge_profile_free(struct merge_profile *p)
 	p->nhot = p->hotcap = 0;
 }
 
+/* Room for one more element in *arr (n used of *cap, doubling from
+ * first). 0 or -ENOMEM. */
+static int grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	void **a = arr;
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : first;
+	void *np = realloc(*a, c * elem);
+	if (!np)
+		return -ENOMEM;
+	*a = np;
+	*cap = c;
+	return 0;
+}
+
 int merge_profile_add(struct merge_profile *p, uint64_t offset, uint64_t count)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		void *np = realloc(p->pcs, cap * sizeof(*p->pcs));
-		if (!np)
-			return -ENOMEM;
-		p->pcs = np;
-		p->cap = cap;
-	}
+	if (grow(&p->pcs, &p->cap, p->n, sizeof(*p->pcs), 256) < 0)
+		return -ENOMEM;
 	p->pcs[p->n++] = (struct merge_pc_record){ offset, count };
 	p->total += count;
 	return 0;
@@ -72,14 +82,8 @@ int merge_profile_add(struct merge_profile *p, uint64_t offset, uint64_t count)
 
 int merge_profile_hot_add(struct merge_profile *p, const struct merge_hotlist *h)
 {
-	if (p->nhot == p->hotcap) {
-		size_t cap = p->hotcap ? p->hotcap * 2 : 64;
-		void *np = realloc(p->hot, cap * sizeof(*p->hot));
-		if (!np)
-			return -ENOMEM;
-		p->hot = np;
-		p->hotcap = cap;
-	}
+	if (grow(&p->hot, &p->hotcap, p->nhot, sizeof(*p->hot), 64) < 0)
+		return -ENOMEM;
 	p->hot[p->nhot] = *h;
 	p->hot[p->nhot++].state = 0;   /* the spool's claim word means nothing here */
 	return 0;

@@ -16,24 +16,12 @@
  *   build/tests/hotlist_model [trials]
  */
 #include "merge/hotlist.h"
+#include "tests/unit/check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int g_fail;
-#define CHECK(cond, ...)                                   \
-	do {                                               \
-		if (cond) {                                \
-			printf("PASS ");                   \
-		} else {                                   \
-			printf("FAIL ");                   \
-			g_fail = 1;                        \
-		}                                          \
-		printf(__VA_ARGS__);                       \
-		printf("\n");                              \
-	} while (0)
 
 static uint64_t g_rng = 0x853c49e6748fea9bull;
 static uint64_t next(uint64_t *s)

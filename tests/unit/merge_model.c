@@ -14,6 +14,7 @@
  */
 #include "merge/profile.h"
 #include "merge/spool.h"
+#include "tests/unit/check.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,19 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int g_fail;
 static uint64_t g_overflow_dropped;
-#define CHECK(cond, ...)                                   \
-	do {                                               \
-		if (cond) {                                \
-			printf("PASS ");                   \
-		} else {                                   \
-			printf("FAIL ");                   \
-			g_fail = 1;                        \
-		}                                          \
-		printf(__VA_ARGS__);                       \
-		printf("\n");                              \
-	} while (0)
 
 /* The model: key -> exact count, open addressing, big enough. */
 #define MODEL_SIZE (1u << 20)
