@@ -22,14 +22,39 @@
  *               updated with atomics (CAS on the key, add on the count); it
  *               takes evictions and the samples of threads with no slot
  *   IMAGES      append-only records of image loads and unloads
+ *   VALUES      (version 2 only) value hotlists: struct merge_values_head,
+ *               then per thread slot a struct merge_value_table header and
+ *               128 hotlists, 4-way set-associative, evicting (mod-4
+ *               victim) into the shared area; then the shared area, 4096
+ *               hotlists open-addressed by key, each claimed and changed
+ *               under its state word (FREE -> BUSY -> READY, CAS, never
+ *               waited for: a BUSY one is passed over, so a key may have
+ *               several records and readers merge them). A hotlist the
+ *               shared area has no room for is counted in
+ *               live.values_dropped (its vtot); one left BUSY by SIGKILL or
+ *               failing merge_hot_check is skipped and counted by the
+ *               reader (stats values_bad).
+ *
+ * A spool made without values has no VALUES section and is version 1,
+ * byte for byte what earlier vprof wrote; with values it is version 2 (an
+ * earlier vprof sets it aside saying "spool version 2, this vprof reads
+ * 1", not "implausible layout"). The VALUES geometry is not checksummed (it sits in the
+ * section) and must equal what the reader computes.
  *
  * A key is (event << 56) | pc: user-space PCs fit in 56 bits, and a single
  * 64-bit word lets the shared table claim an entry with one CAS. Key 0 means
- * an empty entry (event numbers start at 1).
+ * an empty entry (event numbers start at 1). A hotlist key is the same
+ * with the value kind in place of the event (MERGE_HOT_KEY, hotlist.h).
  *
  * Profile (DB/epochs/N/BUILDID.EVENT.prof): written whole by `vprof merge`
  * to a temporary file and renamed into place, under the database lock;
- * checksummed over everything after the checksum field.
+ * checksummed over everything after the checksum field. Sections: PCS
+ * (sorted (offset, count)), and, when the image has value samples, VALUES:
+ * struct merge_hotlist records sorted by key = MERGE_HOT_KEY(kind, ELF
+ * offset), one per key, state 0. Profiles stay version 1: an earlier
+ * reader skips VALUES. The stats file's STATS section grew fields at its
+ * end (values, interpretation runs and stops); a shorter one, at least
+ * MERGE_STATS_V1_SIZE, reads with them zero.
  */
 #ifndef VPROF_MERGE_FORMAT_H
 #define VPROF_MERGE_FORMAT_H
@@ -75,8 +100,8 @@ enum merge_section_kind {
 	MERGE_SEC_IMAGES = 3,    /* spool: image records */
 	MERGE_SEC_PCS = 4,       /* profile: sorted (offset, count) records */
 	MERGE_SEC_STATS = 5,     /* epoch stats file: struct merge_stats */
+	MERGE_SEC_VALUES = 6,    /* spool and profile: value hotlists */
 	/* reserved for the next issues: */
-	MERGE_SEC_VALUES = 6,    /* value hotlists */
 	MERGE_SEC_STACKS = 7,    /* call stacks */
 	MERGE_SEC_LATENCY = 8,   /* load latencies */
 };
