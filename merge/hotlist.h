@@ -29,7 +29,8 @@
  * sections (format.h): 416 bytes, little-endian, no pointers.
  *
  * Every function here is async-signal-safe: no malloc, no locks, no libm,
- * bounded stack (under 1.5 KiB). None is thread-safe on one hotlist: the
+ * bounded stack (under 1.5 KiB; merge_spool_value, which nests a
+ * one-value hotlist and a merge, under 2 KiB). None is thread-safe on one hotlist: the
  * caller owns it (per-thread tables) or has claimed it (spool.c).
  */
 #ifndef VPROF_MERGE_HOTLIST_H

@@ -403,7 +403,8 @@ static inline void hot_ready(struct merge_hotlist *h)
 void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *sl, uint64_t key,
 		       uint64_t value, uint64_t aux, uint64_t *rng)
 {
-	if (!sp->hdr || !sp->values || !key)
+	unsigned kind = MERGE_HOT_KEY_KIND(key);
+	if (!sp->hdr || !sp->values || kind == MERGE_VK_NONE || kind >= MERGE_VK_MAX)
 		return;
 	__atomic_fetch_add(&sp->hdr->live.value_samples, 1, __ATOMIC_RELAXED);
 	if (!sl) {

@@ -94,7 +94,10 @@ void merge_spool_image_gen(struct merge_spool *sp, int kind, uint64_t bias,
  * values_dropped those the shared area had no room for. A no-op on a
  * spool made without values. Async-signal-safe, lock-free: the shared
  * area's records are claimed with a CAS and never waited for. *rng is the
- * thread's xorshift64 state (merge_hot_offer). aux: 0 for plain kinds. */
+ * thread's xorshift64 state (merge_hot_offer). aux: 0 for plain kinds.
+ * A key whose kind is not a known MERGE_VK_* is ignored. A released slot
+ * keeps its value table: hotlists are per process, and the slot's next
+ * owner goes on with them. */
 void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *slot, uint64_t key,
 		       uint64_t value, uint64_t aux, uint64_t *rng);
 
