@@ -246,32 +246,58 @@ static struct merge_profile *accum_get(struct accum *a, unsigned event, uint32_t
 struct spool_ctx {
 	struct images *im;
 	struct accum *acc;
+	unsigned event;                  /* the spool's, for its hotlists */
 	uint64_t merged, unknown;
 	int err;
 };
 
-static int entry_cb(uint64_t key, uint64_t count, void *arg)
+/* The profile a sample at gpc = MERGE_GPC(gen, pc) belongs to, and its
+ * offset there: the latest load covering pc recorded in the sample's
+ * generation or before (an image dlclose'd and replaced at the same
+ * address keeps the samples taken while it was there); unknown.*.prof
+ * with the absolute pc if none. NULL (and c->err) when out of memory. */
+static struct merge_profile *locate(struct spool_ctx *c, unsigned ev, uint64_t gpc,
+				    uint64_t *offset, int *known)
 {
-	struct spool_ctx *c = arg;
-	uint64_t pc = MERGE_GPC_PC(MERGE_KEY_PC(key));
-	unsigned gen = MERGE_GPC_GEN(MERGE_KEY_PC(key));
-	unsigned ev = MERGE_KEY_EV(key);
+	uint64_t pc = MERGE_GPC_PC(gpc);
+	unsigned gen = MERGE_GPC_GEN(gpc);
 	const struct merge_image_record *hit = NULL;
-
-	/* The latest load covering pc recorded in the sample's generation or
-	 * before: an image dlclose'd and replaced at the same address keeps
-	 * the samples taken while it was there. */
 	for (size_t i = 0; i < c->im->n; i++)
 		if (pc >= c->im->r[i].lo && pc < c->im->r[i].hi && c->im->r[i].gen <= gen)
 			hit = &c->im->r[i];
+	*offset = hit ? pc - hit->bias : pc;
+	*known = hit != NULL;
 	struct merge_profile *p = accum_get(c->acc, ev, hit ? 0 : MERGE_PROF_UNKNOWN, hit);
-	if (!p || merge_profile_add(p, hit ? pc - hit->bias : pc, count) < 0) {
+	if (!p)
 		c->err = -ENOMEM;
-		return -ENOMEM;
-	}
+	return p;
+}
+
+static int entry_cb(uint64_t key, uint64_t count, void *arg)
+{
+	struct spool_ctx *c = arg;
+	uint64_t off;
+	int known;
+	struct merge_profile *p = locate(c, MERGE_KEY_EV(key), MERGE_KEY_PC(key), &off, &known);
+	if (!p || merge_profile_add(p, off, count) < 0)
+		return c->err = -ENOMEM;
 	c->merged += count;
-	if (!hit)
+	if (!known)
 		c->unknown += count;
+	return 0;
+}
+
+/* A spool hotlist goes to its image's profile, keyed by ELF offset. */
+static int hot_cb(const struct merge_hotlist *h, void *arg)
+{
+	struct spool_ctx *c = arg;
+	struct merge_hotlist t = *h;
+	uint64_t off;
+	int known;
+	struct merge_profile *p = locate(c, c->event, MERGE_HOT_KEY_WHERE(h->key), &off, &known);
+	t.key = MERGE_HOT_KEY(MERGE_HOT_KEY_KIND(h->key), off);
+	if (!p || merge_profile_hot_add(p, &t) < 0)
+		return c->err = -ENOMEM;
 	return 0;
 }
 
@@ -322,13 +348,16 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 		return err;
 	if ((err = merge_spool_images(&sp, image_cb, &im)) < 0)
 		goto out;
-	struct spool_ctx c = { .im = &im, .acc = acc };
-	uint64_t badn = 0;
+	const struct merge_spool_live *l = &sp.hdr->live;
+	const struct merge_spool_static *s = &sp.hdr->s;
+	struct spool_ctx c = { .im = &im, .acc = acc, .event = s->event };
+	uint64_t badn = 0, badv = 0;
 	merge_spool_foreach(&sp, entry_cb, &c, &badn);
 	if ((err = c.err) < 0)
 		goto out;
-	const struct merge_spool_live *l = &sp.hdr->live;
-	const struct merge_spool_static *s = &sp.hdr->s;
+	merge_spool_values(&sp, hot_cb, &c, &badv);
+	if ((err = c.err) < 0)
+		goto out;
 	st->processes++;
 	st->samples += l->samples;
 	st->merged += c.merged;
@@ -341,6 +370,13 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 	if (s->backend < MERGE_EV_MAX)
 		st->by_backend[s->backend]++;
 	st->period_ns_sum += s->period;
+	st->value_samples += l->value_samples;
+	st->values_dropped += l->values_dropped;
+	st->values_bad += badv;
+	st->interp_runs += l->interp_runs;
+	st->interp_insns += l->interp_insns;
+	for (int i = 0; i < MERGE_INTERP_STOPS; i++)
+		st->interp_stops[i] += l->interp_stops[i];
 	proclog_add(pl, &sp, c.merged);
 out:
 	free(im.r);

@@ -22,14 +22,39 @@
  *               updated with atomics (CAS on the key, add on the count); it
  *               takes evictions and the samples of threads with no slot
  *   IMAGES      append-only records of image loads and unloads
+ *   VALUES      (version 2 only) value hotlists: struct merge_values_head,
+ *               then per thread slot a struct merge_value_table header and
+ *               128 hotlists, 4-way set-associative, evicting (mod-4
+ *               victim) into the shared area; then the shared area, 4096
+ *               hotlists open-addressed by key, each claimed and changed
+ *               under its state word (FREE -> BUSY -> READY, CAS, never
+ *               waited for: a BUSY one is passed over, so a key may have
+ *               several records and readers merge them). A hotlist the
+ *               shared area has no room for is counted in
+ *               live.values_dropped (its vtot); one left BUSY by SIGKILL or
+ *               failing merge_hot_check is skipped and counted by the
+ *               reader (stats values_bad).
+ *
+ * A spool made without values has no VALUES section and is version 1,
+ * byte for byte what earlier vprof wrote; with values it is version 2 (an
+ * earlier vprof sets it aside saying "spool version 2, this vprof reads
+ * 1", not "implausible layout"). The VALUES geometry is not checksummed (it sits in the
+ * section) and must equal what the reader computes.
  *
  * A key is (event << 56) | pc: user-space PCs fit in 56 bits, and a single
  * 64-bit word lets the shared table claim an entry with one CAS. Key 0 means
- * an empty entry (event numbers start at 1).
+ * an empty entry (event numbers start at 1). A hotlist key is the same
+ * with the value kind in place of the event (MERGE_HOT_KEY, hotlist.h).
  *
  * Profile (DB/epochs/N/BUILDID.EVENT.prof): written whole by `vprof merge`
  * to a temporary file and renamed into place, under the database lock;
- * checksummed over everything after the checksum field.
+ * checksummed over everything after the checksum field. Sections: PCS
+ * (sorted (offset, count)), and, when the image has value samples, VALUES:
+ * struct merge_hotlist records sorted by key = MERGE_HOT_KEY(kind, ELF
+ * offset), one per key, state 0. Profiles stay version 1: an earlier
+ * reader skips VALUES. The stats file's STATS section grew fields at its
+ * end (values, interpretation runs and stops); a shorter one, at least
+ * MERGE_STATS_V1_SIZE, reads with them zero.
  */
 #ifndef VPROF_MERGE_FORMAT_H
 #define VPROF_MERGE_FORMAT_H
@@ -75,8 +100,8 @@ enum merge_section_kind {
 	MERGE_SEC_IMAGES = 3,    /* spool: image records */
 	MERGE_SEC_PCS = 4,       /* profile: sorted (offset, count) records */
 	MERGE_SEC_STATS = 5,     /* epoch stats file: struct merge_stats */
+	MERGE_SEC_VALUES = 6,    /* spool and profile: value hotlists */
 	/* reserved for the next issues: */
-	MERGE_SEC_VALUES = 6,    /* value hotlists */
 	MERGE_SEC_STACKS = 7,    /* call stacks */
 	MERGE_SEC_LATENCY = 8,   /* load latencies */
 };
@@ -90,10 +115,14 @@ struct merge_section {
 
 #define MERGE_MAX_SECTIONS 8
 
+/* Interpretation stop reasons counted (enum interp_stop, 0..15). */
+#define MERGE_INTERP_STOPS 16
+
 /* ---- spool ---------------------------------------------------------- */
 
 #define MERGE_SPOOL_MAGIC "VPROFSPL"
-#define MERGE_SPOOL_VERSION 1
+#define MERGE_SPOOL_VERSION 2        /* written when there is a VALUES section */
+#define MERGE_SPOOL_VERSION_PLAIN 1  /* no VALUES section: what vprof wrote before */
 
 #define MERGE_WAYS 4
 struct merge_entry {            /* 16 bytes: 4 make one 64-byte bucket */
@@ -162,6 +191,13 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t images_lost;    /* image records that did not fit */
 	uint64_t exited;         /* 1 once the process exited normally */
 	uint64_t cpu_ns;         /* process CPU time at exit (if exited) */
+	/* Value sampling (zero in spools without a VALUES section). */
+	uint64_t value_samples;  /* values offered through merge_spool_value */
+	uint64_t values_dropped; /* ... of which lost: shared value area full */
+	uint64_t value_evictions;/* hotlists moved from a thread table to SHARED */
+	uint64_t interp_runs;    /* interpretation runs at samples */
+	uint64_t interp_insns;   /* instructions they interpreted */
+	uint64_t interp_stops[MERGE_INTERP_STOPS]; /* runs by interp_stop reason */
 };
 
 struct merge_spool_header {
@@ -169,6 +205,30 @@ struct merge_spool_header {
 	uint8_t pad0[64 - sizeof(struct merge_spool_static) % 64];
 	struct merge_spool_live live;
 };
+
+/* VALUES section of a spool (version 2; spools made without values have
+ * none and stay version 1). Geometry first, so a reader checks it against
+ * what it computes before touching anything; then one value table per
+ * thread slot (same index as THREADS), then the shared area. Records are
+ * struct merge_hotlist (merge/hotlist.h). */
+struct merge_values_head {      /* 64 bytes */
+	uint32_t nslots;         /* == the static header's nslots */
+	uint32_t lists;          /* hotlists per thread table, ways x sets */
+	uint32_t ways;           /* set associativity of thread tables */
+	uint32_t shared;         /* hotlists in the shared area, power of two */
+	uint32_t list_size;      /* sizeof(struct merge_hotlist) */
+	uint32_t table_size;     /* bytes per thread table */
+	uint8_t pad[40];
+};
+struct merge_value_table {      /* header of one thread's table, 64 bytes */
+	uint32_t victim;         /* mod-ways eviction counter */
+	uint32_t pad0;
+	uint64_t evictions;
+	uint8_t pad[48];
+	/* followed by lists x struct merge_hotlist, set-major */
+};
+/* Shared-area records' claim word (struct merge_hotlist.state). */
+enum { MERGE_HOT_FREE = 0, MERGE_HOT_BUSY = 1, MERGE_HOT_READY = 2 };
 
 /* ---- profile -------------------------------------------------------- */
 
@@ -194,7 +254,18 @@ struct merge_stats {
 	uint64_t by_event[MERGE_EV_MAX];    /* samples per event */
 	uint64_t by_backend[MERGE_EV_MAX];  /* processes per trigger */
 	uint64_t period_ns_sum;  /* sum of mean periods, for the average */
+	/* Appended with value sampling; a stats file written before has a
+	 * shorter section, and reads back with these zero. */
+	uint64_t value_samples;  /* values offered in the processes */
+	uint64_t values_dropped; /* ... lost: spools' shared value areas full */
+	uint64_t values_bad;     /* hotlists skipped: damaged or half-written */
+	uint64_t interp_runs;
+	uint64_t interp_insns;
+	uint64_t interp_stops[MERGE_INTERP_STOPS];
 };
+/* Size of struct merge_stats before the value fields: the least a stats
+ * section may hold. */
+#define MERGE_STATS_V1_SIZE (8 * (8 + 2 * MERGE_EV_MAX + 1))
 
 struct merge_profile_header {
 	char magic[8];

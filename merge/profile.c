@@ -48,23 +48,87 @@ void merge_profile_init(struct merge_profile *p)
 void merge_profile_free(struct merge_profile *p)
 {
 	free(p->pcs);
+	free(p->hot);
 	p->pcs = NULL;
+	p->hot = NULL;
 	p->n = p->cap = 0;
+	p->nhot = p->hotcap = 0;
+}
+
+/* Room for one more element in *arr (n used of *cap, doubling from
+ * first). 0 or -ENOMEM. */
+static int grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	void **a = arr;
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : first;
+	void *np = realloc(*a, c * elem);
+	if (!np)
+		return -ENOMEM;
+	*a = np;
+	*cap = c;
+	return 0;
 }
 
 int merge_profile_add(struct merge_profile *p, uint64_t offset, uint64_t count)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		void *np = realloc(p->pcs, cap * sizeof(*p->pcs));
-		if (!np)
-			return -ENOMEM;
-		p->pcs = np;
-		p->cap = cap;
-	}
+	if (grow(&p->pcs, &p->cap, p->n, sizeof(*p->pcs), 256) < 0)
+		return -ENOMEM;
 	p->pcs[p->n++] = (struct merge_pc_record){ offset, count };
 	p->total += count;
 	return 0;
+}
+
+int merge_profile_hot_add(struct merge_profile *p, const struct merge_hotlist *h)
+{
+	if (grow(&p->hot, &p->hotcap, p->nhot, sizeof(*p->hot), 64) < 0)
+		return -ENOMEM;
+	p->hot[p->nhot] = *h;
+	p->hot[p->nhot++].state = 0;   /* the spool's claim word means nothing here */
+	return 0;
+}
+
+long merge_profile_hot_find(const struct merge_profile *p, uint64_t key)
+{
+	size_t lo = 0, hi = p->nhot;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->hot[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nhot && p->hot[lo].key == key ? (long)lo : -1;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	uint64_t x = ((const struct merge_hotlist *)a)->key;
+	uint64_t y = ((const struct merge_hotlist *)b)->key;
+	return x < y ? -1 : x > y;
+}
+
+/* Fold hotlists of equal keys. The coins come from the two hotlists'
+ * contents: a merge is reproducible, and each fold draws fresh ones. */
+static void compact_hot(struct merge_profile *p)
+{
+	size_t o = 0;
+	if (!p->nhot)
+		return;
+	qsort(p->hot, p->nhot, sizeof(*p->hot), by_key);
+	for (size_t i = 1; i < p->nhot; i++) {
+		if (p->hot[i].key == p->hot[o].key) {
+			uint64_t rng = XXH64(&p->hot[o], sizeof(p->hot[o]),
+					     XXH64(&p->hot[i], sizeof(p->hot[i]), 0)) | 1;
+			merge_hot_merge(&p->hot[o], &p->hot[i], &rng);
+		} else {
+			p->hot[++o] = p->hot[i];
+		}
+	}
+	p->nhot = o + 1;
+	for (size_t i = 0; i < p->nhot; i++)
+		merge_hot_sort(&p->hot[i]);
 }
 
 static int by_offset(const void *a, const void *b)
@@ -77,6 +141,7 @@ static int by_offset(const void *a, const void *b)
 void merge_profile_compact(struct merge_profile *p)
 {
 	size_t o = 0;
+	compact_hot(p);
 	if (!p->n)
 		return;
 	qsort(p->pcs, p->n, sizeof(*p->pcs), by_offset);
@@ -102,6 +167,9 @@ int merge_profile_merge(struct merge_profile *a, const struct merge_profile *b)
 {
 	for (size_t i = 0; i < b->n; i++)
 		if (merge_profile_add(a, b->pcs[i].offset, b->pcs[i].count) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; i < b->nhot; i++)
+		if (merge_profile_hot_add(a, &b->hot[i]) < 0)
 			return -ENOMEM;
 	merge_stats_add(&a->stats, &b->stats);
 	merge_profile_compact(a);
@@ -212,8 +280,28 @@ int merge_profile_read(const char *path, struct merge_profile *p, char *why, siz
 			for (size_t j = 0; j < n; j++)
 				if ((err = merge_profile_add(p, r[j].offset, r[j].count)) < 0)
 					goto out;
-		} else if (s->kind == MERGE_SEC_STATS && s->size >= sizeof(struct merge_stats)) {
-			memcpy(&p->stats, buf + s->offset, sizeof(p->stats));
+		} else if (s->kind == MERGE_SEC_STATS && s->size >= MERGE_STATS_V1_SIZE) {
+			/* Shorter from an older vprof: the newer fields stay 0. */
+			memcpy(&p->stats, buf + s->offset,
+			       s->size < sizeof(p->stats) ? s->size : sizeof(p->stats));
+		} else if (s->kind == MERGE_SEC_VALUES) {
+			const struct merge_hotlist *h = (const void *)(buf + s->offset);
+			const char *w;
+			if (s->size % sizeof(*h)) {
+				err = fail(why, whylen, "values section is not whole hotlists");
+				goto out;
+			}
+			for (size_t j = 0; j < s->size / sizeof(*h); j++) {
+				struct merge_hotlist t;
+				memcpy(&t, &h[j], sizeof(t));
+				if (merge_hot_check(&t, 0, &w) < 0) {
+					snprintf(why, whylen, "value hotlist %zu: %s", j, w);
+					err = -EBADMSG;
+					goto out;
+				}
+				if ((err = merge_profile_hot_add(p, &t)) < 0)
+					goto out;
+			}
 		}
 		/* Other kinds belong to later versions of vprof: skipped. */
 	}
@@ -248,36 +336,51 @@ static int write_all(int fd, const void *b, size_t n)
 int merge_profile_write(const char *path, const struct merge_profile *p)
 {
 	struct merge_profile_header h;
-	size_t body = (p->flags & MERGE_PROF_STATS) ? sizeof(struct merge_stats)
-						   : p->n * sizeof(struct merge_pc_record);
+	struct {
+		uint32_t kind;
+		const void *data;
+		size_t size;
+	} sec[2];
+	uint32_t nsec = 0;
+	uint64_t off = sizeof(h);
 	char tmp[600];
 	int fd, err = 0;
 
+	if (p->flags & MERGE_PROF_STATS) {
+		sec[nsec++] = (typeof(sec[0])){ MERGE_SEC_STATS, &p->stats, sizeof(p->stats) };
+	} else {
+		sec[nsec++] = (typeof(sec[0])){ MERGE_SEC_PCS, p->pcs, p->n * sizeof(*p->pcs) };
+		if (p->nhot)
+			sec[nsec++] = (typeof(sec[0])){ MERGE_SEC_VALUES, p->hot,
+							p->nhot * sizeof(*p->hot) };
+	}
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, MERGE_PROFILE_MAGIC, 8);
 	h.version = MERGE_PROFILE_VERSION;
 	h.bom = MERGE_BOM;
 	h.header_size = sizeof(h);
-	h.nsections = 1;
-	h.file_size = sizeof(h) + body;
+	h.nsections = nsec;
 	h.event = p->event;
 	h.build_id_len = p->build_id_len;
 	memcpy(h.build_id, p->build_id, sizeof(h.build_id));
 	h.total = (p->flags & MERGE_PROF_STATS) ? 0 : p->total;
 	h.flags = p->flags;
-	h.section[0] = (struct merge_section){
-		(p->flags & MERGE_PROF_STATS) ? MERGE_SEC_STATS : MERGE_SEC_PCS, 0, sizeof(h), body };
+	for (uint32_t i = 0; i < nsec; i++) {
+		h.section[i] = (struct merge_section){ sec[i].kind, 0, off, sec[i].size };
+		off += sec[i].size;
+	}
+	h.file_size = off;
 	snprintf(h.path, sizeof(h.path), "%s", p->path);
 
-	const void *bp = (p->flags & MERGE_PROF_STATS) ? (const void *)&p->stats : (const void *)p->pcs;
 	XXH64_state_t *x = XXH64_createState();
 	if (!x)
 		return -ENOMEM;
 	size_t ck = offsetof(struct merge_profile_header, checksum) + 8;
 	XXH64_reset(x, 0);
 	XXH64_update(x, (const uint8_t *)&h + ck, sizeof(h) - ck);
-	if (body)
-		XXH64_update(x, bp, body);
+	for (uint32_t i = 0; i < nsec; i++)
+		if (sec[i].size)
+			XXH64_update(x, sec[i].data, sec[i].size);
 	h.checksum = XXH64_digest(x);
 	XXH64_freeState(x);
 
@@ -285,8 +388,11 @@ int merge_profile_write(const char *path, const struct merge_profile *p)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	if ((err = write_all(fd, &h, sizeof(h))) < 0 || (body && (err = write_all(fd, bp, body)) < 0))
+	if ((err = write_all(fd, &h, sizeof(h))) < 0)
 		goto fail;
+	for (uint32_t i = 0; i < nsec; i++)
+		if (sec[i].size && (err = write_all(fd, sec[i].data, sec[i].size)) < 0)
+			goto fail;
 	/* No fsync: the rename is atomic for readers and a file torn by a
 	 * power cut fails its checksum; an fsync per image made merges of
 	 * many-process runs slow. */

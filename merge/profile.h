@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "merge/format.h"
+#include "merge/hotlist.h"
 
 struct merge_profile {
 	uint32_t event;
@@ -26,6 +27,10 @@ struct merge_profile {
 	size_t n, cap;
 	uint64_t total;
 	struct merge_stats stats;        /* MERGE_PROF_STATS only */
+	/* Value hotlists, key MERGE_HOT_KEY(kind, offset as in pcs): sorted
+	 * by key and unique after compact. */
+	struct merge_hotlist *hot;
+	size_t nhot, hotcap;
 };
 
 const char *merge_event_name(unsigned ev);
@@ -34,6 +39,11 @@ int merge_event_parse(const char *s);   /* event number, or -1 */
 void merge_profile_init(struct merge_profile *p);
 void merge_profile_free(struct merge_profile *p);
 int merge_profile_add(struct merge_profile *p, uint64_t offset, uint64_t count);
+/* Append a hotlist (its key already in this profile's terms); hotlists
+ * with equal keys are merged by compact. */
+int merge_profile_hot_add(struct merge_profile *p, const struct merge_hotlist *h);
+/* Index of the hotlist of key (after compact), or -1. */
+long merge_profile_hot_find(const struct merge_profile *p, uint64_t key);
 void merge_profile_compact(struct merge_profile *p);
 /* Add b into a (same image and event). */
 int merge_profile_merge(struct merge_profile *a, const struct merge_profile *b);

@@ -63,6 +63,40 @@ static struct merge_thread_slot *slot_at(const struct merge_spool *sp, uint32_t 
 	return (struct merge_thread_slot *)(sp->threads + (size_t)i * sp->hdr->s.slot_size);
 }
 
+/* The VALUES section: head, one table per slot, the shared area. */
+static size_t value_table_bytes(void)
+{
+	return sizeof(struct merge_value_table) + (size_t)MERGE_VALUE_LISTS * sizeof(struct merge_hotlist);
+}
+
+static size_t values_bytes(uint32_t nslots)
+{
+	return sizeof(struct merge_values_head) + nslots * value_table_bytes() +
+	       (size_t)MERGE_VALUE_SHARED * sizeof(struct merge_hotlist);
+}
+
+static void values_geometry(struct merge_values_head *h, uint32_t nslots)
+{
+	h->nslots = nslots;
+	h->lists = MERGE_VALUE_LISTS;
+	h->ways = MERGE_VALUE_WAYS;
+	h->shared = MERGE_VALUE_SHARED;
+	h->list_size = sizeof(struct merge_hotlist);
+	h->table_size = (uint32_t)value_table_bytes();
+}
+
+static struct merge_value_table *value_table(const struct merge_spool *sp, uint32_t i)
+{
+	return (struct merge_value_table *)(sp->values + sizeof(struct merge_values_head) +
+					    (size_t)i * value_table_bytes());
+}
+
+static struct merge_hotlist *value_shared(const struct merge_spool *sp)
+{
+	return (struct merge_hotlist *)(sp->values + sizeof(struct merge_values_head) +
+					(size_t)sp->hdr->s.nslots * value_table_bytes());
+}
+
 /* Small async-signal-safe helpers: no stdio in a fork child. */
 static char *put_str(char *p, char *end, const char *s)
 {
@@ -104,13 +138,18 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	size_t shared_sz = (size_t)MERGE_SHARED_ENTRIES * sizeof(struct merge_entry);
 	size_t images_off = shared_off + shared_sz;
 	size_t images_sz = (size_t)MERGE_IMAGE_RECORDS * sizeof(struct merge_image_record);
-	size_t size = images_off + images_sz;
+	size_t values_off = images_off + images_sz;
+	size_t values_sz = p->values ? values_bytes(MERGE_SLOTS) : 0;
+	size_t size = values_off + values_sz;
 	pid_t pid = getpid();
 	int fd = -1, err;
 
 	_Static_assert(sizeof(struct merge_spool_header) <= 4096, "spool header fits page 0");
 	_Static_assert(sizeof(struct merge_image_record) == 512, "image record size");
 	_Static_assert(sizeof(struct merge_thread_slot) == 64, "slot header is a cache line");
+	_Static_assert(sizeof(struct merge_hotlist) == 416, "hotlist record size");
+	_Static_assert(sizeof(struct merge_values_head) == 64, "values head size");
+	_Static_assert(sizeof(struct merge_value_table) == 64, "value table header size");
 
 	memset(sp, 0, sizeof(*sp));
 	sp->fd = -1;
@@ -139,15 +178,16 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	sp->threads = (uint8_t *)m + threads_off;
 	sp->shared = (struct merge_entry *)((uint8_t *)m + shared_off);
 	sp->images = (struct merge_image_record *)((uint8_t *)m + images_off);
+	sp->values = values_sz ? (uint8_t *)m + values_off : NULL;
 
 	struct merge_spool_static *s = &sp->hdr->s;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	memcpy(s->magic, MERGE_SPOOL_MAGIC, 8);
-	s->version = MERGE_SPOOL_VERSION;
+	s->version = values_sz ? MERGE_SPOOL_VERSION : MERGE_SPOOL_VERSION_PLAIN;
 	s->bom = MERGE_BOM;
 	s->header_size = (uint32_t)hdr;
-	s->nsections = 3;
+	s->nsections = values_sz ? 4 : 3;
 	s->file_size = size;
 	s->pid = (uint64_t)pid;
 	s->ppid = (uint64_t)getppid();
@@ -162,6 +202,10 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	s->section[0] = (struct merge_section){ MERGE_SEC_THREADS, 0, threads_off, threads_sz };
 	s->section[1] = (struct merge_section){ MERGE_SEC_SHARED, 0, shared_off, shared_sz };
 	s->section[2] = (struct merge_section){ MERGE_SEC_IMAGES, 0, images_off, images_sz };
+	if (values_sz) {
+		s->section[3] = (struct merge_section){ MERGE_SEC_VALUES, 0, values_off, values_sz };
+		values_geometry((struct merge_values_head *)sp->values, MERGE_SLOTS);
+	}
 	copy_str(s->exe, sizeof(s->exe), p->exe);
 	copy_str(s->cmdline, sizeof(s->cmdline), p->cmdline);
 	for (uint32_t i = 0; i < MERGE_SLOTS; i++)
@@ -306,6 +350,111 @@ void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *
 	__atomic_store_n(&sl->state, MERGE_SLOT_FREE, __ATOMIC_RELEASE);
 }
 
+/* ---- values ---- */
+
+/* Merge h into the shared value area: into a ready record of its key, or
+ * a free one claimed for it. A record is only ever changed by the thread
+ * that moved its state to BUSY, and is never waited for: a busy one is
+ * passed over, which may leave two records of one key (the merge folds
+ * them). Returns 0, or -1 when no record was found in 32 probes. */
+static int shared_hot_merge(struct merge_spool *sp, const struct merge_hotlist *h, uint64_t *rng)
+{
+	struct merge_hotlist *tab = value_shared(sp);
+	uint32_t mask = MERGE_VALUE_SHARED - 1;
+	uint32_t at = key_hash(h->key) & mask;
+	for (uint32_t probe = 0; probe < 32; probe++) {
+		struct merge_hotlist *rec = &tab[(at + probe) & mask];
+		uint32_t st = __atomic_load_n(&rec->state, __ATOMIC_ACQUIRE);
+		if (st == MERGE_HOT_READY && rec->key != h->key)
+			continue;
+		if (st == MERGE_HOT_BUSY ||
+		    !__atomic_compare_exchange_n(&rec->state, &st, MERGE_HOT_BUSY, 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		/* A free record is all zeros: merging into it copies h. */
+		merge_hot_merge(rec, h, rng);
+		__atomic_store_n(&rec->state, MERGE_HOT_READY, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return -1;
+}
+
+static void shared_hot_put(struct merge_spool *sp, const struct merge_hotlist *h, uint64_t *rng)
+{
+	if (shared_hot_merge(sp, h, rng) < 0)
+		__atomic_fetch_add(&sp->hdr->live.values_dropped, h->vtot, __ATOMIC_RELAXED);
+}
+
+/* A thread-table hotlist is BUSY while its owner changes it, so a reader
+ * after SIGKILL skips (and counts) one caught half-way. Single writer:
+ * compiler barriers are enough, the stores reach the mapping in order. */
+static inline void hot_busy(struct merge_hotlist *h)
+{
+	h->state = MERGE_HOT_BUSY;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void hot_ready(struct merge_hotlist *h)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	h->state = MERGE_HOT_READY;
+}
+
+void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *sl, uint64_t key,
+		       uint64_t value, uint64_t aux, uint64_t *rng)
+{
+	unsigned kind = MERGE_HOT_KEY_KIND(key);
+	if (!sp->hdr || !sp->values || kind == MERGE_VK_NONE || kind >= MERGE_VK_MAX)
+		return;
+	__atomic_fetch_add(&sp->hdr->live.value_samples, 1, __ATOMIC_RELAXED);
+	if (!sl) {
+		struct merge_hotlist one;
+		merge_hot_init(&one, key);
+		merge_hot_offer_pair(&one, value, aux, rng);
+		shared_hot_put(sp, &one, rng);
+		return;
+	}
+	uint32_t idx = (uint32_t)(((uint8_t *)sl - sp->threads) / sp->hdr->s.slot_size);
+	struct merge_value_table *t = value_table(sp, idx);
+	struct merge_hotlist *set = (struct merge_hotlist *)(t + 1) +
+		(key_hash(key) & (MERGE_VALUE_LISTS / MERGE_VALUE_WAYS - 1)) * MERGE_VALUE_WAYS;
+	struct merge_hotlist *h = NULL;
+	for (int w = 0; w < MERGE_VALUE_WAYS && !h; w++)
+		if (set[w].key == key)
+			h = &set[w];
+	for (int w = 0; w < MERGE_VALUE_WAYS && !h; w++)
+		if (set[w].key == 0)
+			h = &set[w];
+	if (!h) {
+		/* Evict DCPI-style (mod-ways victim) into the shared area. The
+		 * victim stays BUSY until it is reused: a SIGKILL in between
+		 * loses it, counted, rather than counting it twice. */
+		h = &set[t->victim++ % MERGE_VALUE_WAYS];
+		t->evictions++;
+		__atomic_fetch_add(&sp->hdr->live.value_evictions, 1, __ATOMIC_RELAXED);
+		hot_busy(h);
+		shared_hot_put(sp, h, rng);
+		h->key = 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		merge_hot_init(h, 0);
+	}
+	hot_busy(h);
+	h->key = key;
+	merge_hot_offer_pair(h, value, aux, rng);
+	hot_ready(h);
+}
+
+void merge_spool_interp(struct merge_spool *sp, uint64_t insns, unsigned stop)
+{
+	if (!sp->hdr)
+		return;
+	struct merge_spool_live *l = &sp->hdr->live;
+	__atomic_fetch_add(&l->interp_runs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&l->interp_insns, insns, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&l->interp_stops[stop < MERGE_INTERP_STOPS ? stop : MERGE_INTERP_STOPS - 1],
+			   1, __ATOMIC_RELAXED);
+}
+
 /* Same image? By build-id when both have one, else by path. */
 static int same_image(const struct merge_image_record *r, const uint8_t *bid, uint32_t bl,
 		      const char *path)
@@ -424,9 +573,9 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 		err = bad(why, whylen, "wrong byte order");
 		goto fail;
 	}
-	if (s->version != MERGE_SPOOL_VERSION) {
-		snprintf(why, whylen, "spool version %u, this vprof reads %u", s->version,
-			 MERGE_SPOOL_VERSION);
+	if (s->version != MERGE_SPOOL_VERSION && s->version != MERGE_SPOOL_VERSION_PLAIN) {
+		snprintf(why, whylen, "spool version %u, this vprof reads %u and %u", s->version,
+			 MERGE_SPOOL_VERSION_PLAIN, MERGE_SPOOL_VERSION);
 		err = -EPROTO;
 		goto fail;
 	}
@@ -440,18 +589,22 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 	}
 	/* Layout must be what this reader computes from the counts: anything
 	 * else would let a corrupt header send us outside the mapping. */
-	if (s->nsections != 3 || s->nslots == 0 || s->nslots > 4096 ||
+	uint32_t nsec = s->version == MERGE_SPOOL_VERSION ? 4 : 3;
+	if (s->nsections != nsec || s->nslots == 0 || s->nslots > 4096 ||
 	    s->slot_size != slot_bytes(MERGE_SLOT_BUCKETS) ||
 	    (s->shared_entries & (s->shared_entries - 1)) || s->shared_entries == 0) {
 		err = bad(why, whylen, "implausible layout");
 		goto fail;
 	}
-	uint64_t need[3] = { (uint64_t)s->nslots * s->slot_size,
+	uint64_t need[4] = { (uint64_t)s->nslots * s->slot_size,
 			     (uint64_t)s->shared_entries * sizeof(struct merge_entry),
-			     (uint64_t)s->image_records * sizeof(struct merge_image_record) };
-	for (int i = 0; i < 3; i++) {
+			     (uint64_t)s->image_records * sizeof(struct merge_image_record),
+			     values_bytes(s->nslots) };
+	static const uint32_t kind[4] = { MERGE_SEC_THREADS, MERGE_SEC_SHARED, MERGE_SEC_IMAGES,
+					  MERGE_SEC_VALUES };
+	for (uint32_t i = 0; i < nsec; i++) {
 		const struct merge_section *sec = &s->section[i];
-		if (sec->kind != (uint32_t)(MERGE_SEC_THREADS + i) || sec->size != need[i] ||
+		if (sec->kind != kind[i] || sec->size != need[i] ||
 		    sec->offset < s->header_size || sec->offset + sec->size > sp->size) {
 			err = bad(why, whylen, "section table out of bounds");
 			goto fail;
@@ -460,6 +613,17 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 	sp->threads = (uint8_t *)m + s->section[0].offset;
 	sp->shared = (struct merge_entry *)((uint8_t *)m + s->section[1].offset);
 	sp->images = (struct merge_image_record *)((uint8_t *)m + s->section[2].offset);
+	if (nsec == 4) {
+		/* The geometry lies outside the checksum: it must be exactly
+		 * what this reader would have written. */
+		struct merge_values_head want = { 0 };
+		sp->values = (uint8_t *)m + s->section[3].offset;
+		values_geometry(&want, s->nslots);
+		if (memcmp(sp->values, &want, sizeof(want)) != 0) {
+			err = bad(why, whylen, "values section geometry corrupt");
+			goto fail;
+		}
+	}
 	for (uint32_t i = 0; i < s->nslots; i++) {
 		if (slot_at(sp, i)->nbuckets != MERGE_SLOT_BUCKETS) {
 			err = bad(why, whylen, "thread slot header corrupt");
@@ -503,6 +667,38 @@ int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *
 	}
 	for (uint32_t i = 0; i < sp->hdr->s.shared_entries; i++)
 		if ((r = visit(sp->shared[i].key, sp->shared[i].count, fn, arg, badn)))
+			return r;
+	return 0;
+}
+
+/* One stored hotlist: skip empty ones, count damaged or half-written ones. */
+static int visit_hot(const struct merge_hotlist *h, merge_hot_fn *fn, void *arg, uint64_t *badn)
+{
+	uint32_t st = h->state;
+	if (!h->key && st != MERGE_HOT_BUSY)
+		return 0;
+	if (st != MERGE_HOT_READY || merge_hot_check(h, 1, NULL) < 0) {
+		(*badn)++;
+		return 0;
+	}
+	return fn(h, arg);
+}
+
+int merge_spool_values(const struct merge_spool *sp, merge_hot_fn *fn, void *arg, uint64_t *badn)
+{
+	int r;
+	*badn = 0;
+	if (!sp->values)
+		return 0;
+	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
+		const struct merge_hotlist *h = (const struct merge_hotlist *)(value_table(sp, i) + 1);
+		for (uint32_t j = 0; j < MERGE_VALUE_LISTS; j++)
+			if ((r = visit_hot(&h[j], fn, arg, badn)))
+				return r;
+	}
+	const struct merge_hotlist *h = value_shared(sp);
+	for (uint32_t j = 0; j < MERGE_VALUE_SHARED; j++)
+		if ((r = visit_hot(&h[j], fn, arg, badn)))
 			return r;
 	return 0;
 }

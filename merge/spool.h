@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "merge/format.h"
+#include "merge/hotlist.h"
 
 /* Sizes of a new spool. Bounded whatever the run length: ~1.9 MiB of
  * address space, sparse on disk (untouched pages take no room). */
@@ -24,6 +25,12 @@
 #define MERGE_SLOT_BUCKETS 512            /* x4 ways = 2048 PCs per thread */
 #define MERGE_SHARED_ENTRIES 32768
 #define MERGE_IMAGE_RECORDS 1024
+/* Values (only in spools made with params.values): per thread slot, 128
+ * hotlists 4-way set-associative (53 KiB), plus a 4096-hotlist shared
+ * area (1.7 MiB): 3.3 MiB more address space, touched a page at a time. */
+#define MERGE_VALUE_LISTS 128
+#define MERGE_VALUE_WAYS 4
+#define MERGE_VALUE_SHARED 4096
 
 struct merge_spool {
 	int fd;
@@ -32,6 +39,7 @@ struct merge_spool {
 	uint8_t *threads;                 /* first slot */
 	struct merge_entry *shared;
 	struct merge_image_record *images;
+	uint8_t *values;                  /* VALUES section, NULL if none */
 	uint32_t gen;                     /* current image generation (writer) */
 	char path[512];
 };
@@ -40,6 +48,7 @@ struct merge_spool_params {
 	uint32_t event, backend;
 	uint64_t period;
 	const char *exe, *cmdline;
+	int values;              /* non-zero: add a VALUES section (hotlists) */
 };
 
 /* Create DIR/PID.N.spool (O_EXCL, 0600, O_CLOEXEC), size and map it
@@ -78,6 +87,25 @@ void merge_spool_image_gen(struct merge_spool *sp, int kind, uint64_t bias,
 			   uint64_t lo, uint64_t hi, const uint8_t *build_id,
 			   uint32_t build_id_len, const char *path, uint32_t gen);
 
+/* One value sample at key = MERGE_HOT_KEY(kind, MERGE_GPC(gen, pc)):
+ * offered to the hotlist of key in slot's value table (a hotlist evicted
+ * from it is merged into the shared value area), or, with slot NULL,
+ * straight into the shared value area. value_samples counts every call;
+ * values_dropped those the shared area had no room for. A no-op on a
+ * spool made without values. Async-signal-safe, lock-free: the shared
+ * area's records are claimed with a CAS and never waited for. *rng is the
+ * thread's xorshift64 state (merge_hot_offer). aux: 0 for plain kinds.
+ * A key whose kind is not a known MERGE_VK_* is ignored. A released slot
+ * keeps its value table: hotlists are per process, and the slot's next
+ * owner goes on with them. */
+void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *slot, uint64_t key,
+		       uint64_t value, uint64_t aux, uint64_t *rng);
+
+/* Account one interpretation run: insns interpreted, stop reason (enum
+ * interp_stop; reasons >= MERGE_INTERP_STOPS count in the last bucket).
+ * Async-signal-safe (relaxed atomic adds). */
+void merge_spool_interp(struct merge_spool *sp, uint64_t insns, unsigned stop);
+
 /* Move fd to a high number (the top quarter of RLIMIT_NOFILE), out of the
  * way of programs that assume small numbers are theirs; returns the new fd
  * (or fd itself if it cannot move). merge_fd_close closes with the raw
@@ -99,6 +127,14 @@ void merge_spool_close(struct merge_spool *sp);
 typedef int merge_entry_fn(uint64_t key, uint64_t count, void *arg);
 int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *arg,
 			uint64_t *bad);
+
+/* Visit every hotlist of the VALUES section (thread tables, then the
+ * shared area); several may share a key, and the caller merges them.
+ * Damaged ones (merge_hot_check) and ones a killed writer left half-merged
+ * are skipped and counted in *bad. Returns 0 at once on spools without
+ * values. */
+typedef int merge_hot_fn(const struct merge_hotlist *h, void *arg);
+int merge_spool_values(const struct merge_spool *sp, merge_hot_fn *fn, void *arg, uint64_t *bad);
 
 /* Same for valid image records, in record order. */
 typedef int merge_image_fn(const struct merge_image_record *r, void *arg);

@@ -5,6 +5,10 @@
  * the file with an error and a reason, or accept it with every record
  * in-bounds; they must never crash or read outside the file (run it under
  * valgrind or ASan for the latter: `valgrind build/tests/merge_fuzz 300`).
+ * Value hotlists get their own rounds: a spool's VALUES section damaged in
+ * its geometry (rejected, with a reason) or in its records (each damaged
+ * hotlist skipped and counted, never handed on), and profiles whose
+ * hotlists are damaged under a valid checksum.
  *
  *   build/tests/merge_fuzz [iterations] [seed]
  */
@@ -18,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint64_t next(void)
@@ -81,6 +86,74 @@ static int visit(uint64_t key, uint64_t count, void *arg)
 	return 0;
 }
 
+static int hot_visit(const struct merge_hotlist *h, void *arg)
+{
+	int *wrong = arg;
+	*wrong += merge_hot_check(h, 1, NULL) != 0;
+	return 0;
+}
+
+/* Damage the VALUES section of the spool at path in place (it is big:
+ * rewriting it whole each round would be slow) and read it back; then
+ * restore the bytes. */
+static void values_rounds(const char *path, const uint8_t *orig, size_t n, int iters, int *wrong)
+{
+	const struct merge_spool_header *hd = (const void *)orig;
+	uint64_t off = hd->s.section[3].offset, size = hd->s.section[3].size;
+	uint64_t *used = malloc(sizeof(uint64_t) * (size / sizeof(struct merge_hotlist)));
+	size_t nused = 0;
+	int rejected = 0, accepted = 0, with_bad = 0;
+	char why[200];
+	/* Records in use: every 416 bytes after the head and a table header
+	 * is not a record, so find them by their key and claim word. */
+	for (uint64_t o = off + 64; o + sizeof(struct merge_hotlist) <= off + size; o += 8) {
+		const struct merge_hotlist *h = (const void *)(orig + o);
+		if (h->key && h->state == MERGE_HOT_READY && h->n && h->n <= MERGE_HOT_N &&
+		    merge_hot_check(h, 1, NULL) == 0) {
+			used[nused++] = o;
+			o += sizeof(*h) - 8;
+		}
+	}
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, orig, n) != (ssize_t)n || !nused) {
+		printf("FAIL values: could not set up (%zu records in use)\n", nused);
+		exit(1);
+	}
+	for (int i = 0; i < iters; i++) {
+		uint8_t save[sizeof(struct merge_hotlist)], b[sizeof(save)];
+		uint64_t at = next() % 3 == 0 ? off : used[next() % nused];
+		size_t len = at == off ? sizeof(struct merge_values_head) : sizeof(save);
+		memcpy(save, orig + at, len);
+		memcpy(b, save, len);
+		for (int k = 1 + (int)(next() % 4); k > 0; k--)
+			b[next() % len] ^= (uint8_t)(1 + next() % 255);
+		if (pwrite(fd, b, len, (off_t)at) != (ssize_t)len)
+			exit(1);
+		struct merge_spool r;
+		why[0] = 0;
+		if (merge_spool_open(&r, path, why, sizeof(why)) < 0) {
+			rejected++;
+			*wrong += !why[0] || at != off;   /* only the geometry rejects */
+		} else {
+			uint64_t badn = 0;
+			merge_spool_values(&r, hot_visit, wrong, &badn);
+			with_bad += badn > 0;
+			accepted++;
+			merge_spool_close(&r);
+		}
+		if (pwrite(fd, save, len, (off_t)at) != (ssize_t)len)
+			exit(1);
+	}
+	close(fd);
+	free(used);
+	printf("values: %zu records in use; %d damaged spools rejected, %d accepted (%d with hotlists skipped)\n",
+	       nused, rejected, accepted, with_bad);
+	printf("%s damaged values geometry is rejected with a reason, damaged hotlists are skipped and counted (%d, %d)\n",
+	       rejected > 0 && with_bad > 0 ? "PASS" : "FAIL", rejected, with_bad);
+	if (!rejected || !with_bad)
+		(*wrong)++;
+}
+
 static int image(const struct merge_image_record *r, void *arg)
 {
 	return strlen(r->path) >= sizeof(r->path);   /* must be terminated */
@@ -110,7 +183,21 @@ int main(int argc, char **argv)
 	snprintf(spath, sizeof(spath), "%s", sp.path);
 	merge_spool_forget(&sp);
 
-	/* A valid profile. */
+	/* A valid spool with values: thread tables and the shared area. */
+	p.values = 1;
+	if (merge_spool_create(&sp, dir, &p) < 0)
+		return 1;
+	sl = merge_spool_claim_slot(&sp, 8);
+	uint64_t coins = 5;
+	for (int i = 0; i < 20000; i++)
+		merge_spool_value(&sp, i % 4 ? sl : NULL,
+				  MERGE_HOT_KEY(MERGE_VK_RESULT + i % 3, 0x1000 + next() % 300 * 4),
+				  next() % 20, 0, &coins);
+	char vpath[600];
+	snprintf(vpath, sizeof(vpath), "%s", sp.path);
+	merge_spool_forget(&sp);
+
+	/* A valid profile, with hotlists. */
 	struct merge_profile pr;
 	merge_profile_init(&pr);
 	pr.event = MERGE_EV_TASK_CLOCK;
@@ -118,6 +205,13 @@ int main(int argc, char **argv)
 	snprintf(pr.path, sizeof(pr.path), "/bin/fuzz");
 	for (int i = 0; i < 500; i++)
 		merge_profile_add(&pr, next() % 100000, 1 + next() % 50);
+	for (int i = 0; i < 40; i++) {
+		struct merge_hotlist h;
+		merge_hot_init(&h, MERGE_HOT_KEY(MERGE_VK_ADDR, next() % 100000));
+		for (int j = 0; j < 200; j++)
+			merge_hot_offer(&h, next() % (1 + (uint64_t)i), &coins);
+		merge_profile_hot_add(&pr, &h);
+	}
 	merge_profile_compact(&pr);
 	char ppath[300];
 	snprintf(ppath, sizeof(ppath), "%s/p.prof", dir);
@@ -161,10 +255,69 @@ int main(int argc, char **argv)
 			continue;
 		}
 		/* Accepted: it must be the original (the checksum covers all). */
-		wrong += r.n != pr.n || memcmp(r.pcs, pr.pcs, pr.n * sizeof(*pr.pcs)) != 0;
+		wrong += r.n != pr.n || memcmp(r.pcs, pr.pcs, pr.n * sizeof(*pr.pcs)) != 0 ||
+			 r.nhot != pr.nhot || memcmp(r.hot, pr.hot, pr.nhot * sizeof(*pr.hot)) != 0;
 		merge_profile_free(&r);
 		p_ok++;
 	}
+	/* Values: damaged spool sections, and profiles whose hotlists are
+	 * wrong under a good checksum (written by a buggy or hostile tool). */
+	size_t vn;
+	uint8_t *vorig = slurp(vpath, &vn);
+	snprintf(path, sizeof(path), "%s/v.spool", dir);
+	values_rounds(path, vorig, vn, iters / 3, &wrong);
+	int hot_refused = 0;
+	for (int i = 0; i < 5; i++) {
+		struct merge_profile bad = pr, r;
+		bad.hot = malloc(pr.nhot * sizeof(*pr.hot));
+		memcpy(bad.hot, pr.hot, pr.nhot * sizeof(*pr.hot));
+		struct merge_hotlist *h = &bad.hot[next() % pr.nhot];
+		switch (i) {
+		case 0: h->n = MERGE_HOT_N + 1; break;
+		case 1: h->key = MERGE_HOT_KEY(MERGE_VK_MAX, 0); break;
+		case 2: h->vtot = 0; break;
+		case 3: h->e[0].count = 0; break;
+		default: h->r = MERGE_HOT_RMAX + 1; break;
+		}
+		snprintf(path, sizeof(path), "%s/h.prof", dir);
+		merge_profile_write(path, &bad);
+		why[0] = 0;
+		if (merge_profile_read(path, &r, why, sizeof(why)) < 0 && why[0]) {
+			printf("  refused: %s\n", why);
+			hot_refused++;
+		} else if (merge_profile_read(path, &r, why, sizeof(why)) == 0) {
+			merge_profile_free(&r);
+		}
+		free(bad.hot);
+	}
+	printf("%s profiles with impossible hotlists under a valid checksum are refused with a reason (%d of 5)\n",
+	       hot_refused == 5 ? "PASS" : "FAIL", hot_refused);
+	wrong += hot_refused != 5;
+
+	/* A stats file from before the value fields: shorter section, read
+	 * with the new fields zero. */
+	struct merge_profile st, st2;
+	merge_profile_init(&st);
+	st.flags = MERGE_PROF_STATS;
+	st.stats.processes = 7;
+	st.stats.value_samples = 9;
+	snprintf(path, sizeof(path), "%s/stats.prof", dir);
+	merge_profile_write(path, &st);
+	size_t stn;
+	uint8_t *sb = slurp(path, &stn);
+	struct merge_profile_header *sh = (void *)sb;
+	sh->section[0].size = MERGE_STATS_V1_SIZE;
+	sh->file_size = sizeof(*sh) + MERGE_STATS_V1_SIZE;
+	size_t ck = offsetof(struct merge_profile_header, checksum) + 8;
+	sh->checksum = XXH64(sb + ck, sh->file_size - ck, 0);
+	put(path, sb, sh->file_size);
+	int old_ok = merge_profile_read(path, &st2, why, sizeof(why)) == 0 &&
+		     st2.stats.processes == 7 && st2.stats.value_samples == 0;
+	printf("%s a stats file from before the value fields reads back (processes %llu)\n",
+	       old_ok ? "PASS" : "FAIL", (unsigned long long)st2.stats.processes);
+	wrong += !old_ok;
+	free(sb);
+
 	printf("spools: %d accepted, %d rejected; profiles: %d accepted, %d rejected\n", s_ok, s_bad,
 	       p_ok, p_bad);
 	printf("%s %d damaged spools and %d damaged profiles read without a crash\n",

@@ -5,12 +5,16 @@
  * counts. Covers the 4-way per-thread tables with their evictions, the
  * shared table (threads without a slot), the shared table overflowing
  * (drops counted, never silent), and several merges running at once
- * (separate processes) losing no update.
+ * (separate processes) losing no update. Value hotlists go the same way:
+ * written with the handler's API into thread tables that evict to the
+ * shared value area, translated to image offsets, merged across spools and
+ * across merges; keys with at most 16 distinct values must come out exact.
  *
  *   build/tests/merge_model [seed]
  */
 #include "merge/profile.h"
 #include "merge/spool.h"
+#include "tests/unit/check.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,19 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int g_fail;
 static uint64_t g_overflow_dropped;
-#define CHECK(cond, ...)                                   \
-	do {                                               \
-		if (cond) {                                \
-			printf("PASS ");                   \
-		} else {                                   \
-			printf("FAIL ");                   \
-			g_fail = 1;                        \
-		}                                          \
-		printf(__VA_ARGS__);                       \
-		printf("\n");                              \
-	} while (0)
 
 /* The model: key -> exact count, open addressing, big enough. */
 #define MODEL_SIZE (1u << 20)
@@ -177,6 +169,136 @@ static void run_case(const char *name, int nspools, int nsamples, int ndistinct,
 		printf("(could not remove %s)\n", dir);
 }
 
+/* ---- values ---- */
+
+#define VPCS 1200                /* x 2 kinds: 2400 keys, > 128 per thread */
+#define VBIAS 0x3ff000ull
+static uint64_t v_cnt[VPCS * 2][12], v_tot[VPCS * 2], g_value_evictions;
+
+/* Key i: pc 0x400000 + 4 (i / 2), kind RESULT (even i, at most 12
+ * values: exact) or ADDR (odd i: 70% one value, a tail of 1000). */
+static uint64_t vkey(int i)
+{
+	return MERGE_HOT_KEY(i % 2 ? MERGE_VK_ADDR : MERGE_VK_RESULT, 0x400000 + 4 * (uint64_t)(i / 2));
+}
+
+static void fill_values(const char *dir, int nvalues)
+{
+	struct merge_spool sp;
+	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+					.period = 4000000, .exe = "model", .cmdline = "model",
+					.values = 1 };
+	uint8_t bid[20] = { 0xab, 0xcd };
+	if (merge_spool_create(&sp, dir, &p) < 0) {
+		printf("FAIL merge_spool_create with values\n");
+		exit(1);
+	}
+	merge_spool_image(&sp, MERGE_IMG_MAP, VBIAS, 0x400000, 0x500000, bid, 20, "/bin/model");
+	struct merge_thread_slot *slot[2] = { merge_spool_claim_slot(&sp, 1), merge_spool_claim_slot(&sp, 2) };
+	uint64_t coins[3] = { 1, 2, 3 };
+	for (int n = 0; n < nvalues; n++) {
+		uint64_t r = next();
+		int i = (int)(r % (VPCS * 2)), t = (int)((r >> 32) % 3), vi = (int)((r >> 40) % 12);
+		uint64_t v = i % 2 ? ((r >> 48) % 10 < 7 ? 0x7000 : 0x8000 + (next() % 1000) * 8)
+				   : 0x1000 + (uint64_t)vi;
+		if (i % 2 == 0)
+			v_cnt[i][vi]++;
+		v_tot[i]++;
+		merge_spool_value(&sp, t < 2 ? slot[t] : NULL, vkey(i), v, 0, &coins[t]);
+	}
+	g_value_evictions += sp.hdr->live.value_evictions;
+	merge_spool_interp(&sp, 8, 1);
+	merge_spool_interp(&sp, 3, 2);
+	sp.hdr->live.exited = 1;
+	merge_spool_forget(&sp);
+}
+
+struct vcheck {
+	uint64_t hot, vtot, bad, exact_keys, tail_found, tail_keys;
+	struct merge_stats stats;
+};
+
+static int check_values(const struct merge_profile *p, void *arg)
+{
+	struct vcheck *c = arg;
+	if (p->flags & MERGE_PROF_STATS) {
+		merge_stats_add(&c->stats, &p->stats);
+		return 0;
+	}
+	for (size_t j = 0; j < p->nhot; j++) {
+		const struct merge_hotlist *h = &p->hot[j];
+		uint64_t off = MERGE_HOT_KEY_WHERE(h->key);
+		int i = (int)((off + VBIAS - 0x400000) / 4) * 2 + (MERGE_HOT_KEY_KIND(h->key) == MERGE_VK_ADDR);
+		c->hot++;
+		if (p->build_id[0] != 0xab || off < 0x1000 || i < 0 || i >= VPCS * 2 || h->vtot != v_tot[i] ||
+		    merge_hot_check(h, 0, NULL) < 0 || (j && h[-1].key >= h->key)) {
+			if (c->bad++ < 5)
+				printf("  hotlist %#llx: vtot %llu, model %llu\n", (unsigned long long)h->key,
+				       (unsigned long long)h->vtot,
+				       (unsigned long long)(i >= 0 && i < VPCS * 2 ? v_tot[i] : 0));
+			continue;
+		}
+		c->vtot += h->vtot;
+		if (i % 2 == 0) {
+			int exact = h->r == 0;
+			for (uint32_t e = 0; e < h->n; e++)
+				exact &= h->e[e].count == v_cnt[i][h->e[e].value - 0x1000];
+			c->exact_keys += exact;
+		} else {
+			c->tail_keys++;
+			c->tail_found += h->n && h->e[0].value == 0x7000;   /* sorted: the top first */
+		}
+	}
+	return 0;
+}
+
+static void values_case(void)
+{
+	char dir[] = "/tmp/vprof-model.XXXXXX", why[200], sdir[300];
+	struct merge_db db;
+	struct merge_result res;
+	uint64_t total = 0;
+	if (!mkdtemp(dir) || merge_db_open(&db, dir, 1, why, sizeof(why)) < 0)
+		exit(1);
+	snprintf(sdir, sizeof(sdir), "%s/spool", dir);
+	/* Two processes merged at once, then a third in a later merge. */
+	fill_values(sdir, 150000);
+	fill_values(sdir, 150000);
+	int rc = merge_db_merge(&db, &res, stdout);
+	fill_values(sdir, 100000);
+	rc |= merge_db_merge(&db, &res, stdout);
+	total = 400000;
+	CHECK(rc == 0 && g_value_evictions > 0,
+	      "values: three spools with values merged in two merges (%llu thread-table evictions)",
+	      (unsigned long long)g_value_evictions);
+
+	struct vcheck c = { 0 };
+	merge_db_load(&db, 0, check_values, &c, stdout);
+	CHECK(c.bad == 0 && c.hot == VPCS * 2,
+	      "values: %llu hotlists, one per key, at image offsets, sorted, vtot as the model (%llu wrong)",
+	      (unsigned long long)c.hot, (unsigned long long)c.bad);
+	CHECK(c.vtot == total && c.stats.value_samples == total && c.stats.values_dropped == 0 &&
+	      c.stats.values_bad == 0,
+	      "values: %llu value samples in hotlists of %llu offered (stats: %llu, dropped %llu, bad %llu)",
+	      (unsigned long long)c.vtot, (unsigned long long)total,
+	      (unsigned long long)c.stats.value_samples, (unsigned long long)c.stats.values_dropped,
+	      (unsigned long long)c.stats.values_bad);
+	CHECK(c.exact_keys == VPCS, "values: %llu of %d keys with 12 values counted exactly through evictions and merges",
+	      (unsigned long long)c.exact_keys, VPCS);
+	CHECK(c.tail_found * 100 >= c.tail_keys * 95,
+	      "values: the 70%% value tops %llu of %llu skewed hotlists", (unsigned long long)c.tail_found,
+	      (unsigned long long)c.tail_keys);
+	CHECK(c.stats.interp_runs == 6 && c.stats.interp_insns == 33 && c.stats.interp_stops[1] == 3 &&
+	      c.stats.interp_stops[2] == 3,
+	      "values: interpretation runs and stops by reason reach the stats (%llu runs, %llu insns)",
+	      (unsigned long long)c.stats.interp_runs, (unsigned long long)c.stats.interp_insns);
+	merge_db_close(&db);
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		printf("(could not remove %s)\n", dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -193,5 +315,6 @@ int main(int argc, char **argv)
 	run_case("overflow", 1, 400000, 200000, 1, 1);
 	CHECK(g_overflow_dropped > 0, "overflow: the shared table did overflow (%llu dropped)",
 	      (unsigned long long)g_overflow_dropped);
+	values_case();
 	return g_fail;
 }

@@ -1,0 +1,331 @@
+/*
+ * Reference-model test of value hotlists (merge/hotlist.c), SQLite style:
+ * every stream goes into hotlists and into an exact counter beside them.
+ *
+ *  - invariants after every offer and merge (NZ <= 16, counts > 0, p in
+ *    (0, 1], sum of counts <= vtot);
+ *  - exactness while a stream has at most 16 distinct values (p stays 1);
+ *  - skewed streams (Zipf, 90% one value, uniform): the heavy values are
+ *    found and their estimates are within 4 standard errors of the truth;
+ *  - unbiasedness: many independent trials of split-stream-merge, the mean
+ *    estimate within 4 standard errors of the true count;
+ *  - merge order: (a+b)+c, a+(b+c) and (c+a)+b agree in distribution.
+ *
+ * Seeds are fixed: the run is deterministic.
+ *
+ *   build/tests/hotlist_model [trials]
+ */
+#include "merge/hotlist.h"
+#include "tests/unit/check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t g_rng = 0x853c49e6748fea9bull;
+static uint64_t next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static double uniform(uint64_t *s)
+{
+	return (double)(next(s) >> 11) / 9007199254740992.0;
+}
+
+/* ---- streams ---- */
+
+#define MAXV 20000
+enum { ZIPF, NINETY, UNIFORM, FEW };
+static const char *const kStreamName[] = { "zipf", "90%-one", "uniform", "16-values" };
+static double g_zipf_cdf[MAXV];
+
+static void zipf_init(int nvals, double s)
+{
+	double sum = 0;
+	for (int i = 0; i < nvals; i++)
+		g_zipf_cdf[i] = (sum += 1.0 / pow(i + 1, s));
+	for (int i = 0; i < nvals; i++)
+		g_zipf_cdf[i] /= sum;
+}
+
+/* Value index 0..MAXV-1 of one draw; value = 0x1000 + 8 * index. */
+static int draw(int kind, uint64_t *s)
+{
+	switch (kind) {
+	case ZIPF: {
+		double u = uniform(s);
+		int lo = 0, hi = 999;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			if (g_zipf_cdf[mid] < u)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo;
+	}
+	case NINETY:
+		return next(s) % 10 ? 0 : 1 + (int)(next(s) % (MAXV - 1));
+	case UNIFORM:
+		return (int)(next(s) % 200);
+	default:
+		return (int)(next(s) % 16);
+	}
+}
+#define VAL(i) (0x1000 + 8 * (uint64_t)(i))
+
+static int find_value(const struct merge_hotlist *h, uint64_t v)
+{
+	for (uint32_t i = 0; i < h->n; i++)
+		if (h->e[i].value == v)
+			return (int)i;
+	return -1;
+}
+
+static double estimate_of(const struct merge_hotlist *h, uint64_t v)
+{
+	int i = find_value(h, v);
+	return i < 0 ? 0 : merge_hot_estimate(h, i);
+}
+
+static int valid(const struct merge_hotlist *h)
+{
+	double p = merge_hot_p(h);
+	return merge_hot_check(h, 0, NULL) == 0 && p > 0 && p <= 1;
+}
+
+/* ---- one stream against the model ---- */
+
+static void stream_case(int kind, int len)
+{
+	static uint64_t truth[MAXV];
+	struct merge_hotlist h;
+	uint64_t s = g_rng + (uint64_t)kind, coins = 0x1234567 + (uint64_t)kind;
+	int broken = 0;
+	memset(truth, 0, sizeof(truth));
+	merge_hot_init(&h, MERGE_HOT_KEY(MERGE_VK_RESULT, 0x401000));
+	for (int i = 0; i < len; i++) {
+		int v = draw(kind, &s);
+		truth[v]++;
+		merge_hot_offer(&h, VAL(v), &coins);
+		broken += !valid(&h);
+	}
+	CHECK(!broken && h.vtot == (uint64_t)len, "%s: invariants hold after each of %d offers (r=%u, p=%.3g, n=%u)",
+	      kStreamName[kind], len, h.r, merge_hot_p(&h), h.n);
+	if (kind == FEW) {
+		int exact = h.r == 0;
+		for (int v = 0; v < 16; v++)
+			exact &= estimate_of(&h, VAL(v)) == (double)truth[v];
+		CHECK(exact, "%s: at most 16 values are counted exactly (p = 1)", kStreamName[kind]);
+		return;
+	}
+	/* Values the sample should hold (expected count t * p >= 8, missed
+	 * with probability under e^-8) must be there, their estimates within
+	 * 4.5 standard errors, sd = sqrt(t (1 - p) / p). Rarer ones are
+	 * counted once or not at all: their estimate is 0 or about 1/p. */
+	double p = merge_hot_p(&h), worst = 0;
+	int missing = 0, heavy = 0;
+	for (int v = 0; v < MAXV; v++) {
+		double est = estimate_of(&h, VAL(v)), t = (double)truth[v];
+		if (t * p < 8)
+			continue;
+		heavy++;
+		missing += est == 0;
+		double z = fabs(est - t) / sqrt(t * (1 - p) / p + 1e-9);
+		if (z > worst)
+			worst = z;
+	}
+	/* Every counted instance is in the table, so sum(counts) / p
+	 * estimates the stream's length. */
+	double all = 0;
+	for (uint32_t i = 0; i < h.n; i++)
+		all += merge_hot_estimate(&h, (int)i);
+	double zall = fabs(all - len) / sqrt(len * (1 - p) / p);
+	CHECK(zall < 4.5, "%s: the estimates add up to the stream's length within 4.5 sd (%.0f of %d, %.2f sd)",
+	      kStreamName[kind], all, len, zall);
+	merge_hot_sort(&h);
+	CHECK(!missing && (kind == UNIFORM || heavy > 0),
+	      "%s: the %d values with an expected count >= 8 are all in the hotlist", kStreamName[kind], heavy);
+	uint64_t top = truth[(h.e[0].value - 0x1000) / 8];
+	CHECK(worst < 4.5, "%s: their estimates are within 4.5 sd of the truth (worst %.2f sd; top value share %.3f, estimated %.3f)",
+	      kStreamName[kind], worst, (double)top / len, merge_hot_estimate(&h, 0) / len);
+}
+
+/* ---- unbiasedness of split-stream-merge ---- */
+
+#define TRACK 4
+struct moments {
+	double sum[TRACK], sq[TRACK];
+	double r_sum, n_sum;
+};
+
+static void add_moments(struct moments *m, const struct merge_hotlist *h, const uint64_t *vals)
+{
+	for (int k = 0; k < TRACK; k++) {
+		double e = estimate_of(h, vals[k]);
+		m->sum[k] += e;
+		m->sq[k] += e * e;
+	}
+	m->r_sum += h->r;
+	m->n_sum += h->n;
+}
+
+static double mean(const struct moments *m, int k, int t)
+{
+	return m->sum[k] / t;
+}
+
+static double var(const struct moments *m, int k, int t)
+{
+	double mu = mean(m, k, t);
+	return m->sq[k] / t - mu * mu;
+}
+
+/* One fixed Zipf stream of len values over 300; each trial splits it at
+ * random into parts, summarizes each part with its own coins and merges
+ * in a random order. */
+static void unbiased_case(int trials, int len, int parts)
+{
+	static int stream[4000];
+	static uint64_t truth[MAXV];
+	uint64_t s = 0xfeedbeef, coins = 0xc0ffee ^ (uint64_t)parts;
+	memset(truth, 0, sizeof(truth));
+	for (int i = 0; i < len; i++)
+		truth[stream[i] = draw(ZIPF, &s) % 300]++;
+	/* Track the top value, two middling ones and a rare one. */
+	const int idx[TRACK] = { 0, 3, 20, 150 };
+	uint64_t vals[TRACK];
+	for (int k = 0; k < TRACK; k++)
+		vals[k] = VAL(idx[k]);
+	struct moments m = { 0 };
+	int broken = 0;
+	for (int t = 0; t < trials; t++) {
+		struct merge_hotlist part[8], acc;
+		for (int j = 0; j < parts; j++)
+			merge_hot_init(&part[j], MERGE_HOT_KEY(MERGE_VK_SRC1, 0x400010));
+		for (int i = 0; i < len; i++)
+			merge_hot_offer(&part[next(&coins) % (uint64_t)parts], VAL(stream[i]), &coins);
+		merge_hot_init(&acc, 0);
+		int first = (int)(next(&coins) % (uint64_t)parts);
+		for (int j = 0; j < parts; j++) {
+			merge_hot_merge(&acc, &part[(first + j) % parts], &coins);
+			broken += !valid(&acc);
+		}
+		broken += acc.vtot != (uint64_t)len;
+		add_moments(&m, &acc, vals);
+	}
+	int ok = !broken;
+	double worst = 0;
+	for (int k = 0; k < TRACK; k++) {
+		double se = sqrt(var(&m, k, trials) / trials) + 1e-9;
+		double z = fabs(mean(&m, k, trials) - (double)truth[idx[k]]) / se;
+		if (z > worst)
+			worst = z;
+		printf("  %d parts, value #%d: truth %llu, mean estimate %.1f (se %.1f, z %.2f)\n", parts,
+		       idx[k], (unsigned long long)truth[idx[k]], mean(&m, k, trials), se, z);
+	}
+	CHECK(ok, "unbiased, %d parts: invariants hold through %d merges", parts, trials * parts);
+	CHECK(worst < 4, "unbiased, %d parts: %d trials, mean estimates within 4 se of the truth (worst z %.2f, mean r %.1f)",
+	      parts, trials, worst, m.r_sum / trials);
+}
+
+/* ---- merge order ---- */
+
+static void order_case(int trials)
+{
+	uint64_t coins = 0x5eed;
+	struct moments m[3] = { 0 };
+	const uint64_t vals[TRACK] = { VAL(0), VAL(1), VAL(5), VAL(40) };
+	int broken = 0, identity = 1;
+	for (int t = 0; t < trials; t++) {
+		struct merge_hotlist in[3], x, y, tmp;
+		/* Three different streams: a Zipf, a 90%-one, a uniform. */
+		uint64_t s = 0xabc + (uint64_t)t;
+		for (int j = 0; j < 3; j++) {
+			merge_hot_init(&in[j], MERGE_HOT_KEY(MERGE_VK_ADDR, 0x400020));
+			for (int i = 0; i < 600; i++)
+				merge_hot_offer(&in[j], VAL(draw(j == 0 ? ZIPF : j == 1 ? NINETY : UNIFORM, &s) % 60), &coins);
+		}
+		/* (a+b)+c */
+		x = in[0];
+		merge_hot_merge(&x, &in[1], &coins);
+		merge_hot_merge(&x, &in[2], &coins);
+		add_moments(&m[0], &x, vals);
+		/* a+(b+c) */
+		y = in[1];
+		merge_hot_merge(&y, &in[2], &coins);
+		x = in[0];
+		merge_hot_merge(&x, &y, &coins);
+		add_moments(&m[1], &x, vals);
+		/* (c+a)+b */
+		x = in[2];
+		merge_hot_merge(&x, &in[0], &coins);
+		merge_hot_merge(&x, &in[1], &coins);
+		add_moments(&m[2], &x, vals);
+		broken += !valid(&x);
+		/* The empty hotlist is an identity, both ways. */
+		merge_hot_init(&tmp, 0);
+		merge_hot_merge(&tmp, &in[0], &coins);
+		identity &= !memcmp(&tmp, &in[0], sizeof(tmp));
+		x = in[0];
+		merge_hot_init(&tmp, 0);
+		merge_hot_merge(&x, &tmp, &coins);
+		identity &= !memcmp(&x, &in[0], sizeof(x));
+	}
+	double worst = 0;
+	for (int a = 0; a < 3; a++) {
+		int b = (a + 1) % 3;
+		for (int k = 0; k < TRACK; k++) {
+			double se = sqrt(var(&m[a], k, trials) / trials + var(&m[b], k, trials) / trials) + 1e-9;
+			double z = fabs(mean(&m[a], k, trials) - mean(&m[b], k, trials)) / se;
+			if (z > worst)
+				worst = z;
+		}
+	}
+	CHECK(!broken && identity, "order: invariants hold and the empty hotlist is an identity");
+	CHECK(worst < 4, "order: (a+b)+c, a+(b+c), (c+a)+b agree in mean over %d trials (worst z %.2f; mean r %.2f %.2f %.2f)",
+	      trials, worst, m[0].r_sum / trials, m[1].r_sum / trials, m[2].r_sum / trials);
+}
+
+static void misc_case(void)
+{
+	int ok = 1;
+	for (uint64_t c = 0; c < 100000; c += 7) {
+		uint64_t b = merge_hot_latency_bin(c);
+		ok &= b <= c && (c < 16 ? b == c : c - b < c / 4 + 1) && merge_hot_latency_bin(b) == b;
+	}
+	CHECK(ok, "latency bins: exact below 16, then within a quarter, idempotent");
+	struct merge_hotlist h;
+	uint64_t coins = 9;
+	merge_hot_init(&h, MERGE_HOT_KEY(MERGE_VK_RESULT_BY_SITE, 0x400100));
+	for (int i = 0; i < 300; i++)
+		merge_hot_offer_pair(&h, 42, 0x400000 + (uint64_t)(i % 3), &coins);
+	CHECK(h.n == 3 && h.r == 0 && h.e[0].count == 100,
+	      "pairs: (value, call site) entries kept apart exactly (%u entries)", h.n);
+	const char *why = NULL;
+	h.e[1].value = h.e[0].value;
+	h.e[1].aux = h.e[0].aux;
+	CHECK(merge_hot_check(&h, 0, &why) < 0 && why, "check: a duplicate value is refused (%s)",
+	      why ? why : "-");
+}
+
+int main(int argc, char **argv)
+{
+	int trials = argc > 1 ? atoi(argv[1]) : 3000;
+	zipf_init(1000, 1.5);
+	stream_case(FEW, 20000);
+	stream_case(ZIPF, 200000);
+	stream_case(NINETY, 200000);
+	stream_case(UNIFORM, 200000);
+	unbiased_case(trials, 3000, 1);
+	unbiased_case(trials, 3000, 2);
+	unbiased_case(trials, 3000, 5);
+	order_case(trials);
+	misc_case();
+	return g_fail;
+}
