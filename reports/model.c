@@ -216,6 +216,43 @@ int report_model_load(struct report_model *m, const char *db, const char *epoch,
 	return 0;
 }
 
+static int cmp_by_proc(const void *a, const void *b, void *arg)
+{
+	const struct report_model *m = arg;
+	const struct model_pc *x = &m->pcs[*(const size_t *)a], *y = &m->pcs[*(const size_t *)b];
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
+	if (x->proc != y->proc)
+		return strcmp(x->proc, y->proc);
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+size_t *report_model_by_proc(const struct report_model *m, unsigned ev, size_t *n)
+{
+	size_t *v = malloc((m->npcs ? m->npcs : 1) * sizeof(*v));
+	if (!v) {
+		perror("vprof");
+		exit(1);
+	}
+	*n = 0;
+	for (size_t i = 0; i < m->npcs; i++)
+		if (m->pcs[i].event == ev)
+			v[(*n)++] = i;
+	qsort_r(v, *n, sizeof(*v), cmp_by_proc, (void *)m);
+	return v;
+}
+
+unsigned report_model_main_event(const struct report_model *m, int ev)
+{
+	unsigned best = 0;
+	if (ev > 0)
+		return m->total[ev] ? (unsigned)ev : 0;
+	for (unsigned e = 1; e < MERGE_EV_MAX; e++)
+		if (m->total[e] > m->total[best])
+			best = e;
+	return m->total[best] ? best : 0;
+}
+
 void report_model_free(struct report_model *m)
 {
 	for (size_t i = 0; i < m->nimages; i++)

@@ -71,6 +71,14 @@ void report_model_free(struct report_model *m);
 /* The mean sampling period in ns over the processes merged (0: unknown). */
 uint64_t report_model_period_ns(const struct report_model *m);
 
+/* The indices of the PCs of event ev, grouped by image then procedure
+ * (then address): each (image, procedure) is one run. malloc'd; *n set. */
+size_t *report_model_by_proc(const struct report_model *m, unsigned ev, size_t *n);
+
+/* The event an export writes: ev if given, else the one with most samples
+ * (0 when there are none). */
+unsigned report_model_main_event(const struct report_model *m, int ev);
+
 /* Is ev measured in ns of CPU (clocks), rather than counted events? */
 int report_event_is_clock(unsigned ev);
 
