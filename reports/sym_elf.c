@@ -52,6 +52,25 @@ void sym_hex(char *out, size_t cap, const uint8_t *b, size_t n)
 		snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
+/* The GNU build-id note in one block of notes: its length copied into
+ * out[cap], -ERANGE if it does not fit, or 0 when the block has none. */
+static int build_id_note(Elf_Data *d, uint8_t *out, size_t cap)
+{
+	GElf_Nhdr nh;
+	size_t off = 0, noff, doff;
+
+	while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+		    memcmp((char *)d->d_buf + noff, "GNU", 4) != 0)
+			continue;
+		if (nh.n_descsz > cap)
+			return -ERANGE;
+		memcpy(out, (char *)d->d_buf + doff, nh.n_descsz);
+		return (int)nh.n_descsz;
+	}
+	return 0;
+}
+
 /*
  * Find NT_GNU_BUILD_ID in the notes of `elf`: section notes first (debug
  * files keep .note.gnu.build-id but their program headers describe nothing
@@ -62,51 +81,30 @@ static int elf_build_id(Elf *elf, uint8_t *out, size_t cap)
 {
 	Elf_Scn *scn = NULL;
 	size_t nphdr, i;
+	int n;
 
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr sh;
 		Elf_Data *d;
-		GElf_Nhdr nh;
-		size_t off = 0, noff, doff;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(d = elf_getdata(scn, NULL)))
 			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((char *)d->d_buf + noff, "GNU", 4) != 0)
-				continue;
-			if (nh.n_descsz > cap)
-				return -ERANGE;
-			memcpy(out, (char *)d->d_buf + doff, nh.n_descsz);
-			return (int)nh.n_descsz;
-		}
+		if ((n = build_id_note(d, out, cap)) != 0)
+			return n;
 	}
 	if (elf_getphdrnum(elf, &nphdr) != 0)
 		return -ENODATA;
 	for (i = 0; i < nphdr; i++) {
 		GElf_Phdr ph;
 		Elf_Data *d;
-		GElf_Nhdr nh;
-		size_t off = 0, noff, doff;
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
 			continue;
 		d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz,
 					 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-		if (!d)
-			continue;
-		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((char *)d->d_buf + noff, "GNU", 4) != 0)
-				continue;
-			if (nh.n_descsz > cap)
-				return -ERANGE;
-			memcpy(out, (char *)d->d_buf + doff, nh.n_descsz);
-			return (int)nh.n_descsz;
-		}
+		if (d && (n = build_id_note(d, out, cap)) != 0)
+			return n;
 	}
 	return -ENODATA;
 }
