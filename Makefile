@@ -5,16 +5,18 @@
 #   make demo       build and profile the bundled demo, print its report
 #   make install PREFIX=/usr/local
 #
-# Sources are picked up by folder (see ../shared/ARCHITECTURE.md, Layout):
+# Sources are picked up by folder (see docs/architecture.md, Layout):
 # upcall/ preload/ merge/ interp/ go into libvprof.so; reports/ + merge/ +
 # interp/ make the vprof command; interp/ is also build/libinterp.a (tests).
+# The pprof encoder is generated at build time from reports/proto/ by
+# protoc-c (Debian's protobuf-c-compiler) into build/gen/.
 
 CC      ?= gcc
 PREFIX  ?= /usr/local
 B       := build
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wno-unused-parameter
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -I. -I/usr/include/x86_64-linux-gnu
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -I. -I/usr/include/x86_64-linux-gnu -I$(B)/gen
 PIC     := -fPIC -fvisibility=hidden -ftls-model=initial-exec
 # The handler path must not use SSE state implicitly? No: it may; the
 # interpreter saves nothing of the program's FP state in registers it uses.
@@ -27,13 +29,14 @@ REPORT_SRC  := $(wildcard reports/*.c)
 
 LIB_OBJ    := $(patsubst %.S,$(B)/pic/%.o,$(patsubst %.c,$(B)/pic/%.o,$(UPCALL_SRC) $(PRELOAD_SRC) $(MERGE_SRC)))
 INTERP_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(INTERP_SRC))
-CMD_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRC) $(MERGE_SRC))
+PROTO_OBJ  := $(B)/obj/gen/profile.pb-c.o
+CMD_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRC) $(MERGE_SRC)) $(PROTO_OBJ)
 
 LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
-CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lpthread
+CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread
 INTERP_LIBS := -lZydis
 
-.PHONY: all deps check demo install clean tests reliability
+.PHONY: all deps check demo install clean tests reliability proto
 all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a
 
 deps:
@@ -50,6 +53,17 @@ $(B)/pic/%.o: %.S
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+
+# Generated code: its own warnings are not ours to fix.
+$(B)/gen/profile.pb-c.c: reports/proto/profile.proto
+	@mkdir -p $(dir $@)
+	protoc-c --proto_path=reports/proto --c_out=$(B)/gen $<
+$(B)/gen/profile.pb-c.h: $(B)/gen/profile.pb-c.c
+$(PROTO_OBJ): $(B)/gen/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+$(B)/obj/reports/export_pprof.o: $(B)/gen/profile.pb-c.h
+proto: $(B)/gen/profile.pb-c.c
 
 $(B)/libinterp.a: $(INTERP_OBJ)
 	@mkdir -p $(B)

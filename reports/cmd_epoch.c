@@ -6,36 +6,35 @@
 #include "reports/report.h"
 #include "merge/profile.h"
 
-#include <getopt.h>
 #include <string.h>
+
+static const char kHelp[] =
+	"usage: vprof epoch [--db DIR] [--json] [new|list]\n"
+	"  (nothing)  print the current epoch\n"
+	"  new        start the next epoch: later merges go there\n"
+	"  list       every epoch, the current one marked\n";
 
 int cmd_epoch(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, 0, 'd' }, { "json", no_argument, 0, 'j' },
-		{ "help", no_argument, 0, 'h' },     { 0, 0, 0, 0 },
+	static const struct report_cmd cmd = {
+		.name = "epoch", .help = kHelp, .common = REPORT_OPT_DB | REPORT_OPT_JSON,
 	};
-	const char *dbopt = NULL;
-	int json = 0, c;
-	while ((c = getopt_long(argc, argv, "d:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': dbopt = optarg; break;
-		case 'j': json = 1; break;
-		case 'h': printf("usage: vprof epoch [--db DIR] [--json] [new|list]\n"); return 0;
-		default: return report_usage("epoch", "bad option");
-		}
-	}
-	const char *what = optind < argc ? argv[optind] : "show";
+	struct report_opts o = { 0 };
+	int rc = report_opts_parse(&cmd, argc, argv, &o, NULL);
+	if (rc >= 0)
+		return rc;
+	int json = o.json;
+	const char *what = o.next < argc ? argv[o.next] : "show";
 	if (strcmp(what, "show") && strcmp(what, "new") && strcmp(what, "list"))
 		return report_usage("epoch", "expected new, list or nothing");
-	const char *db = report_db_path(dbopt);
+	const char *db = o.db;
 	struct merge_db mdb;
 	char why[300];
 	if (merge_db_open(&mdb, db, !strcmp(what, "new"), why, sizeof(why)) < 0) {
 		fprintf(stderr, "vprof epoch: database %s: %s\n", db, why);
 		return 1;
 	}
-	int rc = 0;
+	rc = 0;
 	if (!strcmp(what, "new")) {
 		int e = merge_db_epoch_new(&mdb);
 		if (e < 0) {

@@ -6,26 +6,26 @@
 #include "reports/report.h"
 #include "merge/profile.h"
 
-#include <getopt.h>
 #include <string.h>
+
+static const char kHelp[] =
+	"usage: vprof merge [--db DIR] [--json]\n"
+	"  fold finished spools (processes that exited or were killed) into the\n"
+	"  database's current epoch; corrupt spools are kept as NAME.corrupt\n";
 
 int cmd_merge(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, 0, 'd' }, { "json", no_argument, 0, 'j' },
-		{ "help", no_argument, 0, 'h' },     { 0, 0, 0, 0 },
+	static const struct report_cmd cmd = {
+		.name = "merge", .help = kHelp, .common = REPORT_OPT_DB | REPORT_OPT_JSON,
 	};
-	const char *dbopt = NULL;
-	int json = 0, c;
-	while ((c = getopt_long(argc, argv, "d:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': dbopt = optarg; break;
-		case 'j': json = 1; break;
-		case 'h': printf("usage: vprof merge [--db DIR] [--json]\n"); return 0;
-		default: return report_usage("merge", "bad option");
-		}
-	}
-	const char *db = report_db_path(dbopt);
+	struct report_opts o = { 0 };
+	int rc = report_opts_parse(&cmd, argc, argv, &o, NULL);
+	if (rc >= 0)
+		return rc;
+	int json = o.json;
+	if (o.next < argc)
+		return report_usage("merge", "takes no operands");
+	const char *db = o.db;
 	struct merge_db mdb;
 	struct merge_result r;
 	char why[300];
@@ -33,7 +33,7 @@ int cmd_merge(int argc, char **argv)
 		fprintf(stderr, "vprof merge: database %s: %s\n", db, why);
 		return 1;
 	}
-	int rc = merge_db_merge(&mdb, &r, stderr);
+	rc = merge_db_merge(&mdb, &r, stderr);
 	int epoch = merge_db_epoch(&mdb);
 	merge_db_close(&mdb);
 	if (rc < 0) {

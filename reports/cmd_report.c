@@ -1,168 +1,149 @@
 /*
- * vprof report: the dcpiprof view. Procedures (or, with --by image, images)
- * sorted by samples, per event, with count, percent, cumulative percent and
- * image; totals, processes, dropped and unknown samples above the table.
+ * vprof report: the dcpiprof view. Procedures (with --by image, images;
+ * with --by line, source lines) sorted by samples, per event, with count,
+ * percent, cumulative percent and image; totals, processes, dropped and
+ * unknown samples above the table.
  *
- * Workload: a database holds one profile per (image, event) with a few
- * thousand PCs each; every PC is looked up once in the image's sorted symbol
- * array, rows are gathered in a flat array and sorted twice (to combine,
- * then to rank). Symbols of each image are opened once.
+ * Workload: the model (model.h) holds every sampled PC resolved once; rows
+ * are those PCs grouped by an interned key, so grouping compares pointers:
+ * one sort to combine, one to rank.
  */
 #include "reports/report.h"
-#include "reports/symbolize.h"
-#include "merge/profile.h"
+#include "reports/model.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+enum by { BY_PROC, BY_IMAGE, BY_LINE };
+
 struct row {
 	unsigned event;
-	char *image;
-	char *proc;
+	const char *image;
+	const char *proc;       /* NULL by image */
+	const char *file;       /* by line only; NULL when unknown */
+	int line;
 	uint64_t count;
 };
 
-struct symcache {
-	char key[600];
-	struct report_image *im;
-	char image[512];
+struct rows {
+	struct row *v;
+	size_t n;
+	enum by by;
 };
 
-struct ctx {
-	struct row *rows;
-	size_t n, cap;
-	struct symcache *syms;
-	size_t nsyms, capsyms;
-	struct merge_stats stats;
-	int by_image;
-	int event;               /* filter, 0 = all */
-	int nprofiles;
-};
+static const char kHelp[] =
+	"usage: vprof report [--db DIR] [--epoch N|all] [--by procedure|image|line]\n"
+	"                    [--event E] [-n ROWS] [--json]\n"
+	"  --db DIR      database (default $VPROF_DB, else ./vprof.db)\n"
+	"  --epoch N|all epoch to report (default: the current one)\n"
+	"  --by KEY      procedure (default): C++ names demangled;\n"
+	"                image: one row per image;\n"
+	"                line: source file:line of each sampled PC from DWARF line\n"
+	"                tables (the image's own, or its separate debug file found\n"
+	"                by build-id under $VPROF_DEBUG_DIRS or /usr/lib/debug)\n"
+	"  --event E     only event E (cycles, instructions, task-clock, cpu-timer, itimer)\n"
+	"  -n ROWS       rows per event (default 40; 0: all)\n"
+	"  --json        one JSON object: {db, epoch, processes, samples, ...,\n"
+	"                events: [{event, total, rows: [{procedure, image, [file, line,]\n"
+	"                samples, percent}]}]}\n";
 
-static struct symcache *symbols_for(struct ctx *c, const struct merge_profile *p)
+static int on_by(int ch, const char *arg, void *ctx)
 {
-	char key[600];
-	if (p->build_id_len) {
-		for (uint32_t i = 0; i < p->build_id_len; i++)
-			snprintf(key + 2 * i, 3, "%02x", p->build_id[i]);
-	} else {
-		snprintf(key, sizeof(key), "path:%s", p->path);
-	}
-	for (size_t i = 0; i < c->nsyms; i++)
-		if (!strcmp(c->syms[i].key, key))
-			return &c->syms[i];
-	if (c->nsyms == c->capsyms) {
-		c->capsyms = c->capsyms ? 2 * c->capsyms : 32;
-		c->syms = realloc(c->syms, c->capsyms * sizeof(*c->syms));
-		if (!c->syms) {
-			perror("vprof report");
-			exit(1);
-		}
-	}
-	struct symcache *s = &c->syms[c->nsyms++];
-	char why[200];
-	snprintf(s->key, sizeof(s->key), "%s", key);
-	snprintf(s->image, sizeof(s->image), "%s", p->path[0] ? p->path : "[no path]");
-	s->im = report_image_open(p->path, p->build_id, p->build_id_len, why, sizeof(why));
-	/* Once per image: its samples show as [no symbol]. The vDSO has no
-	 * file to read; that needs no saying. */
-	if (!s->im && strncmp(p->path, "linux-vdso", 10) != 0)
-		fprintf(stderr, "vprof report: no symbols for %s: %s\n", s->image, why);
-	return s;
-}
-
-static void add_row(struct ctx *c, unsigned ev, const char *image, const char *proc, uint64_t n)
-{
-	if (c->n == c->cap) {
-		c->cap = c->cap ? 2 * c->cap : 1024;
-		c->rows = realloc(c->rows, c->cap * sizeof(*c->rows));
-		if (!c->rows) {
-			perror("vprof report");
-			exit(1);
-		}
-	}
-	c->rows[c->n++] = (struct row){ ev, strdup(image), strdup(proc), n };
-}
-
-static int on_profile(const struct merge_profile *p, void *arg)
-{
-	struct ctx *c = arg;
-	if (p->flags & MERGE_PROF_STATS) {
-		merge_stats_add(&c->stats, &p->stats);
-		return 0;
-	}
-	if (c->event && (int)p->event != c->event)
-		return 0;
-	c->nprofiles++;
-	if (p->flags & MERGE_PROF_UNKNOWN) {
-		add_row(c, p->event, "[unknown]", "[unknown]", p->total);
-		return 0;
-	}
-	struct symcache *s = symbols_for(c, p);
-	if (c->by_image) {
-		add_row(c, p->event, s->image, "", p->total);
-		return 0;
-	}
-	for (size_t i = 0; i < p->n; i++) {
-		uint64_t start, size;
-		const char *name = s->im ? report_sym_lookup(s->im, p->pcs[i].offset, &start, &size) : NULL;
-		add_row(c, p->event, s->image, name ? name : "[no symbol]", p->pcs[i].count);
-	}
+	enum by *by = ctx;
+	if (!strcmp(arg, "procedure"))
+		*by = BY_PROC;
+	else if (!strcmp(arg, "image"))
+		*by = BY_IMAGE;
+	else if (!strcmp(arg, "line"))
+		*by = BY_LINE;
+	else
+		return report_usage("report", "--by takes procedure, image or line");
 	return 0;
 }
 
+static int ptrcmp(const void *a, const void *b)
+{
+	return a == b ? 0 : (uintptr_t)a < (uintptr_t)b ? -1 : 1;
+}
+
+/* Grouping order: interned strings compare by pointer. */
 static int by_key(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
+	int r;
 	if (x->event != y->event)
 		return x->event < y->event ? -1 : 1;
-	int r = strcmp(x->image, y->image);
-	return r ? r : strcmp(x->proc, y->proc);
+	if ((r = ptrcmp(x->image, y->image)) || (r = ptrcmp(x->proc, y->proc)) ||
+	    (r = ptrcmp(x->file, y->file)))
+		return r;
+	return x->line - y->line;
 }
 
+/* Ranking order: most samples first, ties by name so output is stable. */
 static int by_count(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
+	int r;
 	if (x->event != y->event)
 		return x->event < y->event ? -1 : 1;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	return by_key(a, b);
+	if ((r = strcmp(x->proc ? x->proc : "", y->proc ? y->proc : "")) ||
+	    (r = strcmp(x->image, y->image)) ||
+	    (r = strcmp(x->file ? x->file : "", y->file ? y->file : "")))
+		return r;
+	return x->line - y->line;
 }
 
-static void combine(struct ctx *c)
+static void make_rows(const struct report_model *m, struct rows *rs)
 {
-	size_t o = 0;
-	if (!c->n)
-		return;
-	qsort(c->rows, c->n, sizeof(*c->rows), by_key);
-	for (size_t i = 1; i < c->n; i++) {
-		if (by_key(&c->rows[i], &c->rows[o]) == 0) {
-			c->rows[o].count += c->rows[i].count;
-			free(c->rows[i].proc);
-			free(c->rows[i].image);
-		} else {
-			c->rows[++o] = c->rows[i];
-		}
+	rs->v = calloc(m->npcs ? m->npcs : 1, sizeof(*rs->v));
+	if (!rs->v) {
+		perror("vprof report");
+		exit(1);
 	}
-	c->n = o + 1;
-	qsort(c->rows, c->n, sizeof(*c->rows), by_count);
+	for (size_t i = 0; i < m->npcs; i++) {
+		const struct model_pc *pc = &m->pcs[i];
+		struct row *r = &rs->v[i];
+		r->event = pc->event;
+		r->image = m->images[pc->image].path;
+		r->proc = rs->by == BY_IMAGE ? NULL : pc->proc;
+		if (rs->by == BY_LINE) {
+			r->file = pc->file;
+			r->line = pc->line;
+		}
+		r->count = pc->count;
+	}
+	rs->n = m->npcs;
+	if (!rs->n)
+		return;
+	size_t o = 0;
+	qsort(rs->v, rs->n, sizeof(*rs->v), by_key);
+	for (size_t i = 1; i < rs->n; i++) {
+		if (by_key(&rs->v[i], &rs->v[o]) == 0)
+			rs->v[o].count += rs->v[i].count;
+		else
+			rs->v[++o] = rs->v[i];
+	}
+	rs->n = o + 1;
+	qsort(rs->v, rs->n, sizeof(*rs->v), by_count);
 }
 
-static uint64_t event_total(const struct ctx *c, unsigned ev)
+/* "file:line", or "[no line]" when DWARF does not cover the PC. */
+static const char *where(const struct row *r, char *buf, size_t cap)
 {
-	uint64_t t = 0;
-	for (size_t i = 0; i < c->n; i++)
-		if (c->rows[i].event == ev)
-			t += c->rows[i].count;
-	return t;
+	if (!r->file)
+		return "[no line]";
+	snprintf(buf, cap, "%s:%d", r->file, r->line);
+	return buf;
 }
 
-static void print_text(const struct ctx *c, const char *db, const char *epochs, long limit)
+static void print_text(const struct report_model *m, const struct rows *rs, long limit)
 {
-	const struct merge_stats *s = &c->stats;
-	printf("vprof report: %s, epoch %s\n", db, epochs);
+	const struct merge_stats *s = &m->stats;
+	char buf[4200];
+	printf("vprof report: %s, epoch %s\n", m->db, m->epoch);
 	printf("processes %llu (%llu without a normal exit: killed or exec'd), samples %llu, "
 	       "dropped %llu (%.2f%%), unknown %llu, corrupt spools %llu\n",
 	       (unsigned long long)s->processes, (unsigned long long)s->killed,
@@ -170,65 +151,79 @@ static void print_text(const struct ctx *c, const char *db, const char *epochs, 
 	       s->samples ? 100.0 * (double)s->dropped / (double)s->samples : 0.0,
 	       (unsigned long long)s->unknown, (unsigned long long)s->corrupt);
 	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
-		uint64_t total = event_total(c, ev), cum = 0;
+		uint64_t total = m->total[ev], cum = 0;
 		long shown = 0;
 		if (!total)
 			continue;
 		printf("\nevent %s: %llu samples\n", merge_event_name(ev), (unsigned long long)total);
-		printf("%10s %7s %7s  %-40s %s\n", "samples", "%", "cum%",
-		       c->by_image ? "image" : "procedure", c->by_image ? "" : "image");
-		for (size_t i = 0; i < c->n; i++) {
-			const struct row *r = &c->rows[i];
+		if (rs->by == BY_IMAGE)
+			printf("%10s %7s %7s  %s\n", "samples", "%", "cum%", "image");
+		else if (rs->by == BY_LINE)
+			printf("%10s %7s %7s  %-40s %-30s %s\n", "samples", "%", "cum%", "source line",
+			       "procedure", "image");
+		else
+			printf("%10s %7s %7s  %-40s %s\n", "samples", "%", "cum%", "procedure", "image");
+		for (size_t i = 0; i < rs->n; i++) {
+			const struct row *r = &rs->v[i];
 			if (r->event != ev)
 				continue;
 			cum += r->count;
 			if (limit > 0 && shown++ >= limit)
 				continue;
-			if (c->by_image)
-				printf("%10llu %7.2f %7.2f  %s\n", (unsigned long long)r->count,
-				       100.0 * (double)r->count / (double)total,
-				       100.0 * (double)cum / (double)total, r->image);
+			printf("%10llu %7.2f %7.2f  ", (unsigned long long)r->count,
+			       100.0 * (double)r->count / (double)total,
+			       100.0 * (double)cum / (double)total);
+			if (rs->by == BY_IMAGE)
+				printf("%s\n", r->image);
+			else if (rs->by == BY_LINE)
+				printf("%-40s %-30s %s\n", where(r, buf, sizeof(buf)), r->proc, r->image);
 			else
-				printf("%10llu %7.2f %7.2f  %-40s %s\n", (unsigned long long)r->count,
-				       100.0 * (double)r->count / (double)total,
-				       100.0 * (double)cum / (double)total, r->proc, r->image);
+				printf("%-40s %s\n", r->proc, r->image);
 		}
 		if (limit > 0 && shown > limit)
 			printf("%10s (%ld more rows; -n 0 shows all)\n", "...", shown - limit);
 	}
-	if (!c->n)
+	if (!rs->n)
 		printf("\nno samples\n");
 }
 
-static void print_json(const struct ctx *c, const char *db, const char *epochs, long limit)
+static void print_json(const struct report_model *m, const struct rows *rs, long limit)
 {
-	const struct merge_stats *s = &c->stats;
+	const struct merge_stats *s = &m->stats;
 	printf("{\"db\":");
-	report_json_str(stdout, db);
+	report_json_str(stdout, m->db);
 	printf(",\"epoch\":\"%s\",\"processes\":%llu,\"not_exited\":%llu,\"samples\":%llu,"
 	       "\"samples_seen\":%llu,\"dropped\":%llu,\"unknown\":%llu,\"corrupt\":%llu,\"events\":[",
-	       epochs, (unsigned long long)s->processes, (unsigned long long)s->killed,
+	       m->epoch, (unsigned long long)s->processes, (unsigned long long)s->killed,
 	       (unsigned long long)s->merged, (unsigned long long)s->samples,
 	       (unsigned long long)s->dropped, (unsigned long long)s->unknown,
 	       (unsigned long long)s->corrupt);
 	int first_ev = 1;
 	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
-		uint64_t total = event_total(c, ev);
+		uint64_t total = m->total[ev];
 		long shown = 0;
 		if (!total)
 			continue;
 		printf("%s{\"event\":\"%s\",\"total\":%llu,\"rows\":[", first_ev ? "" : ",",
 		       merge_event_name(ev), (unsigned long long)total);
 		first_ev = 0;
-		for (size_t i = 0; i < c->n; i++) {
-			const struct row *r = &c->rows[i];
+		for (size_t i = 0; i < rs->n; i++) {
+			const struct row *r = &rs->v[i];
 			if (r->event != ev || (limit > 0 && shown >= limit))
 				continue;
 			printf("%s{", shown++ ? "," : "");
-			if (!c->by_image) {
+			if (r->proc) {
 				printf("\"procedure\":");
 				report_json_str(stdout, r->proc);
 				printf(",");
+			}
+			if (rs->by == BY_LINE) {
+				printf("\"file\":");
+				if (r->file)
+					report_json_str(stdout, r->file);
+				else
+					printf("null");
+				printf(",\"line\":%d,", r->line);
 			}
 			printf("\"image\":");
 			report_json_str(stdout, r->image);
@@ -242,75 +237,28 @@ static void print_json(const struct ctx *c, const char *db, const char *epochs, 
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, 0, 'd' },    { "epoch", required_argument, 0, 'E' },
-		{ "by", required_argument, 0, 'b' },    { "event", required_argument, 0, 'e' },
-		{ "json", no_argument, 0, 'j' },        { "limit", required_argument, 0, 'n' },
-		{ "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 },
+	static const struct option extra[] = { { "by", required_argument, 0, 'b' }, { 0, 0, 0, 0 } };
+	static const struct report_cmd cmd = {
+		"report", kHelp,
+		REPORT_OPT_DB | REPORT_OPT_EPOCH | REPORT_OPT_EVENT | REPORT_OPT_JSON | REPORT_OPT_LIMIT,
+		extra, "b:", on_by,
 	};
-	const char *dbopt = NULL, *epoch = NULL;
-	struct ctx c;
-	long limit = 40;
-	int json = 0, ch;
-	memset(&c, 0, sizeof(c));
-	while ((ch = getopt_long(argc, argv, "d:E:b:e:jn:h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'd': dbopt = optarg; break;
-		case 'E': epoch = optarg; break;
-		case 'b':
-			if (!strcmp(optarg, "image"))
-				c.by_image = 1;
-			else if (strcmp(optarg, "procedure"))
-				return report_usage("report", "--by takes procedure or image");
-			break;
-		case 'e':
-			if ((c.event = merge_event_parse(optarg)) < 0)
-				return report_usage("report", "unknown event");
-			break;
-		case 'j': json = 1; break;
-		case 'n': limit = strtol(optarg, NULL, 10); break;
-		case 'h':
-			printf("usage: vprof report [--db DIR] [--epoch N|all] [--by procedure|image] "
-			       "[--event E] [-n ROWS (0: all)] [--json]\n");
-			return 0;
-		default: return report_usage("report", "bad option");
-		}
-	}
-	const char *db = report_db_path(dbopt);
-	struct merge_db mdb;
-	char why[300], label[32];
-	if (merge_db_open(&mdb, db, 0, why, sizeof(why)) < 0) {
-		fprintf(stderr, "vprof report: database %s: %s\n", db, why);
-		return 1;
-	}
-	if (epoch && !strcmp(epoch, "all")) {
-		int ep[4096], n = merge_db_epochs(&mdb, ep, 4096);
-		for (int i = 0; i < n; i++)
-			merge_db_load(&mdb, ep[i], on_profile, &c, stderr);
-		snprintf(label, sizeof(label), "all");
-	} else {
-		int e = epoch ? atoi(epoch) : merge_db_epoch(&mdb);
-		if (e < 1) {
-			merge_db_close(&mdb);
-			return report_usage("report", "--epoch takes a number >= 1 or all");
-		}
-		merge_db_load(&mdb, e, on_profile, &c, stderr);
-		snprintf(label, sizeof(label), "%d", e);
-	}
-	merge_db_close(&mdb);
-	combine(&c);
-	if (json)
-		print_json(&c, db, label, limit);
+	struct report_opts o = { .limit = 40 };
+	struct rows rs = { 0 };
+	struct report_model m;
+	int rc = report_opts_parse(&cmd, argc, argv, &o, &rs.by);
+	if (rc >= 0)
+		return rc;
+	if (o.next < argc)
+		return report_usage("report", "takes no operands");
+	if ((rc = report_model_load(&m, o.db, o.epoch, o.event, rs.by == BY_LINE, "report")))
+		return rc;
+	make_rows(&m, &rs);
+	if (o.json)
+		print_json(&m, &rs, o.limit);
 	else
-		print_text(&c, db, label, limit);
-	for (size_t i = 0; i < c.n; i++) {
-		free(c.rows[i].proc);
-		free(c.rows[i].image);
-	}
-	free(c.rows);
-	for (size_t i = 0; i < c.nsyms; i++)
-		if (c.syms[i].im)
-			report_image_close(c.syms[i].im);
-	free(c.syms);
+		print_text(&m, &rs, o.limit);
+	free(rs.v);
+	report_model_free(&m);
 	return report_finish_stdout(0);
 }

@@ -17,6 +17,54 @@ int cmd_report(int argc, char **argv);
 int cmd_epoch(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_coverage(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+
+/*
+ * Options the commands that read a database share. A command names which
+ * it takes (REPORT_OPT_* bits) and may add its own through `extra` (its
+ * getopt_long entries; their short letters must not be one of d E e j n h)
+ * and `on_extra`, called with each such option's letter and argument and
+ * returning 0, or non-zero after report_usage() to stop.
+ *
+ *   --db DIR     (-d)   database; o->db is resolved with report_db_path()
+ *   --epoch N|all (-E)  epoch to read (NULL: the current one)
+ *   --event E    (-e)   only this event (0: all)
+ *   --json       (-j)   output as JSON
+ *   -n ROWS, --limit    rows to show (0: all)
+ *   -h, --help          print `help` on stdout
+ */
+enum {
+	REPORT_OPT_DB = 1,
+	REPORT_OPT_EPOCH = 2,
+	REPORT_OPT_EVENT = 4,
+	REPORT_OPT_JSON = 8,
+	REPORT_OPT_LIMIT = 16,
+};
+
+struct report_opts {
+	const char *db;
+	const char *epoch;
+	int event;
+	int json;
+	long limit;          /* preset by the caller to its default */
+	int next;            /* argv index of the first operand */
+};
+
+struct option;
+struct report_cmd {
+	const char *name;
+	const char *help;    /* the whole -h text */
+	unsigned common;     /* REPORT_OPT_* */
+	const struct option *extra;
+	const char *extra_short;
+	int (*on_extra)(int ch, const char *arg, void *ctx);
+};
+
+/* Parse argv. Returns -1 to go on; else the status the command should
+ * return at once (0 after -h, 2 after a usage message). */
+int report_opts_parse(const struct report_cmd *cmd, int argc, char **argv,
+		      struct report_opts *o, void *ctx);
 
 /* The database named by --db, else $VPROF_DB, else ./vprof.db. */
 const char *report_db_path(const char *opt);

@@ -14,22 +14,44 @@ struct command {
 	const char *help;
 };
 
+static void usage(FILE *f);
+
 static const struct command kCommands[] = {
 	{ "run", cmd_run, "run a command under the profiler, then merge its samples" },
 	{ "merge", cmd_merge, "fold finished spools into the database's current epoch" },
-	{ "report", cmd_report, "procedures (or images) by samples" },
+	{ "report", cmd_report, "procedures (or images, or source lines) by samples" },
+	{ "export", cmd_export, "write the profile as pprof, folded stacks or JSON" },
 	{ "verify", cmd_verify, "run a command checking the interpreter against the CPU (co-simulation)" },
 	{ "coverage", cmd_coverage, "run a command and measure how much of it the interpreter handles" },
 	{ "epoch", cmd_epoch, "show the current epoch, list epochs, or start a new one" },
+	{ "help", cmd_help, "print a command's help: vprof help CMD" },
 };
+#define NCOMMANDS (sizeof(kCommands) / sizeof(kCommands[0]))
+
+/* vprof help CMD: the command's own -h text, so the two never differ. */
+int cmd_help(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stdout);
+		return report_finish_stdout(0);
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(argv[1], kCommands[i].name) || kCommands[i].fn == cmd_help)
+			continue;
+		char *args[] = { argv[1], "-h", NULL };
+		return kCommands[i].fn(2, args);
+	}
+	fprintf(stderr, "vprof help: unknown command '%s'\n", argv[1]);
+	return 2;
+}
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vprof COMMAND [ARGS]\n\n");
-	for (size_t i = 0; i < sizeof(kCommands) / sizeof(kCommands[0]); i++)
+	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-10s %s\n", kCommands[i].name, kCommands[i].help);
 	fprintf(f, "\nEvery command takes --db DIR (default $VPROF_DB, else ./vprof.db) "
-		   "and -h for its options.\n");
+		   "and -h for its options (vprof help CMD prints the same).\n");
 }
 
 int main(int argc, char **argv)
@@ -38,7 +60,7 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	for (size_t i = 0; i < sizeof(kCommands) / sizeof(kCommands[0]); i++)
+	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], kCommands[i].name))
 			return kCommands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "vprof: unknown command '%s'\n", argv[1]);

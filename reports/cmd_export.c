@@ -1,0 +1,105 @@
+/*
+ * vprof export: the profile out to the tools people use. pprof (gzipped
+ * profile.proto) for go tool pprof and continuous-profiling backends,
+ * folded stacks for flame graphs, JSON for anything else. A thin command:
+ * the model is loaded with lines, and a writer in export_*.c takes it.
+ */
+#include "reports/report.h"
+#include "reports/export.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+
+static const char kHelp[] =
+	"usage: vprof export --format pprof|folded|json [-o FILE] [--db DIR] [--epoch N|all]\n"
+	"                    [--event E]\n"
+	"  --format pprof   gzipped pprof profile.proto (needs -o): sample types\n"
+	"                   samples/count and cpu/nanoseconds (count x mean period;\n"
+	"                   EVENT/count for PMU events), locations with source lines,\n"
+	"                   functions with demangled names, mappings with build-ids.\n"
+	"                   Read it with `go tool pprof -top FILE`.\n"
+	"  --format folded  collapsed stacks, \"frame;frame;... COUNT\" per line, for\n"
+	"                   flamegraph.pl, speedscope, Grafana. Call stacks are not\n"
+	"                   recorded yet, so each line is \"image;procedure COUNT\";\n"
+	"                   lines will be main;...;leaf once stacks exist.\n"
+	"  --format json    the whole model: images, and per event every sampled PC\n"
+	"                   with procedure, file and line (schema: docs/commands.md)\n"
+	"  -o FILE          write to FILE (default: stdout, except for pprof)\n"
+	"  --event E        pprof and folded write one event: E, else the one with\n"
+	"                   the most samples\n"
+	"  --db, --epoch    as for vprof report\n";
+
+struct export_args {
+	const char *format;
+	const char *out;
+};
+
+static int on_opt(int ch, const char *arg, void *ctx)
+{
+	struct export_args *a = ctx;
+	if (ch == 'f')
+		a->format = arg;
+	else
+		a->out = arg;
+	return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option extra[] = {
+		{ "format", required_argument, 0, 'f' }, { "output", required_argument, 0, 'o' },
+		{ 0, 0, 0, 0 },
+	};
+	static const struct report_cmd cmd = {
+		"export", kHelp, REPORT_OPT_DB | REPORT_OPT_EPOCH | REPORT_OPT_EVENT,
+		extra, "f:o:", on_opt,
+	};
+	struct report_opts o = { 0 };
+	struct export_args a = { 0 };
+	struct report_model m;
+	int rc = report_opts_parse(&cmd, argc, argv, &o, &a);
+	if (rc >= 0)
+		return rc;
+	if (o.next < argc)
+		return report_usage("export", "takes no operands");
+	if (!a.format)
+		return report_usage("export", "--format is required (pprof, folded or json)");
+	int pprof = !strcmp(a.format, "pprof");
+	if (!pprof && strcmp(a.format, "folded") && strcmp(a.format, "json"))
+		return report_usage("export", "unknown format; expected pprof, folded or json");
+	if (pprof && !a.out)
+		return report_usage("export", "--format pprof writes a binary file: give -o FILE");
+	if ((rc = report_model_load(&m, o.db, o.epoch, o.event, 1, "export")))
+		return rc;
+	unsigned ev = report_model_main_event(&m, o.event);
+	if (!ev && strcmp(a.format, "json")) {
+		fprintf(stderr, "vprof export: no samples in %s epoch %s%s%s\n", m.db, m.epoch,
+			o.event ? " for event " : "", o.event ? merge_event_name(o.event) : "");
+		report_model_free(&m);
+		return 1;
+	}
+	if (pprof) {
+		rc = report_export_pprof(&m, ev, a.out) ? 1 : 0;
+		report_model_free(&m);
+		return rc;
+	}
+	FILE *f = stdout;
+	if (a.out && !(f = fopen(a.out, "w"))) {
+		fprintf(stderr, "vprof export: %s: %s\n", a.out, strerror(errno));
+		report_model_free(&m);
+		return 1;
+	}
+	if (!strcmp(a.format, "folded"))
+		report_export_folded(&m, ev, f);
+	else
+		report_export_json(&m, f);
+	report_model_free(&m);
+	if (f == stdout)
+		return report_finish_stdout(0);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "vprof export: %s: %s\n", a.out, strerror(errno));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,45 @@
+/*
+ * export.h — writers that take the model (model.h) out of vprof: pprof's
+ * profile.proto (gzipped), collapsed stacks for flame graphs, and JSON.
+ * Each writes one event (see report_model_main_event). Nothing here is
+ * async-signal-safe; one thread.
+ */
+#ifndef VPROF_REPORTS_EXPORT_H
+#define VPROF_REPORTS_EXPORT_H
+
+#include "reports/model.h"
+
+#include <stdio.h>
+
+/*
+ * Write event ev of m to `path` as a gzip-compressed pprof Profile:
+ * sample types samples/count and cpu/nanoseconds (count x mean period; for
+ * PMU events, EVENT/count), one Location per sampled PC (address = ELF
+ * virtual address, with its source line), one Function per procedure
+ * (demangled name, symbol-table name, file and line of its first byte),
+ * one Mapping per image (path, build-id). Returns 0, or -errno after a
+ * message on stderr.
+ */
+int report_export_pprof(const struct report_model *m, unsigned ev, const char *path);
+
+/* One call stack and its samples; frames[0] is the root (main). */
+struct folded_stack {
+	const char *const *frames;
+	size_t depth;
+	uint64_t count;
+};
+
+/* Write stacks as collapsed-stack lines "root;...;leaf COUNT" (the format
+ * of flamegraph.pl, speedscope and Grafana). A ';' or newline inside a
+ * frame name is written as ':' or ' ' so each line stays one stack. */
+void report_folded_write(FILE *f, const struct folded_stack *v, size_t n);
+
+/* Event ev of m in folded form. Until call stacks are recorded each stack
+ * is two frames, "image;procedure" (the image's file name), one line per
+ * procedure. */
+void report_export_folded(const struct report_model *m, unsigned ev, FILE *f);
+
+/* The whole model as JSON (schema in docs/commands.md, "vprof export"). */
+void report_export_json(const struct report_model *m, FILE *f);
+
+#endif

@@ -1,0 +1,217 @@
+/*
+ * export_pprof.c — the model as pprof's profile.proto, encoded by
+ * protobuf-c (code generated from reports/proto/profile.proto at build
+ * time) and gzipped by zlib, as pprof reads it.
+ *
+ * Shape: one Mapping per image (memory_start 0, addresses are the ELF
+ * virtual addresses the profile keeps, so tools that look at the binary
+ * find the same bytes), one Location per sampled PC with one Line, one
+ * Function per (image, procedure), one Sample per Location. The string
+ * table is filled through a pointer-keyed map: the model interns its
+ * strings, so equal strings are equal pointers. Everything is built in
+ * arrays sized up front from the PC count, then packed once.
+ */
+#include "reports/export.h"
+
+#include "profile.pb-c.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__ValueType ValueType;
+
+struct strings {
+	char **v;               /* the string table; v[0] is "" */
+	size_t n;
+	struct { const char *key; size_t idx; } *map;
+	size_t cap;             /* power of two, at least twice n */
+};
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+	if (!p) {
+		perror("vprof export");
+		exit(1);
+	}
+	return p;
+}
+
+/* The string-table index of s (NULL counts as ""). */
+static int64_t str_idx(struct strings *t, const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	size_t mask = t->cap - 1, h = ((uintptr_t)s >> 3) * 0x9e3779b97f4a7c15ull & mask;
+	for (; t->map[h].key; h = (h + 1) & mask)
+		if (t->map[h].key == s)
+			return (int64_t)t->map[h].idx;
+	t->map[h].key = s;
+	t->map[h].idx = t->n;
+	t->v[t->n] = (char *)s;
+	return (int64_t)t->n++;
+}
+
+static int write_gzip(const char *path, const uint8_t *buf, size_t len)
+{
+	gzFile g = gzopen(path, "wb");
+	if (!g) {
+		int err = errno ? -errno : -ENOMEM;
+		fprintf(stderr, "vprof export: %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	int ok = gzwrite(g, buf, (unsigned)len) == (int)len;
+	if (gzclose(g) != Z_OK || !ok) {
+		fprintf(stderr, "vprof export: %s: write failed\n", path);
+		unlink(path);
+		return -EIO;
+	}
+	return 0;
+}
+
+int report_export_pprof(const struct report_model *m, unsigned ev, const char *path)
+{
+	size_t n, nfn = 0, nimg = m->nimages;
+	size_t *ord = report_model_by_proc(m, ev, &n);
+	uint64_t period = report_model_period_ns(m);
+	int clock = report_event_is_clock(ev);
+	/* strings: a few constants, a build-id and path per image, and per
+	 * PC at most a procedure, a system name and two files */
+	struct strings t = { xcalloc(16 + 2 * nimg + 4 * n, sizeof(char *)), 1, NULL, 64 };
+	while (t.cap < 2 * (16 + 2 * nimg + 4 * n))
+		t.cap *= 2;
+	t.map = xcalloc(t.cap, sizeof(*t.map));
+	t.v[0] = "";
+
+	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	ValueType vt[2] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
+	ValueType per = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	ValueType *vtp[2] = { &vt[0], &vt[1] };
+	const char *kind = clock ? "cpu" : merge_event_name(ev), *unit = clock ? "nanoseconds" : "count";
+	vt[0].type = str_idx(&t, "samples");
+	vt[0].unit = str_idx(&t, "count");
+	vt[1].type = str_idx(&t, kind);
+	vt[1].unit = str_idx(&t, unit);
+	per = vt[1];
+	prof.n_sample_type = 2;
+	prof.sample_type = vtp;
+	prof.period_type = &per;
+	prof.period = (int64_t)period;
+	prof.default_sample_type = vt[1].type;
+	char comment[700];
+	snprintf(comment, sizeof(comment), "vprof %s epoch %s, event %s", m->db, m->epoch,
+		 merge_event_name(ev));
+	int64_t cidx = str_idx(&t, comment);
+	prof.n_comment = 1;
+	prof.comment = &cidx;
+
+	Mapping *maps = xcalloc(nimg, sizeof(*maps)), **mapp = xcalloc(nimg, sizeof(*mapp));
+	char (*ids)[2 * MERGE_BUILD_ID_MAX + 1] = xcalloc(nimg, sizeof(*ids));
+	int *used = xcalloc(nimg, sizeof(*used));
+	Location *locs = xcalloc(n, sizeof(*locs)), **locp = xcalloc(n, sizeof(*locp));
+	Line *lines = xcalloc(n, sizeof(*lines)), **linep = xcalloc(n, sizeof(*linep));
+	Function *fns = xcalloc(n, sizeof(*fns)), **fnp = xcalloc(n, sizeof(*fnp));
+	Sample *samples = xcalloc(n, sizeof(*samples)), **sp = xcalloc(n, sizeof(*sp));
+	uint64_t *locids = xcalloc(n, sizeof(*locids));
+	int64_t *values = xcalloc(2 * n, sizeof(*values));
+
+	for (size_t i = 0; i < n; i++) {
+		const struct model_pc *pc = &m->pcs[ord[i]];
+		const struct model_pc *prev = i ? &m->pcs[ord[i - 1]] : NULL;
+		if (!prev || prev->image != pc->image || prev->proc != pc->proc) {
+			Function *f = &fns[nfn];
+			perftools__profiles__function__init(f);
+			f->id = nfn + 1;
+			f->name = str_idx(&t, pc->proc);
+			f->system_name = str_idx(&t, pc->sysname);
+			f->filename = str_idx(&t, pc->proc_file);
+			f->start_line = pc->proc_line;
+			fnp[nfn++] = f;
+		}
+		Location *l = &locs[i];
+		perftools__profiles__location__init(l);
+		perftools__profiles__line__init(&lines[i]);
+		lines[i].function_id = nfn;
+		lines[i].line = pc->line;
+		linep[i] = &lines[i];
+		l->id = i + 1;
+		l->mapping_id = pc->image + 1;
+		l->address = pc->vaddr;
+		l->n_line = 1;
+		l->line = &linep[i];
+		locp[i] = l;
+		used[pc->image] |= 1 | (pc->file ? 2 : 0);
+
+		Sample *s = &samples[i];
+		perftools__profiles__sample__init(s);
+		locids[i] = l->id;
+		s->n_location_id = 1;
+		s->location_id = &locids[i];
+		values[2 * i] = (int64_t)pc->count;
+		values[2 * i + 1] = (int64_t)(pc->count * (period ? period : 1));
+		s->n_value = 2;
+		s->value = &values[2 * i];
+		sp[i] = s;
+	}
+	size_t nmap = 0;
+	for (size_t i = 0; i < nimg; i++) {
+		const struct model_image *im = &m->images[i];
+		Mapping *mp = &maps[i];
+		perftools__profiles__mapping__init(mp);
+		mp->id = i + 1;
+		mp->memory_start = 0;
+		mp->memory_limit = (im->max_vaddr | 0xfff) + 1;
+		mp->filename = str_idx(&t, im->path);
+		for (uint32_t b = 0; b < im->build_id_len; b++)
+			snprintf(ids[i] + 2 * b, 3, "%02x", im->build_id[b]);
+		mp->build_id = str_idx(&t, ids[i]);
+		mp->has_functions = im->sym != NULL;
+		mp->has_filenames = mp->has_line_numbers = (used[i] & 2) != 0;
+		/* every image gets a mapping, so that mapping_id = image + 1 */
+		mapp[nmap++] = mp;
+	}
+	prof.n_mapping = nmap;
+	prof.mapping = mapp;
+	prof.n_location = n;
+	prof.location = locp;
+	prof.n_function = nfn;
+	prof.function = fnp;
+	prof.n_sample = n;
+	prof.sample = sp;
+	prof.n_string_table = t.n;
+	prof.string_table = t.v;
+
+	size_t len = perftools__profiles__profile__get_packed_size(&prof);
+	uint8_t *buf = xcalloc(len, 1);
+	perftools__profiles__profile__pack(&prof, buf);
+	int rc = write_gzip(path, buf, len);
+
+	free(buf);
+	free(values);
+	free(locids);
+	free(sp);
+	free(samples);
+	free(fnp);
+	free(fns);
+	free(linep);
+	free(lines);
+	free(locp);
+	free(locs);
+	free(used);
+	free(ids);
+	free(mapp);
+	free(maps);
+	free(t.map);
+	free(t.v);
+	free(ord);
+	return rc;
+}

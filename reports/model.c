@@ -1,0 +1,266 @@
+/*
+ * model.c — load a database's epoch(s) into one flat array of resolved PCs
+ * (see model.h). Workload: a few images with thousands of PCs each; every
+ * PC is looked up once in its image's symbol table (binary search), and
+ * names repeat a great deal, so strings are interned in one open-addressed
+ * table: demangling is done once per distinct symbol, and callers compare
+ * names by pointer. Symbols of each image are opened once.
+ */
+#include "reports/model.h"
+#include "reports/report.h"
+#include "reports/symbolize.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct intern {
+	char *s;
+	const char *alt;        /* the demangled form of s, once asked */
+};
+
+static void *grow(void *v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return v;
+	*cap = *cap ? 2 * *cap : 64;
+	v = realloc(v, *cap * size);
+	if (!v) {
+		perror("vprof");
+		exit(1);
+	}
+	return v;
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The slot holding s, made (with a copy of s) if there is none. */
+static struct intern *intern_slot(struct report_model *m, const char *s)
+{
+	if (2 * (m->nstrings + 1) > m->capstrings) {
+		size_t cap = m->capstrings ? 2 * m->capstrings : 1024;
+		struct intern *t = calloc(cap, sizeof(*t));
+		if (!t) {
+			perror("vprof");
+			exit(1);
+		}
+		for (size_t i = 0; i < m->capstrings; i++) {
+			if (!m->strings[i].s)
+				continue;
+			size_t h = str_hash(m->strings[i].s) & (cap - 1);
+			while (t[h].s)
+				h = (h + 1) & (cap - 1);
+			t[h] = m->strings[i];
+		}
+		free(m->strings);
+		m->strings = t;
+		m->capstrings = cap;
+	}
+	size_t mask = m->capstrings - 1, h = str_hash(s) & mask;
+	for (; m->strings[h].s; h = (h + 1) & mask)
+		if (!strcmp(m->strings[h].s, s))
+			return &m->strings[h];
+	if (!(m->strings[h].s = strdup(s))) {
+		perror("vprof");
+		exit(1);
+	}
+	m->nstrings++;
+	return &m->strings[h];
+}
+
+static const char *intern(struct report_model *m, const char *s)
+{
+	return s ? intern_slot(m, s)->s : NULL;
+}
+
+/* The readable form of a symbol name: demangled once, then remembered. */
+static const char *demangled(struct report_model *m, const char *sysname)
+{
+	struct intern *slot = intern_slot(m, sysname);
+	if (slot->alt)
+		return slot->alt;
+	char *d = report_sym_demangle(sysname);
+	const char *alt = d ? intern(m, d) : slot->s;
+	free(d);
+	intern_slot(m, sysname)->alt = alt;     /* the table may have moved */
+	return alt;
+}
+
+int report_event_is_clock(unsigned ev)
+{
+	return ev == MERGE_EV_TASK_CLOCK || ev == MERGE_EV_CPU_TIMER || ev == MERGE_EV_ITIMER;
+}
+
+uint64_t report_model_period_ns(const struct report_model *m)
+{
+	return m->stats.processes ? m->stats.period_ns_sum / m->stats.processes : 0;
+}
+
+static uint32_t image_for(struct report_model *m, const struct merge_profile *p)
+{
+	int unknown = (p->flags & MERGE_PROF_UNKNOWN) != 0;
+	const char *path = unknown ? "[unknown]" : p->path[0] ? p->path : "[no path]";
+	for (size_t i = 0; i < m->nimages; i++) {
+		const struct model_image *im = &m->images[i];
+		if (im->build_id_len == p->build_id_len &&
+		    (p->build_id_len ? !memcmp(im->build_id, p->build_id, p->build_id_len)
+				     : !strcmp(im->path, path)))
+			return (uint32_t)i;
+	}
+	m->images = grow(m->images, &m->capimages, m->nimages, sizeof(*m->images));
+	struct model_image *im = &m->images[m->nimages];
+	memset(im, 0, sizeof(*im));
+	im->path = intern(m, path);
+	im->build_id_len = p->build_id_len;
+	memcpy(im->build_id, p->build_id, p->build_id_len);
+	if (!unknown) {
+		char why[300];
+		im->sym = report_image_open(p->path, p->build_id, p->build_id_len, why, sizeof(why));
+		/* Once per image: its samples show as [no symbol]. The vDSO has
+		 * no file to read; that needs no saying. */
+		if (!im->sym && strncmp(p->path, "linux-vdso", 10) != 0)
+			fprintf(stderr, "vprof %s: no symbols for %s: %s\n", m->cmd, path, why);
+	}
+	return (uint32_t)m->nimages++;
+}
+
+/* File and line of vaddr, interned, or NULL/0. */
+static const char *source_line(struct report_model *m, struct report_image *im,
+			       uint64_t vaddr, int *line)
+{
+	const char *file;
+	*line = 0;
+	if (!im || report_sym_source_line(im, vaddr, &file, line) != 0)
+		return NULL;
+	return intern(m, file);
+}
+
+static int on_profile(const struct merge_profile *p, void *arg)
+{
+	struct report_model *m = arg;
+	if (p->flags & MERGE_PROF_STATS) {
+		merge_stats_add(&m->stats, &p->stats);
+		return 0;
+	}
+	if ((m->event && (int)p->event != m->event) || p->event >= MERGE_EV_MAX)
+		return 0;
+	uint32_t ii = image_for(m, p);
+	struct model_image *im = &m->images[ii];
+	for (size_t i = 0; i < p->n; i++) {
+		uint64_t start = 0, size;
+		const char *sys = NULL;
+		m->pcs = grow(m->pcs, &m->cappcs, m->npcs, sizeof(*m->pcs));
+		struct model_pc *pc = &m->pcs[m->npcs++];
+		memset(pc, 0, sizeof(*pc));
+		pc->event = p->event;
+		pc->image = ii;
+		pc->vaddr = p->pcs[i].offset;
+		pc->count = p->pcs[i].count;
+		if (im->sym)
+			sys = report_sym_lookup(im->sym, pc->vaddr, &start, &size);
+		if (sys) {
+			pc->sysname = intern(m, sys);
+			pc->proc = demangled(m, sys);
+			pc->proc_start = start;
+		} else {
+			pc->proc = pc->sysname =
+				intern(m, p->flags & MERGE_PROF_UNKNOWN ? "[unknown]" : "[no symbol]");
+			pc->proc_start = pc->vaddr;
+		}
+		if (m->lines && sys) {
+			pc->file = source_line(m, im->sym, pc->vaddr, &pc->line);
+			pc->proc_file = source_line(m, im->sym, start, &pc->proc_line);
+		}
+		if (pc->vaddr > im->max_vaddr)
+			im->max_vaddr = pc->vaddr;
+		m->total[p->event] += pc->count;
+	}
+	return 0;
+}
+
+int report_model_load(struct report_model *m, const char *db, const char *epoch, int event,
+		      int lines, const char *cmd)
+{
+	struct merge_db mdb;
+	char why[300];
+	memset(m, 0, sizeof(*m));
+	m->db = db;
+	m->event = event;
+	m->lines = lines;
+	m->cmd = cmd;
+	if (merge_db_open(&mdb, db, 0, why, sizeof(why)) < 0) {
+		fprintf(stderr, "vprof %s: database %s: %s\n", cmd, db, why);
+		return 1;
+	}
+	if (epoch && !strcmp(epoch, "all")) {
+		int ep[4096], n = merge_db_epochs(&mdb, ep, 4096);
+		for (int i = 0; i < n; i++)
+			merge_db_load(&mdb, ep[i], on_profile, m, stderr);
+		snprintf(m->epoch, sizeof(m->epoch), "all");
+	} else {
+		char *end = NULL;
+		long e = epoch ? strtol(epoch, &end, 10) : merge_db_epoch(&mdb);
+		if (e < 1 || e > 1000000000 || (end && *end)) {
+			merge_db_close(&mdb);
+			return report_usage(cmd, "--epoch takes a number >= 1 or all");
+		}
+		merge_db_load(&mdb, (int)e, on_profile, m, stderr);
+		snprintf(m->epoch, sizeof(m->epoch), "%ld", e);
+	}
+	merge_db_close(&mdb);
+	return 0;
+}
+
+static int cmp_by_proc(const void *a, const void *b, void *arg)
+{
+	const struct report_model *m = arg;
+	const struct model_pc *x = &m->pcs[*(const size_t *)a], *y = &m->pcs[*(const size_t *)b];
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
+	if (x->proc != y->proc)
+		return strcmp(x->proc, y->proc);
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+size_t *report_model_by_proc(const struct report_model *m, unsigned ev, size_t *n)
+{
+	size_t *v = malloc((m->npcs ? m->npcs : 1) * sizeof(*v));
+	if (!v) {
+		perror("vprof");
+		exit(1);
+	}
+	*n = 0;
+	for (size_t i = 0; i < m->npcs; i++)
+		if (m->pcs[i].event == ev)
+			v[(*n)++] = i;
+	qsort_r(v, *n, sizeof(*v), cmp_by_proc, (void *)m);
+	return v;
+}
+
+unsigned report_model_main_event(const struct report_model *m, int ev)
+{
+	unsigned best = 0;
+	if (ev > 0)
+		return m->total[ev] ? (unsigned)ev : 0;
+	for (unsigned e = 1; e < MERGE_EV_MAX; e++)
+		if (m->total[e] > m->total[best])
+			best = e;
+	return m->total[best] ? best : 0;
+}
+
+void report_model_free(struct report_model *m)
+{
+	for (size_t i = 0; i < m->nimages; i++)
+		report_image_close(m->images[i].sym);
+	for (size_t i = 0; i < m->capstrings; i++)
+		free(m->strings[i].s);
+	free(m->strings);
+	free(m->images);
+	free(m->pcs);
+	memset(m, 0, sizeof(*m));
+}

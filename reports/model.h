@@ -1,0 +1,85 @@
+/*
+ * model.h — the profile as the report-side commands see it: every sampled
+ * PC of the chosen epoch(s), each resolved once to its image, procedure
+ * (demangled), and, when asked, source file and line. `vprof report`
+ * groups these records into rows; `vprof export` writes them out whole.
+ *
+ * Strings in the model (procedure, system name, file, image path) are
+ * interned: equal strings are the same pointer, and all stay valid until
+ * report_model_free(). Nothing here is async-signal-safe; one thread.
+ */
+#ifndef VPROF_REPORTS_MODEL_H
+#define VPROF_REPORTS_MODEL_H
+
+#include "merge/profile.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct report_image;
+
+/* One image of the profile (one per build-id, or per path without one). */
+struct model_image {
+	const char *path;               /* "[unknown]" for PCs outside images */
+	uint8_t build_id[MERGE_BUILD_ID_MAX];
+	uint32_t build_id_len;
+	uint64_t max_vaddr;             /* highest sampled address, for mappings */
+	struct report_image *sym;       /* NULL: no symbols */
+};
+
+/* One sampled PC under one event. */
+struct model_pc {
+	unsigned event;
+	uint32_t image;                 /* index into model.images */
+	uint64_t vaddr;                 /* ELF virtual address in that image */
+	uint64_t count;
+	const char *proc;               /* demangled; "[no symbol]", "[unknown]" */
+	const char *sysname;            /* as in the symbol table (mangled) */
+	uint64_t proc_start;            /* vaddr of the procedure's first byte */
+	const char *file;               /* NULL unless lines asked and known */
+	int line;
+	const char *proc_file;          /* file and line of proc_start, likewise */
+	int proc_line;
+};
+
+struct report_model {
+	struct model_image *images;
+	size_t nimages, capimages;
+	struct model_pc *pcs;
+	size_t npcs, cappcs;
+	struct merge_stats stats;       /* summed over the epochs loaded */
+	uint64_t total[MERGE_EV_MAX];   /* samples per event in pcs */
+	char epoch[32];                 /* "3" or "all" */
+	const char *db;
+	int event;                      /* only this event (0: all) */
+	int lines;                      /* resolve file:line too */
+	const char *cmd;                /* for messages: "report", "export" */
+	struct intern *strings;
+	size_t nstrings, capstrings;
+};
+
+/*
+ * Load epoch `epoch` (NULL: the current one; "all": every epoch) of the
+ * database at `db` and resolve every PC. Images without symbols are named
+ * once on stderr. Returns 0; or 1 after one message on stderr when the
+ * database cannot be opened; or 2 after a usage message for a bad epoch.
+ */
+int report_model_load(struct report_model *m, const char *db, const char *epoch, int event,
+		      int lines, const char *cmd);
+void report_model_free(struct report_model *m);
+
+/* The mean sampling period in ns over the processes merged (0: unknown). */
+uint64_t report_model_period_ns(const struct report_model *m);
+
+/* The indices of the PCs of event ev, grouped by image then procedure
+ * (then address): each (image, procedure) is one run. malloc'd; *n set. */
+size_t *report_model_by_proc(const struct report_model *m, unsigned ev, size_t *n);
+
+/* The event an export writes: ev if given, else the one with most samples
+ * (0 when there are none). */
+unsigned report_model_main_event(const struct report_model *m, int ev);
+
+/* Is ev measured in ns of CPU (clocks), rather than counted events? */
+int report_event_is_clock(unsigned ev);
+
+#endif
