@@ -92,6 +92,7 @@ int interp_init(void)
 		return -EINVAL;
 	interp_xsave_init();
 	interp_dispatch_init();
+	interp_vendor_init();
 	g_ready = 1;
 	return 0;
 }
