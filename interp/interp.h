@@ -382,21 +382,16 @@ extern const struct interp_family interp_family_bit[];
 extern const struct interp_family interp_family_string[];
 extern const struct interp_family interp_family_ctrl[];
 extern const struct interp_family interp_family_misc[];
-/* Vector families (sse*.c, avx*.c, evex*.c, x87*.c). Declared weak: the
- * dispatch table skips any that are not linked in (note: from a static
- * libinterp.a the linker only pulls them in with --whole-archive). They go
- * in a second table: a mnemonic shared by a string op and an SSE op
- * (MOVSD, CMPSD) resolves by encoding — legacy one-byte-map instructions
- * prefer the general families, all others the vector families. Within a
- * table a later family overrides an earlier one: sse, sse2, sse4, avx,
- * avx2, evex, x87. */
-extern const struct interp_family interp_family_sse[] __attribute__((weak));
-extern const struct interp_family interp_family_sse2[] __attribute__((weak));
-extern const struct interp_family interp_family_sse4[] __attribute__((weak));
-extern const struct interp_family interp_family_avx[] __attribute__((weak));
-extern const struct interp_family interp_family_avx2[] __attribute__((weak));
-extern const struct interp_family interp_family_evex[] __attribute__((weak));
-extern const struct interp_family interp_family_x87[] __attribute__((weak));
+/* Vector families (sse_fp.c, sse.c, sse4.c, evex.c). Referenced directly,
+ * so linking libinterp.a pulls them in like any other member. They go in
+ * a second table: a mnemonic shared by a string op and an SSE op (MOVSD,
+ * CMPSD) resolves by encoding — legacy one-byte-map instructions prefer
+ * the general families, all others the vector families. Within a table a
+ * later family overrides an earlier one: sse, sse2, sse4, evex. */
+extern const struct interp_family interp_family_sse[];
+extern const struct interp_family interp_family_sse2[];
+extern const struct interp_family interp_family_sse4[];
+extern const struct interp_family interp_family_evex[];
 
 /* ------------------------------------------------------ entry points */
 
