@@ -10,7 +10,7 @@
 int interp_decode_init(void);
 int interp_xsave_init(void);
 int interp_dispatch_init(void);
-/* Choose the vendor model: VPROF_INTERP_VENDOR, else CPUID's vendor
+/* Not AS-safe. Choose the vendor model: VPROF_INTERP_VENDOR, else CPUID's vendor
  * checked by native probes (vendor.c). */
 int interp_vendor_init(void);
 

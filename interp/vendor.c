@@ -17,7 +17,8 @@
  * below, between a pushfq/popfq pair) and in the interpreter from the same
  * registers and flags, with mixed input flags, so a model that only got
  * the all-set/all-clear rows of the tables right is caught too. They cost
- * about a hundred microseconds, once per process (interp_init).
+ * about 0.2 ms, once per process (interp_init), most of it populating the
+ * decode cache the probes run with.
  *
  * Concurrency: interp_vmodel[] is written by interp_init and
  * interp_vendor_force before any run, then only read.
