@@ -69,20 +69,20 @@ $(B)/libinterp.a: $(INTERP_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
-# interp/ finds its vector families through weak references, which do not
-# pull archive members in: link the whole archive wherever interp runs.
-INTERP_WHOLE := -Wl,--whole-archive $(B)/libinterp.a -Wl,--no-whole-archive
+# interp/dispatch.c references every family directly, so the archive
+# needs no --whole-archive: what links libinterp.a gets all of it.
+INTERP_LINK := $(B)/libinterp.a
 
 # The interpreter runs in the handler for co-simulation (VPROF_VERIFY).
 # Linked aside and renamed: a program or test running during a rebuild
 # sees the old file or the new one, never half of one.
 $(B)/libvprof.so: $(LIB_OBJ) $(B)/libinterp.a preload/exports.map
-	$(CC) -shared -o $@.tmp $(LIB_OBJ) $(INTERP_WHOLE) \
+	$(CC) -shared -o $@.tmp $(LIB_OBJ) $(INTERP_LINK) \
 	    -Wl,-z,now -Wl,--version-script=preload/exports.map $(LIB_LIBS) $(INTERP_LIBS)
 	mv -f $@.tmp $@
 
 $(B)/vprof: $(CMD_OBJ) $(B)/libinterp.a
-	$(CC) -o $@.tmp $(CMD_OBJ) $(INTERP_WHOLE) $(CMD_LIBS)
+	$(CC) -o $@.tmp $(CMD_OBJ) $(INTERP_LINK) $(CMD_LIBS)
 	mv -f $@.tmp $@
 
 # Unit tests: tests/unit/NAME.c -> build/tests/NAME, linked with the
@@ -94,7 +94,7 @@ tests: all $(TEST_BIN)
 
 $(B)/tests/%: tests/unit/%.c $(TEST_LINK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -o $@ $< $(filter-out $(B)/libinterp.a,$(TEST_LINK)) $(INTERP_WHOLE) $(CMD_LIBS) -lpthread -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -o $@ $< $(filter-out $(B)/libinterp.a,$(TEST_LINK)) $(INTERP_LINK) $(CMD_LIBS) -lpthread -lm
 
 check: deps all
 	@tests/run

@@ -20,13 +20,14 @@ static void setf(uint64_t *f, uint64_t bit, int v)
 		*f &= ~bit;
 }
 
-/* ZF, SF from the result; the undefined AF/PF as Zen 5 sets them for the
- * BMI instructions: AF cleared, PF the parity of the low byte. */
-static void zs(uint64_t *f, uint64_t r, unsigned size)
+/* ZF, SF from the result; the undefined AF/PF of the BMI instructions
+ * under the vendor model v: AF cleared by both, PF the parity of the low
+ * byte on Zen 5, cleared on Intel. */
+static void zs(uint64_t *f, uint64_t r, unsigned size, int v)
 {
 	setf(f, INTERP_ZF, (r & interp_mask(size)) == 0);
 	setf(f, INTERP_SF, (r >> (size * 8 - 1)) & 1);
-	setf(f, INTERP_PF, !__builtin_parityll(r & 0xff));
+	setf(f, INTERP_PF, v == INTERP_VENDOR_AMD && !__builtin_parityll(r & 0xff));
 	*f &= ~(uint64_t)INTERP_AF;
 }
 
@@ -105,6 +106,8 @@ static int bsx(struct interp_exec *x, int rev)
 
 	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
+	if (interp_vmodel[INTERP_VR_BSX] == INTERP_VENDOR_NONE)
+		return INTERP_STOP_UNSUPPORTED;   /* both models agree; the host not */
 	if (s == 0) {
 		/* destination unchanged (AMD documents it; Intel does it);
 		 * undefined flags: Zen 5 leaves only ZF and PF set */
@@ -127,10 +130,12 @@ static int cnt(struct interp_exec *x, int which)
 {
 	unsigned size = OPS(0), bits = size * 8;
 	uint64_t s, r, f = x->rflags;
-	int rc;
+	int rc, v = interp_vmodel[INTERP_VR_CNT];
 
 	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
+	if (which != 2 && v == INTERP_VENDOR_NONE)
+		return INTERP_STOP_UNSUPPORTED;
 	s &= interp_mask(size);
 	if (which == 0)        /* tzcnt */
 		r = s ? (uint64_t)__builtin_ctzll(s) : bits;
@@ -142,8 +147,11 @@ static int cnt(struct interp_exec *x, int which)
 		f &= ~(uint64_t)INTERP_ARITH_FLAGS;
 		setf(&f, INTERP_ZF, s == 0);
 	} else {
-		/* undefined: Zen 5 clears SF AF PF and keeps OF */
+		/* undefined: both clear SF AF PF; Zen 5 keeps OF, Intel
+		 * clears it */
 		f &= ~(uint64_t)(INTERP_SF | INTERP_AF | INTERP_PF);
+		if (v == INTERP_VENDOR_INTEL)
+			f &= ~(uint64_t)INTERP_OF;
 		setf(&f, INTERP_CF, s == 0);
 		setf(&f, INTERP_ZF, r == 0);
 	}
@@ -160,12 +168,14 @@ static int h_andn(struct interp_exec *x)
 {
 	unsigned size = OPS(0);
 	uint64_t a, b, r, f = x->rflags;
-	int rc;
+	int rc, v = interp_vmodel[INTERP_VR_BMI];
 
 	if ((rc = interp_rd(x, 1, &a)) || (rc = interp_rd(x, 2, &b)))
 		return rc;
+	if (v == INTERP_VENDOR_NONE)
+		return INTERP_STOP_UNSUPPORTED;
 	r = ~a & b & interp_mask(size);
-	zs(&f, r, size);
+	zs(&f, r, size, v);
 	f &= ~(uint64_t)(INTERP_CF | INTERP_OF);
 	interp_wr(x, 0, r);
 	x->rflags = f;
@@ -176,19 +186,21 @@ static int h_bextr(struct interp_exec *x)
 {
 	unsigned size = OPS(0), bits = size * 8, start, len;
 	uint64_t s, c, r, f = x->rflags;
-	int rc;
+	int rc, v = interp_vmodel[INTERP_VR_BMI];
 
 	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 2, &c)))
 		return rc;
+	if (v == INTERP_VENDOR_NONE)
+		return INTERP_STOP_UNSUPPORTED;
 	start = c & 0xff;
 	len = (c >> 8) & 0xff;
 	r = start < bits ? s >> start : 0;
 	if (len < 64)
 		r &= (1ull << len) - 1;
 	r &= interp_mask(size);
-	zs(&f, r, size);
+	zs(&f, r, size, v);
 	f &= ~(uint64_t)(INTERP_CF | INTERP_OF | INTERP_SF);
-	if (r == 0)             /* measured: Zen 5 sets AF with a zero result */
+	if (v == INTERP_VENDOR_AMD)   /* measured: Zen 5 sets AF */
 		f |= INTERP_AF;
 	interp_wr(x, 0, r);
 	x->rflags = f;
@@ -201,17 +213,19 @@ static int bls(struct interp_exec *x, int kind)
 {
 	unsigned size = OPS(0);
 	uint64_t s, r, f = x->rflags, m = interp_mask(size);
-	int rc;
+	int rc, v = interp_vmodel[INTERP_VR_BMI];
 
 	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
+	if (v == INTERP_VENDOR_NONE)
+		return INTERP_STOP_UNSUPPORTED;
 	switch (kind) {
 	case BL_I: r = (0 - s) & s; setf(&f, INTERP_CF, s != 0); break;
 	case BL_MSK: r = (s - 1) ^ s; setf(&f, INTERP_CF, s == 0); break;
 	default: r = (s - 1) & s; setf(&f, INTERP_CF, s == 0); break;
 	}
 	r &= m;
-	zs(&f, r, size);
+	zs(&f, r, size, v);
 	f &= ~(uint64_t)INTERP_OF;
 	interp_wr(x, 0, r);
 	x->rflags = f;
@@ -226,10 +240,12 @@ static int h_bzhi(struct interp_exec *x)
 {
 	unsigned size = OPS(0), bits = size * 8, n;
 	uint64_t s, i, r, f = x->rflags;
-	int rc;
+	int rc, v = interp_vmodel[INTERP_VR_BMI];
 
 	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 2, &i)))
 		return rc;
+	if (v == INTERP_VENDOR_NONE)
+		return INTERP_STOP_UNSUPPORTED;
 	n = i & 0xff;
 	if (n < bits) {
 		r = s & ((1ull << n) - 1);
@@ -239,7 +255,7 @@ static int h_bzhi(struct interp_exec *x)
 		setf(&f, INTERP_CF, 1);
 	}
 	r &= interp_mask(size);
-	zs(&f, r, size);
+	zs(&f, r, size, v);
 	f &= ~(uint64_t)INTERP_OF;
 	interp_wr(x, 0, r);
 	x->rflags = f;

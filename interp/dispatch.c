@@ -2,13 +2,13 @@
  *
  * Owns the one table from ZydisMnemonic to handler. Each family file
  * exports an array of {mnemonic, handler} ending with {0, NULL}; this file
- * gathers them at start-up into kdispatch[], so a lookup is one load and
- * the decode cache stores the result with the instruction.
+ * gathers them at start-up into kgp[] and kvec[] (below), so a lookup is
+ * a load or two and the decode cache stores the result with the
+ * instruction.
  *
  * Families, in the order they are gathered (a later table overrides an
  * earlier one for the same mnemonic, which should not happen):
- *   vector families (weak: absent until linked)  sse, sse2, sse4, avx,
- *                                                avx2, evex, x87
+ *   vector families                              sse, sse2, sse4, evex
  *   mov     mov/movzx/movsx/lea/cmov/set/xchg/bswap/cbw..   ~35% of insns
  *   alu     add/sub/cmp/test/and/or/xor/inc/dec/neg/not/adc/
  *           sbb/cmpxchg/xadd                                ~30%
@@ -37,8 +37,6 @@ static int g_ready;
 
 static void add_family(interp_handler **t, const struct interp_family *f)
 {
-	if (!f)
-		return;
 	for (; f->mnemonic; f++)
 		if (f->mnemonic <= ZYDIS_MNEMONIC_MAX_VALUE)
 			t[f->mnemonic] = f->fn;
@@ -49,10 +47,7 @@ int interp_dispatch_init(void)
 	add_family(kvec, interp_family_sse);
 	add_family(kvec, interp_family_sse2);
 	add_family(kvec, interp_family_sse4);
-	add_family(kvec, interp_family_avx);
-	add_family(kvec, interp_family_avx2);
 	add_family(kvec, interp_family_evex);
-	add_family(kvec, interp_family_x87);
 	add_family(kgp, interp_family_mov);
 	add_family(kgp, interp_family_alu);
 	add_family(kgp, interp_family_ctrl);
@@ -92,6 +87,7 @@ int interp_init(void)
 		return -EINVAL;
 	interp_xsave_init();
 	interp_dispatch_init();
+	interp_vendor_init();
 	g_ready = 1;
 	return 0;
 }

@@ -10,6 +10,14 @@
 int interp_decode_init(void);
 int interp_xsave_init(void);
 int interp_dispatch_init(void);
+/* Not AS-safe. Choose the vendor model: VPROF_INTERP_VENDOR, else CPUID's vendor
+ * checked by native probes (vendor.c). */
+int interp_vendor_init(void);
+
+/* The model each rule family follows (enum interp_vendor, indexed by
+ * enum interp_vrule); written by interp_init and interp_vendor_force
+ * only, read by the handlers. */
+extern uint8_t interp_vmodel[INTERP_VR__COUNT];
 
 /* Handler for a decoded instruction, or NULL (unsupported). */
 interp_handler *interp_dispatch_lookup(const struct interp_insn *in);

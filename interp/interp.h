@@ -382,28 +382,70 @@ extern const struct interp_family interp_family_bit[];
 extern const struct interp_family interp_family_string[];
 extern const struct interp_family interp_family_ctrl[];
 extern const struct interp_family interp_family_misc[];
-/* Vector families (sse*.c, avx*.c, evex*.c, x87*.c). Declared weak: the
- * dispatch table skips any that are not linked in (note: from a static
- * libinterp.a the linker only pulls them in with --whole-archive). They go
- * in a second table: a mnemonic shared by a string op and an SSE op
- * (MOVSD, CMPSD) resolves by encoding — legacy one-byte-map instructions
- * prefer the general families, all others the vector families. Within a
- * table a later family overrides an earlier one: sse, sse2, sse4, avx,
- * avx2, evex, x87. */
-extern const struct interp_family interp_family_sse[] __attribute__((weak));
-extern const struct interp_family interp_family_sse2[] __attribute__((weak));
-extern const struct interp_family interp_family_sse4[] __attribute__((weak));
-extern const struct interp_family interp_family_avx[] __attribute__((weak));
-extern const struct interp_family interp_family_avx2[] __attribute__((weak));
-extern const struct interp_family interp_family_evex[] __attribute__((weak));
-extern const struct interp_family interp_family_x87[] __attribute__((weak));
+/* Vector families (sse_fp.c, sse.c, sse4.c, evex.c). Referenced directly,
+ * so linking libinterp.a pulls them in like any other member. They go in
+ * a second table: a mnemonic shared by a string op and an SSE op (MOVSD,
+ * CMPSD) resolves by encoding — legacy one-byte-map instructions prefer
+ * the general families, all others the vector families. Within a table a
+ * later family overrides an earlier one: sse, sse2, sse4, evex. */
+extern const struct interp_family interp_family_sse[];
+extern const struct interp_family interp_family_sse2[];
+extern const struct interp_family interp_family_sse4[];
+extern const struct interp_family interp_family_evex[];
 
 /* ------------------------------------------------------ entry points */
 
-/* One-time set-up: CPUID leaf 0xD offsets, dispatch table, decoder.
+/* One-time set-up: CPUID leaf 0xD offsets, dispatch table, decoder, the
+ * vendor model and its native self-check (below).
  * Not AS-safe (cpuid traps to the hypervisor); idempotent. Also run by a
  * constructor. Returns 0 or negative errno. */
 int interp_init(void);
+
+/* ------------------------------------------------------ vendor model
+ * What the manuals leave undefined (AF after shifts, OF after rotates and
+ * multi-bit shifts, SF/ZF/AF/PF after mul, PF after BMI1/BMI2, the 16-bit
+ * shld/shrd result for counts above 16, ...) differs between vendors. The
+ * interpreter carries one model per vendor, recorded on real CPUs
+ * (tests/fixtures/x86-flags), and uses, per rule family, the model the
+ * host was checked to follow: interp_init picks the CPUID vendor's model
+ * and runs a few native probes per family; a family the host follows in
+ * neither model stops its instructions (INTERP_STOP_UNSUPPORTED) instead
+ * of guessing. VPROF_INTERP_VENDOR=amd|intel forces a model (no check). */
+enum interp_vendor {
+	INTERP_VENDOR_AMD,         /* AMD Zen 5 (26/2) */
+	INTERP_VENDOR_INTEL,       /* Intel Xeon, Sapphire Rapids class (6/207) */
+	INTERP_VENDOR__COUNT,
+	INTERP_VENDOR_NONE = 0xff, /* host matches no model: stop */
+};
+/* Rule families: each is checked and chosen on its own. */
+enum interp_vrule {
+	INTERP_VR_SHIFT,           /* shl shr sar: AF, OF for counts > 1 */
+	INTERP_VR_ROTATE,          /* rol ror rcl rcr: OF */
+	INTERP_VR_DSHIFT,          /* shld shrd: flags, 16-bit counts > 16 */
+	INTERP_VR_MUL,             /* mul imul: SF ZF AF PF */
+	INTERP_VR_DIV,             /* div idiv: all six flags */
+	INTERP_VR_BMI,             /* andn bextr blsi blsmsk blsr bzhi: PF AF */
+	INTERP_VR_CNT,             /* lzcnt tzcnt: OF */
+	INTERP_VR_BSX,             /* bsf bsr: CF PF AF SF OF */
+	INTERP_VR__COUNT
+};
+/* The model in effect for a rule family (enum interp_vendor, or
+ * INTERP_VENDOR_NONE). AS-safe. */
+int interp_vendor_rule(int family);
+/* The vendor CPUID names (INTERP_VENDOR_NONE for any other). AS-safe. */
+int interp_vendor_cpuid(void);
+/* "amd", "intel", "none"; family names "shift", "rotate", ... AS-safe. */
+const char *interp_vendor_name(int vendor);
+const char *interp_vrule_name(int family);
+/* For tests: use vendor's model for every family without checking the
+ * host (vendor < 0: back to the checked choice). Not AS-safe; call it
+ * while no run is in progress. Returns 0 or -EINVAL. */
+int interp_vendor_force(int vendor);
+/* Run the family's native probes and the interpreter with vendor's model
+ * on the same inputs; returns the number of probes that differ (0: the
+ * host follows that model as far as the probes see), -EINVAL for a
+ * vendor that has no model for the family. Not AS-safe. */
+int interp_vendor_probe(int family, int vendor);
 
 /* Size of struct interp_thread (for mmap at thread start). AS-safe. */
 size_t interp_thread_size(void);

@@ -7,8 +7,9 @@
  * executes the DIV itself and takes its own SIGFPE.
  *
  * Flags: MUL/IMUL define only CF and OF; DIV/IDIV define none. The
- * undefined ones are set to what Zen 5 was measured to produce where the
- * differential test found a rule (see comments), otherwise left alone.
+ * undefined ones follow the vendor model vendor.c chose (interp_vmodel[]):
+ * for MUL/IMUL, Zen 5's or Intel's, both recorded; for DIV/IDIV only Zen
+ * 5's is known, so under any other model they stop as unsupported.
  */
 #include "interp/interp.h"
 #include "interp/internal.h"
@@ -16,12 +17,23 @@
 typedef unsigned __int128 u128;
 typedef __int128 s128;
 
-static void set_cfof(struct interp_exec *x, int v)
+/* CF = OF = overflow; the undefined SF ZF AF PF under the vendor model:
+ * Zen 5 leaves them, Intel takes SF and PF from the low half of the
+ * product (lo) and clears ZF and AF. */
+static void mul_flags(struct interp_exec *x, int v, int overflow, uint64_t lo, unsigned size)
 {
-	if (v)
-		x->rflags |= INTERP_CF | INTERP_OF;
-	else
-		x->rflags &= ~(uint64_t)(INTERP_CF | INTERP_OF);
+	uint64_t f = x->rflags & ~(uint64_t)(INTERP_CF | INTERP_OF);
+
+	if (overflow)
+		f |= INTERP_CF | INTERP_OF;
+	if (v == INTERP_VENDOR_INTEL) {
+		f &= ~(uint64_t)(INTERP_SF | INTERP_ZF | INTERP_AF | INTERP_PF);
+		if ((lo >> (size * 8 - 1)) & 1)
+			f |= INTERP_SF;
+		if (!__builtin_parityll(lo & 0xff))
+			f |= INTERP_PF;
+	}
+	x->rflags = f;
 }
 
 /* Write the double-width result of the one-operand forms. */
@@ -39,10 +51,12 @@ static int h_mul(struct interp_exec *x)
 {
 	unsigned size = OPS(0), bits = size * 8;
 	uint64_t a = interp_gpr_get(x, INTERP_RAX, size), b, lo, hi;
-	int rc;
+	int rc, v = interp_vmodel[INTERP_VR_MUL];
 
 	if ((rc = interp_rd(x, 0, &b)))
 		return rc;
+	if (v == INTERP_VENDOR_NONE)
+		return INTERP_STOP_UNSUPPORTED;
 	if (size == 8) {
 		u128 p = (u128)a * b;
 		lo = (uint64_t)p;
@@ -53,15 +67,17 @@ static int h_mul(struct interp_exec *x)
 		hi = (p >> bits) & interp_mask(size);
 	}
 	put_wide(x, size, lo, hi);
-	set_cfof(x, hi != 0);
+	mul_flags(x, v, hi != 0, lo, size);
 	return INTERP_OK;
 }
 
 static int h_imul(struct interp_exec *x)
 {
 	uint64_t a, b, r;
-	int rc;
+	int rc, v = interp_vmodel[INTERP_VR_MUL];
 
+	if (v == INTERP_VENDOR_NONE)
+		return INTERP_STOP_UNSUPPORTED;
 	if (IN->nvis == 1) {
 		unsigned size = OPS(0), bits = size * 8;
 		int64_t sa = (int64_t)interp_sext(interp_gpr_get(x, INTERP_RAX, size), size), sb;
@@ -73,12 +89,12 @@ static int h_imul(struct interp_exec *x)
 			s128 p = (s128)sa * sb;
 			lo = (uint64_t)p;
 			hi = (uint64_t)((u128)p >> 64);
-			set_cfof(x, p != (s128)(int64_t)lo);
+			mul_flags(x, v, p != (s128)(int64_t)lo, lo, size);
 		} else {
 			int64_t p = sa * sb;
 			lo = (uint64_t)p & interp_mask(size);
 			hi = ((uint64_t)p >> bits) & interp_mask(size);
-			set_cfof(x, p != (int64_t)interp_sext(lo, size));
+			mul_flags(x, v, p != (int64_t)interp_sext(lo, size), lo, size);
 		}
 		put_wide(x, size, lo, hi);
 		return INTERP_OK;
@@ -100,7 +116,7 @@ static int h_imul(struct interp_exec *x)
 		of = p != (int64_t)interp_sext(r, size);
 	}
 	interp_wr(x, 0, r);
-	set_cfof(x, of);
+	mul_flags(x, v, of, r, size);
 	return INTERP_OK;
 }
 
@@ -114,6 +130,8 @@ static int divide(struct interp_exec *x, int sgn)
 		return rc;
 	if (d == 0)
 		return INTERP_STOP_WOULD_FAULT;
+	if (interp_vmodel[INTERP_VR_DIV] != INTERP_VENDOR_AMD)
+		return INTERP_STOP_UNSUPPORTED;   /* only Zen 5's flags are known */
 	if (size == 1) {
 		uint64_t ax = interp_gpr_get(x, INTERP_RAX, 2);
 		lo = ax & 0xff;

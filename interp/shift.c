@@ -5,9 +5,10 @@
  *
  * Flags: a masked count of 0 changes no flags (the destination is still
  * written, which zero-extends a 32-bit register). Where the manual leaves
- * OF/AF/CF undefined (counts > 1, counts beyond the width), we compute
- * what AMD Zen 5 was measured to produce by tests/unit/interp_diff; the
- * differential test counts any remaining undefined-flag differences.
+ * OF/AF/CF or the result undefined (counts > 1, counts beyond the width),
+ * each vendor's answer is computed under the model vendor.c chose
+ * (interp_vmodel[]): shl/shr/sar, rol/ror/rcl/rcr and shld/shrd are three
+ * rule families; one the host follows in no model stops.
  *
  * Concurrency: none beyond the thread's own state and buffered stores.
  */
@@ -36,16 +37,29 @@ static void setf(uint64_t *f, uint64_t bit, int v)
 		*f &= ~bit;
 }
 
-/* Shift or rotate a (size bytes) by count (already masked). */
-static uint64_t do_shift(int kind, uint64_t a, unsigned c, unsigned size, uint64_t *f)
+/* The undefined AF of a shift: Zen 5 sets it, Intel clears it. */
+static void shift_af(uint64_t *f, int v)
+{
+	setf(f, INTERP_AF, v == INTERP_VENDOR_AMD);
+}
+
+/* Shift or rotate a (size bytes) by count c (already masked) under the
+ * vendor model v. Where OF is undefined (counts above 1), Intel computes
+ * it as for a count of 1, from the operand (am, a2: its top two bits);
+ * Zen 5 from the result. Intel leaves the flags of an RCL/RCR whose count
+ * is a multiple of width+1 alone; Zen 5 rewrites OF. */
+static uint64_t do_shift(int kind, uint64_t a, unsigned c, unsigned size, uint64_t *f, int v)
 {
 	unsigned bits = size * 8;
 	uint64_t m = interp_mask(size), r = a, msb;
-	int cf;
+	int cf, intel = v == INTERP_VENDOR_INTEL;
+	uint64_t am, a2;
 
 	a &= m;
 	if (c == 0)
 		return a;
+	am = (a >> (bits - 1)) & 1;
+	a2 = (a >> (bits - 2)) & 1;
 	switch (kind) {
 	case S_SHL: case S_SAL:
 		r = c < 64 ? (a << c) & m : 0;
@@ -53,17 +67,17 @@ static uint64_t do_shift(int kind, uint64_t a, unsigned c, unsigned size, uint64
 		if (c > bits && c < 64)
 			cf = 0;
 		setf(f, INTERP_CF, cf);
-		setf(f, INTERP_OF, ((r >> (bits - 1)) & 1) ^ cf);
+		setf(f, INTERP_OF, intel ? am ^ a2 : ((r >> (bits - 1)) & 1) ^ cf);
 		szp(f, r, size);
-		*f |= INTERP_AF;   /* undefined; Zen 5 sets it */
+		shift_af(f, v);
 		break;
 	case S_SHR:
 		r = c < 64 ? a >> c : 0;
 		cf = c <= 64 ? (a >> (c - 1)) & 1 : 0;
 		setf(f, INTERP_CF, cf);
-		setf(f, INTERP_OF, c == 1 ? (a >> (bits - 1)) & 1 : ((r >> (bits - 1)) & 1) ^ ((r >> (bits - 2)) & 1));
+		setf(f, INTERP_OF, intel || c == 1 ? am : ((r >> (bits - 1)) & 1) ^ ((r >> (bits - 2)) & 1));
 		szp(f, r, size);
-		*f |= INTERP_AF;   /* undefined; Zen 5 sets it */
+		shift_af(f, v);
 		break;
 	case S_SAR: {
 		int64_t s = (int64_t)interp_sext(a, size);
@@ -73,7 +87,7 @@ static uint64_t do_shift(int kind, uint64_t a, unsigned c, unsigned size, uint64
 		setf(f, INTERP_CF, cf);
 		setf(f, INTERP_OF, 0);
 		szp(f, r, size);
-		*f |= INTERP_AF;   /* undefined; Zen 5 sets it */
+		shift_af(f, v);
 		break;
 	}
 	case S_ROL: {
@@ -82,7 +96,7 @@ static uint64_t do_shift(int kind, uint64_t a, unsigned c, unsigned size, uint64
 		cf = r & 1;
 		msb = (r >> (bits - 1)) & 1;
 		setf(f, INTERP_CF, cf);
-		setf(f, INTERP_OF, msb ^ cf);
+		setf(f, INTERP_OF, intel ? am ^ a2 : msb ^ cf);
 		break;
 	}
 	case S_ROR: {
@@ -90,31 +104,35 @@ static uint64_t do_shift(int kind, uint64_t a, unsigned c, unsigned size, uint64
 		r = k ? ((a >> k) | (a << (bits - k))) & m : a;
 		msb = (r >> (bits - 1)) & 1;
 		setf(f, INTERP_CF, msb);
-		setf(f, INTERP_OF, msb ^ ((r >> (bits - 2)) & 1));
+		setf(f, INTERP_OF, intel ? am ^ (a & 1) : msb ^ ((r >> (bits - 2)) & 1));
 		break;
 	}
 	case S_RCL: {
 		unsigned k = c % (bits + 1);
 		uint64_t carry = *f & INTERP_CF ? 1 : 0;
+		if (intel && k == 0)
+			return a;
 		for (unsigned i = 0; i < k; i++) {
 			uint64_t out = (r >> (bits - 1)) & 1;
 			r = ((r << 1) | carry) & m;
 			carry = out;
 		}
 		setf(f, INTERP_CF, carry);
-		setf(f, INTERP_OF, ((r >> (bits - 1)) & 1) ^ carry);
+		setf(f, INTERP_OF, intel ? am ^ a2 : ((r >> (bits - 1)) & 1) ^ carry);
 		break;
 	}
 	default: { /* RCR */
 		unsigned k = c % (bits + 1);
-		uint64_t carry = *f & INTERP_CF ? 1 : 0;
+		uint64_t carry = *f & INTERP_CF ? 1 : 0, cin = carry;
+		if (intel && k == 0)
+			return a;
 		for (unsigned i = 0; i < k; i++) {
 			uint64_t out = r & 1;
 			r = (r >> 1) | (carry << (bits - 1));
 			carry = out;
 		}
 		setf(f, INTERP_CF, carry);
-		setf(f, INTERP_OF, ((r >> (bits - 1)) & 1) ^ ((r >> (bits - 2)) & 1));
+		setf(f, INTERP_OF, intel ? am ^ cin : ((r >> (bits - 1)) & 1) ^ ((r >> (bits - 2)) & 1));
 		break;
 	}
 	}
@@ -125,14 +143,16 @@ static int shift(struct interp_exec *x, int kind)
 {
 	unsigned size = OPS(0);
 	uint64_t a, c = 1, r, f = x->rflags;
-	int rc;
+	int rc, v = interp_vmodel[kind >= S_SHL ? INTERP_VR_SHIFT : INTERP_VR_ROTATE];
 
 	if (IN->nvis > 1 && (rc = interp_rd(x, 1, &c)))
 		return rc;
 	if ((rc = interp_rd(x, 0, &a)))
 		return rc;
 	c &= size == 8 ? 63 : 31;
-	r = do_shift(kind, a, (unsigned)c, size, &f);
+	if (c && v == INTERP_VENDOR_NONE)
+		return INTERP_STOP_UNSUPPORTED;
+	r = do_shift(kind, a, (unsigned)c, size, &f, v);
 	if ((rc = interp_wr_last(x, 0, r)))
 		return rc;
 	x->rflags = f;
@@ -147,12 +167,16 @@ static int h_shl(struct interp_exec *x) { return shift(x, S_SHL); }
 static int h_shr(struct interp_exec *x) { return shift(x, S_SHR); }
 static int h_sar(struct interp_exec *x) { return shift(x, S_SAR); }
 
-/* SHLD/SHRD dst, src, count */
+/* SHLD/SHRD dst, src, count. A 16-bit count above 16 is undefined:
+ * Zen 5 rotates the source by the count (CF 0, SHLD's OF 0); Intel
+ * shifts through dst:src:dst, 48 bits, as it does for every 16-bit count.
+ * OF for counts above 1: Zen 5 from the result, Intel as for a count of
+ * 1, from the inputs. AF: Zen 5 sets it, Intel clears it. */
 static int dshift(struct interp_exec *x, int left)
 {
 	unsigned size = OPS(0), bits = size * 8;
-	uint64_t a, b, c, r, f = x->rflags, m = interp_mask(size);
-	int rc, cf;
+	uint64_t a, b, c, r, f = x->rflags, m = interp_mask(size), am;
+	int rc, cf, of, v = interp_vmodel[INTERP_VR_DSHIFT];
 
 	if ((rc = interp_rd(x, 2, &c)) || (rc = interp_rd(x, 1, &b)) ||
 	    (rc = interp_rd(x, 0, &a)))
@@ -160,19 +184,40 @@ static int dshift(struct interp_exec *x, int left)
 	c &= size == 8 ? 63 : 31;
 	if (c == 0)
 		return interp_wr(x, 0, a);
-	if (c > bits)
-		return INTERP_STOP_UNSUPPORTED;   /* 16-bit, count > 16: undefined */
-	if (left) {
+	if (v == INTERP_VENDOR_NONE)
+		return INTERP_STOP_UNSUPPORTED;
+	a &= m;
+	b &= m;
+	am = (a >> (bits - 1)) & 1;
+	if (v == INTERP_VENDOR_INTEL && size == 2) {
+		uint64_t w = a << 32 | b << 16 | a;
+		r = (left ? w >> (32 - c) : w >> c) & m;
+		cf = left ? (w >> (48 - c)) & 1 : (w >> (c - 1)) & 1;
+	} else if (c > bits) {        /* Zen 5, 16-bit */
+		unsigned k = c & 15;
+		r = k ? (left ? b << k | b >> (16 - k) : b >> k | b << (16 - k)) & m : b;
+		cf = 0;
+	} else if (left) {
 		r = c == bits ? b : ((a << c) | (b >> (bits - c))) & m;
 		cf = (a >> (bits - c)) & 1;
 	} else {
 		r = c == bits ? b : ((a >> c) | (b << (bits - c))) & m;
 		cf = (a >> (c - 1)) & 1;
 	}
+	if (v == INTERP_VENDOR_INTEL)
+		of = am ^ (left ? (a >> (bits - 2)) & 1 : b & 1);
+	else if (!left)
+		of = ((r >> (bits - 1)) ^ (r >> (bits - 2))) & 1;
+	else if (c > bits)
+		of = 0;
+	else if (c == bits)
+		of = cf;
+	else
+		of = ((r >> (bits - 1)) & 1) ^ cf;
 	setf(&f, INTERP_CF, cf);
-	setf(&f, INTERP_OF, ((a ^ r) >> (bits - 1)) & 1);
+	setf(&f, INTERP_OF, of);
 	szp(&f, r, size);
-	f |= INTERP_AF;
+	shift_af(&f, v);
 	if ((rc = interp_wr_last(x, 0, r)))
 		return rc;
 	x->rflags = f;

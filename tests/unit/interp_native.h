@@ -222,7 +222,7 @@ static __attribute__((unused)) uint64_t edge_value(void)
 
 /* Compare a native and an interpreted result; prints FAIL with details.
  * Differences only in flags Zydis calls undefined are returned as 2. */
-static int compare(const char *what, const uint8_t *bytes, unsigned len,
+static __attribute__((unused)) int compare(const char *what, const uint8_t *bytes, unsigned len,
 		   const struct nctx *in, const struct nctx *nat, const struct nctx *itp)
 {
 	uint64_t und = undefined_flags(bytes, len);

@@ -743,9 +743,13 @@ int main(int argc, char **argv)
 			ok++;
 		}
 		(void)first_stop;
-		if (bad)
+		if (bad) {
 			nfail++;
-		else
+		} else if (ok + faults == 0) {
+			/* every run stopped as unsupported: nothing was checked */
+			printf("FAIL %s: nothing compared (%ld unsupported)\n", ti->text, unsup);
+			nfail++;
+		} else
 			printf("PASS %s (%ld same, %ld faulted alike, %ld unsupported; %ld renumbered)\n",
 			       ti->text, ok, faults, unsup, renum);
 	}
