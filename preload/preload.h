@@ -9,6 +9,7 @@
 #define VPROF_PRELOAD_H
 
 #include <signal.h>
+#include <ucontext.h>
 #include <stdint.h>
 #include "merge/spool.h"
 #include "upcall/upcall.h"
@@ -86,6 +87,18 @@ void preload_signals_thread_begin(void);
 int preload_verify_init(void) __attribute__((weak));
 void preload_verify_sample(int sig, siginfo_t *si, void *uc) __attribute__((weak));
 void preload_verify_thread_begin(void) __attribute__((weak));
+
+/* faults.c: SIGSEGV/SIGBUS (and SIGTRAP if on_trap) held while vprof
+ * interprets. preload_faults_init (normal context, once) saves the
+ * program's dispositions and installs ours: a fault in an interpreter
+ * probe is fixed up; any other goes to hook (if any), then to the
+ * program's disposition. preload_faults_forward applies that disposition
+ * (AS-safe). preload_faults_sigaction is the sigaction interposer's route
+ * for these signals (the real call for a signal not held). */
+typedef void preload_fault_hook(int sig, siginfo_t *si, ucontext_t *uc);
+int preload_faults_init(preload_fault_hook *hook, void (*on_trap)(int, siginfo_t *, void *));
+void preload_faults_forward(int sig, siginfo_t *si, ucontext_t *uc);
+int preload_faults_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);

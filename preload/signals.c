@@ -728,19 +728,14 @@ int execle(const char *path, const char *arg0, ...)
 
 /* ---- interposers ---- */
 
-/* verify.c: the program's SIGSEGV/SIGBUS/SIGTRAP dispositions in verify mode. */
-int preload_verify_sigaction(int sig, const struct sigaction *a, struct sigaction *old)
-	__attribute__((weak));
-
 __attribute__((visibility("default")))
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	/* Co-simulation (VPROF_VERIFY) holds SIGSEGV and SIGBUS (fault-safe
-	 * probes) and SIGTRAP (single-stepping) as we hold SIGPROF: verify.c
-	 * keeps the program's view of them and applies it. */
-	if (g_vprof.cfg.verify && preload_verify_sigaction &&
-	    (sig == SIGSEGV || sig == SIGBUS || sig == SIGTRAP))
-		return preload_verify_sigaction(sig, act, old);
+	/* The interpreting modes hold SIGSEGV and SIGBUS (fault-safe probes)
+	 * and co-simulation SIGTRAP (single-stepping) as we hold SIGPROF:
+	 * faults.c keeps the program's view of them and applies it. */
+	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGTRAP)
+		return preload_faults_sigaction(sig, act, old);
 	if (sig != UPCALL_SIGNAL || !g_installed)
 		return preload_real_sigaction(sig, act, old);
 	struct sigaction prev = g_prog;

@@ -133,15 +133,6 @@ static uint64_t thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The program's dispositions for the signals we hold in verify mode. */
-static struct sigaction g_prog_segv, g_prog_bus, g_prog_trap;
-
-static struct sigaction *prog_of(int sig)
-{
-	return sig == SIGSEGV ? &g_prog_segv : sig == SIGBUS ? &g_prog_bus
-	       : sig == SIGTRAP ? &g_prog_trap : NULL;
-}
-
 #define ADD(field, v) __atomic_fetch_add(&g_vf->field, (v), __ATOMIC_RELAXED)
 
 /* ------------------------------------------------------------ the file */
@@ -637,56 +628,14 @@ static void end_stepping(struct verify_thread *v, ucontext_t *uc)
 	v->end_ns = thread_ns();
 }
 
-/* ---------------------------------------- the program's dispositions */
+/* ------------------------------------------------ faults and traps */
 
-static void forward(int sig, siginfo_t *si, ucontext_t *uc)
+/* A fault that is not an interpreter probe's (faults.c calls this before
+ * handing it to the program): one the hardware took while stepping. */
+static void on_fault(int sig, siginfo_t *si, ucontext_t *uc)
 {
-	struct sigaction *p = prog_of(sig), a = *p;
-	int from_kernel = si->si_code > 0;
-	sigset_t old;
-
-	if (!(a.sa_flags & SA_SIGINFO) && (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN)) {
-		if (a.sa_handler == SIG_IGN && !(from_kernel && sig != SIGTRAP))
-			return;         /* ignored, as the kernel would */
-		/* Default action (a fault the program ignores gets it too, as
-		 * from the kernel). A fault re-executes and takes it at the
-		 * same instruction; anything else is raised again. */
-		struct sigaction dfl;
-		memset(&dfl, 0, sizeof dfl);
-		dfl.sa_handler = SIG_DFL;
-		preload_real_sigaction(sig, &dfl, NULL);
-		if (from_kernel && sig != SIGTRAP)
-			return;
-		sigset_t s;
-		sigemptyset(&s);
-		sigaddset(&s, sig);
-		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
-		pthread_sigmask(SIG_UNBLOCK, &s, NULL);
-		return;
-	}
-	sigset_t m = a.sa_mask;
-	if (!(a.sa_flags & SA_NODEFER))
-		sigaddset(&m, sig);
-	pthread_sigmask(SIG_BLOCK, &m, &old);
-	if (a.sa_flags & SA_RESETHAND) {
-		p->sa_handler = SIG_DFL;
-		p->sa_flags &= ~SA_SIGINFO;
-	}
-	if (a.sa_flags & SA_SIGINFO)
-		a.sa_sigaction(sig, si, uc);
-	else
-		a.sa_handler(sig);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-static void on_fault(int sig, siginfo_t *si, void *ucv)
-{
-	ucontext_t *uc = ucv;
 	struct verify_thread *v = g_vt;
-	int saved = errno;
 
-	if (interp_fault_fixup(uc))
-		goto out;
 	if (v && v->stepping && g_vf &&
 	    (uint64_t)uc->uc_mcontext.gregs[REG_RIP] == v->steps[v->i].pc &&
 	    (v->pre_raced || v->inputs_changed ||
@@ -706,9 +655,6 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
 	}
 	if (v && v->stepping)
 		end_stepping(v, uc);
-	forward(sig, si, uc);
-out:
-	errno = saved;
 }
 
 static void on_trap(int sig, siginfo_t *si, void *ucv)
@@ -718,7 +664,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	int saved = errno;
 
 	if (!v || !v->stepping || si->si_code != TRAP_TRACE || !g_vf) {
-		forward(sig, si, uc);
+		preload_faults_forward(sig, si, uc);
 		goto out;
 	}
 	ADD(traps, 1);
@@ -749,27 +695,6 @@ out:
 	errno = saved;
 }
 
-/* --------------------------------------------------- interposed calls */
-
-/* Called by the sigaction interposer (signals.c) for SIGSEGV, SIGBUS and
- * SIGTRAP while verify mode is on: the program's disposition is kept here
- * and ours stays installed. Not AS-safe (as sigaction is, but the program
- * would have to race itself). */
-int preload_verify_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	struct sigaction *p = prog_of(sig);
-	struct sigaction prev;
-
-	if (!p)
-		return preload_real_sigaction(sig, act, old);
-	prev = *p;
-	if (act)
-		*p = *act;
-	if (old)
-		*old = prev;
-	return 0;
-}
-
 /* --------------------------------------------------------- set-up */
 
 /* A thread's buffers go with it; but if the exiting code is itself being
@@ -787,7 +712,6 @@ static void on_thread_exit(void *p)
 int preload_verify_init(void)
 {
 	const char *s;
-	struct sigaction a;
 	int rc;
 
 	if ((rc = interp_init()) < 0)
@@ -807,20 +731,8 @@ int preload_verify_init(void)
 	if ((rc = open_file()) < 0)
 		return rc;
 
-	if (preload_real_sigaction(SIGSEGV, NULL, &g_prog_segv) < 0 ||
-	    preload_real_sigaction(SIGBUS, NULL, &g_prog_bus) < 0 ||
-	    preload_real_sigaction(SIGTRAP, NULL, &g_prog_trap) < 0)
-		return -errno;
-	memset(&a, 0, sizeof a);
-	sigemptyset(&a.sa_mask);
-	a.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
-	a.sa_sigaction = on_fault;
-	if (preload_real_sigaction(SIGSEGV, &a, NULL) < 0 ||
-	    preload_real_sigaction(SIGBUS, &a, NULL) < 0)
-		return -errno;
-	a.sa_sigaction = on_trap;
-	if (preload_real_sigaction(SIGTRAP, &a, NULL) < 0)
-		return -errno;
+	if ((rc = preload_faults_init(on_fault, on_trap)) < 0)
+		return rc;
 	pthread_atfork(NULL, NULL, on_fork_child);
 	pthread_key_create(&g_vkey, on_thread_exit);
 	return 0;

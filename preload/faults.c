@@ -1,0 +1,138 @@
+/*
+ * SIGSEGV, SIGBUS (and, for co-simulation, SIGTRAP) while vprof
+ * interprets: the interpreter's fault-safe probes fault on purpose, so in
+ * the interpreting modes (VPROF_VERIFY, VPROF_VALUES) our handler holds
+ * these signals the way signals.c holds SIGPROF. A fault inside a probe is
+ * fixed up (interp_fault_fixup) and the probe returns an error; every
+ * other one goes to the program's disposition exactly as if vprof were
+ * not there: its handler with its mask and flags, the default action
+ * (a fault re-executes and takes it for real, core dump included), or
+ * ignored. The program's sigaction calls for these signals are kept here
+ * (the interposer in signals.c routes them) and it reads back its own.
+ *
+ * The handlers are async-signal-safe and preserve errno.
+ */
+#include "preload/preload.h"
+#include "interp/interp.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+/* The program's dispositions for the signals we hold. */
+static struct sigaction g_prog_segv, g_prog_bus, g_prog_trap;
+static int g_held_trap, g_installed;
+static preload_fault_hook *g_hook;
+static void (*g_on_trap)(int, siginfo_t *, void *);
+
+static struct sigaction *prog_of(int sig)
+{
+	if (!g_installed)
+		return NULL;
+	return sig == SIGSEGV ? &g_prog_segv : sig == SIGBUS ? &g_prog_bus
+	       : sig == SIGTRAP && g_held_trap ? &g_prog_trap : NULL;
+}
+
+void preload_faults_forward(int sig, siginfo_t *si, ucontext_t *uc)
+{
+	struct sigaction *p = prog_of(sig), a;
+	int from_kernel = si->si_code > 0;
+	sigset_t old;
+
+	if (!p)
+		return;
+	a = *p;
+	if (!(a.sa_flags & SA_SIGINFO) && (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN)) {
+		if (a.sa_handler == SIG_IGN && !(from_kernel && sig != SIGTRAP))
+			return;         /* ignored, as the kernel would */
+		/* Default action (a fault the program ignores gets it too, as
+		 * from the kernel). A fault re-executes and takes it at the
+		 * same instruction; anything else is raised again. */
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof dfl);
+		dfl.sa_handler = SIG_DFL;
+		preload_real_sigaction(sig, &dfl, NULL);
+		if (from_kernel && sig != SIGTRAP)
+			return;
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, sig);
+		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &s, NULL, sizeof(long));
+		return;
+	}
+	sigset_t m = a.sa_mask;
+	if (!(a.sa_flags & SA_NODEFER))
+		sigaddset(&m, sig);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &m, &old, sizeof(long));
+	if (a.sa_flags & SA_RESETHAND) {
+		p->sa_handler = SIG_DFL;
+		p->sa_flags &= ~SA_SIGINFO;
+	}
+	if (a.sa_flags & SA_SIGINFO)
+		a.sa_sigaction(sig, si, uc);
+	else
+		a.sa_handler(sig);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+}
+
+static void on_fault(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	int saved = errno;
+
+	if (!interp_fault_fixup(uc)) {
+		if (g_hook)
+			g_hook(sig, si, uc);
+		preload_faults_forward(sig, si, uc);
+	}
+	errno = saved;
+}
+
+int preload_faults_init(preload_fault_hook *hook, void (*on_trap)(int, siginfo_t *, void *))
+{
+	struct sigaction a;
+
+	if (g_installed)
+		return 0;
+	if (preload_real_sigaction(SIGSEGV, NULL, &g_prog_segv) < 0 ||
+	    preload_real_sigaction(SIGBUS, NULL, &g_prog_bus) < 0 ||
+	    (on_trap && preload_real_sigaction(SIGTRAP, NULL, &g_prog_trap) < 0))
+		return -errno;
+	g_hook = hook;
+	g_on_trap = on_trap;
+	memset(&a, 0, sizeof a);
+	sigemptyset(&a.sa_mask);
+	a.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
+	a.sa_sigaction = on_fault;
+	if (preload_real_sigaction(SIGSEGV, &a, NULL) < 0 ||
+	    preload_real_sigaction(SIGBUS, &a, NULL) < 0)
+		return -errno;
+	if (on_trap) {
+		a.sa_sigaction = on_trap;
+		if (preload_real_sigaction(SIGTRAP, &a, NULL) < 0)
+			return -errno;
+		g_held_trap = 1;
+	}
+	g_installed = 1;
+	return 0;
+}
+
+int preload_faults_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction *p = prog_of(sig);
+	struct sigaction prev;
+
+	if (!p)
+		return preload_real_sigaction(sig, act, old);
+	prev = *p;
+	if (act)
+		*p = *act;
+	if (old)
+		*old = prev;
+	return 0;
+}
