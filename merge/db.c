@@ -256,15 +256,21 @@ struct spool_ctx {
  * generation or before (an image dlclose'd and replaced at the same
  * address keeps the samples taken while it was there); unknown.*.prof
  * with the absolute pc if none. NULL (and c->err) when out of memory. */
-static struct merge_profile *locate(struct spool_ctx *c, unsigned ev, uint64_t gpc,
-				    uint64_t *offset, int *known)
+static const struct merge_image_record *image_at(const struct spool_ctx *c, unsigned gen,
+						 uint64_t pc)
 {
-	uint64_t pc = MERGE_GPC_PC(gpc);
-	unsigned gen = MERGE_GPC_GEN(gpc);
 	const struct merge_image_record *hit = NULL;
 	for (size_t i = 0; i < c->im->n; i++)
 		if (pc >= c->im->r[i].lo && pc < c->im->r[i].hi && c->im->r[i].gen <= gen)
 			hit = &c->im->r[i];
+	return hit;
+}
+
+static struct merge_profile *locate(struct spool_ctx *c, unsigned ev, uint64_t gpc,
+				    uint64_t *offset, int *known)
+{
+	uint64_t pc = MERGE_GPC_PC(gpc);
+	const struct merge_image_record *hit = image_at(c, MERGE_GPC_GEN(gpc), pc);
 	*offset = hit ? pc - hit->bias : pc;
 	*known = hit != NULL;
 	struct merge_profile *p = accum_get(c->acc, ev, hit ? 0 : MERGE_PROF_UNKNOWN, hit);
@@ -287,15 +293,36 @@ static int entry_cb(uint64_t key, uint64_t count, void *arg)
 	return 0;
 }
 
+/* A code address in a value (a return address, a branch target, a call
+ * site): as an ELF offset when it lies in the same image as the hotlist's
+ * PC (same file), so that reports can name it and processes with other
+ * load addresses merge; else absolute, marked MERGE_HOT_FOREIGN. */
+static uint64_t code_value(const struct spool_ctx *c, unsigned gen, uint64_t addr,
+			   const struct merge_image_record *own)
+{
+	const struct merge_image_record *r = addr ? image_at(c, gen, addr) : NULL;
+	if (own && r && (r == own || !strcmp(r->path, own->path)))
+		return addr - r->bias;
+	return addr ? addr | MERGE_HOT_FOREIGN : 0;
+}
+
 /* A spool hotlist goes to its image's profile, keyed by ELF offset. */
 static int hot_cb(const struct merge_hotlist *h, void *arg)
 {
 	struct spool_ctx *c = arg;
 	struct merge_hotlist t = *h;
-	uint64_t off;
+	uint64_t off, gpc = MERGE_HOT_KEY_WHERE(h->key);
 	int known;
-	struct merge_profile *p = locate(c, c->event, MERGE_HOT_KEY_WHERE(h->key), &off, &known);
-	t.key = MERGE_HOT_KEY(MERGE_HOT_KEY_KIND(h->key), off);
+	unsigned kind = MERGE_HOT_KEY_KIND(h->key), gen = MERGE_GPC_GEN(gpc);
+	struct merge_profile *p = locate(c, c->event, gpc, &off, &known);
+	t.key = MERGE_HOT_KEY(kind, off);
+	const struct merge_image_record *own = image_at(c, gen, MERGE_GPC_PC(gpc));
+	for (uint32_t i = 0; i < t.n; i++) {
+		if (kind == MERGE_VK_RETADDR || kind == MERGE_VK_TARGET)
+			t.e[i].value = code_value(c, gen, t.e[i].value, own);
+		if (merge_hot_kind_has_site(kind))
+			t.e[i].aux = code_value(c, gen, t.e[i].aux, own);
+	}
 	if (!p || merge_profile_hot_add(p, &t) < 0)
 		return c->err = -ENOMEM;
 	return 0;

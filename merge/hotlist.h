@@ -67,6 +67,16 @@ enum merge_value_kind {
 #define MERGE_HOT_KEY_KIND(k)  ((unsigned)((k) >> 56))
 #define MERGE_HOT_KEY_WHERE(k) ((k) & 0x00ffffffffffffffull)
 
+/* In a profile, code addresses in values (RETADDR, TARGET) and in the aux
+ * of the *_BY_SITE kinds are ELF offsets in the hotlist's own image, or,
+ * for an address in another image, the absolute address with this bit. */
+#define MERGE_HOT_FOREIGN (1ull << 63)
+static inline int merge_hot_kind_has_site(unsigned kind)
+{
+	return kind == MERGE_VK_RESULT_BY_SITE || kind == MERGE_VK_SRC1_BY_SITE ||
+	       kind == MERGE_VK_SRC2_BY_SITE;
+}
+
 #define MERGE_HOT_N 16           /* entries: the paper's N */
 #define MERGE_HOT_RMAX 4096      /* reductions a valid hotlist may have */
 

@@ -31,6 +31,9 @@
 #include <unistd.h>
 
 struct preload_global g_vprof;
+/* interp/dispatch.c: no interpreter set-up at load; values.c and verify.c
+ * run interp_init when their mode is on. */
+const int interp_init_at_load = 0;
 __thread struct preload_thread g_thread PRELOAD_TLS;
 
 void preload_say(const char *fmt, ...)
@@ -148,7 +151,8 @@ static int open_spool(void)
 {
 	struct merge_spool_params p = { .event = (uint32_t)g_vprof.backend,
 					.backend = (uint32_t)g_vprof.backend,
-					.period = g_vprof.period };
+					.period = g_vprof.period,
+					.values = g_vprof.cfg.values };
 	char exe[256], cmd[256];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
@@ -272,6 +276,11 @@ __attribute__((constructor)) static void vprof_init(void)
 		g_vprof.active = 0;
 		g_thread.busy = 0;
 		return;
+	}
+	if (g_vprof.cfg.values && (rc = preload_values_init()) < 0) {
+		preload_say("VPROF_VALUES: value sampling unavailable: %s; PC sampling only",
+			    strerror(-rc));
+		g_vprof.cfg.values = 0;
 	}
 	if (g_vprof.cfg.verify) {
 		rc = preload_verify_init ? preload_verify_init() : -ENOSYS;

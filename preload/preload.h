@@ -21,7 +21,7 @@ struct preload_config {
 	char db[400];
 	int event;               /* forced merge_event, 0 = auto */
 	uint64_t period, freq;
-	int values, interp_len, interp_every, stacks, verify;
+	int values, interp_len, interp_every, skew_skip, stacks, verify;
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
 	char module[256];
@@ -99,6 +99,16 @@ typedef void preload_fault_hook(int sig, siginfo_t *si, ucontext_t *uc);
 int preload_faults_init(preload_fault_hook *hook, void (*on_trap)(int, siginfo_t *, void *));
 void preload_faults_forward(int sig, siginfo_t *si, ucontext_t *uc);
 int preload_faults_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+/* values.c (VPROF_VALUES): preload_values_init once in the constructor
+ * (normal context; negative errno if unavailable); preload_values_sample
+ * in the handler after a PC sample is counted: every interp_every-th
+ * sample of the thread interprets and records value hotlists, advancing
+ * uc (AS-safe); preload_values_thread_end frees the thread's state (with
+ * the trigger stopped and SIGPROF blocked). */
+int preload_values_init(void);
+void preload_values_sample(ucontext_t *uc);
+void preload_values_thread_end(void);
 
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);

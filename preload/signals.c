@@ -137,6 +137,8 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
 	else if (g_vprof.active && g_vprof.spool.hdr) {
 		preload_sample(sig, si, uc);
+		if (g_vprof.cfg.values)
+			preload_values_sample(uc);
 		if (g_vprof.cfg.verify && !t->busy)
 			preload_verify_sample(sig, si, uc);
 	}

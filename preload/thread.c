@@ -140,6 +140,7 @@ void preload_thread_end(void)
 	t->armed = 0;
 	merge_spool_release_slot(&g_vprof.spool, t->slot);
 	t->slot = NULL;
+	preload_values_thread_end();
 	/* A sample may have been raised before the trigger stopped: take it
 	 * now, while we can still tell it is ours (its si_fd is the one just
 	 * closed), so it is not handed to the program as its own SIGPROF after

@@ -23,11 +23,17 @@
 
 static void help(void)
 {
-	printf("usage: vprof run [--db DIR] [--event E] [--freq HZ | --period N] [--no-merge] -- CMD [ARGS]\n"
-	       "  --event E    auto (default), cycles, instructions, task-clock, cpu-timer, itimer\n"
-	       "  --freq HZ    mean samples per CPU-second (default 250)\n"
-	       "  --period N   mean period: ns of CPU time for clocks, events for counters\n"
-	       "  --no-merge   leave the spools for a later `vprof merge`\n");
+	printf("usage: vprof run [--db DIR] [--event E] [--freq HZ | --period N] [--values [--interp-len N]\n"
+	       "                 [--interp-every K] [--skew-skip S]] [--no-merge] -- CMD [ARGS]\n"
+	       "  --event E         auto (default), cycles, instructions, task-clock, cpu-timer, itimer\n"
+	       "  --freq HZ         mean samples per CPU-second (default 250, at most 20000)\n"
+	       "  --period N        mean period: ns of CPU time for clocks, events for counters\n"
+	       "  --values          value sampling: interpret after some samples, keep value hotlists\n"
+	       "                    (VPROF_VALUES=on); value profiles can hold data such as secrets\n"
+	       "  --interp-len N    instructions interpreted per value sample (default 4)\n"
+	       "  --interp-every K  interpret at every K-th sample of a thread (default 2)\n"
+	       "  --skew-skip S     first run a random 0..S instructions unobserved (default 0)\n"
+	       "  --no-merge        leave the spools for a later `vprof merge`\n");
 }
 
 /* libvprof.so beside the vprof binary (build tree), or in ../lib/vprof
@@ -59,6 +65,8 @@ int cmd_run(int argc, char **argv)
 		{ "db", required_argument, 0, 'd' },     { "event", required_argument, 0, 'e' },
 		{ "freq", required_argument, 0, 'F' },   { "period", required_argument, 0, 'p' },
 		{ "no-merge", no_argument, 0, 'n' },     { "help", no_argument, 0, 'h' },
+		{ "values", no_argument, 0, 'V' },       { "interp-len", required_argument, 0, 'L' },
+		{ "interp-every", required_argument, 0, 'K' }, { "skew-skip", required_argument, 0, 'S' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *dbopt = NULL;
@@ -71,6 +79,10 @@ int cmd_run(int argc, char **argv)
 		case 'F': setenv("VPROF_FREQ", optarg, 1); break;
 		case 'p': setenv("VPROF_PERIOD", optarg, 1); break;
 		case 'n': merge = 0; break;
+		case 'V': setenv("VPROF_VALUES", "on", 1); break;
+		case 'L': setenv("VPROF_INTERP_LEN", optarg, 1); break;
+		case 'K': setenv("VPROF_INTERP_EVERY", optarg, 1); break;
+		case 'S': setenv("VPROF_SKEW_SKIP", optarg, 1); break;
 		case 'h': help(); return 0;
 		default: return report_usage("run", "bad option");
 		}

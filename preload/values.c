@@ -1,0 +1,250 @@
+/*
+ * Value sampling (VPROF_VALUES=on): the interpreter at work in the sample
+ * handler, as in the value-sampling paper (section 2).
+ *
+ * Every VPROF_INTERP_EVERY-th sample of a thread, the handler converts the
+ * interrupted context to interpreter state, optionally runs a random
+ * 0..VPROF_SKEW_SKIP instructions first (the paper's de-biasing: value
+ * samples are then not tied to where interrupts land), then interprets up
+ * to VPROF_INTERP_LEN instructions while an observer turns each into
+ * value samples, and writes the advanced state back into the ucontext:
+ * the thread resumes after the instructions we executed for it. Each
+ * value sample goes into a Gibbons-Matias hotlist per (kind, PC) in the
+ * thread's slot of the MAP_SHARED spool (merge_spool_value).
+ *
+ * Captured per interpreted instruction (MERGE_VK_*): the first result
+ * (RESULT), the first two register or memory source operands (SRC1,
+ * SRC2; immediates are constant by construction and skipped), the
+ * effective address of the first memory access (ADDR), each load's
+ * latency in cycles, binned (LATENCY), the target of an indirect call or
+ * jump (TARGET); with the return address of the procedure the sample
+ * landed in (RETADDR, from libgcc's _Unwind_Backtrace through the signal
+ * frame), the sources and result again paired with it (*_BY_SITE), so a
+ * value invariant from one call site and not another is found.
+ *
+ * Handler rules (ARCHITECTURE): runs on the thread's alternate stack (the
+ * interpreter pushes below the interrupted RSP); no malloc, stdio or
+ * locks: the per-thread state (interpreter state and decode cache,
+ * ~170 KiB) is mmap'd on the thread's first value sample, so threads that
+ * never get one cost nothing; memory is touched through the interpreter's
+ * fault-safe routines only (faults.c holds SIGSEGV/SIGBUS); a run never
+ * enters vprof's own code. Stops are counted by reason in the spool.
+ */
+#include "preload/preload.h"
+#include "interp/interp.h"
+#include "merge/hotlist.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unwind.h>
+
+/* This library's own text, from the linker: runs stop at its border. */
+extern char __ehdr_start[] __attribute__((visibility("hidden")));
+extern char __etext[] __attribute__((visibility("hidden")));
+
+struct values_thread {
+	struct interp_state st;        /* first: 64-byte aligned */
+	uint64_t rng;
+	uint64_t site;                 /* return address of the sampled procedure, 0 unknown */
+	uint32_t samples;              /* samples since the last value sample */
+	size_t map_size;
+	struct interp_thread *ith;
+};
+
+static __thread struct values_thread *g_vt PRELOAD_TLS;
+
+/* libgcc's unwinder, local to us (dlopen'd, RTLD_LOCAL). */
+typedef _Unwind_Reason_Code unwind_trace_fn(struct _Unwind_Context *, void *);
+static _Unwind_Reason_Code (*g_backtrace)(unwind_trace_fn *, void *);
+static uintptr_t (*g_getip)(struct _Unwind_Context *);
+
+static struct values_thread *thread_state(void)
+{
+	struct values_thread *v = g_vt;
+	if (v)
+		return v;
+	/* First value sample of this thread: mmap is a system call, safe here. */
+	size_t sz = (sizeof(*v) + 63) & ~(size_t)63;
+	size_t total = (sz + interp_thread_size() + 4095) & ~(size_t)4095;
+	void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	v = m;
+	v->map_size = total;
+	v->ith = (struct interp_thread *)((char *)m + sz);
+	interp_thread_init(v->ith);
+	v->rng = (uint64_t)(uintptr_t)m ^ 0x9e3779b97f4a7c15ull;
+	g_vt = v;
+	return v;
+}
+
+static uint64_t next(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+struct walk {
+	uint64_t want, ret;
+	int found, n;
+};
+
+static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct walk *w = arg;
+	uint64_t ip = g_getip(ctx);
+	if (w->found) {
+		w->ret = ip;
+		return _URC_END_OF_STACK;
+	}
+	w->found = ip == w->want;
+	return ++w->n > 16 ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+/* The return address of the procedure interrupted at pc: libgcc's
+ * unwinder walks from this handler through the signal frame (its
+ * __restore_rt rule); the frame after pc's is its caller. 0 when not
+ * found (no unwind info). libgcc finds FDEs through glibc's lock-free
+ * _dl_find_object and allocates nothing. libunwind's unw_backtrace, tried
+ * first, falls back to unw_step, which takes a lock and sigprocmasks:
+ * a sample inside it deadlocked. (A JIT that registers frames with
+ * __register_frame makes libgcc take its object lock: not seen here.) */
+static uint64_t return_address(uint64_t pc)
+{
+	struct walk w = { .want = pc };
+	if (!g_backtrace)
+		return 0;
+	g_backtrace(walk_frame, &w);
+	return w.ret;
+}
+
+static void put(struct values_thread *v, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux)
+{
+	merge_spool_value(&g_vprof.spool, g_thread.slot,
+			  MERGE_HOT_KEY(kind, MERGE_GPC(g_vprof.spool.gen, pc)), value, aux, &v->rng);
+}
+
+static int observe(void *arg, const struct interp_state *st, const struct interp_record *r)
+{
+	struct values_thread *v = arg;
+	const struct interp_insn *in = r->insn;
+	uint64_t pc = in->pc;
+	int nsrc = 0, ndst = 0;
+
+	__atomic_fetch_add(&g_vprof.spool.hdr->live.value_samples, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < in->nvis; i++) {
+		const struct interp_operand *op = &in->op[i];
+		if (op->type != INTERP_OP_REG && op->type != INTERP_OP_MEM)
+			continue;
+		if (op->type == INTERP_OP_REG &&
+		    (op->rkind == INTERP_RK_FLAGS || op->rkind == INTERP_RK_RIP || op->rkind == INTERP_RK_OTHER))
+			continue;
+		if ((r->src_mask >> i & 1) && nsrc < 2) {
+			unsigned kind = nsrc ? MERGE_VK_SRC2 : MERGE_VK_SRC1;
+			put(v, kind, pc, r->src[i], 0);
+			if (v->site)
+				put(v, nsrc ? MERGE_VK_SRC2_BY_SITE : MERGE_VK_SRC1_BY_SITE, pc, r->src[i], v->site);
+			nsrc++;
+		}
+		if ((r->dst_mask >> i & 1) && !ndst) {
+			put(v, MERGE_VK_RESULT, pc, r->dst[i], 0);
+			if (v->site)
+				put(v, MERGE_VK_RESULT_BY_SITE, pc, r->dst[i], v->site);
+			ndst++;
+		}
+	}
+	uint32_t na = r->naccess < INTERP_MAX_ACCESS ? r->naccess : INTERP_MAX_ACCESS;
+	if (na)
+		put(v, MERGE_VK_ADDR, pc, r->acc[0].addr, 0);
+	for (uint32_t i = 0; i < na; i++)
+		if (!r->acc[i].write && r->acc[i].latency) {
+			uint64_t bin = merge_hot_latency_bin(r->acc[i].latency);
+			put(v, MERGE_VK_LATENCY, pc, bin, 0);
+			put(v, MERGE_VK_ADDR_LATENCY, pc, r->acc[i].addr, bin);
+			break;
+		}
+	if ((in->mnemonic == ZYDIS_MNEMONIC_CALL || in->mnemonic == ZYDIS_MNEMONIC_JMP) &&
+	    in->nvis && in->op[0].type != INTERP_OP_IMM)
+		put(v, MERGE_VK_TARGET, pc, st->rip, 0);
+	/* Never run on into our own code: the next instruction is vprof's. */
+	return st->rip >= (uint64_t)(uintptr_t)__ehdr_start && st->rip < (uint64_t)(uintptr_t)__etext;
+}
+
+void preload_values_sample(ucontext_t *uc)
+{
+	struct preload_thread *t = &g_thread;
+	struct values_thread *v;
+	struct interp_result res;
+	int every = g_vprof.cfg.interp_every > 0 ? g_vprof.cfg.interp_every : 1;
+
+	if (t->busy || !t->altstack || !g_vprof.spool.values)
+		return;
+	if (g_vt && ++g_vt->samples < (uint32_t)every)
+		return;
+	if (!(v = thread_state()))
+		return;
+	v->samples = 0;
+	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (pc >= (uint64_t)(uintptr_t)__ehdr_start && pc < (uint64_t)(uintptr_t)__etext)
+		return;     /* a sample in our own code: nothing of the program's to see */
+	if (interp_from_ucontext_lazy(&v->st, uc) < 0)
+		return;
+	int executed = 0, stop = INTERP_STOP_LIMIT;
+	if (g_vprof.cfg.skew_skip > 0) {
+		/* The skipped instructions execute (exactly) but are not observed. */
+		int k = (int)(next(&v->rng) % (uint64_t)(g_vprof.cfg.skew_skip + 1));
+		if (k) {
+			interp_run(&v->st, v->ith, k, NULL, &res);
+			executed += res.executed;
+			stop = res.stop;
+		}
+	}
+	if (stop == INTERP_STOP_LIMIT) {
+		pc = v->st.rip;
+		v->site = return_address((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
+		if (v->site && pc == (uint64_t)uc->uc_mcontext.gregs[REG_RIP])
+			put(v, MERGE_VK_RETADDR, pc, v->site, 0);
+		struct interp_observer obs = { .insn = observe, .arg = v, .flags = INTERP_OBS_LATENCY };
+		interp_run(&v->st, v->ith, g_vprof.cfg.interp_len, &obs, &res);
+		executed += res.executed;
+		stop = res.stop;
+	}
+	if (executed)
+		interp_to_ucontext(&v->st, uc);
+	merge_spool_interp(&g_vprof.spool, (uint64_t)executed, (unsigned)stop);
+}
+
+void preload_values_thread_end(void)
+{
+	struct values_thread *v = g_vt;
+	if (!v)
+		return;
+	g_vt = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a handler now sees NULL */
+	munmap(v, v->map_size);
+}
+
+int preload_values_init(void)
+{
+	int rc;
+	if ((rc = interp_init()) < 0)
+		return rc;
+	if ((rc = preload_faults_init(NULL, NULL)) < 0)
+		return rc;
+	/* Without libgcc_s, no return addresses (and no *_BY_SITE kinds). */
+	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (h) {
+		g_getip = (uintptr_t (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetIP");
+		g_backtrace = (_Unwind_Reason_Code (*)(unwind_trace_fn *, void *))dlsym(h, "_Unwind_Backtrace");
+		if (!g_getip)
+			g_backtrace = NULL;
+	}
+	return 0;
+}
