@@ -114,12 +114,12 @@ static void suggestion(struct value_model *vm, const struct cand *c, char *out, 
 	const struct value_hot *v = c->v;
 	const char *val = value_fmt(vm, v->kind, v->h.e[c->e].value, vb, sizeof(vb));
 	if (c->by_site)
-		snprintf(out, cap, "argument/%s of %s is %s in %.0f%% of samples from %s", kind_phrase(v->kind),
-			 v->w.proc, val, 100 * c->share,
+		snprintf(out, cap, "argument/%s of %s%s is %s in %.0f%% of samples from %s", kind_phrase(v->kind),
+			 v->w.proc, strchr(v->w.proc, '(') ? "" : "()", val, 100 * c->share,
 			 c->site_known ? value_source(&c->site, sb, sizeof(sb)) : "an unresolved call site");
 	else
-		snprintf(out, cap, "%s in %s at %s is %s in %.0f%% of samples: %s", kind_phrase(v->kind),
-			 v->w.proc, value_source(&v->w, sb2, sizeof(sb2)), val, 100 * c->share, advice(v->kind));
+		snprintf(out, cap, "%s in %s%s at %s is %s in %.0f%% of samples: %s", kind_phrase(v->kind),
+			 v->w.proc, strchr(v->w.proc, '(') ? "" : "()", value_source(&v->w, sb2, sizeof(sb2)), val, 100 * c->share, advice(v->kind));
 }
 
 /* Candidates of one hotlist: its top value, or per call site the top
@@ -196,12 +196,12 @@ int cmd_invariants(int argc, char **argv)
 			skipped++;
 			continue;
 		}
-		size_t k = candidates(&vm, v, &op, c + n, &skipped);
+		size_t base = n, k = candidates(&vm, v, &op, c + base, &skipped);
 		for (size_t j = 0; j < k; j++) {
-			struct cand *x = &c[n + j];
-			x->score = x->time * x->share;
-			if (x->share >= op.min_share && x->time >= op.min_time)
-				c[n++] = *x;
+			struct cand x = c[base + j];
+			x.score = x.time * x.share;
+			if (x.share >= op.min_share && x.time >= op.min_time)
+				c[n++] = x;
 		}
 	}
 	qsort(c, n, sizeof(*c), by_score);

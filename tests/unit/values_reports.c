@@ -162,7 +162,7 @@ int main(void)
 	rc = run(out, sizeof(out), "%s invariants --db %s 2>&1", vprof, g_db);
 	char *row1 = strstr(out, "source / suggestion\n"), *nl = row1 ? strchr(row1 + 20, '\n') : NULL;
 	CHECK(rc == 0 && nl && memmem(row1 + 20, (size_t)(nl - row1 - 20), "src1@site", 9) &&
-	      strstr(out, "argument/operand SRC1 of scale is 3 (0x3) in 90% of samples from ") &&
+	      strstr(out, "argument/operand SRC1 of scale() is 3 (0x3) in 90% of samples from ") &&
 	      strstr(out, "values_fix.c:24"),
 	      "invariants ranks scale's src1 = 3 from values_fix.c:24 first and suggests it (rc %d)", rc);
 	CHECK(strstr(out, "skipped 1 hotlists or call sites with fewer than 20 value samples"),
@@ -171,6 +171,7 @@ int main(void)
 	CHECK(json_ok(cmd, "rows and rows[0]['kind']=='src1@site' and rows[0]['value']==3 and "
 		      "rows[0]['site'].endswith('values_fix.c:24') and abs(rows[0]['share']-0.9)<0.001 and "
 		      "any(r['kind']=='src2' for r in rows) and "
+		      "any(r['kind']=='src1@site' and r['value']==7 and r['site'].endswith('values_fix.c:25') for r in rows) and "
 		      "all(k in r for r in rows for k in ('procedure','pc','image','source','value','share','samples'))"),
 	      "invariants --json: the planted invariant first, with its call site");
 
