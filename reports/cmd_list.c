@@ -141,23 +141,18 @@ static size_t disassemble(struct value_model *vm, const struct target *t, struct
 		exit(1);
 	}
 	if (got > 0) {
-		ZydisDecoder dec;
-		ZydisFormatter fmt;
-		ZydisDecodedInstruction in;
-		ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-		ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL);
 		for (long off = 0; off < got;) {
+			ZydisDisassembledInstruction in;
 			if (n == cap && !(v = realloc(v, (cap *= 2) * sizeof(*v)))) {
 				perror("vprof list");
 				exit(1);
 			}
 			struct insn *x = &v[n++];
 			x->vaddr = t->start + (uint64_t)off;
-			if (ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + off, (ZyanUSize)(got - off), &in, ops))) {
-				ZydisFormatterFormatInstruction(&fmt, &in, ops, in.operand_count_visible, x->text,
-								sizeof(x->text), x->vaddr, NULL);
-				x->len = in.length;
+			if (ZYAN_SUCCESS(ZydisDisassembleIntel(ZYDIS_MACHINE_MODE_LONG_64, x->vaddr, code + off,
+								(ZyanUSize)(got - off), &in))) {
+				snprintf(x->text, sizeof(x->text), "%s", in.text);
+				x->len = in.info.length;
 			} else {
 				snprintf(x->text, sizeof(x->text), "(bad) %02x", code[off]);
 				x->len = 1;

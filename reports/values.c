@@ -37,7 +37,8 @@ static const char *own(struct value_model *vm, char *s)
 }
 
 /* The model's image for profile p; one is added (symbols opened) for an
- * image that has hotlists but no sampled PC. */
+ * image that has hotlists but no sampled PC. The matching rule is model.c's
+ * image_for(), static there: one function once model.c exports it. */
 static uint32_t image_of(struct value_model *vm, const struct merge_profile *p)
 {
 	struct report_model *m = &vm->m;
