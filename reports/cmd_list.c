@@ -82,37 +82,37 @@ struct target {
 	uint64_t samples;
 };
 
-/* The procedure to list: the matching one with most samples (ties: the
- * first found), from the sampled PCs and the hotlists' addresses. */
+/* The procedure to list: of those matching (up to 16, found among the
+ * sampled PCs and the hotlists' addresses) the one with most samples of
+ * the main event; ties: the first found. */
 static int find_target(struct value_model *vm, const char *want, struct target *t)
 {
 	struct report_model *m = &vm->m;
-	memset(t, 0, sizeof(*t));
-	for (size_t i = 0; i < m->npcs; i++) {
-		const struct model_pc *pc = &m->pcs[i];
-		if (pc->event != vm->ev || !name_matches(want, pc->proc, pc->sysname))
-			continue;
-		if (t->proc && (t->image != pc->image || t->start != pc->proc_start)) {
-			continue;
-		}
+	struct target c[16];
+	int nc = 0, best = -1;
+	for (size_t i = 0; i < m->npcs + vm->nhot; i++) {
+		const struct model_pc *pc = i < m->npcs ? &m->pcs[i] : NULL;
+		const struct value_hot *v = pc ? NULL : &vm->hot[i - m->npcs];
 		struct value_where w;
-		value_where(vm, pc->image, pc->vaddr, &w);
-		t->image = pc->image;
-		t->start = w.start;
-		t->size = w.size;
-		t->proc = w.proc;
-		t->samples += pc->count;
-	}
-	for (size_t i = 0; i < vm->nhot && !t->proc; i++) {
-		const struct value_hot *v = &vm->hot[i];
-		if (!name_matches(want, v->w.proc, v->w.sysname))
+		if (pc ? pc->event != vm->ev || !name_matches(want, pc->proc, pc->sysname)
+		       : !name_matches(want, v->w.proc, v->w.sysname))
 			continue;
-		t->image = v->image;
-		t->start = v->w.start;
-		t->size = v->w.size;
-		t->proc = v->w.proc;
+		uint32_t image = pc ? pc->image : v->image;
+		value_where(vm, image, pc ? pc->vaddr : v->vaddr, &w);
+		int k = 0;
+		while (k < nc && (c[k].image != image || c[k].start != w.start))
+			k++;
+		if (k == nc && nc < 16)
+			c[nc++] = (struct target){ image, w.start, w.size, w.proc, 0 };
+		if (k < nc && pc)
+			c[k].samples += pc->count;
 	}
-	return t->proc ? 0 : -1;
+	for (int k = 0; k < nc; k++)
+		if (best < 0 || c[k].samples > c[best].samples)
+			best = k;
+	if (best >= 0)
+		*t = c[best];
+	return best >= 0 ? 0 : -1;
 }
 
 struct insn {
@@ -125,6 +125,15 @@ static int by_vaddr(const void *a, const void *b)
 {
 	const struct insn *x = a, *y = b;
 	return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
+}
+
+static struct insn *push(struct insn **v, size_t *n, size_t *cap)
+{
+	if (*n == *cap && !(*v = realloc(*v, (*cap *= 2) * sizeof(**v)))) {
+		perror("vprof list");
+		exit(1);
+	}
+	return &(*v)[(*n)++];
 }
 
 /* Decode [start, start + size); with no bytes, one "instruction" per
@@ -143,11 +152,7 @@ static size_t disassemble(struct value_model *vm, const struct target *t, struct
 	if (got > 0) {
 		for (long off = 0; off < got;) {
 			ZydisDisassembledInstruction in;
-			if (n == cap && !(v = realloc(v, (cap *= 2) * sizeof(*v)))) {
-				perror("vprof list");
-				exit(1);
-			}
-			struct insn *x = &v[n++];
+			struct insn *x = push(&v, &n, &cap);
 			x->vaddr = t->start + (uint64_t)off;
 			if (ZYAN_SUCCESS(ZydisDisassembleIntel(ZYDIS_MACHINE_MODE_LONG_64, x->vaddr, code + off,
 								(ZyanUSize)(got - off), &in))) {
@@ -166,13 +171,10 @@ static size_t disassemble(struct value_model *vm, const struct target *t, struct
 			uint64_t a = i < vm->m.npcs ? vm->m.pcs[i].vaddr : vm->hot[i - vm->m.npcs].vaddr;
 			if (im != t->image || a < t->start || a >= t->start + size)
 				continue;
-			if (n == cap && !(v = realloc(v, (cap *= 2) * sizeof(*v)))) {
-				perror("vprof list");
-				exit(1);
-			}
-			v[n].vaddr = a;
-			snprintf(v[n].text, sizeof(v[n].text), "? (image bytes unavailable)");
-			v[n++].len = 0;
+			struct insn *x = push(&v, &n, &cap);
+			x->vaddr = a;
+			x->len = 0;
+			snprintf(x->text, sizeof(x->text), "? (image bytes unavailable)");
 		}
 		qsort(v, n, sizeof(*v), by_vaddr);
 		size_t u = 0;
