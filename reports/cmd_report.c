@@ -10,6 +10,7 @@
  */
 #include "reports/report.h"
 #include "reports/model.h"
+#include "interp/interp.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -139,6 +140,28 @@ static const char *where(const struct row *r, char *buf, size_t cap)
 	return buf;
 }
 
+static const char *stop_name(int i)
+{
+	return i < INTERP_STOP__COUNT ? interp_stop_name(i) : "other";
+}
+
+/* Value sampling's line: values offered, and interpretation runs with
+ * their stops by reason (interp_stop_name; the last bucket holds the
+ * reasons past it). Nothing when no process interpreted. */
+static void print_values(const struct merge_stats *s)
+{
+	if (!s->interp_runs)
+		return;
+	printf("value samples %llu (dropped %llu, bad hotlists %llu), interpretation runs %llu, "
+	       "instructions %llu, stops:", (unsigned long long)s->value_samples,
+	       (unsigned long long)s->values_dropped, (unsigned long long)s->values_bad,
+	       (unsigned long long)s->interp_runs, (unsigned long long)s->interp_insns);
+	for (int i = 0; i < MERGE_INTERP_STOPS; i++)
+		if (s->interp_stops[i])
+			printf(" %s %llu", stop_name(i), (unsigned long long)s->interp_stops[i]);
+	printf("\n");
+}
+
 static void print_text(const struct report_model *m, const struct rows *rs, long limit)
 {
 	const struct merge_stats *s = &m->stats;
@@ -150,6 +173,7 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 	       (unsigned long long)s->merged, (unsigned long long)s->dropped,
 	       s->samples ? 100.0 * (double)s->dropped / (double)s->samples : 0.0,
 	       (unsigned long long)s->unknown, (unsigned long long)s->corrupt);
+	print_values(s);
 	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
 		uint64_t total = m->total[ev], cum = 0;
 		long shown = 0;
@@ -193,11 +217,22 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 	printf("{\"db\":");
 	report_json_str(stdout, m->db);
 	printf(",\"epoch\":\"%s\",\"processes\":%llu,\"not_exited\":%llu,\"samples\":%llu,"
-	       "\"samples_seen\":%llu,\"dropped\":%llu,\"unknown\":%llu,\"corrupt\":%llu,\"events\":[",
+	       "\"samples_seen\":%llu,\"dropped\":%llu,\"unknown\":%llu,\"corrupt\":%llu,",
 	       m->epoch, (unsigned long long)s->processes, (unsigned long long)s->killed,
 	       (unsigned long long)s->merged, (unsigned long long)s->samples,
 	       (unsigned long long)s->dropped, (unsigned long long)s->unknown,
 	       (unsigned long long)s->corrupt);
+	if (s->interp_runs) {
+		printf("\"value_samples\":%llu,\"interp_runs\":%llu,\"interp_insns\":%llu,\"interp_stops\":{",
+		       (unsigned long long)s->value_samples, (unsigned long long)s->interp_runs,
+		       (unsigned long long)s->interp_insns);
+		for (int i = 0, n = 0; i < MERGE_INTERP_STOPS; i++)
+			if (s->interp_stops[i])
+				printf("%s\"%s\":%llu", n++ ? "," : "", stop_name(i),
+				       (unsigned long long)s->interp_stops[i]);
+		printf("},");
+	}
+	printf("\"events\":[");
 	int first_ev = 1;
 	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
 		uint64_t total = m->total[ev];

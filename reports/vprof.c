@@ -3,6 +3,7 @@
  * perf's builtin table. Each subcommand lives in reports/cmd_<name>.c.
  */
 #include "reports/report.h"
+#include "reports/values.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,10 @@ static const struct command kCommands[] = {
 	{ "run", cmd_run, "run a command under the profiler, then merge its samples" },
 	{ "merge", cmd_merge, "fold finished spools into the database's current epoch" },
 	{ "report", cmd_report, "procedures (or images, or source lines) by samples" },
+	{ "list", cmd_list, "annotated disassembly of a procedure with samples and value hotlists" },
+	{ "invariants", cmd_invariants, "semi-invariant values (per call site too) worth specializing for" },
+	{ "latency", cmd_latency, "loads by estimated stall, with their latency distributions" },
+	{ "calibrate", cmd_calibrate, "measure this machine's load-latency levels for latency labels" },
 	{ "export", cmd_export, "write the profile as pprof, folded stacks or JSON" },
 	{ "verify", cmd_verify, "run a command checking the interpreter against the CPU (co-simulation)" },
 	{ "coverage", cmd_coverage, "run a command and measure how much of it the interpreter handles" },

@@ -1,0 +1,254 @@
+/*
+ * vprof invariants: semi-invariant values worth specializing for (Burrows
+ * et al., ASPLOS 2000, section 3): instructions that take a significant
+ * share of time and whose most frequent value takes a large share of
+ * their value samples, ranked by time share x top-value share. Kinds
+ * keyed by call site (*_BY_SITE: aux is the return address) give one
+ * candidate per call site, named by the file:line of its call.
+ *
+ * A hotlist with fewer value samples than --min-vtot says little: it is
+ * skipped and counted, never silently. Latency kinds belong to `vprof
+ * latency`, not here.
+ */
+#include "reports/values.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char kHelp[] =
+	"usage: vprof invariants [--db DIR] [--epoch N|all] [--event E] [-n ROWS]\n"
+	"                        [--min-share S] [--min-time T] [--min-vtot V] [--json]\n"
+	"  Instructions whose top value is (semi-)invariant, ranked by time share\n"
+	"  (PC samples of the instruction / all samples) x top-value share\n"
+	"  (estimated count / vtot); per call site for the @site kinds.\n"
+	"  --min-share S  top value's share at least S (default 0.5; 50 or 50%% too)\n"
+	"  --min-time T   instruction's time share at least T (default 0.005)\n"
+	"  --min-vtot V   skip hotlists (and call sites) with fewer value samples\n"
+	"                 (default 20); how many were skipped is said\n"
+	"  -n ROWS        rows to show (default 20; 0: all)\n"
+	"  --json         one JSON object per row: procedure, pc, image, source,\n"
+	"                 kind, value, value_text, share, time, score, samples, vtot,\n"
+	"                 site, suggestion\n";
+
+struct opts {
+	double min_share, min_time;
+	uint64_t min_vtot;
+};
+
+/* "0.9", "90" or "90%": a fraction. */
+static int parse_share(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || (*end && strcmp(end, "%")) || v < 0 || v > 100)
+		return -1;
+	*out = (*end == '%' || v > 1) ? v / 100 : v;
+	return 0;
+}
+
+static int on_extra(int ch, const char *arg, void *ctx)
+{
+	struct opts *op = ctx;
+	char *end;
+	if (ch == 's' && parse_share(arg, &op->min_share) == 0)
+		return 0;
+	if (ch == 't' && parse_share(arg, &op->min_time) == 0)
+		return 0;
+	if (ch == 'v') {
+		op->min_vtot = strtoull(arg, &end, 10);
+		if (!*end && *arg)
+			return 0;
+	}
+	return report_usage("invariants", ch == 'v' ? "--min-vtot takes a count"
+						   : "--min-share and --min-time take a fraction or a percentage");
+}
+
+struct cand {
+	const struct value_hot *v;
+	int e;                   /* the top entry */
+	double share, time, score;
+	int by_site;
+	struct value_where site;
+	int site_known;
+};
+
+static int by_score(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	if (x->v->vaddr != y->v->vaddr)
+		return x->v->vaddr < y->v->vaddr ? -1 : 1;
+	return x->e - y->e;
+}
+
+static const char *kind_phrase(unsigned kind)
+{
+	switch (kind) {
+	case MERGE_VK_RESULT: case MERGE_VK_RESULT_BY_SITE: return "result";
+	case MERGE_VK_SRC1: case MERGE_VK_SRC1_BY_SITE: return "operand SRC1";
+	case MERGE_VK_SRC2: case MERGE_VK_SRC2_BY_SITE: return "operand SRC2";
+	case MERGE_VK_ADDR: return "address";
+	case MERGE_VK_RETADDR: return "return address";
+	case MERGE_VK_TARGET: return "indirect target";
+	case MERGE_VK_STRIDE: return "stride";
+	default: return merge_hot_kind_name(kind);
+	}
+}
+
+static const char *advice(unsigned kind)
+{
+	switch (kind) {
+	case MERGE_VK_ADDR: return "the same location each time: keep it in a register";
+	case MERGE_VK_STRIDE: return "a constant stride: prefetchable, vectorizable";
+	case MERGE_VK_TARGET: return "one target: devirtualize or inline it";
+	case MERGE_VK_RETADDR: return "one caller: a candidate for inlining there";
+	default: return "a candidate for specialization";
+	}
+}
+
+static void suggestion(struct value_model *vm, const struct cand *c, char *out, size_t cap)
+{
+	char vb[64], sb[600], sb2[600];
+	const struct value_hot *v = c->v;
+	const char *val = value_fmt(vm, v->kind, v->h.e[c->e].value, vb, sizeof(vb));
+	if (c->by_site)
+		snprintf(out, cap, "argument/%s of %s%s is %s in %.0f%% of samples from %s", kind_phrase(v->kind),
+			 v->w.proc, strchr(v->w.proc, '(') ? "" : "()", val, 100 * c->share,
+			 c->site_known ? value_source(&c->site, sb, sizeof(sb)) : "an unresolved call site");
+	else
+		snprintf(out, cap, "%s in %s%s at %s is %s in %.0f%% of samples: %s", kind_phrase(v->kind),
+			 v->w.proc, strchr(v->w.proc, '(') ? "" : "()", value_source(&v->w, sb2, sizeof(sb2)), val, 100 * c->share, advice(v->kind));
+}
+
+/* Candidates of one hotlist: its top value, or per call site the top
+ * value from that site (share among the site's estimated samples). */
+static size_t candidates(struct value_model *vm, const struct value_hot *v, const struct opts *op,
+			 struct cand *out, size_t *skipped)
+{
+	double t = vm->total ? (double)v->samples / (double)vm->total : 0.0;
+	size_t n = 0;
+	if (!value_kind_by_site(v->kind)) {
+		out[0] = (struct cand){ .v = v, .e = 0, .share = value_share(&v->h, 0), .time = t };
+		return 1;
+	}
+	for (uint32_t e = 0; e < v->h.n; e++) {
+		int seen = 0;
+		double site_est = 0;
+		for (uint32_t j = 0; j < v->h.n; j++) {
+			if (v->h.e[j].aux != v->h.e[e].aux)
+				continue;
+			seen |= j < e;
+			site_est += merge_hot_estimate(&v->h, (int)j);
+		}
+		if (seen)
+			continue;               /* not the site's top entry */
+		if (site_est < (double)op->min_vtot) {
+			(*skipped)++;
+			continue;
+		}
+		struct cand *c = &out[n++];
+		*c = (struct cand){ .v = v, .e = (int)e, .by_site = 1,
+				    .share = merge_hot_estimate(&v->h, (int)e) / site_est,
+				    .time = t * site_est / (double)v->h.vtot };
+		c->site_known = value_site(vm, v->h.e[e].aux, &c->site) == 0;
+	}
+	return n;
+}
+
+int cmd_invariants(int argc, char **argv)
+{
+	static const struct option extra[] = {
+		{ "min-share", required_argument, 0, 's' },
+		{ "min-time", required_argument, 0, 't' },
+		{ "min-vtot", required_argument, 0, 'v' },
+		{ 0, 0, 0, 0 },
+	};
+	static const struct report_cmd cmd = {
+		"invariants", kHelp,
+		REPORT_OPT_DB | REPORT_OPT_EPOCH | REPORT_OPT_EVENT | REPORT_OPT_JSON | REPORT_OPT_LIMIT,
+		extra, "", on_extra,
+	};
+	struct opts op = { .min_share = 0.5, .min_time = 0.005, .min_vtot = 20 };
+	struct report_opts o = { .limit = 20 };
+	struct value_model vm;
+	int rc = report_opts_parse(&cmd, argc, argv, &o, &op);
+	if (rc >= 0)
+		return rc;
+	if (o.next < argc)
+		return report_usage("invariants", "takes no operands");
+	if ((rc = value_model_load(&vm, &o, "invariants")))
+		return rc;
+
+	struct cand *c = calloc(vm.nhot * MERGE_HOT_N + 1, sizeof(*c));
+	size_t n = 0, skipped = 0, considered = 0;
+	if (!c) {
+		perror("vprof invariants");
+		exit(1);
+	}
+	for (size_t i = 0; i < vm.nhot; i++) {
+		const struct value_hot *v = &vm.hot[i];
+		if (value_kind_is_latency(v->kind) || !v->h.n)
+			continue;
+		considered++;
+		if (v->h.vtot < op.min_vtot) {
+			skipped++;
+			continue;
+		}
+		size_t base = n, k = candidates(&vm, v, &op, c + base, &skipped);
+		for (size_t j = 0; j < k; j++) {
+			struct cand x = c[base + j];
+			x.score = x.time * x.share;
+			if (x.share >= op.min_share && x.time >= op.min_time)
+				c[n++] = x;
+		}
+	}
+	qsort(c, n, sizeof(*c), by_score);
+
+	char sb[600], vb[64], sug[1400];
+	if (!o.json) {
+		printf("vprof invariants: %s, epoch %s, event %s (%llu samples), %zu hotlists\n", o.db, vm.m.epoch,
+		       vm.ev ? merge_event_name(vm.ev) : "none", (unsigned long long)vm.total, considered);
+		if (skipped)
+			printf("skipped %zu hotlists or call sites with fewer than %llu value samples (--min-vtot)\n",
+			       skipped, (unsigned long long)op.min_vtot);
+		printf("%6s %6s %6s  %-12s %-24s %s\n", "score", "time", "share", "kind", "value", "source / suggestion");
+	}
+	for (size_t i = 0; i < n && (!o.limit || (long)i < o.limit); i++) {
+		const struct value_hot *v = c[i].v;
+		suggestion(&vm, &c[i], sug, sizeof(sug));
+		value_fmt(&vm, v->kind, v->h.e[c[i].e].value, vb, sizeof(vb));
+		if (!o.json) {
+			printf("%5.2f%% %5.1f%% %5.1f%%  %-12s %-24s %s %s\n", 100 * c[i].score, 100 * c[i].time,
+			       100 * c[i].share, merge_hot_kind_name(v->kind), vb, value_source(&v->w, sb, sizeof(sb)),
+			       v->w.proc);
+			printf("%22s %s\n", "", sug);
+			continue;
+		}
+		printf("{\"procedure\":");
+		report_json_str(stdout, v->w.proc);
+		printf(",\"pc\":\"%#llx\",\"image\":", (unsigned long long)v->vaddr);
+		report_json_str(stdout, vm.m.images[v->image].path);
+		printf(",\"source\":");
+		report_json_str(stdout, value_source(&v->w, sb, sizeof(sb)));
+		printf(",\"kind\":\"%s\",\"value\":%llu,\"value_text\":", merge_hot_kind_name(v->kind),
+		       (unsigned long long)v->h.e[c[i].e].value);
+		report_json_str(stdout, vb);
+		printf(",\"share\":%.4f,\"time\":%.6f,\"score\":%.6f,\"samples\":%llu,\"vtot\":%llu,\"site\":",
+		       c[i].share, c[i].time, c[i].score, (unsigned long long)v->samples,
+		       (unsigned long long)v->h.vtot);
+		if (c[i].by_site && c[i].site_known)
+			report_json_str(stdout, value_source(&c[i].site, sb, sizeof(sb)));
+		else
+			printf("null");
+		printf(",\"suggestion\":");
+		report_json_str(stdout, sug);
+		printf("}\n");
+	}
+	if (!o.json && !n)
+		printf("no invariant candidates%s\n", vm.nhot ? " above the thresholds" : ": no value samples in this epoch");
+	free(c);
+	value_model_free(&vm);
+	return report_finish_stdout(0);
+}

@@ -1,0 +1,338 @@
+/*
+ * vprof list FUNCTION: one procedure's annotated disassembly, as dcpilist
+ * with value sampling showed it (Burrows et al., ASPLOS 2000, figure 1):
+ * per instruction its source line, PC samples and share of the event's
+ * samples, and under it each value hotlist of that address with vtot
+ * (values offered), thld (the hotlist's p), nv (values kept) and the
+ * values with their estimated share (count / p / vtot).
+ *
+ * The bytes come from the image file itself (only when its build-id still
+ * matches the profile's): the loadable segment holding the procedure is
+ * read, and Zydis decodes and formats it in Intel syntax.
+ */
+#include "reports/values.h"
+#include "reports/symbolize.h"
+
+#include <Zydis/Zydis.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <getopt.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char kHelp[] =
+	"usage: vprof list FUNCTION [--db DIR] [--epoch N|all] [--event E] [--json]\n"
+	"  Annotated disassembly of FUNCTION (its demangled name, the name up to\n"
+	"  its parameter list, or its mangled name): per instruction the source\n"
+	"  line, PC samples and their share of the event's samples, and each value\n"
+	"  hotlist there: vtot (value samples), thld (the hotlist's sampling\n"
+	"  probability p), nv (values kept) and the values with estimated shares.\n"
+	"  --json        one JSON object per instruction: procedure, pc, image,\n"
+	"                source, samples, share, instruction, value (top value),\n"
+	"                value_share, values: [{kind, vtot, thld, nv, top: [...]}]\n";
+
+/* Does the procedure name match what the user typed? */
+static int name_matches(const char *want, const char *proc, const char *sys)
+{
+	size_t n = strlen(want);
+	if (!strcmp(want, proc) || (sys && !strcmp(want, sys)))
+		return 1;
+	return !strncmp(want, proc, n) && proc[n] == '(';
+}
+
+/* Read n bytes at vaddr from the file of a loadable segment. Returns the
+ * bytes read (short at the segment's end), or -1. */
+static long read_code(const struct model_image *im, uint64_t vaddr, uint8_t *buf, size_t n)
+{
+	uint8_t bid[MERGE_BUILD_ID_MAX];
+	long got = -1;
+	if (im->build_id_len) {
+		int len = report_read_build_id(im->path, bid, sizeof(bid));
+		if (len != (int)im->build_id_len || memcmp(bid, im->build_id, (size_t)len))
+			return -1;
+	}
+	int fd = open(im->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t nph = 0;
+	if (e && elf_getphdrnum(e, &nph) == 0) {
+		for (size_t i = 0; i < nph && got < 0; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    vaddr < ph.p_vaddr || vaddr >= ph.p_vaddr + ph.p_filesz)
+				continue;
+			size_t left = ph.p_vaddr + ph.p_filesz - vaddr;
+			got = pread(fd, buf, n < left ? n : left, (off_t)(ph.p_offset + vaddr - ph.p_vaddr));
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return got;
+}
+
+struct target {
+	uint32_t image;
+	uint64_t start, size;
+	const char *proc;
+	uint64_t samples;
+};
+
+/* The procedure to list: of those matching (up to 16, found among the
+ * sampled PCs and the hotlists' addresses) the one with most samples of
+ * the main event; ties: the first found. */
+static int find_target(struct value_model *vm, const char *want, struct target *t)
+{
+	struct report_model *m = &vm->m;
+	struct target c[16];
+	int nc = 0, best = -1;
+	for (size_t i = 0; i < m->npcs + vm->nhot; i++) {
+		const struct model_pc *pc = i < m->npcs ? &m->pcs[i] : NULL;
+		const struct value_hot *v = pc ? NULL : &vm->hot[i - m->npcs];
+		struct value_where w;
+		if (pc ? pc->event != vm->ev || !name_matches(want, pc->proc, pc->sysname)
+		       : !name_matches(want, v->w.proc, v->w.sysname))
+			continue;
+		uint32_t image = pc ? pc->image : v->image;
+		value_where(vm, image, pc ? pc->vaddr : v->vaddr, &w);
+		int k = 0;
+		while (k < nc && (c[k].image != image || c[k].start != w.start))
+			k++;
+		if (k == nc && nc < 16)
+			c[nc++] = (struct target){ image, w.start, w.size, w.proc, 0 };
+		if (k < nc && pc)
+			c[k].samples += pc->count;
+	}
+	for (int k = 0; k < nc; k++)
+		if (best < 0 || c[k].samples > c[best].samples)
+			best = k;
+	if (best >= 0)
+		*t = c[best];
+	return best >= 0 ? 0 : -1;
+}
+
+struct insn {
+	uint64_t vaddr;
+	char text[96];
+	int len;
+};
+
+static int by_vaddr(const void *a, const void *b)
+{
+	const struct insn *x = a, *y = b;
+	return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
+}
+
+static struct insn *push(struct insn **v, size_t *n, size_t *cap)
+{
+	if (*n == *cap && !(*v = realloc(*v, (*cap *= 2) * sizeof(**v)))) {
+		perror("vprof list");
+		exit(1);
+	}
+	return &(*v)[(*n)++];
+}
+
+/* Decode [start, start + size); with no bytes, one "instruction" per
+ * address that has samples or values, text "?". Returns the count. */
+static size_t disassemble(struct value_model *vm, const struct target *t, struct insn **out)
+{
+	size_t n = 0, cap = 256;
+	struct insn *v = malloc(cap * sizeof(*v));
+	uint64_t size = t->size ? t->size : 1;
+	uint8_t *code = size < (1u << 24) ? malloc(size) : NULL;
+	long got = code ? read_code(&vm->m.images[t->image], t->start, code, size) : -1;
+	if (!v) {
+		perror("vprof list");
+		exit(1);
+	}
+	if (got > 0) {
+		for (long off = 0; off < got;) {
+			ZydisDisassembledInstruction in;
+			struct insn *x = push(&v, &n, &cap);
+			x->vaddr = t->start + (uint64_t)off;
+			if (ZYAN_SUCCESS(ZydisDisassembleIntel(ZYDIS_MACHINE_MODE_LONG_64, x->vaddr, code + off,
+								(ZyanUSize)(got - off), &in))) {
+				snprintf(x->text, sizeof(x->text), "%s", in.text);
+				x->len = in.info.length;
+			} else {
+				snprintf(x->text, sizeof(x->text), "(bad) %02x", code[off]);
+				x->len = 1;
+			}
+			off += x->len;
+		}
+	} else {
+		/* No bytes: the addresses we know of, in order. */
+		for (size_t i = 0; i < vm->m.npcs + vm->nhot; i++) {
+			uint32_t im = i < vm->m.npcs ? vm->m.pcs[i].image : vm->hot[i - vm->m.npcs].image;
+			uint64_t a = i < vm->m.npcs ? vm->m.pcs[i].vaddr : vm->hot[i - vm->m.npcs].vaddr;
+			if (im != t->image || a < t->start || a >= t->start + size)
+				continue;
+			struct insn *x = push(&v, &n, &cap);
+			x->vaddr = a;
+			x->len = 0;
+			snprintf(x->text, sizeof(x->text), "? (image bytes unavailable)");
+		}
+		qsort(v, n, sizeof(*v), by_vaddr);
+		size_t u = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!u || v[u - 1].vaddr != v[i].vaddr)
+				v[u++] = v[i];
+		n = u;
+	}
+	free(code);
+	*out = v;
+	return n;
+}
+
+/* The hotlists at (image, vaddr): [*lo, return). */
+static size_t hot_range(const struct value_model *vm, uint32_t image, uint64_t vaddr, size_t *lo)
+{
+	size_t a = 0, b = vm->nhot;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		const struct value_hot *v = &vm->hot[mid];
+		if (v->image < image || (v->image == image && v->vaddr < vaddr))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	*lo = a;
+	while (b < vm->nhot && vm->hot[b].image == image && vm->hot[b].vaddr == vaddr)
+		b++;
+	return b < a ? a : b;
+}
+
+static void print_hot_text(struct value_model *vm, const struct value_hot *v)
+{
+	char vb[64], sb[600];
+	printf("%38s %-12s vtot %6llu  thld %.3f  nv %2u:", "", merge_hot_kind_name(v->kind),
+	       (unsigned long long)v->h.vtot, merge_hot_p(&v->h), v->h.n);
+	for (uint32_t e = 0; e < v->h.n && e < 6; e++) {
+		struct value_where w;
+		printf("%s %s %.1f%%", e ? "," : "", value_fmt(vm, v->kind, v->h.e[e].value, vb, sizeof(vb)),
+		       100 * value_share(&v->h, (int)e));
+		if (value_kind_by_site(v->kind))
+			printf(" from %s", value_site(vm, v->h.e[e].aux, &w) ? "?" : value_source(&w, sb, sizeof(sb)));
+		else if (v->kind == MERGE_VK_ADDR_LATENCY)
+			printf(" at %s", value_fmt(vm, MERGE_VK_LATENCY, v->h.e[e].aux, vb, sizeof(vb)));
+	}
+	printf("%s\n", v->h.n > 6 ? ", ..." : "");
+}
+
+static void print_hot_json(struct value_model *vm, const struct value_hot *v)
+{
+	char vb[64], sb[600];
+	printf("{\"kind\":\"%s\",\"vtot\":%llu,\"thld\":%.6f,\"nv\":%u,\"top\":[", merge_hot_kind_name(v->kind),
+	       (unsigned long long)v->h.vtot, merge_hot_p(&v->h), v->h.n);
+	for (uint32_t e = 0; e < v->h.n; e++) {
+		struct value_where w;
+		printf("%s{\"value\":%llu,\"text\":", e ? "," : "", (unsigned long long)v->h.e[e].value);
+		report_json_str(stdout, value_fmt(vm, v->kind, v->h.e[e].value, vb, sizeof(vb)));
+		printf(",\"aux\":%llu,\"estimate\":%.1f,\"share\":%.4f", (unsigned long long)v->h.e[e].aux,
+		       merge_hot_estimate(&v->h, (int)e), value_share(&v->h, (int)e));
+		if (value_kind_by_site(v->kind)) {
+			printf(",\"site\":");
+			if (value_site(vm, v->h.e[e].aux, &w))
+				printf("null");
+			else
+				report_json_str(stdout, value_source(&w, sb, sizeof(sb)));
+		}
+		printf("}");
+	}
+	printf("]}");
+}
+
+static void list(struct value_model *vm, const struct target *t, const struct insn *in, size_t n, int json)
+{
+	const struct model_image *im = &vm->m.images[t->image];
+	const char *last_file = NULL;
+	int last_line = -1;
+	char sb[600], vb[64];
+	if (!json) {
+		printf("vprof list: %s in %s, epoch %s, event %s: %llu samples (%.2f%% of %llu)\n", t->proc,
+		       im->path, vm->m.epoch, vm->ev ? merge_event_name(vm->ev) : "none",
+		       (unsigned long long)t->samples,
+		       vm->total ? 100.0 * (double)t->samples / (double)vm->total : 0.0,
+		       (unsigned long long)vm->total);
+		printf("%10s %7s  %-18s  %s\n", "samples", "share", "pc", "instruction");
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t c = value_pc_samples(vm, t->image, in[i].vaddr);
+		double share = vm->total ? (double)c / (double)vm->total : 0.0;
+		struct value_where w = { 0 };
+		size_t lo, hi = hot_range(vm, t->image, in[i].vaddr, &lo);
+		if (im->sym && report_sym_source_line(im->sym, in[i].vaddr, &w.file, &w.line) != 0)
+			w.file = NULL;
+		if (json) {
+			printf("{\"procedure\":");
+			report_json_str(stdout, t->proc);
+			printf(",\"pc\":\"%#llx\",\"image\":", (unsigned long long)in[i].vaddr);
+			report_json_str(stdout, im->path);
+			printf(",\"source\":");
+			report_json_str(stdout, value_source(&w, sb, sizeof(sb)));
+			printf(",\"samples\":%llu,\"share\":%.6f,\"instruction\":", (unsigned long long)c, share);
+			report_json_str(stdout, in[i].text);
+			if (hi > lo && vm->hot[lo].h.n) {
+				const struct value_hot *v = &vm->hot[lo];
+				printf(",\"kind\":\"%s\",\"value\":%llu,\"value_text\":", merge_hot_kind_name(v->kind),
+				       (unsigned long long)v->h.e[0].value);
+				report_json_str(stdout, value_fmt(vm, v->kind, v->h.e[0].value, vb, sizeof(vb)));
+				printf(",\"value_share\":%.4f", value_share(&v->h, 0));
+			} else {
+				printf(",\"value\":null,\"value_share\":null");
+			}
+			printf(",\"values\":[");
+			for (size_t j = lo; j < hi; j++) {
+				printf(j > lo ? "," : "");
+				print_hot_json(vm, &vm->hot[j]);
+			}
+			printf("]}\n");
+			continue;
+		}
+		if (w.file && (w.file != last_file || w.line != last_line))
+			printf("%38s %s\n", "", value_source(&w, sb, sizeof(sb)));
+		last_file = w.file;
+		last_line = w.line;
+		if (c)
+			printf("%10llu %6.2f%%  %#-18llx  %s\n", (unsigned long long)c, 100 * share,
+			       (unsigned long long)in[i].vaddr, in[i].text);
+		else
+			printf("%10s %7s  %#-18llx  %s\n", "", "", (unsigned long long)in[i].vaddr, in[i].text);
+		for (size_t j = lo; j < hi; j++)
+			print_hot_text(vm, &vm->hot[j]);
+	}
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct report_cmd cmd = {
+		"list", kHelp, REPORT_OPT_DB | REPORT_OPT_EPOCH | REPORT_OPT_EVENT | REPORT_OPT_JSON,
+		NULL, NULL, NULL,
+	};
+	struct report_opts o = { 0 };
+	struct value_model vm;
+	struct target t;
+	struct insn *in;
+	int rc = report_opts_parse(&cmd, argc, argv, &o, NULL);
+	if (rc >= 0)
+		return rc;
+	if (o.next != argc - 1)
+		return report_usage("list", "takes one FUNCTION");
+	if ((rc = value_model_load(&vm, &o, "list")))
+		return rc;
+	if (find_target(&vm, argv[o.next], &t) < 0) {
+		fprintf(stderr, "vprof list: no procedure '%s' has samples or values in %s, epoch %s\n",
+			argv[o.next], o.db, vm.m.epoch);
+		value_model_free(&vm);
+		return 1;
+	}
+	size_t n = disassemble(&vm, &t, &in);
+	list(&vm, &t, in, n, o.json);
+	free(in);
+	value_model_free(&vm);
+	return report_finish_stdout(0);
+}

@@ -1,0 +1,319 @@
+/*
+ * values.c — the value model (values.h): report_model_load() for the PC
+ * samples and stats, then one more pass over the same epoch(s) for the
+ * hotlists, which model.c leaves alone. Hotlists of one key found in
+ * several profiles (several epochs, or one per event) are merged with
+ * merge_hot_merge, so each (image, address, kind) appears once.
+ */
+#include "reports/values.h"
+#include "reports/symbolize.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void *xgrow(void *v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return v;
+	*cap = *cap ? 2 * *cap : 64;
+	if (!(v = realloc(v, *cap * size))) {
+		perror("vprof");
+		exit(1);
+	}
+	return v;
+}
+
+static const char *own(struct value_model *vm, char *s)
+{
+	if (!s) {
+		perror("vprof");
+		exit(1);
+	}
+	vm->strs = xgrow(vm->strs, &vm->capstrs, vm->nstrs, sizeof(*vm->strs));
+	return vm->strs[vm->nstrs++] = s;
+}
+
+/* The model's image for profile p; one is added (symbols opened) for an
+ * image that has hotlists but no sampled PC. The matching rule is model.c's
+ * image_for(), static there: one function once model.c exports it. */
+static uint32_t image_of(struct value_model *vm, const struct merge_profile *p)
+{
+	struct report_model *m = &vm->m;
+	int unknown = (p->flags & MERGE_PROF_UNKNOWN) != 0;
+	const char *path = unknown ? "[unknown]" : p->path[0] ? p->path : "[no path]";
+	for (size_t i = 0; i < m->nimages; i++) {
+		const struct model_image *im = &m->images[i];
+		if (im->build_id_len == p->build_id_len &&
+		    (p->build_id_len ? !memcmp(im->build_id, p->build_id, p->build_id_len)
+				     : !strcmp(im->path, path)))
+			return (uint32_t)i;
+	}
+	m->images = xgrow(m->images, &m->capimages, m->nimages, sizeof(*m->images));
+	struct model_image *im = &m->images[m->nimages];
+	char why[300];
+	memset(im, 0, sizeof(*im));
+	im->path = own(vm, strdup(path));
+	im->build_id_len = p->build_id_len;
+	memcpy(im->build_id, p->build_id, p->build_id_len);
+	if (!unknown && !(im->sym = report_image_open(p->path, p->build_id, p->build_id_len, why, sizeof(why))))
+		fprintf(stderr, "vprof %s: no symbols for %s: %s\n", m->cmd, path, why);
+	return (uint32_t)m->nimages++;
+}
+
+static int on_profile(const struct merge_profile *p, void *arg)
+{
+	struct value_model *vm = arg;
+	if ((p->flags & MERGE_PROF_STATS) || !p->nhot)
+		return 0;
+	uint32_t ii = image_of(vm, p);
+	for (size_t i = 0; i < p->nhot; i++) {
+		vm->hot = xgrow(vm->hot, &vm->caphot, vm->nhot, sizeof(*vm->hot));
+		struct value_hot *v = &vm->hot[vm->nhot++];
+		memset(v, 0, sizeof(*v));
+		v->image = ii;
+		v->vaddr = MERGE_HOT_KEY_WHERE(p->hot[i].key);
+		v->kind = MERGE_HOT_KEY_KIND(p->hot[i].key);
+		v->h = p->hot[i];
+	}
+	return 0;
+}
+
+static int by_place(const void *a, const void *b)
+{
+	const struct value_hot *x = a, *y = b;
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+static int pc_by_place(const void *a, const void *b)
+{
+	const struct model_pc *x = a, *y = b;
+	if (x->event != y->event)
+		return x->event < y->event ? -1 : 1;
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
+	return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
+}
+
+uint64_t value_pc_samples(const struct value_model *vm, uint32_t image, uint64_t vaddr)
+{
+	struct model_pc key = { .event = vm->ev, .image = image, .vaddr = vaddr };
+	const struct model_pc *pc = bsearch(&key, vm->m.pcs, vm->m.npcs, sizeof(key), pc_by_place);
+	return pc ? pc->count : 0;
+}
+
+int value_model_load(struct value_model *vm, const struct report_opts *o, const char *cmd)
+{
+	struct merge_db mdb;
+	char why[300];
+	int rc;
+	memset(vm, 0, sizeof(*vm));
+	if ((rc = report_model_load(&vm->m, o->db, o->epoch, o->event, 1, cmd)))
+		return rc;
+	vm->ev = report_model_main_event(&vm->m, o->event);
+	vm->total = vm->m.total[vm->ev];
+	qsort(vm->m.pcs, vm->m.npcs, sizeof(*vm->m.pcs), pc_by_place);
+	if (merge_db_open(&mdb, o->db, 0, why, sizeof(why)) < 0) {
+		fprintf(stderr, "vprof %s: database %s: %s\n", cmd, o->db, why);
+		return 1;
+	}
+	/* The model has checked the epoch: "all" or a number. */
+	if (!strcmp(vm->m.epoch, "all")) {
+		int ep[4096], n = merge_db_epochs(&mdb, ep, 4096);
+		for (int i = 0; i < n; i++)
+			merge_db_load(&mdb, ep[i], on_profile, vm, stderr);
+	} else {
+		merge_db_load(&mdb, atoi(vm->m.epoch), on_profile, vm, stderr);
+	}
+	merge_db_close(&mdb);
+
+	qsort(vm->hot, vm->nhot, sizeof(*vm->hot), by_place);
+	size_t o2 = 0;
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < vm->nhot; i++) {
+		if (o2 && !by_place(&vm->hot[o2 - 1], &vm->hot[i]))
+			merge_hot_merge(&vm->hot[o2 - 1].h, &vm->hot[i].h, &rng);
+		else
+			vm->hot[o2++] = vm->hot[i];
+	}
+	vm->nhot = o2;
+	for (size_t i = 0; i < vm->nhot; i++) {
+		struct value_hot *v = &vm->hot[i];
+		merge_hot_sort(&v->h);
+		v->samples = value_pc_samples(vm, v->image, v->vaddr);
+		value_where(vm, v->image, v->vaddr, &v->w);
+	}
+	rc = value_calib_read(o->db, vm->levels, VALUE_LEVELS_MAX, cmd);
+	vm->nlevels = rc > 0 ? rc : 0;
+	return 0;
+}
+
+void value_model_free(struct value_model *vm)
+{
+	report_model_free(&vm->m);
+	for (size_t i = 0; i < vm->nstrs; i++)
+		free(vm->strs[i]);
+	free(vm->strs);
+	free(vm->hot);
+	memset(vm, 0, sizeof(*vm));
+}
+
+void value_where(struct value_model *vm, uint32_t image, uint64_t vaddr, struct value_where *w)
+{
+	struct report_image *sym = vm->m.images[image].sym;
+	const char *sys = NULL;
+	memset(w, 0, sizeof(*w));
+	if (sym)
+		sys = report_sym_lookup(sym, vaddr, &w->start, &w->size);
+	if (!sys) {
+		w->proc = w->sysname = "[no symbol]";
+		w->start = vaddr;
+		return;
+	}
+	char *d = report_sym_demangle(sys);
+	w->sysname = sys;
+	w->proc = d ? own(vm, d) : sys;
+	if (report_sym_source_line(sym, vaddr, &w->file, &w->line) != 0) {
+		w->file = NULL;
+		w->line = 0;
+	}
+}
+
+int value_site(struct value_model *vm, uint64_t retaddr, struct value_where *w)
+{
+	if (!retaddr)
+		return -1;
+	for (size_t i = 0; i < vm->m.nimages; i++) {
+		uint64_t s, n;
+		if (!vm->m.images[i].sym || !report_sym_lookup(vm->m.images[i].sym, retaddr - 1, &s, &n))
+			continue;
+		value_where(vm, (uint32_t)i, retaddr - 1, w);
+		return 0;
+	}
+	return -1;
+}
+
+const char *value_source(const struct value_where *w, char *buf, size_t cap)
+{
+	if (!w->file)
+		return "[no line]";
+	snprintf(buf, cap, "%s:%d", w->file, w->line);
+	return buf;
+}
+
+double value_share(const struct merge_hotlist *h, int i)
+{
+	return h->vtot ? merge_hot_estimate(h, i) / (double)h->vtot : 0.0;
+}
+
+const char *value_level_of(const struct value_model *vm, uint64_t ticks)
+{
+	for (int i = 0; i < vm->nlevels; i++)
+		if (ticks <= vm->levels[i].upto || i == vm->nlevels - 1)
+			return vm->levels[i].name;
+	return NULL;
+}
+
+const char *value_fmt(const struct value_model *vm, unsigned kind, uint64_t v, char *buf, size_t cap)
+{
+	int64_t s = (int64_t)v;
+	switch (kind) {
+	case MERGE_VK_ADDR:
+	case MERGE_VK_RETADDR:
+	case MERGE_VK_TARGET:
+	case MERGE_VK_ADDR_LATENCY:
+		snprintf(buf, cap, "%#llx", (unsigned long long)v);
+		break;
+	case MERGE_VK_STRIDE:
+		snprintf(buf, cap, "%lld", (long long)s);
+		break;
+	case MERGE_VK_LATENCY: {
+		const char *lv = value_level_of(vm, v);
+		snprintf(buf, cap, "%llu cycles%s%s%s", (unsigned long long)v, lv ? " (" : "",
+			 lv ? lv : "", lv ? ")" : "");
+		break;
+	}
+	default:
+		if (s > -1000000000 && s < 1000000000)
+			snprintf(buf, cap, "%lld (%#llx)", (long long)s, (unsigned long long)v);
+		else
+			snprintf(buf, cap, "%#llx", (unsigned long long)v);
+	}
+	return buf;
+}
+
+/* ---- calibration file ----
+ *
+ *   # vprof calibrate: ...
+ *   overhead TICKS
+ *   level NAME TYPICAL UPTO FROM_BYTES TO_BYTES
+ *
+ * one level line per level, fastest first, UPTO increasing (the last
+ * level's UPTO is its own median: everything slower is that level too). */
+
+static void calib_path(const char *db, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/calibration", db);
+}
+
+int value_calib_read(const char *db, struct value_level *lv, int cap, const char *cmd)
+{
+	char path[600], line[256];
+	int n = 0;
+	calib_path(db, path, sizeof(path));
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		struct value_level l = { 0 };
+		unsigned long long med, upto, from, to;
+		if (line[0] == '#' || !strncmp(line, "overhead ", 9))
+			continue;
+		if (sscanf(line, "level %15s %llu %llu %llu %llu", l.name, &med, &upto, &from, &to) != 5 ||
+		    n >= cap || (n && upto <= lv[n - 1].upto)) {
+			fprintf(stderr, "vprof %s: %s is malformed (run vprof calibrate again); "
+				"latencies shown in cycles only\n", cmd, path);
+			fclose(f);
+			return -1;
+		}
+		l.typical = med;
+		l.upto = upto;
+		l.from_bytes = from;
+		l.to_bytes = to;
+		lv[n++] = l;
+	}
+	fclose(f);
+	return n;
+}
+
+int value_calib_write(const char *db, const struct value_level *lv, int n, uint64_t overhead)
+{
+	char path[600], tmp[620];
+	calib_path(db, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (mkdir(db, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "# vprof calibrate: load latency levels in TSC ticks, measured as\n"
+		   "# rdtscp; load; rdtscp (as the interpreter times loads).\n"
+		   "# level NAME TYPICAL UPTO FROM_BYTES TO_BYTES\n"
+		   "overhead %llu\n", (unsigned long long)overhead);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "level %s %llu %llu %llu %llu\n", lv[i].name, (unsigned long long)lv[i].typical,
+			(unsigned long long)lv[i].upto, (unsigned long long)lv[i].from_bytes,
+			(unsigned long long)lv[i].to_bytes);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return -e;
+	}
+	return 0;
+}

@@ -1,0 +1,217 @@
+/*
+ * The value reports on a database with planted hotlists: a spool written
+ * with the handler's API (as merge_model.c does) for the fixture
+ * tests/fixtures/values_fix.c (non-PIE, -g, so ELF vaddr = run-time
+ * address), merged, then `vprof list`, `invariants`, `latency`, `report`
+ * and `calibrate` run on it and their text and --json output checked
+ * against what was planted. Bad input must give one message and a
+ * non-zero exit.
+ *
+ *   build/tests/values_reports     (from the repository root, or $VPROF_TOP)
+ */
+#include "merge/profile.h"
+#include "merge/spool.h"
+#include "reports/symbolize.h"
+#include "tests/unit/check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static char g_top[512], g_tmp[64], g_fix[600], g_db[600];
+static uint64_t g_scale, g_site_a, g_site_b;
+
+/* Run a shell command; its stdout (and stderr, merged) into out. Returns
+ * the exit status. */
+static int run(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int run(char *out, size_t cap, const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+	if (!p)
+		return -1;
+	while (n + 1 < cap && (cap - n - 1) && !feof(p)) {
+		size_t k = fread(out + n, 1, cap - n - 1, p);
+		if (!k)
+			break;
+		n += k;
+	}
+	out[n] = 0;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void offer(struct merge_spool *sp, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux, int times)
+{
+	static uint64_t rng = 12345;
+	for (int i = 0; i < times; i++)
+		merge_spool_value(sp, NULL, MERGE_HOT_KEY(kind, MERGE_GPC(sp->gen, pc)), value, aux, &rng);
+}
+
+/* The planted profile (percentages are of each hotlist's vtot):
+ *   800 PC samples at scale's first instruction, 200 at site A;
+ *   scale: src1@site 3 from site A 180x, 5 from site A 20x, 7 from site B 30x
+ *          src2 3 in 60% (below the by-site candidate's score)
+ * (at most 16 values per hotlist: p stays 1 and the shares are exact)
+ *          latency: 40 cycles 70%, 300 cycles 30%
+ *          result: 10 samples only (below --min-vtot 20: skipped)
+ *   site A (in main): result 42 in 55%. */
+static int make_db(void)
+{
+	char why[300], sdir[700];
+	uint8_t bid[MERGE_BUILD_ID_MAX];
+	struct merge_db db;
+	struct merge_spool sp;
+	struct merge_result res;
+	int len = report_read_build_id(g_fix, bid, sizeof(bid));
+	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+					.period = 4000000, .exe = g_fix, .cmdline = "values_fix", .values = 1 };
+	snprintf(sdir, sizeof(sdir), "%s/spool", g_db);
+	if (len <= 0 || merge_db_open(&db, g_db, 1, why, sizeof(why)) < 0 || merge_spool_create(&sp, sdir, &p) < 0)
+		return -1;
+	merge_spool_image(&sp, MERGE_IMG_MAP, 0, 0x400000, 0x800000, bid, (uint32_t)len, g_fix);
+	for (int i = 0; i < 1000; i++) {
+		sp.hdr->live.samples++;
+		merge_spool_count(&sp, NULL, MERGE_KEY(MERGE_EV_TASK_CLOCK,
+						       MERGE_GPC(sp.gen, i < 800 ? g_scale : g_site_a)));
+	}
+	offer(&sp, MERGE_VK_SRC1_BY_SITE, g_scale, 3, g_site_a, 180);
+	offer(&sp, MERGE_VK_SRC1_BY_SITE, g_scale, 5, g_site_a, 20);
+	offer(&sp, MERGE_VK_SRC1_BY_SITE, g_scale, 7, g_site_b, 30);
+	offer(&sp, MERGE_VK_SRC2, g_scale, 3, 0, 60);
+	for (uint64_t v = 100; v < 110; v++)
+		offer(&sp, MERGE_VK_SRC2, g_scale, v, 0, 4);
+	offer(&sp, MERGE_VK_LATENCY, g_scale, 40, 0, 70);
+	offer(&sp, MERGE_VK_LATENCY, g_scale, 300, 0, 30);
+	offer(&sp, MERGE_VK_RESULT, g_scale, 9, 0, 10);
+	offer(&sp, MERGE_VK_RESULT, g_site_a, 42, 0, 55);
+	for (uint64_t v = 1000; v < 1015; v++)
+		offer(&sp, MERGE_VK_RESULT, g_site_a, v, 0, 3);
+	merge_spool_interp(&sp, 12, 1);
+	merge_spool_interp(&sp, 3, 2);
+	sp.hdr->live.exited = 1;
+	merge_spool_forget(&sp);
+	int rc = merge_db_merge(&db, &res, stdout);
+	merge_db_close(&db);
+	return rc;
+}
+
+/* Does every line of out parse as JSON, and does the Python expression
+ * `check` (over rows, a list of dicts) hold? */
+static int json_ok(const char *cmd, const char *check)
+{
+	char buf[4096];
+	setenv("VALUES_CHECK", check, 1);
+	int rc = run(buf, sizeof(buf),
+		     "%s | /usr/bin/python3 -c 'import json,os,sys\n"
+		     "rows=[json.loads(l) for l in sys.stdin if l.strip()]\n"
+		     "sys.exit(0 if eval(os.environ[\"VALUES_CHECK\"]) else 1)' 2>&1", cmd);
+	if (rc)
+		printf("  %s: %s", cmd, buf);
+	return rc == 0;
+}
+
+int main(void)
+{
+	static char out[1 << 16];
+	const char *top = getenv("VPROF_TOP");
+	char cmd[2048], vprof[700];
+	int rc;
+	snprintf(g_top, sizeof(g_top), "%s", top && *top ? top : ".");
+	snprintf(vprof, sizeof(vprof), "%s/build/vprof", g_top);
+	snprintf(g_tmp, sizeof(g_tmp), "/tmp/vprof-values.XXXXXX");
+	if (!mkdtemp(g_tmp))
+		return 1;
+	snprintf(g_fix, sizeof(g_fix), "%s/values_fix", g_tmp);
+	snprintf(g_db, sizeof(g_db), "%s/db", g_tmp);
+	rc = run(out, sizeof(out), "cc -g -O1 -no-pie -fno-pie -Wl,--build-id -o %s %s/tests/fixtures/values_fix.c 2>&1 && %s",
+		 g_fix, g_top, g_fix);
+	if (rc != 0 || sscanf(out, "%lx %lx %lx", &g_scale, &g_site_a, &g_site_b) != 3) {
+		printf("FAIL fixture builds and runs: %s\n", out);
+		return 1;
+	}
+	CHECK(make_db() == 0, "a database with planted hotlists is written and merged");
+
+	/* A calibration file of our own, so labels are deterministic. */
+	snprintf(cmd, sizeof(cmd), "printf 'overhead 39\\nlevel L1/L2 42 59 4096 4194304\\n"
+		 "level LLC 84 160 8388608 16777216\\nlevel DRAM 308 18446744073709551615 33554432 268435456\\n' > %s/calibration", g_db);
+	CHECK(system(cmd) == 0, "calibration file planted");
+
+	rc = run(out, sizeof(out), "%s list scale --db %s 2>&1", vprof, g_db);
+	CHECK(rc == 0 && strstr(out, "src2") && strstr(out, "3 (0x3) 60.0%") && strstr(out, "values_fix.c:") &&
+	      strstr(out, "imul") , "list shows scale's disassembly, source lines and the planted src2 value 3 at 60%% (rc %d)", rc);
+	CHECK(strstr(out, "3 (0x3) 78.3% from ") && strstr(out, "values_fix.c:24"),
+	      "list shows src1@site: 3 from the call at values_fix.c:24");
+	CHECK(strstr(out, "40 cycles (L1/L2) 70.0%") && strstr(out, "300 cycles (DRAM) 30.0%"),
+	      "list labels latency bins with the calibration's levels");
+	snprintf(cmd, sizeof(cmd), "%s list scale --db %s --json", vprof, g_db);
+	snprintf(out, sizeof(out), "any(r['pc']=='%#lx' and r['samples']==800 and r['procedure']=='scale' and "
+		 "'values_fix.c:' in r['source'] and any(h['kind']=='src2' and h['top'][0]['value']==3 and "
+		 "abs(h['top'][0]['share']-0.6)<0.001 for h in r['values']) for r in rows) and "
+		 "all(k in r for r in rows for k in ('procedure','pc','image','source','value','share','samples'))",
+		 g_scale);
+	CHECK(json_ok(cmd, out), "list --json parses, has the row fields and the planted value at scale");
+
+	rc = run(out, sizeof(out), "%s invariants --db %s 2>&1", vprof, g_db);
+	char *row1 = strstr(out, "source / suggestion\n"), *nl = row1 ? strchr(row1 + 20, '\n') : NULL;
+	CHECK(rc == 0 && nl && memmem(row1 + 20, (size_t)(nl - row1 - 20), "src1@site", 9) &&
+	      strstr(out, "argument/operand SRC1 of scale() is 3 (0x3) in 90% of samples from ") &&
+	      strstr(out, "values_fix.c:24"),
+	      "invariants ranks scale's src1 = 3 from values_fix.c:24 first and suggests it (rc %d)", rc);
+	CHECK(strstr(out, "skipped 1 hotlists or call sites with fewer than 20 value samples"),
+	      "invariants says it skipped the hotlist with 10 value samples");
+	snprintf(cmd, sizeof(cmd), "%s invariants --db %s --json", vprof, g_db);
+	CHECK(json_ok(cmd, "rows and rows[0]['kind']=='src1@site' and rows[0]['value']==3 and "
+		      "rows[0]['site'].endswith('values_fix.c:24') and abs(rows[0]['share']-0.9)<0.001 and "
+		      "any(r['kind']=='src2' for r in rows) and "
+		      "any(r['kind']=='src1@site' and r['value']==7 and r['site'].endswith('values_fix.c:25') for r in rows) and "
+		      "all(k in r for r in rows for k in ('procedure','pc','image','source','value','share','samples'))"),
+	      "invariants --json: the planted invariant first, with its call site");
+
+	rc = run(out, sizeof(out), "%s latency --db %s 2>&1", vprof, g_db);
+	CHECK(rc == 0 && strstr(out, "40 (L1/L2) 70%") && strstr(out, "300 (DRAM) 30%") && strstr(out, "118.0"),
+	      "latency shows scale's load: mean 118 cycles, bins by level (rc %d)", rc);
+	snprintf(cmd, sizeof(cmd), "%s latency --db %s --json", vprof, g_db);
+	CHECK(json_ok(cmd, "len(rows)==1 and rows[0]['procedure']=='scale' and abs(rows[0]['stall']-800*118)<1 and "
+		      "rows[0]['level']=='L1/L2' and [b['level'] for b in rows[0]['bins']]==['L1/L2','DRAM']"),
+	      "latency --json: stall = samples x mean, bins labelled");
+
+	rc = run(out, sizeof(out), "%s report --db %s 2>&1", vprof, g_db);
+	CHECK(rc == 0 && strstr(out, "value samples 540") && strstr(out, "interpretation runs 2") &&
+	      strstr(out, "limit 1") && strstr(out, "unsupported 1"),
+	      "report shows value samples and interpretation stops by reason");
+	snprintf(cmd, sizeof(cmd), "%s report --db %s --json", vprof, g_db);
+	CHECK(json_ok(cmd, "rows[0]['interp_runs']==2 and rows[0]['interp_stops']=={'limit':1,'unsupported':1}"),
+	      "report --json has the interpretation stats");
+
+	/* Bad input: one clear message, non-zero exit. */
+	rc = run(out, sizeof(out), "%s list no_such_fn --db %s 2>&1 >/dev/null", vprof, g_db);
+	CHECK(rc == 1 && strstr(out, "no procedure 'no_such_fn'") && !strchr(out, '\n')[1],
+	      "list of an unknown function: one message, exit 1 (%d)", rc);
+	rc = run(out, sizeof(out), "%s list scale --db %s/none 2>&1 >/dev/null", vprof, g_tmp);
+	CHECK(rc != 0 && strstr(out, "database") && !strchr(out, '\n')[1], "list without a database: one message, exit %d", rc);
+	rc = run(out, sizeof(out), "%s list scale --db %s --epoch 7 2>&1 >/dev/null", vprof, g_db);
+	CHECK(rc != 0 && strstr(out, "epoch 7") && !strchr(out, '\n')[1], "list of an empty epoch: one message, exit %d", rc);
+	rc = run(out, sizeof(out), "%s invariants --db %s --min-share x 2>&1 >/dev/null", vprof, g_db);
+	CHECK(rc == 2 && !strchr(out, '\n')[1], "invariants --min-share x: usage message, exit 2");
+
+	snprintf(cmd, sizeof(cmd), "%s calibrate --db %s/cal --json", vprof, g_tmp);
+	CHECK(json_ok(cmd, "len(rows)>=2 and all(rows[i]['upto']<rows[i+1]['upto'] for i in range(len(rows)-2)) and "
+		      "rows[-1]['upto'] is None and all(rows[i]['typical']<rows[i+1]['typical'] for i in range(len(rows)-1))"),
+	      "calibrate finds at least 2 levels with increasing thresholds");
+	snprintf(cmd, sizeof(cmd), "grep -c '^level ' %s/cal/calibration", g_tmp);
+	rc = run(out, sizeof(out), "%s", cmd);
+	CHECK(rc == 0 && atoi(out) >= 2, "calibrate writes DB/calibration (%d levels)", atoi(out));
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", g_tmp);
+	if (system(cmd) != 0)
+		printf("(could not remove %s)\n", g_tmp);
+	return g_fail;
+}
