@@ -139,6 +139,10 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	int nsrc = 0, ndst = 0;
 
 	__atomic_fetch_add(&g_vprof.spool.hdr->live.value_samples, 1, __ATOMIC_RELAXED);
+	/* Which call site this instruction ran for: the denominator of its
+	 * *_BY_SITE shares (reports/cmd_invariants.c). */
+	if (v->site)
+		put(v, MERGE_VK_RETADDR, pc, v->site, 0);
 	for (int i = 0; i < in->nvis; i++) {
 		const struct interp_operand *op = &in->op[i];
 		if (op->type != INTERP_OP_REG && op->type != INTERP_OP_MEM)
@@ -209,8 +213,6 @@ void preload_values_sample(ucontext_t *uc)
 	if (stop == INTERP_STOP_LIMIT) {
 		pc = v->st.rip;
 		v->site = return_address((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
-		if (v->site && pc == (uint64_t)uc->uc_mcontext.gregs[REG_RIP])
-			put(v, MERGE_VK_RETADDR, pc, v->site, 0);
 		struct interp_observer obs = { .insn = observe, .arg = v, .flags = INTERP_OBS_LATENCY };
 		interp_run(&v->st, v->ith, g_vprof.cfg.interp_len, &obs, &res);
 		executed += res.executed;

@@ -122,12 +122,52 @@ static void suggestion(struct value_model *vm, const struct cand *c, char *out, 
 			 v->w.proc, strchr(v->w.proc, '(') ? "" : "()", value_source(&v->w, sb2, sizeof(sb2)), val, 100 * c->share, advice(v->kind));
 }
 
+/* The time an instruction takes, as PC samples: its source line's. A
+ * timer interrupt lands after the instruction that took the time (skid:
+ * in a loop `s = s * k + i` the imul had 0.1% and the add after it 89%),
+ * so an instruction's own count understates it; the line holds both. */
+static uint64_t line_samples(const struct value_model *vm, const struct value_hot *v)
+{
+	uint64_t own = value_pc_samples(vm, v->image, v->vaddr), sum = 0;
+	if (!v->w.file || v->w.line <= 0)
+		return own;
+	for (size_t i = 0; i < vm->m.npcs; i++) {
+		const struct model_pc *pc = &vm->m.pcs[i];
+		if (pc->event == vm->ev && pc->image == v->image && pc->line == v->w.line &&
+		    pc->file && !strcmp(pc->file, v->w.file))
+			sum += pc->count;
+	}
+	return sum > own ? sum : own;
+}
+
+/* The estimated value samples at v's PC that came from call site `site`:
+ * the RETADDR hotlist at the same PC says which share of the PC's value
+ * samples each site had (few distinct values: nearly exact), times v's
+ * vtot. 0 when the PC has no RETADDR hotlist or not that site. */
+static double site_samples(const struct value_model *vm, const struct value_hot *v, uint64_t site)
+{
+	for (size_t i = 0; i < vm->nhot; i++) {
+		const struct value_hot *r = &vm->hot[i];
+		if (r->image != v->image || r->vaddr != v->vaddr || r->kind != MERGE_VK_RETADDR ||
+		    !r->h.vtot)
+			continue;
+		for (uint32_t j = 0; j < r->h.n; j++)
+			if (r->h.e[j].value == site)
+				return (double)v->h.vtot * merge_hot_estimate(&r->h, (int)j) /
+				       (double)r->h.vtot;
+	}
+	return 0;
+}
+
 /* Candidates of one hotlist: its top value, or per call site the top
- * value from that site (share among the site's estimated samples). */
+ * value from that site, its share among the site's estimated samples:
+ * from the PC's RETADDR hotlist where it has the site, else the sum of
+ * the site's entries (an overestimate of the share: the site's rare
+ * values are the ones the hotlist drops). */
 static size_t candidates(struct value_model *vm, const struct value_hot *v, const struct opts *op,
 			 struct cand *out, size_t *skipped)
 {
-	double t = vm->total ? (double)v->samples / (double)vm->total : 0.0;
+	double t = vm->total ? (double)line_samples(vm, v) / (double)vm->total : 0.0;
 	size_t n = 0;
 	if (!value_kind_by_site(v->kind)) {
 		out[0] = (struct cand){ .v = v, .e = 0, .share = value_share(&v->h, 0), .time = t };
@@ -144,6 +184,9 @@ static size_t candidates(struct value_model *vm, const struct value_hot *v, cons
 		}
 		if (seen)
 			continue;               /* not the site's top entry */
+		double from_site = site_samples(vm, v, v->h.e[e].aux);
+		if (from_site >= merge_hot_estimate(&v->h, (int)e))
+			site_est = from_site;
 		if (site_est < (double)op->min_vtot) {
 			(*skipped)++;
 			continue;
@@ -189,7 +232,9 @@ int cmd_invariants(int argc, char **argv)
 	}
 	for (size_t i = 0; i < vm.nhot; i++) {
 		const struct value_hot *v = &vm.hot[i];
-		if (value_kind_is_latency(v->kind) || !v->h.n)
+		/* Latencies are `vprof latency`'s; return addresses are the
+		 * call-site shares the @site kinds are measured against. */
+		if (value_kind_is_latency(v->kind) || v->kind == MERGE_VK_RETADDR || !v->h.n)
 			continue;
 		considered++;
 		if (v->h.vtot < op.min_vtot) {
