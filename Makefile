@@ -101,7 +101,7 @@ check: deps all
 
 # Longer reliability runs, by hand (the suite runs each briefly).
 reliability: deps all
-	@VPROF_STRESS_BUILDS=20 tests/run make_stress
+	@VPROF_STRESS_BUILDS=20 MERGE_KILLS=100 tests/run make_stress merge_kill
 
 demo: deps all
 	@scripts/demo.sh
