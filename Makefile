@@ -114,7 +114,8 @@ check: deps all
 
 # Longer reliability runs, by hand (the suite runs each briefly).
 reliability: deps all
-	@VPROF_STRESS_BUILDS=20 MERGE_KILLS=100 tests/run make_stress merge_kill
+	@VPROF_STRESS_BUILDS=20 MERGE_KILLS=100 CRASH_KILLS=100 FUZZ_SECONDS=600 \
+	    tests/run make_stress merge_kill crash fuzz
 
 demo: deps all
 	@scripts/demo.sh

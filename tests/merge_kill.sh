@@ -9,6 +9,7 @@
 #  - MERGE_KILLS random kills (default 10; `make reliability`: 100): the
 #    merge, slowed at each step by a random few hundred us, is SIGKILLed by
 #    its pid after a random few ms, sometimes twice in a row;
+#  - four merges at once, two of them killed;
 # and a plain `vprof merge` then finishes the job. The totals (report --json:
 # processes, samples, per-event per-image counts) and processes.tsv's row
 # count must equal the reference's, with no spool and no journal left.
@@ -85,7 +86,24 @@ done
 check "$killed random SIGKILLs over $KILLS merges: every total equal to the reference" [ $bad -eq 0 -a $killed -gt 0 ]
 echo "merge_kill: $windows step windows, $killed random kills, $KILLS databases"
 
-# 3. A merge killed after committing is finished, never redone, by the next
+# 3. Four merges at once on one database, two of them SIGKILLed at random:
+# the lock serializes them, and the totals still equal the reference.
+bad=0
+for i in 1 2 3; do
+	db=$(fresh conc)
+	pids=()
+	for j in 1 2 3 4; do
+		VPROF_TEST_MERGE_DELAY_US=$((RANDOM % 300)) "$VPROF" merge --db "$db" >/dev/null 2>&1 &
+		pids+=($!)
+	done
+	sleep "0.00$((RANDOM % 10))"; kill -9 "${pids[0]}" 2>/dev/null
+	sleep "0.00$((RANDOM % 10))"; kill -9 "${pids[2]}" 2>/dev/null
+	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
+	finish_and_compare "$db" "concurrent merges, round $i"
+done
+check "4 merges at once, 2 killed, 3 rounds: totals equal to the reference" [ $bad -eq 0 ]
+
+# 4. A merge killed after committing is finished, never redone, by the next
 # merge even when new spools came meanwhile: they are counted once too.
 db=$(fresh late)
 VPROF_TEST_MERGE_DIE=$((windows - 1)) "$VPROF" merge --db "$db" >/dev/null 2>&1
