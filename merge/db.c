@@ -459,17 +459,26 @@ static int journal_apply(struct merge_db *db, const char *cdir, FILE *errf)
 		fclose(f);
 		return err < 0 ? err : -errno;
 	}
-	for (struct dirent *de; (de = readdir(d));) {
-		char from[900], to[900];
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "MANIFEST"))
-			continue;
-		snprintf(from, sizeof(from), "%s/%s", cdir, de->d_name);
-		snprintf(to, sizeof(to), "%s/%s", dir, de->d_name);
-		if (rename(from, to) < 0 && errno != ENOENT) {
-			err = -errno;
-			break;
+	/* Renaming while reading the directory may hide entries from
+	 * readdir: go round again until a pass moves nothing. */
+	for (int moved = 1; moved && err == 0;) {
+		moved = 0;
+		rewinddir(d);
+		for (struct dirent *de; (de = readdir(d));) {
+			char from[900], to[900];
+			if (de->d_name[0] == '.' || !strcmp(de->d_name, "MANIFEST"))
+				continue;
+			snprintf(from, sizeof(from), "%s/%s", cdir, de->d_name);
+			snprintf(to, sizeof(to), "%s/%s", dir, de->d_name);
+			if (rename(from, to) < 0) {
+				if (errno == ENOENT)
+					continue;
+				err = -errno;
+				break;
+			}
+			moved = 1;
+			merge_step();
 		}
-		merge_step();
 	}
 	closedir(d);
 	while (err == 0 && fgets(line, sizeof(line), f)) {
