@@ -36,7 +36,7 @@ LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
 CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread
 INTERP_LIBS := -lZydis
 
-.PHONY: all deps check demo install clean tests reliability proto
+.PHONY: all deps check demo install clean tests reliability proto fuzz
 all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a
 
 deps:
@@ -96,12 +96,31 @@ $(B)/tests/%: tests/unit/%.c $(TEST_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -o $@ $< $(filter-out $(B)/libinterp.a,$(TEST_LINK)) $(INTERP_LINK) $(CMD_LIBS) -lpthread -lm
 
+# libFuzzer targets for the file readers (fuzz/), with Debian's clang.
+FUZZ_CC    ?= clang
+# -fno-sanitize=alignment: the readers accept sections at any offset and read
+# records unaligned (UB, harmless on x86-64; found by these targets, seeds
+# fuzz/corpus/*/misaligned-*); drop it once spool.c and profile.c require
+# 8-byte-aligned section offsets.
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	      -fno-sanitize=alignment
+FUZZ_SRC   := merge/spool.c merge/profile.c merge/hotlist.c
+FUZZ_BIN   := $(B)/fuzz/spool_fuzz $(B)/fuzz/profile_fuzz $(B)/fuzz/mkseed
+fuzz: $(FUZZ_BIN)
+$(B)/fuzz/%_fuzz: fuzz/%_fuzz.c fuzz/fuzz_file.h $(FUZZ_SRC) $(wildcard merge/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC) -lxxhash
+$(B)/fuzz/mkseed: fuzz/mkseed.c $(FUZZ_SRC) $(wildcard merge/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -O1 -g -o $@ $< $(filter-out merge/spool.c,$(FUZZ_SRC)) -lxxhash
+
 check: deps all
 	@tests/run
 
 # Longer reliability runs, by hand (the suite runs each briefly).
 reliability: deps all
-	@VPROF_STRESS_BUILDS=20 tests/run make_stress
+	@VPROF_STRESS_BUILDS=20 MERGE_KILLS=100 CRASH_KILLS=100 FUZZ_SECONDS=600 \
+	    tests/run make_stress merge_kill crash fuzz
 
 demo: deps all
 	@scripts/demo.sh

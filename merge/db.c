@@ -9,12 +9,27 @@
  *                            samples seen, samples merged, dropped, exited,
  *                            CPU ns, backend, command line
  *   DB/lock                  flock'd exclusively for the whole of a merge
+ *   DB/merge.stage/          a merge being written (rolled back if found)
+ *   DB/merge.commit/         a committed merge being applied (finished if
+ *                            found): new profiles, processes.tsv, MANIFEST
  *
  * Workload: `vprof run` merges once at the end; `make -j` under `vprof run`
  * leaves hundreds of small spools; several `vprof merge` may run at once.
  * The database lock serializes merges; each profile is rewritten whole
  * (read, add, write temporary, rename), so a reader sees the old or the new
- * file, never half of one, and a crashed merge leaves the spools in place.
+ * file, never half of one.
+ *
+ * Crash safety. A merge writes every new file into DB/merge.stage/ with a
+ * MANIFEST naming its epoch and the spools it consumed (name and inode),
+ * then commits with one rename of the directory to DB/merge.commit/. Only
+ * then are the files renamed into the epoch and the spools unlinked; each
+ * of those steps can be redone, so a merge that finds merge.commit/ (its
+ * predecessor was killed) finishes it first, and one that finds
+ * merge.stage/ deletes it: killed at any point, a merge counts every spool
+ * exactly once. This holds against the death of the process, not a power
+ * cut (nothing is fsync'd; a torn profile then fails its checksum).
+ * VPROF_TEST_MERGE_DIE=K (tests only) SIGKILLs the merge at its K-th step;
+ * VPROF_TEST_MERGE_DELAY_US=N sleeps N us at each step.
  *
  * A spool is finished when its owner's flock is gone: taking LOCK_EX with
  * LOCK_NB succeeds only then. Merged spools are unlinked while still locked.
@@ -27,6 +42,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -411,9 +427,155 @@ out:
 	return err;
 }
 
-/* Read-add-write one profile of the epoch directory. */
-static int fold_profile(const char *dir, struct merge_profile *p, struct merge_result *res,
-			FILE *errf)
+/* ---- crash safety: stage, commit, apply ---- */
+
+static long g_die_at = -1, g_steps, g_delay_us;
+
+/* A point where a killed merge must still count everything once. */
+static void merge_step(void)
+{
+	g_steps++;
+	if (g_delay_us > 0)
+		usleep((useconds_t)g_delay_us);
+	if (g_die_at > 0 && g_steps >= g_die_at)
+		raise(SIGKILL);
+}
+
+static void rm_flat_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		for (struct dirent *de; (de = readdir(d));)
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				unlinkat(dirfd(d), de->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+static int is_spool_name(const char *n)
+{
+	size_t l = strlen(n);
+	return n[0] != '.' && l > 6 && strcmp(n + l - 6, ".spool") == 0;
+}
+
+/* Finish a committed merge: move its files into the epoch, unlink its
+ * spools (only the very files it read: same inode), drop the directory.
+ * Every step may already have been done by a killed predecessor. */
+static int journal_apply(struct merge_db *db, const char *cdir, FILE *errf)
+{
+	char mp[700], dir[600], line[800];
+	int epoch = 0;
+	snprintf(mp, sizeof(mp), "%s/MANIFEST", cdir);
+	FILE *f = fopen(mp, "re");
+	if (!f) {
+		if (errno != ENOENT)
+			return -errno;
+		rm_flat_dir(cdir);         /* killed after its last step */
+		return 0;
+	}
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "epoch %d", &epoch) != 1 || epoch < 1) {
+		fclose(f);
+		fprintf(errf, "vprof: %s: bad manifest; merge left as it is\n", mp);
+		return -EIO;
+	}
+	merge_db_epoch_dir(db, epoch, dir, sizeof(dir));
+	int err = mkdir_p(dir, 0700);
+	DIR *d = err < 0 ? NULL : opendir(cdir);
+	if (!d) {
+		fclose(f);
+		return err < 0 ? err : -errno;
+	}
+	/* Renaming while reading the directory may hide entries from
+	 * readdir: go round again until a pass moves nothing. */
+	for (int moved = 1; moved && err == 0;) {
+		moved = 0;
+		rewinddir(d);
+		for (struct dirent *de; (de = readdir(d));) {
+			char from[900], to[900];
+			if (de->d_name[0] == '.' || !strcmp(de->d_name, "MANIFEST"))
+				continue;
+			snprintf(from, sizeof(from), "%s/%s", cdir, de->d_name);
+			snprintf(to, sizeof(to), "%s/%s", dir, de->d_name);
+			if (rename(from, to) < 0) {
+				if (errno == ENOENT)
+					continue;
+				err = -errno;
+				break;
+			}
+			moved = 1;
+			merge_step();
+		}
+	}
+	closedir(d);
+	while (err == 0 && fgets(line, sizeof(line), f)) {
+		char name[600], path[1200];
+		unsigned long long ino;
+		struct stat st;
+		if (sscanf(line, "spool %599s %llu", name, &ino) != 2 || strchr(name, '/') ||
+		    !is_spool_name(name))
+			continue;
+		snprintf(path, sizeof(path), "%s/spool/%s", db->root, name);
+		if (lstat(path, &st) == 0 && st.st_ino == ino)
+			unlink(path);
+		merge_step();
+	}
+	fclose(f);
+	if (err < 0)
+		return err;
+	unlink(mp);
+	merge_step();
+	rmdir(cdir);
+	return 0;
+}
+
+/* Under the lock: finish a committed merge, roll back an uncommitted one. */
+static int journal_recover(struct merge_db *db, FILE *errf)
+{
+	char p[600];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/merge.commit", db->root);
+	if (lstat(p, &st) == 0) {
+		int err = journal_apply(db, p, errf);
+		if (err < 0)
+			return err;
+	}
+	snprintf(p, sizeof(p), "%s/merge.stage", db->root);
+	if (lstat(p, &st) == 0)
+		rm_flat_dir(p);
+	return 0;
+}
+
+/* Stage DIR/processes.tsv plus this merge's lines. */
+static int stage_proclog(const char *dir, const char *stage, const struct proclog *pl)
+{
+	char from[700], to[700], buf[65536];
+	snprintf(from, sizeof(from), "%s/processes.tsv", dir);
+	snprintf(to, sizeof(to), "%s/processes.tsv", stage);
+	int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (out < 0)
+		return -errno;
+	int err = 0, in = open(from, O_RDONLY | O_CLOEXEC);
+	for (ssize_t n; in >= 0 && (n = read(in, buf, sizeof(buf))) != 0;) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || write(out, buf, (size_t)n) != n) {
+			err = -EIO;
+			break;
+		}
+	}
+	if (in >= 0)
+		close(in);
+	if (!err && write(out, pl->buf, pl->n) != (ssize_t)pl->n)
+		err = -EIO;
+	if (close(out) < 0 && !err)
+		err = -errno;
+	return err;
+}
+
+/* Read one profile of the epoch directory, add, write it to the stage. */
+static int fold_profile(const char *dir, const char *stage, struct merge_profile *p,
+			struct merge_result *res, FILE *errf)
 {
 	char name[256], path[900], why[128];
 	struct merge_profile old;
@@ -434,35 +596,63 @@ static int fold_profile(const char *dir, struct merge_profile *p, struct merge_r
 		rename(path, aside);
 		res->profiles_corrupt++;
 	}
+	snprintf(path, sizeof(path), "%s/%s", stage, name);
 	if ((err = merge_profile_write(path, p)) < 0)
 		return err;
+	merge_step();
 	res->profiles_written++;
 	return 0;
 }
 
-static int is_spool_name(const char *n)
+/* Write the stage's MANIFEST: the epoch, then the spools consumed. */
+static int stage_manifest(const char *stage, int epoch, char (*names)[700],
+			  const ino_t *inos, size_t nf)
 {
-	size_t l = strlen(n);
-	return n[0] != '.' && l > 6 && strcmp(n + l - 6, ".spool") == 0;
+	char mp[700];
+	snprintf(mp, sizeof(mp), "%s/MANIFEST", stage);
+	FILE *f = fopen(mp, "wxe");
+	if (!f)
+		return -errno;
+	fprintf(f, "epoch %d\n", epoch);
+	for (size_t i = 0; i < nf; i++) {
+		const char *base = strrchr(names[i], '/');
+		fprintf(f, "spool %s %llu\n", base ? base + 1 : names[i],
+			(unsigned long long)inos[i]);
+	}
+	int bad = ferror(f);
+	if (fclose(f) != 0 || bad)
+		return -EIO;
+	merge_step();
+	return 0;
 }
 
 int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 {
-	char dir[600], sdir[600];
+	char dir[600], sdir[600], stage[600], commit[600];
 	struct accum acc = { 0 };
 	struct proclog pl = { 0 };
 	int *fds = NULL;
+	ino_t *inos = NULL;
 	char (*names)[700] = NULL;
 	size_t nf = 0, capf = 0;
-	int err;
+	int err, epoch;
+	const char *knob;
 
 	memset(res, 0, sizeof(*res));
+	g_steps = 0;
+	g_die_at = (knob = getenv("VPROF_TEST_MERGE_DIE")) ? atol(knob) : -1;
+	g_delay_us = (knob = getenv("VPROF_TEST_MERGE_DELAY_US")) ? atol(knob) : 0;
 	if ((err = merge_db_lock(db)) < 0)
 		return err;
-	merge_db_epoch_dir(db, merge_db_epoch(db), dir, sizeof(dir));
+	if ((err = journal_recover(db, errf)) < 0)
+		goto out;
+	epoch = merge_db_epoch(db);
+	merge_db_epoch_dir(db, epoch, dir, sizeof(dir));
 	if ((err = mkdir_p(dir, 0700)) < 0)
 		goto out;
 	snprintf(sdir, sizeof(sdir), "%s/spool", db->root);
+	snprintf(stage, sizeof(stage), "%s/merge.stage", db->root);
+	snprintf(commit, sizeof(commit), "%s/merge.commit", db->root);
 	DIR *d = opendir(sdir);
 	if (!d) {
 		err = -errno;
@@ -503,9 +693,16 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 		}
 		if (nf == capf) {
 			capf = capf ? capf * 2 : 64;
-			fds = realloc(fds, capf * sizeof(*fds));
-			names = realloc(names, capf * sizeof(*names));
-			if (!fds || !names) {
+			void *nfd = realloc(fds, capf * sizeof(*fds));
+			if (nfd)
+				fds = nfd;
+			void *nin = realloc(inos, capf * sizeof(*inos));
+			if (nin)
+				inos = nin;
+			void *nn = realloc(names, capf * sizeof(*names));
+			if (nn)
+				names = nn;
+			if (!nfd || !nin || !nn) {
 				err = -ENOMEM;
 				close(fd);
 				closedir(d);
@@ -513,44 +710,52 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 			}
 		}
 		fds[nf] = fd;
+		inos[nf] = st.st_ino;
 		snprintf(names[nf], sizeof(names[nf]), "%s", path);
 		nf++;
 	}
 	closedir(d);
+	err = 0;
+	if (!nf && !res->stats.corrupt)
+		goto out;
 
+	/* Stage everything this merge writes, then commit it in one rename. */
+	if (mkdir(stage, 0700) < 0) {
+		err = -errno;
+		goto out;
+	}
 	for (size_t i = 0; i < acc.n; i++) {
 		merge_profile_compact(&acc.p[i]);
-		if ((err = fold_profile(dir, &acc.p[i], res, errf)) < 0)
-			goto out;
+		if ((err = fold_profile(dir, stage, &acc.p[i], res, errf)) < 0)
+			goto rollback;
 	}
-	if (nf || res->stats.corrupt) {
-		struct merge_profile sp;
-		merge_profile_init(&sp);
-		sp.flags = MERGE_PROF_STATS;
-		sp.stats = res->stats;
-		err = fold_profile(dir, &sp, res, errf);
-		merge_profile_free(&sp);
-		if (err < 0)
-			goto out;
+	struct merge_profile sp;
+	merge_profile_init(&sp);
+	sp.flags = MERGE_PROF_STATS;
+	sp.stats = res->stats;
+	err = fold_profile(dir, stage, &sp, res, errf);
+	merge_profile_free(&sp);
+	if (err < 0)
+		goto rollback;
+	if (pl.n && (err = stage_proclog(dir, stage, &pl)) < 0)
+		goto rollback;
+	if ((err = stage_manifest(stage, epoch, names, inos, nf)) < 0)
+		goto rollback;
+	if (rename(stage, commit) < 0) {
+		err = -errno;
+		goto rollback;
 	}
-	if (pl.n) {
-		char lp[700];
-		snprintf(lp, sizeof(lp), "%s/processes.tsv", dir);
-		int lfd = open(lp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		if (lfd >= 0) {
-			ssize_t w = write(lfd, pl.buf, pl.n);
-			(void)w;
-			close(lfd);
-		}
-	}
-	/* Only now, with every profile in place, do the spools go. */
-	for (size_t i = 0; i < nf; i++)
-		unlink(names[i]);
-	err = 0;
+	merge_step();
+	/* Committed: from here a kill is finished by the next merge. */
+	err = journal_apply(db, commit, errf);
+	goto out;
+rollback:
+	rm_flat_dir(stage);
 out:
 	for (size_t i = 0; i < nf; i++)
 		close(fds[i]);
 	free(fds);
+	free(inos);
 	free(names);
 	free(pl.buf);
 	for (size_t i = 0; i < acc.n; i++)

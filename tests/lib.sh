@@ -28,9 +28,15 @@ print(r.returncode)' "$@"
 # rate_sane: samples are taken per CPU time, so vprof run's summary
 # ("asked A Hz, achieved B Hz over C CPU-s") must never show B above 2 A
 # (with C >= 0.2 s): more would mean extra triggers, or the program's own
-# SIGPROFs counted as samples. Prints what is wrong, or nothing.
+# SIGPROFs counted as samples. A missing summary line is itself wrong (the
+# merge failed or vprof said nothing). Prints what is wrong, or nothing.
 rate_sane() {
 	local l a b c
+	if ! grep -q 'achieved [0-9]* Hz over [0-9.]* CPU-s' "$TMP/v.err"; then
+		echo "no vprof summary line (\"achieved N Hz over C CPU-s\") in its stderr"
+		return
+	fi
+	# "asked a PMU period" and "nothing sampled" have no rate to hold it to.
 	l=$(grep -o 'asked [0-9]* Hz, achieved [0-9]* Hz over [0-9.]* CPU-s' "$TMP/v.err" | head -1)
 	[ -n "$l" ] || return 0
 	read -r _ a _ _ b _ _ c _ <<<"$l"
