@@ -200,6 +200,37 @@ static size_t candidates(struct value_model *vm, const struct value_hot *v, cons
 	return n;
 }
 
+/* The plain kind a *_BY_SITE kind pairs with a call site. */
+static unsigned plain_kind(unsigned k)
+{
+	return k == MERGE_VK_RESULT_BY_SITE ? MERGE_VK_RESULT
+	       : k == MERGE_VK_SRC1_BY_SITE ? MERGE_VK_SRC1
+	       : k == MERGE_VK_SRC2_BY_SITE ? MERGE_VK_SRC2 : k;
+}
+
+/* A value that is 45% of an operand overall and 90% from one call site
+ * is one finding, the call site's: drop a plain candidate when a call
+ * site of the same PC and operand has the same top value more often.
+ * (Ranked by time x share, the plain one scored higher, 0.55 against
+ * 0.45 of the time, and named no site.) Returns the new count. */
+static size_t drop_explained(struct cand *c, size_t n)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct cand *a = &c[i];
+		int explained = 0;
+		for (size_t j = 0; j < n && !a->by_site && !explained; j++) {
+			const struct cand *b = &c[j];
+			explained = b->by_site && b->v->image == a->v->image && b->v->vaddr == a->v->vaddr &&
+				    plain_kind(b->v->kind) == a->v->kind &&
+				    b->v->h.e[b->e].value == a->v->h.e[a->e].value && b->share > a->share;
+		}
+		if (!explained)
+			c[m++] = c[i];
+	}
+	return m;
+}
+
 int cmd_invariants(int argc, char **argv)
 {
 	static const struct option extra[] = {
@@ -249,6 +280,7 @@ int cmd_invariants(int argc, char **argv)
 				c[n++] = x;
 		}
 	}
+	n = drop_explained(c, n);
 	qsort(c, n, sizeof(*c), by_score);
 
 	char sb[600], vb[64], sug[1400];
