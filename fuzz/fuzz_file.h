@@ -1,7 +1,8 @@
 /*
  * Shared by the fuzz targets: the readers take a path, so each input is
  * written to one temporary file per process (rewritten in place, kept to
- * the input's size). fix, if given, may patch the bytes (a checksum) first.
+ * the input's size, removed at exit). fix, if given, may patch the bytes
+ * (a checksum) first.
  * Not thread-safe; libFuzzer runs one input at a time.
  */
 #ifndef VPROF_FUZZ_FILE_H
@@ -15,17 +16,24 @@
 
 static void fix_checksum(uint8_t *buf, size_t n);   /* each target defines it */
 
+static char g_fuzz_path[64];
+
+static void fuzz_file_remove(void)
+{
+	unlink(g_fuzz_path);
+}
+
 static const char *fuzz_file(const uint8_t *data, size_t n, void (*fix)(uint8_t *, size_t))
 {
-	static char path[64];
 	static int fd = -1;
 	static uint8_t *buf;
 	static size_t cap;
 	if (fd < 0) {
-		snprintf(path, sizeof(path), "/tmp/vprof-fuzz.XXXXXX");
-		fd = mkstemp(path);
+		snprintf(g_fuzz_path, sizeof(g_fuzz_path), "/tmp/vprof-fuzz.XXXXXX");
+		fd = mkstemp(g_fuzz_path);
 		if (fd < 0)
 			abort();
+		atexit(fuzz_file_remove);
 	}
 	if (n > cap) {
 		free(buf);
@@ -40,7 +48,7 @@ static const char *fuzz_file(const uint8_t *data, size_t n, void (*fix)(uint8_t 
 		fix(buf, n);
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, n, 0) != (ssize_t)n)
 		abort();
-	return path;
+	return g_fuzz_path;
 }
 
 #endif
