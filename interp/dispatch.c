@@ -92,7 +92,14 @@ int interp_init(void)
 	return 0;
 }
 
+/* Tools and tests get interp_init from a constructor. libvprof.so defines
+ * interp_init_at_load = 0 (strong beats this weak 1): a profiled process
+ * pays for the set-up (CPUID, the vendor self-check's native probes)
+ * only when it will interpret (VPROF_VALUES, VPROF_VERIFY). */
+__attribute__((weak)) const int interp_init_at_load = 1;
+
 __attribute__((constructor)) static void interp_ctor(void)
 {
-	interp_init();
+	if (interp_init_at_load)
+		interp_init();
 }
