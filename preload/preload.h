@@ -24,7 +24,6 @@ struct preload_config {
 	int values, interp_len, interp_every, skew_skip, stacks, verify;
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
-	char module[256];
 };
 
 struct preload_global {

@@ -101,7 +101,7 @@ uint64_t report_model_period_ns(const struct report_model *m)
 	return m->stats.processes ? m->stats.period_ns_sum / m->stats.processes : 0;
 }
 
-static uint32_t image_for(struct report_model *m, const struct merge_profile *p)
+uint32_t report_model_image(struct report_model *m, const struct merge_profile *p)
 {
 	int unknown = (p->flags & MERGE_PROF_UNKNOWN) != 0;
 	const char *path = unknown ? "[unknown]" : p->path[0] ? p->path : "[no path]";
@@ -149,7 +149,7 @@ static int on_profile(const struct merge_profile *p, void *arg)
 	}
 	if ((m->event && (int)p->event != m->event) || p->event >= MERGE_EV_MAX)
 		return 0;
-	uint32_t ii = image_for(m, p);
+	uint32_t ii = report_model_image(m, p);
 	struct model_image *im = &m->images[ii];
 	for (size_t i = 0; i < p->n; i++) {
 		uint64_t start = 0, size;

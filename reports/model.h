@@ -71,6 +71,10 @@ void report_model_free(struct report_model *m);
 /* The mean sampling period in ns over the processes merged (0: unknown). */
 uint64_t report_model_period_ns(const struct report_model *m);
 
+/* The model's image for profile p (matched by build-id, else path), added
+ * with its symbols opened if new; an index into m->images. */
+uint32_t report_model_image(struct report_model *m, const struct merge_profile *p);
+
 /* The indices of the PCs of event ev, grouped by image then procedure
  * (then address): each (image, procedure) is one run. malloc'd; *n set. */
 size_t *report_model_by_proc(const struct report_model *m, unsigned ev, size_t *n);

@@ -36,39 +36,13 @@ static const char *own(struct value_model *vm, char *s)
 	return vm->strs[vm->nstrs++] = s;
 }
 
-/* The model's image for profile p; one is added (symbols opened) for an
- * image that has hotlists but no sampled PC. The matching rule is model.c's
- * image_for(), static there: one function once model.c exports it. */
-static uint32_t image_of(struct value_model *vm, const struct merge_profile *p)
-{
-	struct report_model *m = &vm->m;
-	int unknown = (p->flags & MERGE_PROF_UNKNOWN) != 0;
-	const char *path = unknown ? "[unknown]" : p->path[0] ? p->path : "[no path]";
-	for (size_t i = 0; i < m->nimages; i++) {
-		const struct model_image *im = &m->images[i];
-		if (im->build_id_len == p->build_id_len &&
-		    (p->build_id_len ? !memcmp(im->build_id, p->build_id, p->build_id_len)
-				     : !strcmp(im->path, path)))
-			return (uint32_t)i;
-	}
-	m->images = xgrow(m->images, &m->capimages, m->nimages, sizeof(*m->images));
-	struct model_image *im = &m->images[m->nimages];
-	char why[300];
-	memset(im, 0, sizeof(*im));
-	im->path = own(vm, strdup(path));
-	im->build_id_len = p->build_id_len;
-	memcpy(im->build_id, p->build_id, p->build_id_len);
-	if (!unknown && !(im->sym = report_image_open(p->path, p->build_id, p->build_id_len, why, sizeof(why))))
-		fprintf(stderr, "vprof %s: no symbols for %s: %s\n", m->cmd, path, why);
-	return (uint32_t)m->nimages++;
-}
-
 static int on_profile(const struct merge_profile *p, void *arg)
 {
 	struct value_model *vm = arg;
 	if ((p->flags & MERGE_PROF_STATS) || !p->nhot)
 		return 0;
-	uint32_t ii = image_of(vm, p);
+	/* An image with hotlists but no sampled PC is added here. */
+	uint32_t ii = report_model_image(&vm->m, p);
 	for (size_t i = 0; i < p->nhot; i++) {
 		vm->hot = xgrow(vm->hot, &vm->caphot, vm->nhot, sizeof(*vm->hot));
 		struct value_hot *v = &vm->hot[vm->nhot++];
