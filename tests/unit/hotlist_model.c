@@ -2,11 +2,15 @@
  * Reference-model test of value hotlists (merge/hotlist.c), SQLite style:
  * every stream goes into hotlists and into an exact counter beside them.
  *
- *  - invariants after every offer and merge (NZ <= 16, counts > 0, p in
- *    (0, 1], sum of counts <= vtot);
+ *  - invariants after every offer and merge (NZ <= 16, counts > 0 and at
+ *    most vtot, p in (0, 1]);
  *  - exactness while a stream has at most 16 distinct values (p stays 1);
  *  - skewed streams (Zipf, 90% one value, uniform): the heavy values are
- *    found and their estimates are within 4 standard errors of the truth;
+ *    found and their estimates are within 4.5 standard errors of the truth;
+ *  - accuracy (issue 6's bar): a 90% value from one of two call sites,
+ *    the other site's values uniform over 1000, 2000 samples: its share
+ *    among its site's samples within 3 points of the truth in >= 99% of
+ *    trials;
  *  - unbiasedness: many independent trials of split-stream-merge, the mean
  *    estimate within 4 standard errors of the true count;
  *  - merge order: (a+b)+c, a+(b+c) and (c+a)+b agree in distribution.
@@ -124,28 +128,30 @@ static void stream_case(int kind, int len)
 		CHECK(exact, "%s: at most 16 values are counted exactly (p = 1)", kStreamName[kind]);
 		return;
 	}
-	/* Values the sample should hold (expected count t * p >= 8, missed
-	 * with probability under e^-8) must be there, their estimates within
-	 * 4.5 standard errors, sd = sqrt(t (1 - p) / p). Rarer ones are
-	 * counted once or not at all: their estimate is 0 or about 1/p. */
-	double p = merge_hot_p(&h), worst = 0;
+	/* Values the sample should hold (expected count t * p >= 8: never
+	 * entering has probability (1 - p)^t < e^-8) must be there, their
+	 * estimates count + tau - 1 within 4.5 standard errors; the error is
+	 * the instances missed before a value entered, sd at most
+	 * sqrt(tau min(t, tau)). */
+	double p = merge_hot_p(&h), tau = 1 / p, worst = 0, var_all = 0;
 	int missing = 0, heavy = 0;
 	for (int v = 0; v < MAXV; v++) {
 		double est = estimate_of(&h, VAL(v)), t = (double)truth[v];
+		var_all += tau * (t < tau ? t : tau);
 		if (t * p < 8)
 			continue;
 		heavy++;
 		missing += est == 0;
-		double z = fabs(est - t) / sqrt(t * (1 - p) / p + 1e-9);
+		double z = fabs(est - t) / sqrt(tau * (t < tau ? t : tau) + 1e-9);
 		if (z > worst)
 			worst = z;
 	}
-	/* Every counted instance is in the table, so sum(counts) / p
-	 * estimates the stream's length. */
+	/* Every value's estimate is unbiased (0 for the unlisted), so the
+	 * listed ones' add up to the stream's length. */
 	double all = 0;
 	for (uint32_t i = 0; i < h.n; i++)
 		all += merge_hot_estimate(&h, (int)i);
-	double zall = fabs(all - len) / sqrt(len * (1 - p) / p);
+	double zall = fabs(all - len) / sqrt(var_all + 1e-9);
 	CHECK(zall < 4.5, "%s: the estimates add up to the stream's length within 4.5 sd (%.0f of %d, %.2f sd)",
 	      kStreamName[kind], all, len, zall);
 	merge_hot_sort(&h);
@@ -292,6 +298,88 @@ static void order_case(int trials)
 	      trials, worst, m[0].r_sum / trials, m[1].r_sum / trials, m[2].r_sum / trials);
 }
 
+/* ---- the issue's accuracy bar ---- */
+
+/* scale(x, k) called from two sites (tests/fixtures/values_inv.c): site A
+ * passes 3 in 90% of calls, else uniform in 0..999; site B uniform in
+ * 0..999. The (value, site) hotlist's estimate of (3, A), divided by the
+ * site's samples (exact from the RETADDR hotlist: two values), must be
+ * within 3 points of the true share in at least 99% of trials with 2000
+ * samples, also when the stream is split over 4 threads and merged, and
+ * when a thread's list is folded into a shared one every `chunk` samples
+ * (spool.c's evictions: many small lists into one of large tau). */
+static void chunked_case(int trials, int chunk)
+{
+	uint64_t s = 0xc4 + (uint64_t)chunk, coins = 0x77 ^ (uint64_t)chunk;
+	int within = 0, broken = 0;
+	double worst = 0;
+	for (int t = 0; t < trials; t++) {
+		struct merge_hotlist part, acc;
+		uint64_t na = 0, n3 = 0;
+		merge_hot_init(&acc, 0);
+		merge_hot_init(&part, MERGE_HOT_KEY(MERGE_VK_SRC2_BY_SITE, 0x401000));
+		for (int i = 0; i < 2000; i++) {
+			int a = next(&s) & 1;
+			uint64_t k = a && next(&s) % 10 ? 3 : next(&s) % 1000;
+			na += a;
+			n3 += a && k == 3;
+			merge_hot_offer_pair(&part, k, a ? 0x401a00 : 0x401b00, &coins);
+			if ((i + 1) % chunk == 0 || i == 1999) {
+				merge_hot_merge(&acc, &part, &coins);
+				merge_hot_init(&part, MERGE_HOT_KEY(MERGE_VK_SRC2_BY_SITE, 0x401000));
+			}
+		}
+		broken += !valid(&acc) || acc.vtot != 2000;
+		double est = 0;
+		for (uint32_t i = 0; i < acc.n; i++)
+			if (acc.e[i].value == 3 && acc.e[i].aux == 0x401a00)
+				est = merge_hot_estimate(&acc, (int)i);
+		double err = fabs(100 * (est - (double)n3) / (double)na);
+		within += err <= 3;
+		if (err > worst)
+			worst = err;
+	}
+	CHECK(!broken && within * 100 >= trials * 99,
+	      "accuracy, folded every %d samples: within 3 points in %d of %d trials (worst %.2f points)", chunk,
+	      within, trials, worst);
+}
+
+static void accuracy_case(int trials, int parts)
+{
+	uint64_t s = 0x1dea + (uint64_t)parts, coins = 0xacc ^ (uint64_t)parts;
+	int within = 0, broken = 0;
+	double worst = 0, sum = 0;
+	for (int t = 0; t < trials; t++) {
+		struct merge_hotlist part[4], acc;
+		uint64_t na = 0, n3 = 0;
+		for (int j = 0; j < parts; j++)
+			merge_hot_init(&part[j], MERGE_HOT_KEY(MERGE_VK_SRC2_BY_SITE, 0x401000));
+		for (int i = 0; i < 2000; i++) {
+			int a = next(&s) & 1;
+			uint64_t k = a && next(&s) % 10 ? 3 : next(&s) % 1000;
+			na += a;
+			n3 += a && k == 3;
+			merge_hot_offer_pair(&part[next(&s) % (uint64_t)parts], k, a ? 0x401a00 : 0x401b00, &coins);
+		}
+		merge_hot_init(&acc, 0);
+		for (int j = 0; j < parts; j++)
+			merge_hot_merge(&acc, &part[j], &coins);
+		broken += !valid(&acc) || acc.vtot != 2000;
+		double est = 0;
+		for (uint32_t i = 0; i < acc.n; i++)
+			if (acc.e[i].value == 3 && acc.e[i].aux == 0x401a00)
+				est = merge_hot_estimate(&acc, (int)i);
+		double err = fabs(100 * (est - (double)n3) / (double)na);
+		within += err <= 3;
+		sum += err;
+		if (err > worst)
+			worst = err;
+	}
+	CHECK(!broken && within * 100 >= trials * 99,
+	      "accuracy, %d part%s: a 90%% value from one of two sites, 2000 samples: within 3 points in %d of %d trials "
+	      "(mean error %.2f, worst %.2f points)", parts, parts > 1 ? "s" : "", within, trials, sum / trials, worst);
+}
+
 static void misc_case(void)
 {
 	int ok = 1;
@@ -312,6 +400,13 @@ static void misc_case(void)
 	h.e[1].aux = h.e[0].aux;
 	CHECK(merge_hot_check(&h, 0, &why) < 0 && why, "check: a duplicate value is refused (%s)",
 	      why ? why : "-");
+	h.e[1].value++;
+	h.method = 0;
+	why = NULL;
+	CHECK(merge_hot_check(&h, 0, &why) < 0 && why && strstr(why, "concise"),
+	      "check: a hotlist of an earlier vprof (concise samples) is refused (%s)", why ? why : "-");
+	h.method = MERGE_HOT_COUNTING;
+	CHECK(merge_hot_check(&h, 0, NULL) == 0, "check: the same hotlist as counting samples is accepted");
 }
 
 int main(int argc, char **argv)
@@ -326,6 +421,10 @@ int main(int argc, char **argv)
 	unbiased_case(trials, 3000, 2);
 	unbiased_case(trials, 3000, 5);
 	order_case(trials);
+	accuracy_case(trials > 1000 ? 1000 : trials, 1);
+	accuracy_case(trials > 1000 ? 1000 : trials, 4);
+	chunked_case(trials > 1000 ? 1000 : trials, 5);
+	chunked_case(trials > 1000 ? 1000 : trials, 50);
 	misc_case();
 	return g_fail;
 }
