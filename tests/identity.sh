@@ -3,6 +3,10 @@
 # a database shell, a calculator, a scripting language, a compiler, an image
 # codec) give byte-identical stdout and the same exit status plain and under
 # `vprof run` at 1 kHz and 10 kHz. Inputs are made here, deterministically.
+# Issue 6: xz, sqlite3, lua5.4, python3, bc and gcc also with value
+# sampling, interpreting at every sample (`--values --interp-every 1`) at
+# 1 kHz and 4 kHz: the interpreter advances the program's own state, so a
+# single wrong instruction shows here.
 . "$(dirname "$0")/lib.sh"
 
 # Inputs: ~2 MB of compressible text, a C file, an SQL script, a PPM image.
@@ -36,6 +40,18 @@ SELECT count(*), sum(n), min(v), max(v) FROM t;
 SELECT substr(v, 1, 2) AS p, count(*), round(avg(n), 6) FROM t GROUP BY p ORDER BY p LIMIT 20;
 SELECT i, v FROM t WHERE v LIKE 'A1%' ORDER BY v, i LIMIT 15;
 EOF
+cat >"$TMP/work.lua" <<'EOF'
+local t, s = {}, 0
+for i = 1, 300000 do t[i] = (i * 7919) % 100003 end
+table.sort(t)
+for i = 1, #t, 3 do s = s + t[i] * 0.5 end
+local w = {}
+for word in io.read("a"):gmatch("%a+") do w[word] = (w[word] or 0) + 1 end
+local n = 0
+for _ in pairs(w) do n = n + 1 end
+print(string.format("%.1f %d %s", s, n, string.rep("ab", 3)))
+os.exit(5)
+EOF
 cat >"$TMP/work.py" <<'EOF'
 import hashlib, json, re, zlib, sys
 h = hashlib.sha256()
@@ -60,32 +76,45 @@ print(r.returncode)' "$@"
 }
 
 n=0
-# same WHAT IN CMD...: plain, then at 1 kHz and 10 kHz: same stdout, same status
+# same WHAT IN CMD...: plain, then at 1 kHz and 10 kHz (and, with
+# VALUES=1, with --values interpreting at every sample at 1 kHz and
+# 4 kHz): same stdout, same status
 same() {
 	local what=$1 in=$2; shift 2
-	local st0 st f
+	local st0 st f mode opts
 	st0=$(runio "$in" "$TMP/p.out" "$@")
 	[ -s "$TMP/p.out" ] || [ "$st0" != 0 ] || { fail "$what: no output even without vprof"; return; }
-	for f in 1000 10000; do
+	for mode in 1000 10000 ${VALUES:+values:1000 values:4000}; do
 		n=$((n + 1))
-		st=$(runio "$in" "$TMP/v.out" "$VPROF" run --db "$TMP/db$n" --freq "$f" -- "$@")
+		f=${mode#values:}
+		opts=
+		[ "$mode" = "$f" ] || opts="--values --interp-every 1"
+		st=$(runio "$in" "$TMP/v.out" "$VPROF" run --db "$TMP/db$n" --freq "$f" $opts -- "$@")
+		local runs=
+		if [ -n "$opts" ]; then
+			# The runs must really have interpreted: else identity is trivial.
+			runs=$("$VPROF" report --db "$TMP/db$n" --json 2>/dev/null |
+				"$PY" -c 'import json, sys; print(json.load(sys.stdin).get("interp_runs", 0))' 2>/dev/null)
+			[ "${runs:-0}" -gt 0 ] || { fail "$what at $f Hz $opts: no interpretation run recorded"; continue; }
+		fi
 		if [ "$st" = "$st0" ] && cmp -s "$TMP/p.out" "$TMP/v.out"; then
-			pass "$what at $f Hz: same stdout ($(wc -c <"$TMP/p.out") bytes), same status $st0"
+			pass "$what at $f Hz${opts:+ $opts}: same stdout ($(wc -c <"$TMP/p.out") bytes), same status $st0${runs:+, $runs interpretation runs}"
 		else
-			fail "$what at $f Hz: status $st vs $st0 plain; $(cmp "$TMP/p.out" "$TMP/v.out" 2>&1)"
+			fail "$what at $f Hz${opts:+ $opts}: status $st vs $st0 plain; $(cmp "$TMP/p.out" "$TMP/v.out" 2>&1)"
 		fi
 	done
 }
 
-same "xz -9 compress" "$TMP/data.txt" xz -9 -T1 -c
-same "xz decompress" "$TMP/data.xz" xz -d -c
+VALUES=1 same "xz -9 compress" "$TMP/data.txt" xz -9 -T1 -c
+VALUES=1 same "xz decompress" "$TMP/data.xz" xz -d -c
 same "gzip -9 compress" "$TMP/data.txt" gzip -9 -c
 same "gzip decompress" "$TMP/data.gz" gzip -d -c
 same "gzip -d of garbage (exit 1)" "$TMP/prog.c" gzip -d -c
-same "sqlite3 script" "$TMP/q.sql" sqlite3 :memory:
-same "bc: 1500 digits of pi" /dev/null sh -c 'echo "scale=1500; 4*a(1)" | bc -l'
-same "python3 (exit 3)" /dev/null "$PY" "$TMP/work.py" "$TMP/data.txt"
-same "gcc -O2 -S" /dev/null gcc -O2 -S -o - "$TMP/prog.c"
+VALUES=1 same "sqlite3 script" "$TMP/q.sql" sqlite3 :memory:
+VALUES=1 same "bc: 1500 digits of pi" /dev/null sh -c 'echo "scale=1500; 4*a(1)" | bc -l'
+VALUES=1 same "python3 (exit 3)" /dev/null "$PY" "$TMP/work.py" "$TMP/data.txt"
+VALUES=1 same "lua5.4 (exit 5)" "$TMP/data.txt" lua5.4 "$TMP/work.lua"
+VALUES=1 same "gcc -O2 -S" /dev/null gcc -O2 -S -o - "$TMP/prog.c"
 same "gcc on an error (exit 1)" /dev/null gcc -c -o /dev/null "$TMP/bad.c"
 same "cjpeg encode" "$TMP/img.ppm" cjpeg -quality 85
 same "djpeg decode" "$TMP/img.jpg" djpeg -ppm
