@@ -33,6 +33,7 @@
 #include "preload/preload.h"
 #include "interp/interp.h"
 #include "merge/hotlist.h"
+#include "vprof-module.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -138,6 +139,12 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	uint64_t pc = in->pc;
 	int nsrc = 0, ndst = 0;
 
+	/* A customization module decides what is captured (module.c). */
+	if (preload_module_on()) {
+		preload_module_observe(st, r, v->site);
+		goto out;
+	}
+
 	__atomic_fetch_add(&g_vprof.spool.hdr->live.value_samples, 1, __ATOMIC_RELAXED);
 	/* Which call site this instruction ran for: the denominator of its
 	 * *_BY_SITE shares (reports/cmd_invariants.c). */
@@ -177,6 +184,7 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	if ((in->mnemonic == ZYDIS_MNEMONIC_CALL || in->mnemonic == ZYDIS_MNEMONIC_JMP) &&
 	    in->nvis && in->op[0].type != INTERP_OP_IMM)
 		put(v, MERGE_VK_TARGET, pc, st->rip, 0);
+out:
 	/* Never run on into our own code: the next instruction is vprof's. */
 	return st->rip >= (uint64_t)(uintptr_t)__ehdr_start && st->rip < (uint64_t)(uintptr_t)__etext;
 }
@@ -212,11 +220,17 @@ void preload_values_sample(ucontext_t *uc)
 	}
 	if (stop == INTERP_STOP_LIMIT) {
 		pc = v->st.rip;
-		v->site = return_address((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
-		struct interp_observer obs = { .insn = observe, .arg = v, .flags = INTERP_OBS_LATENCY };
+		/* A module asks for what it needs: unwinding and timing cost. */
+		unsigned mcap = preload_module_capture();
+		v->site = !mcap || (mcap & VPROF_CAP_SITE)
+			  ? return_address((uint64_t)uc->uc_mcontext.gregs[REG_RIP]) : 0;
+		struct interp_observer obs = { .insn = observe, .arg = v,
+					       .flags = !mcap || (mcap & VPROF_CAP_LATENCY) ? INTERP_OBS_LATENCY : 0 };
 		interp_run(&v->st, v->ith, g_vprof.cfg.interp_len, &obs, &res);
 		executed += res.executed;
 		stop = res.stop;
+		if (mcap)
+			preload_module_run(res.executed);
 	}
 	if (executed)
 		interp_to_ucontext(&v->st, uc);
@@ -231,6 +245,7 @@ void preload_values_thread_end(void)
 	g_vt = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a handler now sees NULL */
 	munmap(v, v->map_size);
+	preload_module_thread_end();
 }
 
 int preload_values_init(void)
@@ -247,6 +262,18 @@ int preload_values_init(void)
 		g_backtrace = (_Unwind_Reason_Code (*)(unwind_trace_fn *, void *))dlsym(h, "_Unwind_Backtrace");
 		if (!g_getip)
 			g_backtrace = NULL;
+	}
+	/* A module that does not load is refused with one message; value
+	 * sampling goes on with the default capture. Children inherit the
+	 * environment: without VPROF_MODULE they do the same, quietly. */
+	if (g_vprof.cfg.module[0]) {
+		char why[600];
+		if (preload_module_load(g_vprof.cfg.module, why, sizeof(why)) < 0) {
+			preload_say("VPROF_MODULE=%s: %s; value sampling goes on with the default capture",
+				    g_vprof.cfg.module, why);
+			unsetenv("VPROF_MODULE");
+			g_vprof.cfg.module[0] = 0;
+		}
 	}
 	return 0;
 }
