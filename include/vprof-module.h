@@ -126,6 +126,11 @@ struct vprof_tuple {
 	uint32_t cls;                  /* VPROF_INSN_* */
 	uint8_t  length;               /* bytes */
 	uint8_t  nresult, nsource, naccess;
+	uint32_t memsize;              /* bytes of the explicit memory operand, 0 none */
+	uint32_t pad;
+	/* The explicit memory operand's value, low 64 bits: what was loaded
+	 * (VPROF_CAP_SOURCES) or else what was stored (VPROF_CAP_RESULTS). */
+	uint64_t memory;
 	/* Explicit register and memory operands, in the instruction's
 	 * (Intel) operand order, low 64 bits each; flags, RIP and immediates
 	 * are left out (an immediate never varies). */

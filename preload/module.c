@@ -260,6 +260,13 @@ void preload_module_observe(const struct interp_state *st, const struct interp_r
 			if (op->type == INTERP_OP_REG && (op->rkind == INTERP_RK_FLAGS ||
 							  op->rkind == INTERP_RK_RIP || op->rkind == INTERP_RK_OTHER))
 				continue;
+			if (op->type == INTERP_OP_MEM && !t->memsize) {
+				t->memsize = op->size;
+				if ((cap & VPROF_CAP_SOURCES) && (r->src_mask >> i & 1))
+					t->memory = r->src[i];
+				else if ((cap & VPROF_CAP_RESULTS) && (r->dst_mask >> i & 1))
+					t->memory = r->dst[i];
+			}
 			if ((cap & VPROF_CAP_SOURCES) && (r->src_mask >> i & 1) && t->nsource < VPROF_MAX_OPS)
 				t->source[t->nsource++] = r->src[i];
 			if ((cap & VPROF_CAP_RESULTS) && (r->dst_mask >> i & 1) && t->nresult < VPROF_MAX_OPS)
