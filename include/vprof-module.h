@@ -127,9 +127,13 @@ struct vprof_tuple {
 	uint8_t  length;               /* bytes */
 	uint8_t  nresult, nsource, naccess;
 	uint32_t memsize;              /* bytes of the explicit memory operand, 0 none */
-	uint32_t pad;
+	uint32_t memory_known;         /* 1: memory below holds its value */
 	/* The explicit memory operand's value, low 64 bits: what was loaded
-	 * (VPROF_CAP_SOURCES) or else what was stored (VPROF_CAP_RESULTS). */
+	 * (VPROF_CAP_SOURCES) or else what was stored (VPROF_CAP_RESULTS).
+	 * Where the interpreter records a load only through its result (some
+	 * SSE moves), a plain load (the memory operand its only explicit
+	 * source, one register written) gives its result (VPROF_CAP_SOURCES
+	 * and VPROF_CAP_RESULTS both); else memory_known is 0. */
 	uint64_t memory;
 	/* Explicit register and memory operands, in the instruction's
 	 * (Intel) operand order, low 64 bits each; flags, RIP and immediates

@@ -252,6 +252,8 @@ void preload_module_observe(const struct interp_state *st, const struct interp_r
 	t->next = st->rip;
 	t->cls = cls;
 	t->length = in->len;
+	int mem_read = 0, reg_read = 0, regs_written = 0;
+	uint64_t reg_result = 0;
 	if (cap & (VPROF_CAP_RESULTS | VPROF_CAP_SOURCES))
 		for (int i = 0; i < in->nvis; i++) {
 			const struct interp_operand *op = &in->op[i];
@@ -262,16 +264,28 @@ void preload_module_observe(const struct interp_state *st, const struct interp_r
 				continue;
 			if (op->type == INTERP_OP_MEM && !t->memsize) {
 				t->memsize = op->size;
+				mem_read = (op->action & ZYDIS_OPERAND_ACTION_MASK_READ) != 0;
 				if ((cap & VPROF_CAP_SOURCES) && (r->src_mask >> i & 1))
-					t->memory = r->src[i];
+					t->memory = r->src[i], t->memory_known = 1;
 				else if ((cap & VPROF_CAP_RESULTS) && (r->dst_mask >> i & 1))
-					t->memory = r->dst[i];
+					t->memory = r->dst[i], t->memory_known = 1;
+			}
+			if (op->type == INTERP_OP_REG) {
+				reg_read |= (op->action & ZYDIS_OPERAND_ACTION_MASK_READ) != 0;
+				if (r->dst_mask >> i & 1)
+					regs_written++, reg_result = r->dst[i];
 			}
 			if ((cap & VPROF_CAP_SOURCES) && (r->src_mask >> i & 1) && t->nsource < VPROF_MAX_OPS)
 				t->source[t->nsource++] = r->src[i];
 			if ((cap & VPROF_CAP_RESULTS) && (r->dst_mask >> i & 1) && t->nresult < VPROF_MAX_OPS)
 				t->result[t->nresult++] = r->dst[i];
 		}
+	/* A plain load recorded only through its result (movsd xmm, m64). */
+	if (!t->memory_known && mem_read && !reg_read && regs_written == 1 &&
+	    (cap & VPROF_CAP_SOURCES) && (cap & VPROF_CAP_RESULTS)) {
+		t->memory = reg_result;
+		t->memory_known = 1;
+	}
 	if (cap & (VPROF_CAP_ADDRESSES | VPROF_CAP_LATENCY))
 		for (uint32_t i = 0; i < na && t->naccess < VPROF_MAX_ACCESS; i++) {
 			struct vprof_access *a = &t->access[t->naccess++];

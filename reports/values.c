@@ -239,7 +239,12 @@ const char *value_fmt(const struct value_model *vm, unsigned kind, uint64_t v, c
 		switch (MERGE_VK_MODULE_FORMAT(kind)) {
 		case 1: snprintf(buf, cap, "%lld", (long long)s); break;
 		case 2: snprintf(buf, cap, "%llu", (unsigned long long)v); break;
-		case 3: memcpy(&d, &v, sizeof(d)); snprintf(buf, cap, "%.17g", d); break;
+		case 3:   /* the shortest text that reads back as the same double */
+			memcpy(&d, &v, sizeof(d));
+			snprintf(buf, cap, "%.15g", d);
+			if (strtod(buf, NULL) != d)
+				snprintf(buf, cap, "%.17g", d);
+			break;
 		default: snprintf(buf, cap, "%#llx", (unsigned long long)v);
 		}
 		return buf;
