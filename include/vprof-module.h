@@ -124,6 +124,13 @@ struct vprof_tuple {
 	uint64_t next;                 /* where execution went next: for a taken
 	                                * branch its target, else pc + length */
 	uint32_t cls;                  /* VPROF_INSN_* */
+	/* Position in the run, 0 = the first observed instruction: where the
+	 * sample landed (unless --skew-skip skipped some first). Samples land
+	 * more often on instructions that stall (a mispredicted branch, a
+	 * missing load), so a module counting a per-instance property that
+	 * correlates with stalling (which target a branch took) can skip
+	 * index 0 to keep its shares unbiased, as the indirect module does. */
+	uint32_t index;
 	uint8_t  length;               /* bytes */
 	uint8_t  nresult, nsource, naccess;
 	uint32_t memsize;              /* bytes of the explicit memory operand, 0 none */

@@ -51,6 +51,7 @@ struct module_thread {
 	uint32_t n, cap;
 	uint64_t rng;
 	uint64_t site;                 /* the run's return address (VPROF_CAP_SITE) */
+	uint32_t pos;                  /* instructions observed in this run */
 	size_t map_size;
 	void *scratch;
 	struct vprof_tuple t[];
@@ -228,6 +229,7 @@ void preload_module_observe(const struct interp_state *st, const struct interp_r
 	if (!mt)
 		return;
 	mt->site = site;
+	uint32_t index = mt->pos++;
 	for (uint32_t i = 0; i < na; i++)
 		cls |= r->acc[i].write ? VPROF_INSN_STORE : VPROF_INSN_LOAD;
 	switch (in->mnemonic) {
@@ -251,6 +253,7 @@ void preload_module_observe(const struct interp_state *st, const struct interp_r
 	t->pc = in->pc;
 	t->next = st->rip;
 	t->cls = cls;
+	t->index = index;
 	t->length = in->len;
 	int mem_read = 0, reg_read = 0, regs_written = 0;
 	uint64_t reg_result = 0;
@@ -373,8 +376,10 @@ static void run_module(struct module_thread *mt, uint32_t executed)
 void preload_module_run(int executed)
 {
 	struct module_thread *mt = g_mt;
-	if (mt)
-		run_module(mt, executed > 0 ? (uint32_t)executed : 0);
+	if (!mt)
+		return;
+	run_module(mt, executed > 0 ? (uint32_t)executed : 0);
+	mt->pos = 0;
 }
 
 void preload_module_fault(int sig, siginfo_t *si, ucontext_t *uc)

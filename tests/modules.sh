@@ -56,7 +56,7 @@ same() { [ "$1" = "$2" ] && cmp -s "$3" "$4"; }
 N=150000000
 st0=$(runst "$TMP/plain.out" "$TMP/plain.err" "$TMP/disp" $N)
 st=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db_ind" --module indirect \
-	--interp-len 32 --interp-every 1 --freq 4000 -- "$TMP/disp" $N)
+	--interp-len 64 --interp-every 1 --freq 4000 -- "$TMP/disp" $N)
 cat "$TMP/v.err"
 check "indirect: exit status unchanged ($st, plain $st0)" [ "$st" = "$st0" -a "$st0" = 3 ]
 check "indirect: output unchanged" cmp -s "$TMP/plain.out" "$TMP/v.out"
@@ -147,8 +147,8 @@ check "example: output and status unchanged ($st)" same "$st" 0 "$TMP/v.out" "$T
 "$VPROF" list dot --db "$TMP/db_fp" --json >"$TMP/fp.json"
 "$VPROF" list dot --db "$TMP/db_fp" | grep -B1 mod0
 IFS='|' read -r insn top share vtot < <(hot_rows "$TMP/fp.json" mod0.double | head -1)
-check "example: the load reads 2.5 in about 90% (shown as a double: $top, $share of $vtot)" \
-	"$PY" -c "import sys; sys.exit(not ('$top' == '2.5' and abs(${share:-0} - 0.9) < 0.06))"
+check "example: the load reads 2.5 in 90% within 4 points (shown as a double: $top, $share of $vtot)" \
+	"$PY" -c "import sys; sys.exit(not ('$top' == '2.5' and abs(${share:-0} - 0.9) < 0.04))"
 
 # ---- bad input: one clear message, the program unharmed ----
 printf 'not an ELF file\n' >"$TMP/text.so"
@@ -185,5 +185,16 @@ st=$(runst "$TMP/b.out" "$TMP/b.err" env VPROF_MODULE=indirect VPROF_VALUES=off 
 check "VPROF_MODULE with VPROF_VALUES=off: one message ($(nmsg "$TMP/b.err"))" [ "$(nmsg "$TMP/b.err")" = 1 ]
 check "VPROF_MODULE with VPROF_VALUES=off: the program runs on, same output and status ($st)" \
 	same "$st" 3 "$TMP/b.out" "$TMP/plain.out"
+# Installed: the modules land in PREFIX/lib/vprof/modules and an
+# installed vprof finds them by name.
+make -s -C "$TOP" install PREFIX="$TMP/prefix" >/dev/null
+check "make install puts the modules in lib/vprof/modules" \
+	[ -f "$TMP/prefix/lib/vprof/modules/indirect.so" -a -f "$TMP/prefix/lib/vprof/modules/latency.so" ]
+st=$(runst "$TMP/v.out" "$TMP/v.err" "$TMP/prefix/bin/vprof" run --db "$TMP/db_inst" --module indirect \
+	--interp-len 32 --interp-every 1 --freq 4000 -- "$TMP/disp" 20000000)
+"$TMP/prefix/bin/vprof" list main --db "$TMP/db_inst" --json >"$TMP/inst.json"
+IFS='|' read -r insn top share vtot < <(hot_rows "$TMP/inst.json" target | head -1)
+check "installed vprof run --module indirect finds the installed module (top target $top, $(nmsg "$TMP/v.err") messages)" \
+	[ "$top" = op_add -a "$(nmsg "$TMP/v.err")" = 1 -a "$st" = 3 ]
 check "vprof run -h names --module" sh -c "'$VPROF' run -h | grep -q -- --module"
 finish
