@@ -49,8 +49,8 @@
  * needs those goes into init, which runs in normal context.
  * A SIGSEGV or SIGBUS in sequence() is caught: vprof abandons the call,
  * disables the module for the rest of the process (value sampling goes
- * on with nothing captured), says so once on stderr, and the program
- * continues unharmed. Other faults (SIGFPE from a division by zero,
+ * on with vprof's default capture), says so once on stderr, and the
+ * program continues unharmed. Other faults (SIGFPE from a division by zero,
  * SIGILL, an endless loop) are not recovered: they are the program's.
  *
  * Value kinds. A module emits into vprof's own kinds (VPROF_KIND_*, the

@@ -20,7 +20,11 @@
  * jump (TARGET); with the return address of the procedure the sample
  * landed in (RETADDR, from libgcc's _Unwind_Backtrace through the signal
  * frame), the sources and result again paired with it (*_BY_SITE), so a
- * value invariant from one call site and not another is found.
+ * value invariant from one call site and not another is found. With a
+ * customization module (VPROF_MODULE, module.c) the module decides
+ * instead: observe() hands it each record, it asks for latency timing
+ * and the return address only if it wants them, and gets the run's
+ * tuples after interp_run.
  *
  * Handler rules (ARCHITECTURE): runs on the thread's alternate stack (the
  * interpreter pushes below the interrupted RSP); no malloc, stdio or
@@ -272,6 +276,7 @@ int preload_values_init(void)
 			preload_say("VPROF_MODULE=%s: %s; value sampling goes on with the default capture",
 				    g_vprof.cfg.module, why);
 			unsetenv("VPROF_MODULE");
+			setenv("VPROF_VALUES", "on", 1);   /* what VPROF_MODULE implied */
 			g_vprof.cfg.module[0] = 0;
 		}
 	}

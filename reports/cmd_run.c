@@ -93,6 +93,7 @@ int cmd_run(int argc, char **argv)
 			 * modules/ folder; what does not load, the library says. */
 			char abs[PATH_MAX];
 			setenv("VPROF_MODULE", strchr(optarg, '/') && realpath(optarg, abs) ? abs : optarg, 1);
+			setenv("VPROF_VALUES", "on", 1);
 			break;
 		}
 		case 'h': help(); return 0;

@@ -179,6 +179,18 @@ for c in "$TMP/badver.so|API version 42" "$TMP/fault.so|SIGSEGV in its sequence 
 		[ "$n" = 1 -a "$same" = yes -a "$st" = "$st0" ]
 	grep -v 'samples from' "$TMP/x.err" | sed 's/^/    /'
 done
+# Children: a refused module is said once for the whole process tree; the
+# children run with the default capture, quietly.
+"$TMP/disp" 3000000 >"$TMP/two.plain"; "$TMP/disp" 3000000 >>"$TMP/two.plain"
+st=$(runst "$TMP/two.out" "$TMP/two.err" "$VPROF" run --db "$TMP/db_kids" --module "$TMP/badver.so" \
+	--interp-every 1 --freq 4000 -- sh -c "'$TMP/disp' 3000000; '$TMP/disp' 3000000")
+"$VPROF" report --db "$TMP/db_kids" --json >"$TMP/kids.json"
+vs=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("value_samples", 0))' "$TMP/kids.json")
+check "a refused module under sh -c with two children: said once ($(grep -c 'API version 42' "$TMP/two.err"))" \
+	[ "$(grep -c 'API version 42' "$TMP/two.err")" = 1 ]
+check "... the children ran on with the default capture ($vs value samples), output and status unchanged ($st)" \
+	[ "${vs:-0}" -gt 100 -a "$st" = 3 ]
+check "... and the output is the two children's, unchanged" cmp -s "$TMP/two.out" "$TMP/two.plain"
 # A module with value sampling turned off: a contradiction, refused.
 st=$(runst "$TMP/b.out" "$TMP/b.err" env VPROF_MODULE=indirect VPROF_VALUES=off \
 	VPROF_DB="$TMP/db_bad" LD_PRELOAD="$LIBVPROF" "$TMP/disp" 3000000)
