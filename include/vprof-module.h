@@ -81,6 +81,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define VPROF_MODULE_API_VERSION 1
 
 #define VPROF_MODULE_EXPORT __attribute__((visibility("default")))
@@ -192,6 +196,12 @@ struct vprof_module {
 
 #define VPROF_SCRATCH_MAX (64u * 1024u)
 
+/* The one symbol a module defines, declared here with default visibility
+ * and C linkage: a module compiled with -fvisibility=hidden, or in C++,
+ * exports it all the same (in C++ leave VPROF_MODULE_EXPORT off the
+ * definition: g++ warns that it is ignored there). */
+extern VPROF_MODULE_EXPORT const struct vprof_module vprof_module;
+
 /* ---- value kinds (the numbers are on disk: merge/hotlist.h MERGE_VK_*) ---- */
 enum vprof_kind {
 	VPROF_KIND_RESULT = 1,         /* a result */
@@ -221,5 +231,9 @@ enum vprof_format {
 #define VPROF_KIND_MODULE_FIRST 32
 #define VPROF_KIND_MODULE(slot, format) \
 	(VPROF_KIND_MODULE_FIRST + ((unsigned)(format) & 3u) * 8u + ((unsigned)(slot) & 7u))
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
