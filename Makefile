@@ -1,6 +1,7 @@
 # vprof — top-level build.
 #
-#   make            build build/libvprof.so, build/vprof, build/libinterp.a
+#   make            build build/libvprof.so, build/vprof, build/libinterp.a,
+#                   build/modules/*.so
 #   make check      run every test (tests/run), prints "N passed, N failed"
 #   make demo       build and profile the bundled demo, print its report
 #   make install PREFIX=/usr/local
@@ -26,6 +27,10 @@ PRELOAD_SRC := $(wildcard preload/*.c) $(wildcard preload/*.S)
 MERGE_SRC   := $(wildcard merge/*.c)
 INTERP_SRC  := $(wildcard interp/*.c)
 REPORT_SRC  := $(wildcard reports/*.c)
+# Customization modules shipped with vprof (docs/modules.md): one .so each,
+# built against the public header only, as a user's module would be.
+MODULE_SRC  := $(wildcard modules/*.c)
+MODULES     := $(patsubst modules/%.c,$(B)/modules/%.so,$(MODULE_SRC))
 
 LIB_OBJ    := $(patsubst %.S,$(B)/pic/%.o,$(patsubst %.c,$(B)/pic/%.o,$(UPCALL_SRC) $(PRELOAD_SRC) $(MERGE_SRC)))
 INTERP_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(INTERP_SRC))
@@ -37,7 +42,7 @@ CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread
 INTERP_LIBS := -lZydis
 
 .PHONY: all deps check demo install clean tests reliability proto fuzz
-all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a
+all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a $(MODULES)
 
 deps:
 	@scripts/deps.sh
@@ -79,6 +84,11 @@ INTERP_LINK := $(B)/libinterp.a
 $(B)/libvprof.so: $(LIB_OBJ) $(B)/libinterp.a preload/exports.map
 	$(CC) -shared -o $@.tmp $(LIB_OBJ) $(INTERP_LINK) \
 	    -Wl,-z,now -Wl,--version-script=preload/exports.map $(LIB_LIBS) $(INTERP_LIBS)
+	mv -f $@.tmp $@
+
+$(B)/modules/%.so: modules/%.c include/vprof-module.h
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS) $(WARN) -fPIC -fvisibility=hidden -shared -o $@.tmp $<
 	mv -f $@.tmp $@
 
 $(B)/vprof: $(CMD_OBJ) $(B)/libinterp.a
@@ -130,6 +140,8 @@ install: all
 	install -m 0755 $(B)/vprof $(DESTDIR)$(PREFIX)/bin/vprof
 	install -m 0644 $(B)/libvprof.so $(DESTDIR)$(PREFIX)/lib/vprof/libvprof.so
 	install -m 0644 include/vprof-module.h $(DESTDIR)$(PREFIX)/include/vprof-module.h
+	install -d $(DESTDIR)$(PREFIX)/lib/vprof/modules
+	install -m 0644 $(MODULES) $(DESTDIR)$(PREFIX)/lib/vprof/modules/
 
 clean:
 	rm -rf $(B)

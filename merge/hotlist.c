@@ -266,7 +266,7 @@ int merge_hot_check(const struct merge_hotlist *h, int allow_state, const char *
 {
 	const char *w = NULL;
 	unsigned kind = MERGE_HOT_KEY_KIND(h->key);
-	if (kind == MERGE_VK_NONE || kind >= MERGE_VK_MAX)
+	if (!merge_hot_kind_valid(kind))
 		w = "unknown value kind";
 	else if (h->n > MERGE_HOT_N)
 		w = "more than 16 entries";
@@ -317,9 +317,13 @@ static const char *const kKindNames[MERGE_VK_MAX] = {   /* ORDER VK */
 	[MERGE_VK_SRC1_BY_SITE] = "src1@site",
 	[MERGE_VK_SRC2_BY_SITE] = "src2@site",
 	[MERGE_VK_ADDR_LATENCY] = "addr+latency",
+#define MOD_KINDS(f, F) [32 + F * 8] = "mod0." f, [33 + F * 8] = "mod1." f, [34 + F * 8] = "mod2." f, \
+	[35 + F * 8] = "mod3." f, [36 + F * 8] = "mod4." f, [37 + F * 8] = "mod5." f, \
+	[38 + F * 8] = "mod6." f, [39 + F * 8] = "mod7." f
+	MOD_KINDS("hex", 0), MOD_KINDS("signed", 1), MOD_KINDS("unsigned", 2), MOD_KINDS("double", 3),
 };
 
 const char *merge_hot_kind_name(unsigned kind)
 {
-	return kind < MERGE_VK_MAX ? kKindNames[kind] : "?";
+	return kind < MERGE_VK_MAX && kKindNames[kind] ? kKindNames[kind] : "?";
 }

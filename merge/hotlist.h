@@ -82,8 +82,21 @@ enum merge_value_kind {
 	MERGE_VK_SRC2_BY_SITE = 11,
 	/* value = effective address, aux = binned latency (as MERGE_VK_LATENCY) */
 	MERGE_VK_ADDR_LATENCY = 12,
-	MERGE_VK_MAX = 13,
+	MERGE_VK_BUILTIN_MAX = 13,   /* vprof's own kinds are 1..12 */
+	/* 13..31 unused. 32..63: reserved for customization modules
+	 * (include/vprof-module.h, VPROF_KIND_MODULE): 8 slots in each of 4
+	 * report formats, kind = 32 + format * 8 + slot, format 0 hex,
+	 * 1 signed, 2 unsigned, 3 IEEE double; named "modS.FORMAT". */
+	MERGE_VK_MODULE_FIRST = 32,
+	MERGE_VK_MODULE_LAST = 63,
+	MERGE_VK_MAX = 64,           /* every valid kind is below */
 };
+#define MERGE_VK_MODULE_FORMAT(kind) (((kind) - MERGE_VK_MODULE_FIRST) >> 3)
+static inline int merge_hot_kind_valid(unsigned kind)
+{
+	return (kind > MERGE_VK_NONE && kind < MERGE_VK_BUILTIN_MAX) ||
+	       (kind >= MERGE_VK_MODULE_FIRST && kind <= MERGE_VK_MODULE_LAST);
+}
 
 /* Hotlist keys: kind in the top 8 bits, as events are in count keys. */
 #define MERGE_HOT_KEY(kind, where) \

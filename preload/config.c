@@ -103,11 +103,22 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 		snprintf(why, whylen, "VPROF_STACKS: call stacks are not recorded yet (unset it)");
 		return -EINVAL;
 	}
+	/* A customization module (module.c checks and loads it): implies
+	 * value sampling, which it customizes. */
 	s = getenv("VPROF_MODULE");
 	if (s && *s) {
-		snprintf(why, whylen, "VPROF_MODULE=%s: customization modules are not supported yet "
-			 "(unset it)", s);
-		return -EINVAL;
+		const char *vs = getenv("VPROF_VALUES");
+		if (strlen(s) >= sizeof(c->module)) {
+			snprintf(why, whylen, "VPROF_MODULE: path longer than %zu bytes", sizeof(c->module) - 1);
+			return -EINVAL;
+		}
+		if (vs && *vs && !c->values) {
+			snprintf(why, whylen, "VPROF_MODULE=%s customizes value sampling, which "
+				 "VPROF_VALUES=%s turns off: unset one", s, vs);
+			return -EINVAL;
+		}
+		snprintf(c->module, sizeof(c->module), "%s", s);
+		c->values = 1;
 	}
 	return 0;
 }

@@ -3,8 +3,9 @@
  * interprets: the interpreter's fault-safe probes fault on purpose, so in
  * the interpreting modes (VPROF_VERIFY, VPROF_VALUES) our handler holds
  * these signals the way signals.c holds SIGPROF. A fault inside a probe is
- * fixed up (interp_fault_fixup) and the probe returns an error; every
- * other one goes to the program's disposition exactly as if vprof were
+ * fixed up (interp_fault_fixup) and the probe returns an error; one in
+ * a customization module's callback abandons the call and disables the
+ * module (module.c, preload_module_fault); every other one goes to the program's disposition exactly as if vprof were
  * not there: its handler with its mask and flags, the default action
  * (a fault re-executes and takes it for real, core dump included), or
  * ignored. The program's sigaction calls for these signals are kept here
@@ -86,6 +87,8 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
 	int saved = errno;
 
 	if (!interp_fault_fixup(uc)) {
+		/* A customization module that faulted: does not return. */
+		preload_module_fault(sig, si, uc);
 		if (g_hook)
 			g_hook(sig, si, uc);
 		preload_faults_forward(sig, si, uc);

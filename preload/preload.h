@@ -22,6 +22,7 @@ struct preload_config {
 	int event;               /* forced merge_event, 0 = auto */
 	uint64_t period, freq;
 	int values, interp_len, interp_every, skew_skip, stacks, verify;
+	char module[400];        /* VPROF_MODULE: path or shipped name, "" none */
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
 };
@@ -108,6 +109,26 @@ int preload_faults_sigaction(int sig, const struct sigaction *act, struct sigact
 int preload_values_init(void);
 void preload_values_sample(ucontext_t *uc);
 void preload_values_thread_end(void);
+
+/* module.c (VPROF_MODULE, include/vprof-module.h). preload_module_load
+ * in preload_values_init (normal context): 0, or negative errno with the
+ * reason in why. The rest is AS-safe, for values.c's observer and the
+ * fault handler: _on says a module decides what is captured (loaded, not
+ * disabled by a fault); _capture is its VPROF_CAP_* flags (0 without);
+ * _observe keeps one interpreted record as a tuple if its class is asked
+ * for (site: the run's return address); _run hands the run's tuples to
+ * the module (under sigsetjmp); _fault, from faults.c, siglongjmps out of
+ * a module that faulted and disables it; _thread_end frees the thread's
+ * buffer. */
+struct interp_state;
+struct interp_record;
+int preload_module_load(const char *spec, char *why, size_t whylen);
+int preload_module_on(void);
+unsigned preload_module_capture(void);
+void preload_module_observe(const struct interp_state *st, const struct interp_record *r, uint64_t site);
+void preload_module_run(int executed);
+void preload_module_fault(int sig, siginfo_t *si, ucontext_t *uc);
+void preload_module_thread_end(void);
 
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);

@@ -20,7 +20,11 @@
  * jump (TARGET); with the return address of the procedure the sample
  * landed in (RETADDR, from libgcc's _Unwind_Backtrace through the signal
  * frame), the sources and result again paired with it (*_BY_SITE), so a
- * value invariant from one call site and not another is found.
+ * value invariant from one call site and not another is found. With a
+ * customization module (VPROF_MODULE, module.c) the module decides
+ * instead: observe() hands it each record, it asks for latency timing
+ * and the return address only if it wants them, and gets the run's
+ * tuples after interp_run.
  *
  * Handler rules (ARCHITECTURE): runs on the thread's alternate stack (the
  * interpreter pushes below the interrupted RSP); no malloc, stdio or
@@ -33,6 +37,7 @@
 #include "preload/preload.h"
 #include "interp/interp.h"
 #include "merge/hotlist.h"
+#include "vprof-module.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -52,6 +57,7 @@ struct values_thread {
 	uint64_t site;                 /* return address of the sampled procedure, 0 unknown */
 	uint32_t samples;              /* samples since the last value sample */
 	int lat_skip;                  /* the run's first load is not timed */
+	int first;                     /* observing the run's first instruction */
 	size_t map_size;
 	struct interp_thread *ith;
 };
@@ -139,7 +145,12 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	uint64_t pc = in->pc;
 	int nsrc = 0, ndst = 0;
 
-	__atomic_fetch_add(&g_vprof.spool.hdr->live.value_samples, 1, __ATOMIC_RELAXED);
+	/* A customization module decides what is captured (module.c). */
+	if (preload_module_on()) {
+		preload_module_observe(st, r, v->site);
+		goto out;
+	}
+
 	/* Which call site this instruction ran for: the denominator of its
 	 * *_BY_SITE shares (reports/cmd_invariants.c). */
 	if (v->site)
@@ -182,9 +193,14 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 			put(v, MERGE_VK_ADDR_LATENCY, pc, r->acc[i].addr, bin);
 			break;
 		}
+	/* Not the branch the sample landed on: a mispredicted (rare) target
+	 * stalls there, so samples land on it more often (66-68% for a 70%
+	 * target, tests/modules.sh; the indirect module skips it too). */
 	if ((in->mnemonic == ZYDIS_MNEMONIC_CALL || in->mnemonic == ZYDIS_MNEMONIC_JMP) &&
-	    in->nvis && in->op[0].type != INTERP_OP_IMM)
+	    in->nvis && in->op[0].type != INTERP_OP_IMM && !v->first)
 		put(v, MERGE_VK_TARGET, pc, st->rip, 0);
+out:
+	v->first = 0;
 	/* Never run on into our own code: the next instruction is vprof's. */
 	return st->rip >= (uint64_t)(uintptr_t)__ehdr_start && st->rip < (uint64_t)(uintptr_t)__etext;
 }
@@ -220,12 +236,19 @@ void preload_values_sample(ucontext_t *uc)
 	}
 	if (stop == INTERP_STOP_LIMIT) {
 		pc = v->st.rip;
-		v->site = return_address((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
+		/* A module asks for what it needs: unwinding and timing cost. */
+		unsigned mcap = preload_module_capture();
+		v->site = !mcap || (mcap & VPROF_CAP_SITE)
+			  ? return_address((uint64_t)uc->uc_mcontext.gregs[REG_RIP]) : 0;
 		v->lat_skip = 1;
-		struct interp_observer obs = { .insn = observe, .arg = v, .flags = INTERP_OBS_LATENCY };
+		v->first = executed == 0;
+		struct interp_observer obs = { .insn = observe, .arg = v,
+					       .flags = !mcap || (mcap & VPROF_CAP_LATENCY) ? INTERP_OBS_LATENCY : 0 };
 		interp_run(&v->st, v->ith, g_vprof.cfg.interp_len, &obs, &res);
 		executed += res.executed;
 		stop = res.stop;
+		if (mcap)
+			preload_module_run(res.executed);
 	}
 	if (executed)
 		interp_to_ucontext(&v->st, uc);
@@ -240,6 +263,7 @@ void preload_values_thread_end(void)
 	g_vt = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a handler now sees NULL */
 	munmap(v, v->map_size);
+	preload_module_thread_end();
 }
 
 int preload_values_init(void)
@@ -256,6 +280,19 @@ int preload_values_init(void)
 		g_backtrace = (_Unwind_Reason_Code (*)(unwind_trace_fn *, void *))dlsym(h, "_Unwind_Backtrace");
 		if (!g_getip)
 			g_backtrace = NULL;
+	}
+	/* A module that does not load is refused with one message; value
+	 * sampling goes on with the default capture. Children inherit the
+	 * environment: without VPROF_MODULE they do the same, quietly. */
+	if (g_vprof.cfg.module[0]) {
+		char why[600];
+		if (preload_module_load(g_vprof.cfg.module, why, sizeof(why)) < 0) {
+			preload_say("VPROF_MODULE=%s: %s; value sampling goes on with the default capture",
+				    g_vprof.cfg.module, why);
+			unsetenv("VPROF_MODULE");
+			setenv("VPROF_VALUES", "on", 1);   /* what VPROF_MODULE implied */
+			g_vprof.cfg.module[0] = 0;
+		}
 	}
 	return 0;
 }

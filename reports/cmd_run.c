@@ -24,7 +24,7 @@
 static void help(void)
 {
 	printf("usage: vprof run [--db DIR] [--event E] [--freq HZ | --period N] [--values [--interp-len N]\n"
-	       "                 [--interp-every K] [--skew-skip S]] [--no-merge] -- CMD [ARGS]\n"
+	       "                 [--interp-every K] [--skew-skip S]] [--module M] [--no-merge] -- CMD [ARGS]\n"
 	       "  --event E         auto (default), cycles, instructions, task-clock, cpu-timer, itimer\n"
 	       "  --freq HZ         mean samples per CPU-second (default 250, at most 20000)\n"
 	       "  --period N        mean period: ns of CPU time for clocks, events for counters\n"
@@ -33,6 +33,9 @@ static void help(void)
 	       "  --interp-len N    instructions interpreted per value sample (default 4)\n"
 	       "  --interp-every K  interpret at every K-th sample of a thread (default 2)\n"
 	       "  --skew-skip S     first run a random 0..S instructions unobserved (default 0)\n"
+	       "  --module M        customization module (implies --values): a path to a .so\n"
+	       "                    built against vprof-module.h, or a shipped one by name:\n"
+	       "                    values, latency, indirect, stride (docs/modules.md)\n"
 	       "  --no-merge        leave the spools for a later `vprof merge`\n");
 }
 
@@ -67,6 +70,7 @@ int cmd_run(int argc, char **argv)
 		{ "no-merge", no_argument, 0, 'n' },     { "help", no_argument, 0, 'h' },
 		{ "values", no_argument, 0, 'V' },       { "interp-len", required_argument, 0, 'L' },
 		{ "interp-every", required_argument, 0, 'K' }, { "skew-skip", required_argument, 0, 'S' },
+		{ "module", required_argument, 0, 'M' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *dbopt = NULL;
@@ -83,6 +87,15 @@ int cmd_run(int argc, char **argv)
 		case 'L': setenv("VPROF_INTERP_LEN", optarg, 1); break;
 		case 'K': setenv("VPROF_INTERP_EVERY", optarg, 1); break;
 		case 'S': setenv("VPROF_SKEW_SKIP", optarg, 1); break;
+		case 'M': {
+			/* A path is made absolute (the program may change
+			 * directory); a bare name is libvprof.so's to find in its
+			 * modules/ folder; what does not load, the library says. */
+			char abs[PATH_MAX];
+			setenv("VPROF_MODULE", strchr(optarg, '/') && realpath(optarg, abs) ? abs : optarg, 1);
+			setenv("VPROF_VALUES", "on", 1);
+			break;
+		}
 		case 'h': help(); return 0;
 		default: return report_usage("run", "bad option");
 		}

@@ -194,13 +194,66 @@ const char *value_level_of(const struct value_model *vm, uint64_t ticks)
 	return NULL;
 }
 
+/* A code address in a value (RETADDR, TARGET) is an ELF offset in the
+ * image of the hotlist that holds it (merge/db.c, code_value); the value
+ * alone does not say which image that is, so find a hotlist of the kind
+ * holding it. */
+static const char *code_fmt(const struct value_model *vm, unsigned kind, uint64_t v, char *buf, size_t cap)
+{
+	if (v & MERGE_HOT_FOREIGN) {
+		snprintf(buf, cap, "%#llx (in another image)", (unsigned long long)(v & ~MERGE_HOT_FOREIGN));
+		return buf;
+	}
+	for (size_t i = 0; i < vm->nhot; i++) {
+		const struct value_hot *h = &vm->hot[i];
+		struct report_image *sym = vm->m.images[h->image].sym;
+		uint64_t start, size;
+		const char *name;
+		uint32_t e;
+		if (h->kind != kind || !sym)
+			continue;
+		for (e = 0; e < h->h.n && h->h.e[e].value != v; e++)
+			;
+		if (e == h->h.n)
+			continue;
+		if (!(name = report_sym_lookup(sym, v, &start, &size)))
+			break;
+		char *d = report_sym_demangle(name);
+		if (v == start)
+			snprintf(buf, cap, "%s", d ? d : name);
+		else
+			snprintf(buf, cap, "%s+%#llx", d ? d : name, (unsigned long long)(v - start));
+		free(d);
+		return buf;
+	}
+	snprintf(buf, cap, "%#llx", (unsigned long long)v);
+	return buf;
+}
+
 const char *value_fmt(const struct value_model *vm, unsigned kind, uint64_t v, char *buf, size_t cap)
 {
 	int64_t s = (int64_t)v;
+	if (kind >= MERGE_VK_MODULE_FIRST && kind <= MERGE_VK_MODULE_LAST) {
+		/* Module kinds carry their format (vprof-module.h, VPROF_FMT_*). */
+		double d;
+		switch (MERGE_VK_MODULE_FORMAT(kind)) {
+		case 1: snprintf(buf, cap, "%lld", (long long)s); break;
+		case 2: snprintf(buf, cap, "%llu", (unsigned long long)v); break;
+		case 3:   /* the shortest text that reads back as the same double */
+			memcpy(&d, &v, sizeof(d));
+			snprintf(buf, cap, "%.15g", d);
+			if (strtod(buf, NULL) != d)
+				snprintf(buf, cap, "%.17g", d);
+			break;
+		default: snprintf(buf, cap, "%#llx", (unsigned long long)v);
+		}
+		return buf;
+	}
 	switch (kind) {
-	case MERGE_VK_ADDR:
 	case MERGE_VK_RETADDR:
 	case MERGE_VK_TARGET:
+		return code_fmt(vm, kind, v, buf, cap);
+	case MERGE_VK_ADDR:
 	case MERGE_VK_ADDR_LATENCY:
 		snprintf(buf, cap, "%#llx", (unsigned long long)v);
 		break;
