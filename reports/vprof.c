@@ -16,6 +16,7 @@ struct command {
 };
 
 static void usage(FILE *f);
+int cmd_targets(int argc, char **argv);   /* reports/cmd_targets.c */
 
 static const struct command kCommands[] = {
 	{ "run", cmd_run, "run a command under the profiler, then merge its samples" },
@@ -24,6 +25,7 @@ static const struct command kCommands[] = {
 	{ "list", cmd_list, "annotated disassembly of a procedure with samples and value hotlists" },
 	{ "invariants", cmd_invariants, "semi-invariant values (per call site too) worth specializing for" },
 	{ "latency", cmd_latency, "loads by estimated stall, with their latency distributions" },
+	{ "targets", cmd_targets, "indirect-branch targets summed over every jump site (dispatch histograms)" },
 	{ "calibrate", cmd_calibrate, "measure this machine's load-latency levels for latency labels" },
 	{ "export", cmd_export, "write the profile as pprof, folded stacks or JSON" },
 	{ "verify", cmd_verify, "run a command checking the interpreter against the CPU (co-simulation)" },

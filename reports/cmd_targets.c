@@ -1,0 +1,214 @@
+/*
+ * vprof targets: where indirect calls and jumps go, aggregated across
+ * every jump site. Value sampling keeps, per indirect call/jump, a hotlist
+ * of its targets (MERGE_VK_TARGET); this sums each target's estimate
+ * (count / p) over all the sites of an image that reached it, so a
+ * computed-goto interpreter whose compiler duplicated or merged its
+ * dispatch jump still shows one histogram of handlers: the interpreter's
+ * dynamic opcode mix, once handler addresses are named (for Debian's
+ * lua5.4, scripts/lua_opcodes.py; tests/dispatch.sh).
+ *
+ * Targets are ELF vaddrs in the image of the jump (the merge translates
+ * them); a target in another image stays an absolute address of one
+ * process (MERGE_HOT_FOREIGN) and is shown as such, never guessed.
+ */
+#include "reports/values.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char kHelp[] =
+	"usage: vprof targets [--db DIR] [--epoch N|all] [--event E] [--image SUBSTR]\n"
+	"                     [-n ROWS] [--json]\n"
+	"  Indirect-branch targets (value kind \"target\", vprof run --values),\n"
+	"  summed over every jump site of an image: each target's estimated count,\n"
+	"  its share of all targets listed, how many sites reached it, and where it\n"
+	"  is (procedure+offset).\n"
+	"  --image SUBSTR  only jump sites in images whose path contains SUBSTR\n"
+	"  -n ROWS         rows to show (default 30; 0: all)\n"
+	"  --json          one JSON object per target: image, target (hex vaddr in\n"
+	"                  that image; an absolute address when foreign), foreign,\n"
+	"                  procedure, offset, estimate, share, sites,\n"
+	"                  from: [{pc, estimate}] (largest first)\n";
+
+struct from {
+	uint64_t pc;
+	double est;
+};
+
+struct target {
+	uint32_t image;
+	uint64_t value;                 /* as stored: vaddr, or absolute | FOREIGN */
+	double est;
+	struct from *from;
+	size_t nfrom, capfrom;
+};
+
+struct opts {
+	const char *image;
+};
+
+static int on_extra(int ch, const char *arg, void *ctx)
+{
+	struct opts *op = ctx;
+	if (ch == 'i' && *arg) {
+		op->image = arg;
+		return 0;
+	}
+	return report_usage("targets", "--image takes a non-empty part of an image path");
+}
+
+static void *xalloc(void *p, size_t n)
+{
+	if (!(p = realloc(p, n ? n : 1))) {
+		perror("vprof targets");
+		exit(1);
+	}
+	return p;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	const struct target *x = a, *y = b;
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
+	return (x->value > y->value) - (x->value < y->value);
+}
+
+static int by_est(const void *a, const void *b)
+{
+	const struct target *x = a, *y = b;
+	if (x->est != y->est)
+		return x->est > y->est ? -1 : 1;
+	return by_key(a, b);
+}
+
+static int from_by_est(const void *a, const void *b)
+{
+	const struct from *x = a, *y = b;
+	if (x->est != y->est)
+		return x->est > y->est ? -1 : 1;
+	return (x->pc > y->pc) - (x->pc < y->pc);
+}
+
+static void add_from(struct target *t, uint64_t pc, double est)
+{
+	for (size_t i = 0; i < t->nfrom; i++)
+		if (t->from[i].pc == pc) {
+			t->from[i].est += est;
+			return;
+		}
+	if (t->nfrom == t->capfrom) {
+		t->capfrom = t->capfrom ? 2 * t->capfrom : 4;
+		t->from = xalloc(t->from, t->capfrom * sizeof(*t->from));
+	}
+	t->from[t->nfrom++] = (struct from){ pc, est };
+}
+
+static void print_target(struct value_model *vm, const struct target *t, double total, int json)
+{
+	int foreign = (t->value & MERGE_HOT_FOREIGN) != 0;
+	uint64_t addr = t->value & ~MERGE_HOT_FOREIGN;
+	struct value_where w = { .proc = "[another image]", .start = addr };
+	char where[600];
+	if (!foreign)
+		value_where(vm, t->image, addr, &w);
+	snprintf(where, sizeof(where), "%s+%#llx", w.proc, (unsigned long long)(addr - w.start));
+	double share = total > 0 ? t->est / total : 0;
+	if (!json) {
+		printf("%12.0f %7.2f%% %5zu  %#-12llx %-40s %s\n", t->est, 100 * share, t->nfrom,
+		       (unsigned long long)addr, foreign ? "[another image]" : where, vm->m.images[t->image].path);
+		return;
+	}
+	printf("{\"image\":");
+	report_json_str(stdout, vm->m.images[t->image].path);
+	printf(",\"target\":\"%#llx\",\"foreign\":%s,\"procedure\":", (unsigned long long)addr,
+	       foreign ? "true" : "false");
+	report_json_str(stdout, w.proc);
+	printf(",\"offset\":%llu,\"estimate\":%.1f,\"share\":%.6f,\"sites\":%zu,\"from\":[",
+	       (unsigned long long)(addr - w.start), t->est, share, t->nfrom);
+	for (size_t i = 0; i < t->nfrom; i++)
+		printf("%s{\"pc\":\"%#llx\",\"estimate\":%.1f}", i ? "," : "", (unsigned long long)t->from[i].pc,
+		       t->from[i].est);
+	printf("]}\n");
+}
+
+int cmd_targets(int argc, char **argv)
+{
+	static const struct option extra[] = {
+		{ "image", required_argument, 0, 'i' },
+		{ 0, 0, 0, 0 },
+	};
+	static const struct report_cmd cmd = {
+		"targets", kHelp,
+		REPORT_OPT_DB | REPORT_OPT_EPOCH | REPORT_OPT_EVENT | REPORT_OPT_JSON | REPORT_OPT_LIMIT,
+		extra, "", on_extra,
+	};
+	struct opts op = { 0 };
+	struct report_opts o = { .limit = 30 };
+	struct value_model vm;
+	int rc = report_opts_parse(&cmd, argc, argv, &o, &op);
+	if (rc >= 0)
+		return rc;
+	if (o.next < argc)
+		return report_usage("targets", "takes no operands");
+	if ((rc = value_model_load(&vm, &o, "targets")))
+		return rc;
+
+	/* One row per (site, target) first, then folded by target. */
+	struct target *t = xalloc(NULL, (vm.nhot * MERGE_HOT_N + 1) * sizeof(*t));
+	size_t n = 0, nsites = 0;
+	uint64_t vtot = 0;
+	for (size_t i = 0; i < vm.nhot; i++) {
+		const struct value_hot *v = &vm.hot[i];
+		if (v->kind != MERGE_VK_TARGET || !v->h.n)
+			continue;
+		if (op.image && !strstr(vm.m.images[v->image].path, op.image))
+			continue;
+		nsites++;
+		vtot += v->h.vtot;
+		for (uint32_t e = 0; e < v->h.n; e++) {
+			struct target *x = &t[n++];
+			memset(x, 0, sizeof(*x));
+			x->image = v->image;
+			x->value = v->h.e[e].value;
+			x->est = merge_hot_estimate(&v->h, (int)e);
+			add_from(x, v->vaddr, x->est);
+		}
+	}
+	qsort(t, n, sizeof(*t), by_key);
+	size_t m = 0;
+	double total = 0;
+	for (size_t i = 0; i < n; i++) {
+		total += t[i].est;
+		if (m && !by_key(&t[m - 1], &t[i])) {
+			t[m - 1].est += t[i].est;
+			add_from(&t[m - 1], t[i].from[0].pc, t[i].from[0].est);
+			free(t[i].from);
+		} else {
+			t[m++] = t[i];
+		}
+	}
+	qsort(t, m, sizeof(*t), by_est);
+	for (size_t i = 0; i < m; i++)
+		qsort(t[i].from, t[i].nfrom, sizeof(*t[i].from), from_by_est);
+
+	if (!o.json) {
+		printf("vprof targets: %s, epoch %s, %zu indirect-branch sites%s%s, %llu value samples, "
+		       "%zu targets\n", o.db, vm.m.epoch, nsites, op.image ? " in images matching " : "",
+		       op.image ? op.image : "", (unsigned long long)vtot, m);
+		if (m)
+			printf("%12s %8s %5s  %-12s %-40s %s\n", "estimate", "share", "sites", "target",
+			       "procedure+offset", "image");
+		else
+			printf("no indirect-branch targets in this epoch (vprof run --values records them)\n");
+	}
+	for (size_t i = 0; i < m && (!o.limit || (long)i < o.limit); i++)
+		print_target(&vm, &t[i], total, o.json);
+	for (size_t i = 0; i < m; i++)
+		free(t[i].from);
+	free(t);
+	value_model_free(&vm);
+	return report_finish_stdout(0);
+}
