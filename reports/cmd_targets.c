@@ -19,8 +19,7 @@
 #include <string.h>
 
 static const char kHelp[] =
-	"usage: vprof targets [--db DIR] [--epoch N|all] [--event E] [--image SUBSTR]\n"
-	"                     [-n ROWS] [--json]\n"
+	"usage: vprof targets [--db DIR] [--epoch N|all] [--image SUBSTR] [-n ROWS] [--json]\n"
 	"  Indirect-branch targets (value kind \"target\", vprof run --values),\n"
 	"  summed over every jump site of an image: each target's estimated count,\n"
 	"  its share of all targets listed, how many sites reached it, and where it\n"
@@ -141,8 +140,8 @@ int cmd_targets(int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	static const struct report_cmd cmd = {
-		"targets", kHelp,
-		REPORT_OPT_DB | REPORT_OPT_EPOCH | REPORT_OPT_EVENT | REPORT_OPT_JSON | REPORT_OPT_LIMIT,
+		"targets", kHelp,   /* no --event: hotlists are not per event */
+		REPORT_OPT_DB | REPORT_OPT_EPOCH | REPORT_OPT_JSON | REPORT_OPT_LIMIT,
 		extra, "", on_extra,
 	};
 	struct opts op = { 0 };
