@@ -20,10 +20,10 @@
 
 static const char kHelp[] =
 	"usage: vprof targets [--db DIR] [--epoch N|all] [--image SUBSTR] [-n ROWS] [--json]\n"
-	"  Indirect-branch targets (value kind \"target\", vprof run --values),\n"
-	"  summed over every jump site of an image: each target's estimated count,\n"
-	"  its share of all targets listed, how many sites reached it, and where it\n"
-	"  is (procedure+offset).\n"
+	"  Indirect-branch targets (value kind \"target\": vprof run --values or\n"
+	"  --module indirect), summed over every jump site of an image: each\n"
+	"  target's estimated count, its share of all targets listed, how many\n"
+	"  sites reached it, and where it is (procedure+offset).\n"
 	"  --image SUBSTR  only jump sites in images whose path contains SUBSTR\n"
 	"  -n ROWS         rows to show (default 30; 0: all)\n"
 	"  --json          one JSON object per target: image, target (hex vaddr in\n"

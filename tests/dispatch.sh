@@ -8,9 +8,10 @@
 # excluded: the integer fast path skips them), and an exact count of the
 # real binary's indirect-jump targets by ptrace breakpoints
 # (tests/fixtures/dispatch_count.c) at two loop lengths, whose difference
-# must be exactly the static mix. Then lua5.4 runs under vprof, `vprof
-# targets` sums the target hotlists over the jump sites, and
-# scripts/lua_opcodes.py names the targets (the binary's own disptab):
+# must be exactly the static mix. Then lua5.4 runs under vprof (once per
+# capture in CAPTURES), `vprof targets` sums the target hotlists over the
+# jump sites, and scripts/lua_opcodes.py names the targets (the binary's
+# own disptab):
 # every opcode with at least 5% true share must come out within TOL
 # points, the top three in order, and lua's output and status unchanged.
 . "$(dirname "$0")/lib.sh"
