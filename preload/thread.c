@@ -33,6 +33,16 @@ static void make_key(void)
 	pthread_key_create(&g_exit_key, on_thread_exit);
 }
 
+/* upcall's keep_fd: a perf descriptor that must stay open (no mapping
+ * could hold its event) is protected from the program's close(). */
+static void keep_fd(int fd, int keep)
+{
+	if (keep)
+		preload_fd_own(fd);
+	else
+		preload_fd_disown(fd);
+}
+
 void preload_thread_begin(void)
 {
 	struct preload_thread *t = &g_thread;
@@ -77,7 +87,7 @@ void preload_thread_begin(void)
 	if (rc == 0) {
 		t->up.on_mmap = preload_on_mmap;
 		t->up.drain_now = preload_drain;
-		t->up.keep_fd = preload_fd_own;
+		t->up.keep_fd = keep_fd;
 		t->armed = 1;
 		upcall_thread_enable(&t->up);
 		__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
@@ -110,7 +120,7 @@ void preload_thread_arm_others(void)
 			struct upcall_thread up;
 			if (upcall_thread_start(&up, g_vprof.backend, g_vprof.period,
 						(uint64_t)tid * 0x9e3779b97f4a7c15ull, tid, 0) == 0) {
-				up.keep_fd = preload_fd_own;
+				up.keep_fd = keep_fd;
 				upcall_thread_enable(&up);
 				__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
 			}
@@ -133,11 +143,7 @@ void preload_thread_end(void)
 	t->busy = 1;
 	int requeue = 0;
 	preload_drain();         /* what the kernel wrote since the last drain */
-	/* A descriptor kept open (no mapping could hold the event): unmark
-	 * before closing, as once closed another thread may get the same
-	 * number and mark it, and a later unmark here would unmark theirs. */
-	if (t->up.open_fd >= 0)
-		preload_fd_disown(t->up.open_fd);
+	/* A descriptor kept open is unmarked (keep_fd) before it is closed. */
 	if (t->armed)
 		upcall_thread_stop(&t->up);
 	t->armed = 0;

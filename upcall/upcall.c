@@ -13,9 +13,15 @@
  * sampling) needs the thread interrupted at the sample: a signal per sample
  * (ring = 0). The CPU-timer backends are signals by nature.
  *
- * Concurrency: per-thread state is owned by its thread; upcall_is_ours and
- * upcall_rearm run in that thread's signal handler and make at most one
- * system call (the re-arm).
+ * No descriptor is kept (see upcall.h, struct upcall_thread): an event is
+ * set up, enabled and its descriptor closed; its mapping keeps it, and
+ * unmapping it releases it.
+ *
+ * Concurrency: per-thread state is owned by its thread; upcall_classify and
+ * upcall_rearm run in that thread's signal handler; upcall_rearm makes no
+ * system call except once per thread, at the first overflow, where it
+ * replaces the first period's event (a handful of calls). The tag and
+ * mapping tables are shared, changed with atomics.
  */
 #include "upcall/upcall.h"
 #include "merge/format.h"
@@ -54,6 +60,11 @@ static uint64_t jitter(uint64_t *rng, uint64_t p)
 		return p;
 	return p - p / 16 + xorshift(rng) % (w + 1);
 }
+
+/* VPROF_TEST_UPCALL_NOMAP=1 (tests only): every event mapping fails, as
+ * with perf's locked-memory allowance spent, to exercise the one case that
+ * keeps a descriptor. Read once, by upcall_choose (not in a handler). */
+static int g_test_nomap;
 
 static int faked_absent(int backend)
 {
@@ -128,6 +139,8 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 				      MERGE_EV_ITIMER };
 	uint64_t freq = cfg->freq ? cfg->freq : 250;
 	int last = -ENOENT;
+	const char *nomap = getenv("VPROF_TEST_UPCALL_NOMAP");
+	g_test_nomap = nomap && *nomap == '1';
 
 	for (size_t i = 0; i < sizeof(kOrder) / sizeof(kOrder[0]); i++) {
 		int b = cfg->event ? cfg->event : kOrder[i];
@@ -228,6 +241,7 @@ static int move_to_tag(int fd)
 
 /* ---- Mappings: what keeps our events alive ---- */
 
+
 /* Every event mapping of the process, for a fork child to drop (its copies
  * would keep the parent's events, and their locked pages, alive until it
  * execs). Lock-free: slots are claimed with a CAS. A full table (more than
@@ -288,7 +302,8 @@ static int event_open(struct upcall_thread *t, int backend, uint64_t period, pid
 	fd = move_to_tag(fd);
 	tag_mark(fd);
 	size_t bytes = (size_t)(ring ? 1 + UPCALL_RING_PAGES : 1) * 4096;
-	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *m = g_test_nomap ? (errno = EPERM, MAP_FAILED)
+			       : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED && ring) {
 		int err = -errno;
 		merge_fd_close(fd);
@@ -335,7 +350,7 @@ static int event_enable(struct upcall_thread *t, int refresh)
 		merge_fd_close(t->open_fd);
 		t->open_fd = -1;
 	} else if (t->keep_fd) {
-		t->keep_fd(t->open_fd);
+		t->keep_fd(t->open_fd, 1);
 	}
 	return 0;
 }
@@ -348,6 +363,8 @@ static void event_release(struct upcall_thread *t)
 		unmap_event(t->map, t->map_bytes);
 	if (t->open_fd >= 0) {
 		syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (!t->map && t->keep_fd)
+			t->keep_fd(t->open_fd, 0);
 		merge_fd_close(t->open_fd);
 	}
 	t->map = t->ring = NULL;

@@ -15,8 +15,11 @@
  * All deliver SIGPROF to the thread that ran (itimer: to whichever thread
  * the kernel picks); upcall_is_ours() tells our signals from the program's
  * own SIGPROFs. Periods are randomized around their mean (uniform within
- * +-1/16) at every re-arm, as DCPI did, so samples do not fall into step
- * with periodic behaviour of the program.
+ * +-1/16), as DCPI did, so samples do not fall into step with periodic
+ * behaviour of the program: once per thread for the perf backends (their
+ * period cannot change without a descriptor, and none is kept: see
+ * struct upcall_thread), and the first period of every trigger is a
+ * random fraction of the mean.
  *
  * Thread contract: upcall_thread_start/stop run on the thread they arm, in
  * normal context. upcall_is_ours and upcall_rearm are async-signal-safe.
@@ -74,10 +77,11 @@ struct upcall_thread {
 	 * the owning thread by upcall_ring_first before the first period's
 	 * event is released. Signal-safe. */
 	void (*drain_now)(void);
-	/* Called with a descriptor vprof must keep open (an event that could
-	 * not be mapped: locked-memory limits); the caller protects it from
-	 * the program's close() (preload/fds.c). Signal-safe. */
-	void (*keep_fd)(int fd);
+	/* Called with keep 1 on a descriptor vprof must keep open (an event
+	 * that could not be mapped: locked-memory limits), which the caller
+	 * then protects from the program's close() (preload/fds.c); with keep
+	 * 0 just before upcall closes such a descriptor. Signal-safe. */
+	void (*keep_fd)(int fd, int keep);
 };
 
 #define UPCALL_RING_PAGES 16            /* 64 KiB: 4096 samples */
