@@ -32,7 +32,8 @@
  * VPROF_TEST_MERGE_DELAY_US=N sleeps N us at each step.
  *
  * A spool is finished when its owner is gone (merge_spool_finished: the
- * owner record's pid and start time name no running process; spools of an
+ * owner record's pid and start time name no running process, or one that
+ * no longer maps the spool because it exec'd; spools of an
  * older libvprof, with no owner record, when their owner's flock is gone).
  * The owner holds no descriptor on it.
  *
@@ -669,7 +670,7 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0)
 			continue;
-		if (!merge_spool_finished(fd)) {
+		if (!merge_spool_finished(fd, path)) {
 			res->spools_busy++;       /* owner alive */
 			close(fd);
 			continue;

@@ -213,7 +213,46 @@ static int boot_id_known(const uint8_t id[16])
 	return 0;
 }
 
-int merge_spool_finished(int fd)
+/* Does process pid map the spool (inode ino, file name base)? 1: yes;
+ * 0: its maps were read whole and it does not (it exec'd since); -1:
+ * cannot tell. Both the inode and the name are looked for, so that a
+ * filesystem that shows other numbers in maps (overlayfs) errs towards
+ * "maps it". */
+static int maps_spool(uint64_t pid, uint64_t ino, const char *base)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%llu/maps", (unsigned long long)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t bl = strlen(base);
+	int found = 0, whole = 1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		size_t l = strlen(line);
+		if (l && line[l - 1] == '\n')
+			line[--l] = 0;
+		else if (!feof(f)) {
+			whole = 0;       /* a line longer than the buffer: skip it */
+			int c;
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		unsigned long long i = 0;
+		if (sscanf(line, "%*s %*s %*s %*s %llu", &i) == 1 && i == ino)
+			found = 1;
+		const char *d = strstr(line, " (deleted)");
+		size_t end = d ? (size_t)(d - line) : l;
+		if (end > bl && line[end - bl - 1] == '/' && !strncmp(line + end - bl, base, bl))
+			found = 1;
+	}
+	if (ferror(f))
+		whole = 0;
+	fclose(f);
+	return found ? 1 : whole ? 0 : -1;
+}
+
+int merge_spool_finished(int fd, const char *spool_path)
 {
 	struct merge_spool_owner o;
 	if (pread(fd, &o, sizeof(o), MERGE_SPOOL_OWNER_OFF) != (ssize_t)sizeof(o) ||
@@ -247,6 +286,14 @@ int merge_spool_finished(int fd)
 	 * zombie group leader with live threads (pthread_exit from main)
 	 * counts itself and them. */
 	if (state == 'X' || (state == 'Z' && threads <= 1))
+		return 1;
+	/* The same process, but it may have exec'd since: exec drops the old
+	 * image's mapping (as it closed the flock'd descriptor before), and
+	 * the new image writes a spool of its own. */
+	struct stat st;
+	const char *base = strrchr(spool_path, '/');
+	base = base ? base + 1 : spool_path;
+	if (fstat(fd, &st) == 0 && maps_spool(o.pid, (uint64_t)st.st_ino, base) == 0)
 		return 1;
 	return 0;
 }

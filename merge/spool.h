@@ -130,12 +130,14 @@ void merge_fd_close(int fd);
 
 /* ---- reader ---- */
 
-/* Is the spool open on fd finished (its owner gone), so that a merge may
- * take it? 1: finished; 0: its owner runs (or cannot be told: an owner in
- * another pid namespace that has not exited normally). From the owner
- * record; a spool without one (an older libvprof's) is finished when its
+/* Is the spool at path, open on fd, finished (its owner gone), so that a
+ * merge may take it? 1: finished; 0: its owner runs (or cannot be told:
+ * an owner in another pid namespace that has not exited normally). From
+ * the owner record: no process with its pid and start time, or a zombie
+ * whose threads all exited, or one that no longer maps the spool (it
+ * exec'd). A spool without one (an older libvprof's) is finished when its
  * owner's flock is gone. */
-int merge_spool_finished(int fd);
+int merge_spool_finished(int fd, const char *path);
 
 /* Open PATH read-only and validate magic, version, byte order, checksum and
  * layout. On failure returns negative errno (-EBADMSG for corruption) and

@@ -89,6 +89,24 @@ grep -q 'merged 1 spool (\([1-9][0-9]*\) samples.* 0 still running, 0 corrupt' "
 	pass "merge after the owner exited: its spool taken" ||
 	fail "merge after the owner exited: its spool taken: $(cat "$TMP/m2")"
 
+# A process that exec'd keeps its pid and start time but has dropped the
+# old image's spool (and writes a new one): the old one is taken at once,
+# the new one left alone while the process waits.
+rm -rf "$TMP/db" "$TMP/go"
+mkfifo "$TMP/go"
+LD_PRELOAD=$LIBVPROF VPROF_DB=$TMP/db "$PY" -c 'import os, sys, time
+t = time.process_time()
+while time.process_time() - t < 0.1: pass
+os.execv(sys.executable, [sys.executable, "-c", "open(\"%s\").read()" % sys.argv[1]])' "$TMP/go" 2>"$TMP/live.err" &
+live=$!
+for _ in $(seq 200); do [ "$(ls "$TMP/db/spool/" 2>/dev/null | grep -c '\.spool$')" -ge 2 ] && break; sleep 0.05; done
+"$VPROF" merge --db "$TMP/db" >"$TMP/m1" 2>&1
+grep -q 'merged 1 spool (\([1-9][0-9]*\) samples.* 1 still running, 0 corrupt' "$TMP/m1" &&
+	pass "merge after the owner exec'd: the old image's spool taken, the new one left" ||
+	fail "merge after the owner exec'd: the old image's spool taken, the new one left: $(cat "$TMP/m1")"
+echo >"$TMP/go"
+wait "$live"
+
 # A spool with no owner record (as an older libvprof wrote them, which
 # held a flock instead) is still merged once no one holds its lock.
 rm -rf "$TMP/db"
