@@ -301,9 +301,18 @@ static int event_open(struct upcall_thread *t, int backend, uint64_t period, pid
 	 * descriptor had when they were set up, and keep it after the close. */
 	fd = move_to_tag(fd);
 	tag_mark(fd);
-	size_t bytes = (size_t)(ring ? 1 + UPCALL_RING_PAGES : 1) * 4096;
-	void *m = g_test_nomap ? (errno = EPERM, MAP_FAILED)
-			       : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* Locked memory is what limits an unprivileged user (perf_event_mlock_kb
+	 * per CPU, then RLIMIT_MEMLOCK): past the full ring, a one-page one
+	 * (256 samples, still 25 ms at 10 kHz), so that more threads keep no
+	 * descriptor. */
+	static const unsigned kPages[] = { UPCALL_RING_PAGES, 1 };
+	size_t bytes = 4096;
+	void *m = MAP_FAILED;
+	for (unsigned i = 0; i < (ring ? 2u : 1u) && m == MAP_FAILED; i++) {
+		bytes = (size_t)(ring ? 1 + kPages[i] : 1) * 4096;
+		m = g_test_nomap ? (errno = EPERM, MAP_FAILED)
+				 : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	}
 	if (m == MAP_FAILED && ring) {
 		int err = -errno;
 		merge_fd_close(fd);

@@ -84,7 +84,12 @@ struct upcall_thread {
 	void (*keep_fd)(int fd, int keep);
 };
 
-#define UPCALL_RING_PAGES 16            /* 64 KiB: 4096 samples */
+/* 16 KiB: 1024 samples, 100 ms at 10 kHz, while a drain comes every 20 ms
+ * of the thread's CPU. Small, because rings are locked memory, and an
+ * unprivileged user's allowance (perf_event_mlock_kb per CPU, then
+ * RLIMIT_MEMLOCK) bounds how many threads get one; past it a thread's event
+ * must keep its descriptor (see struct upcall_thread). */
+#define UPCALL_RING_PAGES 4
 /* No period is ever armed below this (ns of CPU for the clocks; for the
  * PMU counters, events at the ~2.5 GHz upcall_choose assumes): a timer
  * interrupt costs ~20 us in this VM, more under contention, and a period
