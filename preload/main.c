@@ -124,7 +124,16 @@ void preload_drain(void)
 	if (!t->up.ring || !g_vprof.spool.hdr)
 		return;
 	live = &g_vprof.spool.hdr->live;
-	n = upcall_drain(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost);
+	/* Not interrupted by our own handler (before exec, this runs in normal
+	 * context): a drain signal would drain the same records twice, and the
+	 * first overflow's signal replaces, and unmaps, the ring being read. */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, UPCALL_SIGNAL);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
+	n = t->up.ring ? upcall_drain(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost)
+		       : 0;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	if (n + lost)
 		__atomic_fetch_add(&live->samples, n + lost, __ATOMIC_RELAXED);
 	if (lost) {   /* the kernel found the ring full: counted, not hidden */

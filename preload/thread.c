@@ -89,8 +89,13 @@ void preload_thread_begin(void)
 		t->up.drain_now = preload_drain;
 		t->up.keep_fd = keep_fd;
 		t->armed = 1;
-		upcall_thread_enable(&t->up);
-		__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
+		if (upcall_thread_enable(&t->up) == 0) {
+			__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
+		} else {
+			/* Not armed: release the event (and its descriptor). */
+			upcall_thread_stop(&t->up);
+			t->armed = 0;
+		}
 	}
 	t->busy = 0;
 }
@@ -121,8 +126,11 @@ void preload_thread_arm_others(void)
 			if (upcall_thread_start(&up, g_vprof.backend, g_vprof.period,
 						(uint64_t)tid * 0x9e3779b97f4a7c15ull, tid, 0) == 0) {
 				up.keep_fd = keep_fd;
-				upcall_thread_enable(&up);
-				__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
+				if (upcall_thread_enable(&up) == 0)
+					__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1,
+							   __ATOMIC_RELAXED);
+				else
+					upcall_thread_stop(&up);
 			}
 		}
 	}

@@ -67,6 +67,41 @@ s=$(sed -n 's/^vprof: \([0-9]*\) samples.*/\1/p' "$TMP/nomap.err")
 	pass "no mapping possible: sampled ($s samples), only high perf descriptors kept ($(echo "$extra" | wc -l) lines)" ||
 	fail "no mapping possible: sampled ($s samples), only high perf descriptors kept: extra '$(echo "$extra" | head -5 | tr '\n' '|')' bad '$(echo "$bad" | head -3 | tr '\n' '|')'"
 
+# An unprivileged user with little locked memory (ulimit -l 64 and the
+# default perf_event_mlock_kb: about 270 pages here) and 30 live threads:
+# rings are small enough that every thread's event is mapped, so none
+# keeps a descriptor. (As root, locked memory is not limited.)
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	chmod 755 "$TMP"
+	mkdir -m 777 "$TMP/u"
+	cat >"$TMP/u/threads.py" <<'PYEOF'
+import os, threading, time
+n = 30
+start, listed = threading.Barrier(n + 1), threading.Barrier(n)
+seen = []
+def work(i):
+    while time.thread_time() < 0.02: pass    # past the first period
+    start.wait()
+    if i == 0:
+        for f in os.listdir("/proc/self/fd"):
+            try: seen.append(os.readlink("/proc/self/fd/" + f))
+            except OSError: pass
+    listed.wait()
+ts = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+for t in ts: t.start()
+start.wait()
+for t in ts: t.join()
+print("perf descriptors:", sum("anon_inode" in l for l in seen))
+PYEOF
+	chmod 644 "$TMP/u/threads.py"
+	su nobody -s /bin/sh -c "ulimit -l 64; cd '$TMP/u' && '$VPROF' run --db '$TMP/u/db' --freq 1000 -- '$PY' threads.py" >"$TMP/u/out" 2>&1
+	grep -q '^perf descriptors: 0$' "$TMP/u/out" && grep -q '^vprof: [1-9][0-9]* samples' "$TMP/u/out" &&
+		pass "unprivileged, ulimit -l 64, 30 threads: sampled, no descriptor" ||
+		fail "unprivileged, ulimit -l 64, 30 threads: sampled, no descriptor: $(tr '\n' '|' <"$TMP/u/out")"
+else
+	echo "SKIP unprivileged, ulimit -l 64, 30 threads: needs root to become nobody"
+fi
+
 # A merge while a profiled process runs must leave its spool alone (no
 # flock held any more: its owner record says it runs), and take it once
 # the process is gone. The process waits on a FIFO, so there is no timing.
