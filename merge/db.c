@@ -31,8 +31,11 @@
  * VPROF_TEST_MERGE_DIE=K (tests only) SIGKILLs the merge at its K-th step;
  * VPROF_TEST_MERGE_DELAY_US=N sleeps N us at each step.
  *
- * A spool is finished when its owner's flock is gone: taking LOCK_EX with
- * LOCK_NB succeeds only then. Merged spools are unlinked while still locked.
+ * A spool is finished when its owner is gone (merge_spool_finished: the
+ * owner record's pid and start time name no running process, or one that
+ * no longer maps the spool because it exec'd; spools of an
+ * older libvprof, with no owner record, when their owner's flock is gone).
+ * The owner holds no descriptor on it.
  *
  * Not async-signal-safe; not thread-safe (one merge per process).
  */
@@ -667,7 +670,7 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0)
 			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (!merge_spool_finished(fd, path)) {
 			res->spools_busy++;       /* owner alive */
 			close(fd);
 			continue;

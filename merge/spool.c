@@ -11,8 +11,13 @@
  *
  * Concurrency: a thread slot is written only by its owner's handler (and by
  * its owner at thread exit, with the trigger stopped). The shared table is
- * written by every thread with atomics. Readers only open spools whose
- * owner has released its flock (exited or killed).
+ * written by every thread with atomics. Merges only take spools whose
+ * owner is gone (merge_spool_finished: the owner record in page 0).
+ *
+ * The writer keeps no descriptor on its spool: the program must not see
+ * one (a program listing /proc/self/fd, or closing what it does not know,
+ * as a daemon or a sandbox does). Liveness used to be a flock held on that
+ * descriptor; it is now the owner's pid and start time (and the boot).
  */
 #include "merge/spool.h"
 
@@ -39,19 +44,6 @@ static inline uint32_t key_hash(uint64_t key)
 	 * runs lost their dispatch hotlists, one 61% of its value samples). */
 	key ^= key >> 32;
 	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32);
-}
-
-int merge_fd_high(int fd)
-{
-	struct rlimit rl;
-	int floor = 256;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 512 && rl.rlim_cur != RLIM_INFINITY)
-		floor = (int)(rl.rlim_cur - rl.rlim_cur / 4);
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);
-	if (hi < 0)
-		return fd;       /* keep the low one: still works */
-	merge_fd_close(fd);
-	return hi;
 }
 
 void merge_fd_close(int fd)
@@ -125,6 +117,193 @@ static char *put_u64(char *p, char *end, uint64_t v)
 	return p;
 }
 
+/* Read a small /proc file into buf (NUL-terminated). System calls only. */
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	merge_fd_close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+static uint64_t parse_u64(const char *p)
+{
+	uint64_t v = 0;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	return v;
+}
+
+/* /proc/PID/stat: state (field 3), threads (20), start time (22, clock
+ * ticks after boot). The command name (field 2) may hold spaces and
+ * parentheses: fields are counted from its last ')'. */
+static int parse_stat(const char *buf, char *state, uint64_t *threads, uint64_t *start)
+{
+	const char *p = NULL;
+	for (const char *q = buf; *q; q++)
+		if (*q == ')')
+			p = q;
+	if (!p || p[1] != ' ' || !p[2])
+		return -1;
+	p += 2;
+	*state = *p;
+	int field = 3;
+	for (; *p && field < 22; p++)
+		if (*p == ' ') {
+			field++;
+			if (field == 20)
+				*threads = parse_u64(p + 1);
+			else if (field == 22)
+				*start = parse_u64(p + 1);
+		}
+	return field == 22 ? 0 : -1;
+}
+
+static void read_boot_id(uint8_t id[16])
+{
+	char buf[64];
+	int n = 0, hi = -1;
+	for (int i = 0; i < 16; i++)
+		id[i] = 0;
+	if (read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf)) <= 0)
+		return;
+	for (const char *p = buf; *p && n < 16; p++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+		if (d < 0)
+			continue;
+		if (hi < 0)
+			hi = d;
+		else {
+			id[n++] = (uint8_t)(hi << 4 | d);
+			hi = -1;
+		}
+	}
+}
+
+static uint64_t read_pidns(void)
+{
+	char buf[64];
+	ssize_t n = readlink("/proc/self/ns/pid", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (char *p = buf; *p; p++)
+		if (*p == '[')
+			return parse_u64(p + 1);
+	return 0;
+}
+
+static void owner_fill(struct merge_spool_owner *o, pid_t pid)
+{
+	char buf[1024], state;
+	uint64_t threads = 0, start = 0;
+	memcpy(o->magic, MERGE_SPOOL_OWNER_MAGIC, 8);
+	o->pid = (uint64_t)pid;
+	if (read_small("/proc/self/stat", buf, sizeof(buf)) <= 0 ||
+	    parse_stat(buf, &state, &threads, &start) < 0)
+		start = 0;
+	o->start_ticks = start;
+	o->pidns = read_pidns();
+	read_boot_id(o->boot_id);
+	o->checksum = XXH64(o, offsetof(struct merge_spool_owner, checksum), 0);
+}
+
+static int boot_id_known(const uint8_t id[16])
+{
+	for (int i = 0; i < 16; i++)
+		if (id[i])
+			return 1;
+	return 0;
+}
+
+/* Does process pid map the spool (inode ino, file name base)? 1: yes;
+ * 0: its maps were read whole and it does not (it exec'd since); -1:
+ * cannot tell. Both the inode and the name are looked for, so that a
+ * filesystem that shows other numbers in maps (overlayfs) errs towards
+ * "maps it". */
+static int maps_spool(uint64_t pid, uint64_t ino, const char *base)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%llu/maps", (unsigned long long)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t bl = strlen(base);
+	int found = 0, whole = 1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		size_t l = strlen(line);
+		if (l && line[l - 1] == '\n')
+			line[--l] = 0;
+		else if (!feof(f)) {
+			whole = 0;       /* a line longer than the buffer: skip it */
+			int c;
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		unsigned long long i = 0;
+		if (sscanf(line, "%*s %*s %*s %*s %llu", &i) == 1 && i == ino)
+			found = 1;
+		const char *d = strstr(line, " (deleted)");
+		size_t end = d ? (size_t)(d - line) : l;
+		if (end > bl && line[end - bl - 1] == '/' && !strncmp(line + end - bl, base, bl))
+			found = 1;
+	}
+	if (ferror(f))
+		whole = 0;
+	fclose(f);
+	return found ? 1 : whole ? 0 : -1;
+}
+
+int merge_spool_finished(int fd, const char *spool_path)
+{
+	struct merge_spool_owner o;
+	if (pread(fd, &o, sizeof(o), MERGE_SPOOL_OWNER_OFF) != (ssize_t)sizeof(o) ||
+	    memcmp(o.magic, MERGE_SPOOL_OWNER_MAGIC, 8) != 0 ||
+	    o.checksum != XXH64(&o, offsetof(struct merge_spool_owner, checksum), 0))
+		/* An older libvprof's spool: its owner holds a flock while alive. */
+		return flock(fd, LOCK_EX | LOCK_NB) == 0;
+	uint8_t boot[16];
+	read_boot_id(boot);
+	if (boot_id_known(boot) && boot_id_known(o.boot_id) && memcmp(boot, o.boot_id, 16) != 0)
+		return 1;        /* written before the last reboot */
+	uint64_t ns = read_pidns();
+	if (ns && o.pidns && ns != o.pidns) {
+		/* Its pid means nothing here: trust only a normal exit. */
+		uint64_t exited = 0;
+		if (pread(fd, &exited, sizeof(exited),
+			  (off_t)offsetof(struct merge_spool_header, live.exited)) != sizeof(exited))
+			return 0;
+		return exited != 0;
+	}
+	char path[64], buf[1024], state = 0, *q;
+	uint64_t threads = 0, start = 0;
+	q = put_str(path, path + sizeof(path), "/proc/");
+	q = put_u64(q, path + sizeof(path), o.pid);
+	put_str(q, path + sizeof(path), "/stat");
+	if (read_small(path, buf, sizeof(buf)) <= 0 || parse_stat(buf, &state, &threads, &start) < 0)
+		return 1;        /* no such process */
+	if (o.start_ticks && start != o.start_ticks)
+		return 1;        /* another process took the pid */
+	/* A zombie whose threads have all exited has unmapped the spool; a
+	 * zombie group leader with live threads (pthread_exit from main)
+	 * counts itself and them. */
+	if (state == 'X' || (state == 'Z' && threads <= 1))
+		return 1;
+	/* The same process, but it may have exec'd since: exec drops the old
+	 * image's mapping (as it closed the flock'd descriptor before), and
+	 * the new image writes a spool of its own. */
+	struct stat st;
+	const char *base = strrchr(spool_path, '/');
+	base = base ? base + 1 : spool_path;
+	if (fstat(fd, &st) == 0 && maps_spool(o.pid, (uint64_t)st.st_ino, base) == 0)
+		return 1;
+	return 0;
+}
+
 static void copy_str(char *dst, size_t cap, const char *src)
 {
 	size_t i = 0;
@@ -159,9 +338,10 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 
 	memset(sp, 0, sizeof(*sp));
 	sp->fd = -1;
-	/* Build the file under a name mergers ignore, lock it, and only then
-	 * give it its .spool name: a merger must never see a spool whose header
-	 * is not yet written and take it for a corrupt one. */
+	/* Build the file under a name mergers ignore, and only then give it its
+	 * .spool name: a merger must never see a spool whose header (or owner
+	 * record) is not yet written and take it for a corrupt (or finished)
+	 * one. */
 	char tmp[sizeof(sp->path)];
 	char *q = put_str(tmp, tmp + sizeof(tmp), dir);
 	q = put_str(q, tmp + sizeof(tmp), "/.new.");
@@ -171,14 +351,14 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
-	fd = merge_fd_high(fd);
-	if (flock(fd, LOCK_SH) < 0 || ftruncate(fd, (off_t)size) < 0)
+	if (ftruncate(fd, (off_t)size) < 0)
 		goto fail;
 	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		goto fail;
+	merge_fd_close(fd);      /* the mapping keeps the file */
+	fd = -1;
 
-	sp->fd = fd;
 	sp->size = size;
 	sp->hdr = m;
 	sp->threads = (uint8_t *)m + threads_off;
@@ -217,6 +397,11 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	for (uint32_t i = 0; i < MERGE_SLOTS; i++)
 		slot_at(sp, i)->nbuckets = MERGE_SLOT_BUCKETS;
 	s->checksum = XXH64(s, offsetof(struct merge_spool_static, checksum), 0);
+	_Static_assert(sizeof(struct merge_spool_header) <= MERGE_SPOOL_OWNER_OFF,
+		       "owner record after the header");
+	_Static_assert(MERGE_SPOOL_OWNER_OFF + sizeof(struct merge_spool_owner) <= 4096,
+		       "owner record in page 0");
+	owner_fill((struct merge_spool_owner *)((uint8_t *)m + MERGE_SPOOL_OWNER_OFF), pid);
 	for (unsigned n = 0; n < 1000; n++) {
 		q = put_str(sp->path, sp->path + sizeof(sp->path), dir);
 		q = put_str(q, sp->path + sizeof(sp->path), "/");
@@ -247,8 +432,6 @@ void merge_spool_forget(struct merge_spool *sp)
 {
 	if (sp->hdr)
 		munmap(sp->hdr, sp->size);
-	if (sp->fd >= 0)
-		merge_fd_close(sp->fd);
 	sp->hdr = NULL;
 	sp->fd = -1;
 }

@@ -32,8 +32,25 @@
 #define MERGE_VALUE_WAYS 4
 #define MERGE_VALUE_SHARED 4096
 
+/* Who writes a spool: at MERGE_SPOOL_OWNER_OFF in page 0, after the
+ * header (zero in spools made before it existed, whose owners held a
+ * flock instead). Written before the spool gets its .spool name. The
+ * process is alive while a process with that pid and start time exists
+ * (in the same boot) and is not a finished zombie; then the spool is still
+ * being written. A writer never holds a descriptor on its spool. */
+#define MERGE_SPOOL_OWNER_OFF 3584
+#define MERGE_SPOOL_OWNER_MAGIC "vprfown1"
+struct merge_spool_owner {
+	char magic[8];
+	uint64_t pid;            /* getpid() in the writer's pid namespace */
+	uint64_t start_ticks;    /* /proc/PID/stat field 22; 0: unknown */
+	uint64_t pidns;          /* inode of /proc/self/ns/pid; 0: unknown */
+	uint8_t boot_id[16];     /* /proc/sys/kernel/random/boot_id */
+	uint64_t checksum;       /* XXH64 of the bytes above, seed 0 */
+};
+
 struct merge_spool {
-	int fd;
+	int fd;                  /* reader only; a writer keeps none (-1) */
 	size_t size;
 	struct merge_spool_header *hdr;   /* the mapping */
 	uint8_t *threads;                 /* first slot */
@@ -52,15 +69,16 @@ struct merge_spool_params {
 };
 
 /* Create DIR/PID.N.spool (O_EXCL, 0600, O_CLOEXEC), size and map it
- * MAP_SHARED, fill the static header and take a shared flock that tells
- * mergers the owner is alive. Not async-signal-safe in general, but uses
- * only system calls and no allocation, so it may run in a fork child.
+ * MAP_SHARED, fill the static header and the owner record (which tells
+ * mergers whether the owner is alive), and close the descriptor: the
+ * mapping is all the writer keeps. Not async-signal-safe in general, but
+ * uses only system calls and no allocation, so it may run in a fork child.
  * Returns 0 or negative errno. */
 int merge_spool_create(struct merge_spool *sp, const char *dir,
 		       const struct merge_spool_params *p);
 
-/* Unmap and close without touching the file: for a fork child dropping the
- * parent's spool (closing our fd does not release the parent's lock). */
+/* Unmap without touching the file: for a fork child dropping the parent's
+ * spool. */
 void merge_spool_forget(struct merge_spool *sp);
 
 /* Claim a thread slot for tid. Returns the slot or NULL if none is free
@@ -106,15 +124,20 @@ void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *slot, u
  * Async-signal-safe (relaxed atomic adds). */
 void merge_spool_interp(struct merge_spool *sp, uint64_t insns, unsigned stop);
 
-/* Move fd to a high number (the top quarter of RLIMIT_NOFILE), out of the
- * way of programs that assume small numbers are theirs; returns the new fd
- * (or fd itself if it cannot move). merge_fd_close closes with the raw
- * system call, never through libvprof's interposed close(). Both are
- * async-signal-safe. */
-int merge_fd_high(int fd);
+/* Close with the raw system call, never through libvprof's interposed
+ * close(). Async-signal-safe. */
 void merge_fd_close(int fd);
 
 /* ---- reader ---- */
+
+/* Is the spool at path, open on fd, finished (its owner gone), so that a
+ * merge may take it? 1: finished; 0: its owner runs (or cannot be told:
+ * an owner in another pid namespace that has not exited normally). From
+ * the owner record: no process with its pid and start time, or a zombie
+ * whose threads all exited, or one that no longer maps the spool (it
+ * exec'd). A spool without one (an older libvprof's) is finished when its
+ * owner's flock is gone. */
+int merge_spool_finished(int fd, const char *path);
 
 /* Open PATH read-only and validate magic, version, byte order, checksum and
  * layout. On failure returns negative errno (-EBADMSG for corruption) and

@@ -1,15 +1,24 @@
 /*
- * vprof's file descriptors (the spool, whose flock tells mergers we are
- * alive, and each thread's perf event) must survive a program that closes
- * every descriptor it does not know, as daemons do with closefrom(3) or a
- * close() loop: the first would let a merge take the spool of a live
- * process, the second silently stops sampling, and our own later close()
- * would hit whatever file of the program took the number.
+ * vprof's file descriptors. Normally there are none: a spool needs only
+ * its MAP_SHARED mapping (its header names the owner, which is how a merge
+ * tells a live one, see merge/spool.h), and a perf event lives on while
+ * its ring (or, in signal mode, its header page) is mapped, its overflow
+ * signals still coming after the descriptor is closed. So a program that
+ * lists /proc/self/fd, or closes what it does not know, sees and breaks
+ * nothing of vprof's.
  *
- * Our descriptors live high (merge_fd_high) and are marked here; the
- * interposed close() skips them (reporting success, as if closed), and
- * closefrom()/close_range() close around them. Not covered: a program
- * that dup2()s onto one of our numbers, or closes through raw syscalls.
+ * One case keeps a descriptor: a perf event that cannot be mapped at all
+ * (the user's locked-memory allowance for perf, perf_event_mlock_kb and
+ * RLIMIT_MEMLOCK, spent by earlier threads' rings). Closing it would stop
+ * that thread's sampling, and our own later close() would hit whatever
+ * file of the program took the number. Such a descriptor lives high
+ * (upcall's move_to_tag) and is marked here; the interposed close() skips
+ * it (reporting success, as if closed), and closefrom()/close_range()
+ * close around it. Not covered: a program that dup2()s onto one of our
+ * numbers, or closes through raw syscalls.
+ *
+ * preload_fd_is_ours also answers for the numbers our closed events had
+ * (upcall_is_tag): their signals carry that number in si_fd.
  *
  * The bitmap is read in normal context by any thread; marks change with
  * atomics. Async-signal-safe.
@@ -52,11 +61,11 @@ static int ours(unsigned fd)
 
 int preload_fd_is_ours(int fd)
 {
-	return fd >= 0 && ours((unsigned)fd);
+	return fd >= 0 && (ours((unsigned)fd) || upcall_is_tag(fd));
 }
 
 /* A fork child: every descriptor of ours belongs to the parent (its
- * spool, its threads' perf events). Close them all, raw. */
+ * threads' perf events). Close them all, raw. */
 void preload_fd_close_all_ours(void)
 {
 	for (int w = 0; w < MAX_FD / 64; w++) {

@@ -124,7 +124,16 @@ void preload_drain(void)
 	if (!t->up.ring || !g_vprof.spool.hdr)
 		return;
 	live = &g_vprof.spool.hdr->live;
-	n = upcall_drain(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost);
+	/* Not interrupted by our own handler (before exec, this runs in normal
+	 * context): a drain signal would drain the same records twice, and the
+	 * first overflow's signal replaces, and unmaps, the ring being read. */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, UPCALL_SIGNAL);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
+	n = t->up.ring ? upcall_drain(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost)
+		       : 0;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	if (n + lost)
 		__atomic_fetch_add(&live->samples, n + lost, __ATOMIC_RELAXED);
 	if (lost) {   /* the kernel found the ring full: counted, not hidden */
@@ -159,10 +168,9 @@ static int open_spool(void)
 	read_cmdline(cmd, sizeof(cmd));
 	p.exe = exe;
 	p.cmdline = cmd;
-	int rc = merge_spool_create(&g_vprof.spool, g_vprof.spool_dir, &p);
-	if (rc == 0)
-		preload_fd_own(g_vprof.spool.fd);
-	return rc;
+	/* The spool keeps no descriptor: its mapping is all the process
+	 * needs, and its header says who owns it (merge/spool.h). */
+	return merge_spool_create(&g_vprof.spool, g_vprof.spool_dir, &p);
 }
 
 static void on_fork_child(void)
@@ -172,22 +180,22 @@ static void on_fork_child(void)
 		return;
 	t->busy = 1;
 	t->prog_pending = 0;     /* pending signals are not inherited by fork */
-	/* The trigger of the parent's thread is not ours: a perf fd is shared
-	 * with the parent (close, never disable it), POSIX timers are not
-	 * inherited, interval timers neither. */
-	/* Every descriptor of ours is the parent's (its spool, the perf
-	 * events of all its threads, not only this one's): close them all.
-	 * forget() then unmaps this thread's ring. */
+	/* The trigger of the parent's thread is not ours: the child's copy of
+	 * a perf mapping keeps the parent's event alive (unmap it, never
+	 * disable it), POSIX timers are not inherited, interval timers
+	 * neither. Every event mapping is the parent's (those of all its
+	 * threads, not only this one's): unmap them all, and close the
+	 * descriptors kept where no mapping could be made. */
 	preload_fd_close_all_ours();
-	t->up.fd = -1;
+	t->up.open_fd = -1;
 	upcall_thread_forget(&t->up);
+	upcall_forget_all();
 	t->armed = 0;
 	t->slot = NULL;
 
 	struct merge_spool parent = g_vprof.spool;
 	g_vprof.spool.hdr = NULL;
 	g_vprof.pid = getpid();
-	parent.fd = -1;          /* closed above with the rest */
 	if (open_spool() < 0) {
 		/* No spool: stop sampling this child; it runs on unprofiled. */
 		merge_spool_forget(&parent);
@@ -223,8 +231,8 @@ __attribute__((destructor)) static void vprof_fini(void)
 	struct merge_spool_live *live = &g_vprof.spool.hdr->live;
 	live->cpu_ns = cpu_ns();
 	__atomic_store_n(&live->exited, 1, __ATOMIC_RELEASE);
-	/* The mapping and the lock stay until the process is gone: other
-	 * threads may still be sampled into it. */
+	/* The mapping stays until the process is gone: other threads may
+	 * still be sampled into it. */
 }
 
 __attribute__((constructor)) static void vprof_init(void)

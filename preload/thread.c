@@ -33,6 +33,16 @@ static void make_key(void)
 	pthread_key_create(&g_exit_key, on_thread_exit);
 }
 
+/* upcall's keep_fd: a perf descriptor that must stay open (no mapping
+ * could hold its event) is protected from the program's close(). */
+static void keep_fd(int fd, int keep)
+{
+	if (keep)
+		preload_fd_own(fd);
+	else
+		preload_fd_disown(fd);
+}
+
 void preload_thread_begin(void)
 {
 	struct preload_thread *t = &g_thread;
@@ -76,10 +86,16 @@ void preload_thread_begin(void)
 		rc = upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed, 0, 0);
 	if (rc == 0) {
 		t->up.on_mmap = preload_on_mmap;
-		preload_fd_own(t->up.fd);
+		t->up.drain_now = preload_drain;
+		t->up.keep_fd = keep_fd;
 		t->armed = 1;
-		upcall_thread_enable(&t->up);
-		__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
+		if (upcall_thread_enable(&t->up) == 0) {
+			__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
+		} else {
+			/* Not armed: release the event (and its descriptor). */
+			upcall_thread_stop(&t->up);
+			t->armed = 0;
+		}
 	}
 	t->busy = 0;
 }
@@ -87,8 +103,8 @@ void preload_thread_begin(void)
 /* Threads that started before our constructor (another library's
  * constructor can start one) were not created through our pthread_create:
  * arm them from here by tid. They have no slot (they count into the shared
- * table) and their triggers are never re-armed with jitter or stopped:
- * a perf event on an exited thread costs nothing but its descriptor. */
+ * table), start at the mean period and are never stopped: a perf event on
+ * an exited thread costs nothing but its one mapped page. */
 void preload_thread_arm_others(void)
 {
 	char buf[4096];
@@ -109,9 +125,12 @@ void preload_thread_arm_others(void)
 			struct upcall_thread up;
 			if (upcall_thread_start(&up, g_vprof.backend, g_vprof.period,
 						(uint64_t)tid * 0x9e3779b97f4a7c15ull, tid, 0) == 0) {
-				preload_fd_own(up.fd);
-				upcall_thread_enable(&up);
-				__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
+				up.keep_fd = keep_fd;
+				if (upcall_thread_enable(&up) == 0)
+					__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1,
+							   __ATOMIC_RELAXED);
+				else
+					upcall_thread_stop(&up);
 			}
 		}
 	}
@@ -130,11 +149,9 @@ void preload_thread_end(void)
 	sigaddset(&block, UPCALL_SIGNAL);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
 	t->busy = 1;
-	int fd = t->up.fd, requeue = 0;
+	int requeue = 0;
 	preload_drain();         /* what the kernel wrote since the last drain */
-	/* Unmark before closing: once closed, another thread may get the same
-	 * number and mark it, and a later unmark here would unmark theirs. */
-	preload_fd_disown(fd);
+	/* A descriptor kept open is unmarked (keep_fd) before it is closed. */
 	if (t->armed)
 		upcall_thread_stop(&t->up);
 	t->armed = 0;
@@ -142,14 +159,13 @@ void preload_thread_end(void)
 	t->slot = NULL;
 	preload_values_thread_end();
 	/* A sample may have been raised before the trigger stopped: take it
-	 * now, while we can still tell it is ours (its si_fd is the one just
-	 * closed), so it is not handed to the program as its own SIGPROF after
-	 * we unblock. A SIGPROF of the program's is put back. */
+	 * now, so it is not handed to the program as its own SIGPROF after we
+	 * unblock (its si_fd is one of our tags, see upcall.h). A SIGPROF of
+	 * the program's is put back. */
 	const struct timespec zero = { 0, 0 };
 	siginfo_t si;
 	while (syscall(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long)) == UPCALL_SIGNAL)
-		if (!preload_signal_is_ours(&si) &&
-		    !(fd >= 0 && si.si_fd == fd && upcall_classify(&si, g_vprof.backend) == UPCALL_SIG_FD))
+		if (!preload_signal_is_ours(&si))
 			requeue = 1;
 	t->busy = 0;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));

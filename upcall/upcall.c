@@ -13,9 +13,15 @@
  * sampling) needs the thread interrupted at the sample: a signal per sample
  * (ring = 0). The CPU-timer backends are signals by nature.
  *
- * Concurrency: per-thread state is owned by its thread; upcall_is_ours and
- * upcall_rearm run in that thread's signal handler and make at most one
- * system call (the re-arm).
+ * No descriptor is kept (see upcall.h, struct upcall_thread): an event is
+ * set up, enabled and its descriptor closed; its mapping keeps it, and
+ * unmapping it releases it.
+ *
+ * Concurrency: per-thread state is owned by its thread; upcall_classify and
+ * upcall_rearm run in that thread's signal handler; upcall_rearm makes no
+ * system call except once per thread, at the first overflow, where it
+ * replaces the first period's event (a handful of calls). The tag and
+ * mapping tables are shared, changed with atomics.
  */
 #include "upcall/upcall.h"
 #include "merge/format.h"
@@ -29,6 +35,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -53,6 +60,11 @@ static uint64_t jitter(uint64_t *rng, uint64_t p)
 		return p;
 	return p - p / 16 + xorshift(rng) % (w + 1);
 }
+
+/* VPROF_TEST_UPCALL_NOMAP=1 (tests only): every event mapping fails, as
+ * with perf's locked-memory allowance spent, to exercise the one case that
+ * keeps a descriptor. Read once, by upcall_choose (not in a handler). */
+static int g_test_nomap;
 
 static int faked_absent(int backend)
 {
@@ -127,6 +139,8 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 				      MERGE_EV_ITIMER };
 	uint64_t freq = cfg->freq ? cfg->freq : 250;
 	int last = -ENOENT;
+	const char *nomap = getenv("VPROF_TEST_UPCALL_NOMAP");
+	g_test_nomap = nomap && *nomap == '1';
 
 	for (size_t i = 0; i < sizeof(kOrder) / sizeof(kOrder[0]); i++) {
 		int b = cfg->event ? cfg->event : kOrder[i];
@@ -146,7 +160,7 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 		case MERGE_EV_TASK_CLOCK:
 			rc = perf_open(b, period, 0, 0);
 			if (rc >= 0)
-				merge_fd_close(rc);
+				merge_fd_close(rc);    /* a probe: nothing kept */
 			break;
 		case MERGE_EV_CPU_TIMER: {
 			timer_t t;
@@ -188,11 +202,190 @@ static int timer_for(timer_t *tm, pid_t tid, pid_t target, void *cookie)
 	return timer_create(clk, &sev, tm) < 0 ? -errno : 0;
 }
 
+/* ---- Tags: the numbers our events' signals carry ---- */
+
+#define TAG_MAX 65536
+static uint64_t g_tags[TAG_MAX / 64];
+
+static void tag_mark(int fd)
+{
+	if (fd >= 0 && fd < TAG_MAX)
+		__atomic_fetch_or(&g_tags[fd / 64], 1ull << (fd % 64), __ATOMIC_RELAXED);
+}
+
+int upcall_is_tag(int fd)
+{
+	return fd >= 0 && fd < TAG_MAX &&
+	       (__atomic_load_n(&g_tags[fd / 64], __ATOMIC_RELAXED) >> (fd % 64) & 1);
+}
+
+/* The number an event's signals will carry: high (the top quarter of
+ * RLIMIT_NOFILE, under TAG_MAX), where a program is unlikely to have a
+ * descriptor of its own that it set up for SIGPROF. Once our descriptor is
+ * closed the number is free again: the next thread's event usually gets
+ * the same one, so the set of tags stays a handful of numbers. */
+static int move_to_tag(int fd)
+{
+	struct rlimit rl;
+	int floor = 256;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 512) {
+		uint64_t f = rl.rlim_cur == RLIM_INFINITY ? TAG_MAX : rl.rlim_cur - rl.rlim_cur / 4;
+		floor = f > TAG_MAX - 1024 ? TAG_MAX - 1024 : (int)f;
+	}
+	int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor);
+	if (hi < 0)
+		return fd;       /* keep the low one: still works */
+	merge_fd_close(fd);
+	return hi;
+}
+
+/* ---- Mappings: what keeps our events alive ---- */
+
+
+/* Every event mapping of the process, for a fork child to drop (its copies
+ * would keep the parent's events, and their locked pages, alive until it
+ * execs). Lock-free: slots are claimed with a CAS. A full table (more than
+ * UPCALL_MAPS live threads) only costs such a child that memory. */
+#define UPCALL_MAPS 4096
+static struct {
+	void *addr;
+	size_t len;
+} g_maps[UPCALL_MAPS];
+
+static void maps_add(void *addr, size_t len)
+{
+	for (int i = 0; i < UPCALL_MAPS; i++) {
+		void *want = NULL;
+		if (!__atomic_load_n(&g_maps[i].addr, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&g_maps[i].addr, &want, addr, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&g_maps[i].len, len, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+static void unmap_event(void *addr, size_t len)
+{
+	for (int i = 0; i < UPCALL_MAPS; i++)
+		if (__atomic_load_n(&g_maps[i].addr, __ATOMIC_ACQUIRE) == addr) {
+			__atomic_store_n(&g_maps[i].addr, NULL, __ATOMIC_RELEASE);
+			break;
+		}
+	/* With the descriptor closed, this drops the last reference: the
+	 * kernel releases the event (no further sample or signal). */
+	munmap(addr, len);
+}
+
+void upcall_forget_all(void)
+{
+	for (int i = 0; i < UPCALL_MAPS; i++) {
+		void *a = __atomic_exchange_n(&g_maps[i].addr, NULL, __ATOMIC_ACQ_REL);
+		if (a)
+			munmap(a, g_maps[i].len);
+	}
+}
+
+/* Open, tag, map and set up one event of t's. Ring mode maps the ring;
+ * signal mode maps the header page only, which is all it takes to keep the
+ * event once its descriptor is closed. signals: overflow signals to tid
+ * (fasync). Leaves t->open_fd open (the caller enables, then closes it).
+ * Only system calls: safe in the handler (the switch to the mean period). */
+static int event_open(struct upcall_thread *t, int backend, uint64_t period, pid_t tid,
+		      pid_t target, int ring, int signals)
+{
+	int fd = perf_open(backend, period, target, ring);
+	if (fd < 0)
+		return fd;
+	/* High, and before F_SETOWN_EX/O_ASYNC: signals carry the number the
+	 * descriptor had when they were set up, and keep it after the close. */
+	fd = move_to_tag(fd);
+	tag_mark(fd);
+	/* Locked memory is what limits an unprivileged user (perf_event_mlock_kb
+	 * per CPU, then RLIMIT_MEMLOCK): past the full ring, a one-page one
+	 * (256 samples, still 25 ms at 10 kHz), so that more threads keep no
+	 * descriptor. */
+	static const unsigned kPages[] = { UPCALL_RING_PAGES, 1 };
+	size_t bytes = 4096;
+	void *m = MAP_FAILED;
+	for (unsigned i = 0; i < (ring ? 2u : 1u) && m == MAP_FAILED; i++) {
+		bytes = (size_t)(ring ? 1 + kPages[i] : 1) * 4096;
+		m = g_test_nomap ? (errno = EPERM, MAP_FAILED)
+				 : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	}
+	if (m == MAP_FAILED && ring) {
+		int err = -errno;
+		merge_fd_close(fd);
+		return err;
+	}
+	/* Signal mode with no mapping (locked-memory limits reached): the
+	 * descriptor must stay open, as the one thing that keeps the event. */
+	if (signals) {
+		struct f_owner_ex own = { .type = F_OWNER_TID, .pid = tid };
+		if (syscall(SYS_fcntl, fd, F_SETSIG, UPCALL_SIGNAL) < 0 ||
+		    syscall(SYS_fcntl, fd, F_SETOWN_EX, &own) < 0 ||
+		    syscall(SYS_fcntl, fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0) {
+			int err = -errno;
+			if (m != MAP_FAILED)
+				munmap(m, bytes);
+			merge_fd_close(fd);
+			return err;
+		}
+	}
+	t->fd = fd;
+	t->open_fd = fd;
+	if (m != MAP_FAILED) {
+		maps_add(m, bytes);
+		t->map = m;
+		t->map_bytes = bytes;
+		t->ring = ring ? m : NULL;
+		t->ring_bytes = ring ? bytes : 0;
+	} else {
+		t->map = NULL;
+		t->map_bytes = 0;
+		t->ring = NULL;
+	}
+	return 0;
+}
+
+/* Enable t's event (refresh: for one overflow only), then close its
+ * descriptor if a mapping keeps the event. */
+static int event_enable(struct upcall_thread *t, int refresh)
+{
+	if (refresh ? syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_REFRESH, 1) < 0
+		    : syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return -errno;
+	if (t->map) {
+		merge_fd_close(t->open_fd);
+		t->open_fd = -1;
+	} else if (t->keep_fd) {
+		t->keep_fd(t->open_fd, 1);
+	}
+	return 0;
+}
+
+/* Release t's event: unmap it (the last reference once the descriptor is
+ * closed) and close the descriptor if one was kept. */
+static void event_release(struct upcall_thread *t)
+{
+	if (t->map)
+		unmap_event(t->map, t->map_bytes);
+	if (t->open_fd >= 0) {
+		syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (!t->map && t->keep_fd)
+			t->keep_fd(t->open_fd, 0);
+		merge_fd_close(t->open_fd);
+	}
+	t->map = t->ring = NULL;
+	t->map_bytes = t->ring_bytes = 0;
+	t->open_fd = -1;
+}
+
 int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, uint64_t seed,
 			pid_t target, int ring)
 {
 	memset(t, 0, sizeof(*t));
-	t->fd = -1;
+	t->fd = t->open_fd = -1;
 	t->period = period;
 	t->rng = seed | 1;
 	pid_t tid = target ? target : (pid_t)syscall(SYS_gettid);
@@ -202,17 +395,16 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 	 *
 	 * lo is period/16, but never under UPCALL_MIN_PERIOD_*. This first
 	 * period stays the period until the first overflow's signal is
-	 * handled (ring mode) or the first sample re-arms, and that signal
-	 * is delivered only on a return to user mode. At 10 kHz, period/16
-	 * is 6 us and the hrtimer floor 10 us, while a timer interrupt costs
-	 * this VM ~20 us: the next expiry is due before the last one is
-	 * handled, the thread's CPU goes to interrupts (charged to it), and
-	 * the signal that would set the mean period waits for a user-mode
-	 * return that hardly comes. That was the make -j2 runaway at 10 kHz
-	 * (a gcc driver at 2 s of CPU instead of 20 ms, its first signal
-	 * handled 2 s into its life; bench: tests/make_stress.sh). A
-	 * thread armed from outside has no handler state to re-arm with:
-	 * it starts at the mean. */
+	 * handled, and that signal is delivered only on a return to user
+	 * mode. At 10 kHz, period/16 is 6 us and the hrtimer floor 10 us,
+	 * while a timer interrupt costs this VM ~20 us: the next expiry is
+	 * due before the last one is handled, the thread's CPU goes to
+	 * interrupts (charged to it), and the signal that would set the mean
+	 * period waits for a user-mode return that hardly comes. That was the
+	 * make -j2 runaway at 10 kHz (a gcc driver at 2 s of CPU instead of
+	 * 20 ms, its first signal handled 2 s into its life; bench:
+	 * tests/make_stress.sh). A thread armed from outside has no handler
+	 * state to switch periods with: it starts at the mean. */
 	uint64_t lo = period / 16, floor = upcall_min_period(backend);
 	if (lo < floor)
 		lo = floor < period ? floor : period;
@@ -224,38 +416,24 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 	case MERGE_EV_CYCLES:
 	case MERGE_EV_INSTRUCTIONS:
 	case MERGE_EV_TASK_CLOCK: {
-		int fd = perf_open(backend, first, target, ring);
-		if (fd < 0)
-			return fd;
-		/* High, and before F_SETOWN_EX/O_ASYNC: signals carry the fd
-		 * number that registered for them. */
-		fd = merge_fd_high(fd);
+		/* The first period's event overflows once (PERF_EVENT_IOC_REFRESH
+		 * 1: the kernel then disables it) and signals; the handler
+		 * replaces it by an event at the mean period (upcall_rearm).
+		 * Changing the period in place would need the descriptor
+		 * (PERF_EVENT_IOC_PERIOD), and we keep none. */
+		int err = event_open(t, backend, first, tid, target, ring, 1);
+		if (err < 0)
+			return err;
+		t->ring_mode = ring;
+		t->switch_pending = !target;
 		if (ring) {
-			size_t bytes = (size_t)(1 + UPCALL_RING_PAGES) * 4096;
-			void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-			int err = m == MAP_FAILED ? -errno : timer_for(&t->drain, tid, target, DRAIN_COOKIE);
+			err = timer_for(&t->drain, tid, target, DRAIN_COOKIE);
 			if (err < 0) {
-				if (m != MAP_FAILED)
-					munmap(m, bytes);
-				merge_fd_close(fd);
+				event_release(t);
 				return err;
 			}
-			t->ring = m;
-			t->ring_bytes = bytes;
 			t->has_drain = 1;
-			/* The first period is a random fraction of the mean, and
-			 * stays the period until changed: the first overflow also
-			 * raises a signal (fasync below), whose handler sets the
-			 * mean and turns fasync off (upcall_ring_first). */
 		}
-		struct f_owner_ex own = { .type = F_OWNER_TID, .pid = tid };
-		if (fcntl(fd, F_SETSIG, UPCALL_SIGNAL) < 0 || fcntl(fd, F_SETOWN_EX, &own) < 0 ||
-		    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0) {
-			int err = -errno;
-			merge_fd_close(fd);
-			return err;
-		}
-		t->fd = fd;
 		break;
 	}
 	case MERGE_EV_CPU_TIMER: {
@@ -280,9 +458,10 @@ int upcall_thread_enable(struct upcall_thread *t)
 	switch (t->backend) {
 	case MERGE_EV_CYCLES:
 	case MERGE_EV_INSTRUCTIONS:
-	case MERGE_EV_TASK_CLOCK:
-		if (ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-			return -errno;
+	case MERGE_EV_TASK_CLOCK: {
+		int err = event_enable(t, t->switch_pending);
+		if (err < 0)
+			return err;
 		if (t->has_drain) {
 			struct itimerspec its;
 			uint64_t first = 1 + xorshift(&t->rng) % UPCALL_DRAIN_NS;
@@ -294,6 +473,7 @@ int upcall_thread_enable(struct upcall_thread *t)
 				return -errno;
 		}
 		return 0;
+	}
 	case MERGE_EV_CPU_TIMER: {
 		struct itimerspec its;
 		its.it_value.tv_sec = (time_t)(t->first / 1000000000ull);
@@ -370,25 +550,53 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
 	return n;
 }
 
+/* The first period's event has overflowed (and disabled itself): replace
+ * it by one at the mean period, jittered once. Runs in the owning thread's
+ * handler: system calls only. Ring mode drains the old ring first, then
+ * releases it before mapping the new one (locked memory is counted per
+ * user). If no event can be made (the program at its descriptor limit, no
+ * locked memory left), the thread is no longer sampled. */
+static void switch_to_mean(struct upcall_thread *t)
+{
+	t->switch_pending = 0;
+	if (t->ring && t->drain_now)
+		t->drain_now();
+	event_release(t);
+	uint64_t p = jitter(&t->rng, t->period);
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	/* Ring mode wants no signal per sample; if the ring cannot be mapped,
+	 * a signal per sample (its PC then comes from the signal). */
+	int err = t->ring_mode ? event_open(t, t->backend, p, tid, 0, 1, 0) : -EAGAIN;
+	if (err < 0)
+		err = event_open(t, t->backend, p, tid, 0, 0, 1);
+	if (err == 0 && event_enable(t, 0) < 0) {
+		event_release(t);
+		err = -1;
+	}
+	if (!t->ring && t->has_drain) {      /* nothing left to drain */
+		timer_delete(t->drain);
+		t->has_drain = 0;
+	}
+	if (err < 0)
+		t->fd = -1;
+}
+
 void upcall_ring_first(struct upcall_thread *t)
 {
-	/* Later samples go to the ring only; the period becomes the mean
-	 * (jittered), no longer the random first fraction. */
-	int fl = fcntl(t->fd, F_GETFL);
-	if (fl >= 0 && (fl & O_ASYNC))
-		fcntl(t->fd, F_SETFL, fl & ~O_ASYNC);
 	upcall_rearm(t);
 }
 
 void upcall_thread_forget(struct upcall_thread *t)
 {
-	if (t->ring)
-		munmap(t->ring, t->ring_bytes);
-	if (t->fd >= 0)
-		merge_fd_close(t->fd);
-	t->ring = NULL;
-	t->fd = -1;
+	/* The parent's event, ring or descriptor: not ours to disable. */
+	if (t->map)
+		unmap_event(t->map, t->map_bytes);
+	if (t->open_fd >= 0)
+		merge_fd_close(t->open_fd);
+	t->map = t->ring = NULL;
+	t->open_fd = t->fd = -1;
 	t->has_timer = t->has_drain = 0;    /* timers are not inherited */
+	t->switch_pending = 0;
 	t->backend = 0;
 }
 
@@ -398,19 +606,12 @@ void upcall_thread_stop(struct upcall_thread *t)
 		timer_delete(t->drain);
 		t->has_drain = 0;
 	}
-	if (t->ring) {
-		munmap(t->ring, t->ring_bytes);
-		t->ring = NULL;
-	}
-	if (t->fd >= 0) {
-		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
-		merge_fd_close(t->fd);
-		t->fd = -1;
-	}
+	event_release(t);
 	if (t->has_timer) {
 		timer_delete(t->timer);
 		t->has_timer = 0;
 	}
+	t->switch_pending = 0;
 	t->backend = 0;
 }
 
@@ -457,12 +658,16 @@ int upcall_classify(const siginfo_t *si, int backend)
 
 void upcall_rearm(struct upcall_thread *t)
 {
-	uint64_t p = jitter(&t->rng, t->period);
 	switch (t->backend) {
 	case MERGE_EV_CYCLES:
 	case MERGE_EV_INSTRUCTIONS:
 	case MERGE_EV_TASK_CLOCK:
-		ioctl(t->fd, PERF_EVENT_IOC_PERIOD, &p);
+		/* The first overflow switches to the mean period, jittered once
+		 * per thread. No per-sample re-arm: PERF_EVENT_IOC_PERIOD needs a
+		 * descriptor, which we do not keep (see upcall.h), and costs a
+		 * system call per sample. */
+		if (t->switch_pending)
+			switch_to_mean(t);
 		break;
 	case MERGE_EV_CPU_TIMER:
 		/* CPU timers are checked at the scheduler tick (HZ=250 here),

@@ -15,8 +15,11 @@
  * All deliver SIGPROF to the thread that ran (itimer: to whichever thread
  * the kernel picks); upcall_is_ours() tells our signals from the program's
  * own SIGPROFs. Periods are randomized around their mean (uniform within
- * +-1/16) at every re-arm, as DCPI did, so samples do not fall into step
- * with periodic behaviour of the program.
+ * +-1/16), as DCPI did, so samples do not fall into step with periodic
+ * behaviour of the program: once per thread for the perf backends (their
+ * period cannot change without a descriptor, and none is kept: see
+ * struct upcall_thread), and the first period of every trigger is a
+ * random fraction of the mean.
  *
  * Thread contract: upcall_thread_start/stop run on the thread they arm, in
  * normal context. upcall_is_ours and upcall_rearm are async-signal-safe.
@@ -39,7 +42,20 @@ struct upcall_config {
 
 struct upcall_thread {
 	int backend;             /* merge_event in use, 0 = not armed */
-	int fd;                  /* perf backends */
+	/* Perf backends hold no descriptor once armed: the event lives as long
+	 * as its mapping (the ring, or in signal mode its one header page),
+	 * and its overflow signals (fasync) go on after the descriptor is
+	 * closed, carrying in si_fd the number it had when they were set up.
+	 * fd is that number: a tag (upcall_is_tag), no longer an open file.
+	 * open_fd is the descriptor while it is open: from upcall_thread_start
+	 * to upcall_thread_enable, or for good if the event could not be
+	 * mapped (then keep_fd was called with it); -1 otherwise. */
+	int fd;
+	int open_fd;
+	void *map;               /* the event's mapping (ring, or header page) */
+	size_t map_bytes;
+	int ring_mode;           /* this thread asked for ring mode */
+	int switch_pending;      /* first period armed: switch to the mean */
 	timer_t timer;           /* cpu-timer */
 	int has_timer;
 	uint64_t period;         /* mean, in the backend's unit */
@@ -57,9 +73,23 @@ struct upcall_thread {
 	 * kernel reported (build_id NULL if it had none). Signal-safe. */
 	void (*on_mmap)(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
 			const uint8_t *build_id, uint32_t build_id_len, const char *path);
+	/* Ring mode: drains the thread's ring (set by the caller); called on
+	 * the owning thread by upcall_ring_first before the first period's
+	 * event is released. Signal-safe. */
+	void (*drain_now)(void);
+	/* Called with keep 1 on a descriptor vprof must keep open (an event
+	 * that could not be mapped: locked-memory limits), which the caller
+	 * then protects from the program's close() (preload/fds.c); with keep
+	 * 0 just before upcall closes such a descriptor. Signal-safe. */
+	void (*keep_fd)(int fd, int keep);
 };
 
-#define UPCALL_RING_PAGES 16            /* 64 KiB: 4096 samples */
+/* 16 KiB: 1024 samples, 100 ms at 10 kHz, while a drain comes every 20 ms
+ * of the thread's CPU. Small, because rings are locked memory, and an
+ * unprivileged user's allowance (perf_event_mlock_kb per CPU, then
+ * RLIMIT_MEMLOCK) bounds how many threads get one; past it a thread's event
+ * must keep its descriptor (see struct upcall_thread). */
+#define UPCALL_RING_PAGES 4
 /* No period is ever armed below this (ns of CPU for the clocks; for the
  * PMU counters, events at the ~2.5 GHz upcall_choose assumes): a timer
  * interrupt costs ~20 us in this VM, more under contention, and a period
@@ -98,8 +128,9 @@ int upcall_process_start(int backend, uint64_t period);
 void upcall_process_stop(int backend);
 
 /* Is this signal one of our samples? UPCALL_SIG_OURS: yes; UPCALL_SIG_FD:
- * yes if si->si_fd is one of our perf descriptors (the caller keeps that
- * set, see preload/fds.c); UPCALL_SIG_NONE: the program's own. Needs no
+ * a perf overflow, ours if upcall_is_tag(si->si_fd) (the numbers our
+ * events had when their signals were set up; the descriptors themselves
+ * are closed); UPCALL_SIG_NONE: the program's own. Needs no
  * per-thread state, so that a sample still pending when a thread is
  * disarmed, or for a thread armed from outside, is still known as ours. */
 enum { UPCALL_SIG_NONE = 0, UPCALL_SIG_OURS = 1, UPCALL_SIG_FD = 2, UPCALL_SIG_DRAIN = 3 };
@@ -118,7 +149,14 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
  * to no signals. Async-signal-safe. */
 void upcall_ring_first(struct upcall_thread *t);
 
+/* Was fd the number of one of our events when its signals were set up?
+ * Async-signal-safe. */
+int upcall_is_tag(int fd);
+
 /* A fork child drops the parent's trigger without touching it. */
 void upcall_thread_forget(struct upcall_thread *t);
+/* A fork child: unmap every perf mapping the parent's threads had (the
+ * child's copies would keep the parent's events alive). */
+void upcall_forget_all(void);
 
 #endif
