@@ -36,6 +36,7 @@
 #include <sys/syscall.h>
 #include <x86intrin.h>
 
+#ifndef VALCOST_WORK
 void preload_values_sample(ucontext_t *uc);
 
 #define MAXN 200000
@@ -74,6 +75,7 @@ static double now(void)
 }
 
 static volatile uint64_t g_sink;
+#endif
 
 #ifdef VALCOST_WORK
 /* Built separately as a shared object: value sampling stops at the text
