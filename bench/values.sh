@@ -6,9 +6,10 @@
 #
 # LIST is a comma-separated subset of: cost,slowdown,sweep (sections 1-3,
 # which share their runs), memory (4), trigger (5), dcache (6). Default:
-# all. --quick: 3 rounds of 40 units; default 5 rounds of 60 units (one
-# unit ~10 ms of CPU). The whole default run took ~10 min here under load
-# (2 CPUs shared with other sessions); --quick ~6 min.
+# all. --quick: 3 rounds of 40 units; default 4 rounds of 60 units (one
+# unit ~10 ms of CPU). Here under load 6-16 (2 CPUs shared with other
+# sessions) 5 rounds took 11-13 min in all; 4 rounds ~9-10 min, --quick
+# ~6 min. Section 1b makes min(rounds, 3) runs of 3 s per line.
 #
 # The workload of sections 1-3 is bench/workloads/spin.c (CPU-bound C, no
 # system calls in its loop), profiled with `vprof run --event task-clock
@@ -64,7 +65,7 @@ set -u
 {
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ROUNDS=5
+ROUNDS=4
 UNITS=60
 NTHREADS=1000
 ONLY=cost,slowdown,sweep,memory,trigger,dcache
@@ -244,13 +245,14 @@ if on cost; then
 	hdr; for v in vals:1000:4:2 vempty:1000:4:2 vals:4000:4:1 vempty:4000:4:1; do row "$v" "$v"; done
 	say ""
 	say "   (b) timed directly: rdtscp around the handler's value-sampling call (bench/workloads/valcost.c,"
-	say "       vprof's objects linked in, a real interrupted context), medians of $ROUNDS runs of 3 s each"
+	VCR=$(( ROUNDS < 3 ? ROUNDS : 3 ))
+	say "       vprof's objects linked in, a real interrupted context), medians of $VCR runs of 3 s each"
 	printf '%-34s | %9s %9s %9s | %s\n' "timer, length" "median ns" "p90 ns" "mean ns" verdict
 	printf '%s\n' "-------------------------------------------------------------------------------"
 	for spec in cpu:250:4 mono:1000:1 mono:1000:4 mono:1000:16 mono:4000:4; do
 		IFS=: read -r clk hz len <<<"$spec"
 		: >"$W/vc"
-		for r in $(seq 1 "$ROUNDS"); do
+		for r in $(seq 1 "$VCR"); do
 			rm -rf "$W/vcdb"
 			env $([ "$clk" = mono ] && echo VALCOST_MONO=1) VPROF_DB="$W/vcdb" VPROF_VALUES=on \
 				VPROF_INTERP_EVERY=1 VPROF_INTERP_LEN="$len" VPROF_PERIOD=1000000000 \
