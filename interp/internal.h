@@ -244,7 +244,7 @@ interp_wr_last(struct interp_exec *x, int i, uint64_t v)
 
 static inline struct interp_insn *interp_dcache_slot(struct interp_thread *th, uint64_t pc)
 {
-	return &th->dcache[(pc ^ (pc >> 11)) & (INTERP_DCACHE_SIZE - 1)];
+	return &th->dcache[(pc ^ (pc >> 11)) & ((INTERP_DCACHE_SIZE - 1) >> th->dshift)];
 }
 const struct interp_insn *interp_decode_slow(struct interp_thread *th, struct interp_insn *e,
 					     uint64_t pc, int *stop);

@@ -267,7 +267,9 @@ struct interp_observer {
 /* ---------------------------------------------------- per-thread scratch */
 
 #ifndef INTERP_DCACHE_SIZE
-#define INTERP_DCACHE_SIZE 512     /* entries, power of two */
+#define INTERP_DCACHE_SIZE 512     /* entries, power of two: the largest a
+				    * thread can have (interp_thread_init_n
+				    * picks fewer at run time) */
 #endif
 
 #define INTERP_MAX_STORES 8
@@ -282,11 +284,15 @@ struct interp_storebuf {
 
 /* Preallocate one per thread (at thread start; it is large, see
  * interp_thread_size()) and pass it to interp_run. Zero it, or call
- * interp_thread_init, before first use. */
+ * interp_thread_init, before first use: that is the full cache of
+ * INTERP_DCACHE_SIZE entries. A smaller cache (interp_thread_size_n /
+ * interp_thread_init_n) needs only the first bytes of the struct: the
+ * entries past its size are never touched. */
 struct interp_thread {
 	uint32_t epoch;            /* bumped per run: cache entries re-check
 				    * their bytes once per run */
-	uint32_t pad;
+	uint32_t dshift;           /* the cache has INTERP_DCACHE_SIZE >> dshift
+				    * entries (0: all) */
 	uint64_t decoded, hits;    /* statistics */
 	struct interp_insn dcache[INTERP_DCACHE_SIZE];
 };
@@ -449,6 +455,14 @@ int interp_vendor_probe(int family, int vendor);
 
 /* Size of struct interp_thread (for mmap at thread start). AS-safe. */
 size_t interp_thread_size(void);
+/* Bytes an interp_thread with a decode cache of `entries` needs (entries
+ * is rounded down to a power of two in 1..INTERP_DCACHE_SIZE). AS-safe. */
+size_t interp_thread_size_n(unsigned entries);
+/* Initialise such a prefix-sized interp_thread (zeroes only those bytes).
+ * AS-safe. */
+void interp_thread_init_n(struct interp_thread *th, unsigned entries);
+/* The decode-cache entries th has. AS-safe. */
+unsigned interp_thread_entries(const struct interp_thread *th);
 /* Reset a thread's scratch (empties the decode cache). AS-safe. */
 void interp_thread_init(struct interp_thread *th);
 

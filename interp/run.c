@@ -16,6 +16,7 @@
  *
  * Concurrency: per thread; program memory only through mem.c.
  */
+#include <stddef.h>
 #include <string.h>
 #include "interp/interp.h"
 #include "interp/internal.h"
@@ -46,6 +47,32 @@ size_t interp_thread_size(void)
 void interp_thread_init(struct interp_thread *th)
 {
 	memset(th, 0, sizeof *th);
+}
+
+static unsigned dcache_shift(unsigned entries)
+{
+	unsigned s = 0;
+
+	while ((INTERP_DCACHE_SIZE >> s) > 1 && (unsigned)(INTERP_DCACHE_SIZE >> s) > entries)
+		s++;
+	return s;
+}
+
+size_t interp_thread_size_n(unsigned entries)
+{
+	return offsetof(struct interp_thread, dcache) +
+	       (size_t)(INTERP_DCACHE_SIZE >> dcache_shift(entries)) * sizeof(struct interp_insn);
+}
+
+void interp_thread_init_n(struct interp_thread *th, unsigned entries)
+{
+	memset(th, 0, interp_thread_size_n(entries));
+	th->dshift = dcache_shift(entries);
+}
+
+unsigned interp_thread_entries(const struct interp_thread *th)
+{
+	return INTERP_DCACHE_SIZE >> th->dshift;
 }
 
 /* ---------------------------------------------------------- operands */

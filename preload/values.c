@@ -28,8 +28,8 @@
  *
  * Handler rules (ARCHITECTURE): runs on the thread's alternate stack (the
  * interpreter pushes below the interrupted RSP); no malloc, stdio or
- * locks: the per-thread state (interpreter state and decode cache,
- * ~170 KiB) is mmap'd on the thread's first value sample, so threads that
+ * locks: the per-thread state (interpreter state and a 64-entry decode
+ * cache, 24 KiB) is mmap'd on the thread's first value sample, so threads that
  * never get one cost nothing; memory is touched through the interpreter's
  * fault-safe routines only (faults.c holds SIGSEGV/SIGBUS); a run never
  * enters vprof's own code. Stops are counted by reason in the spool.
@@ -69,6 +69,16 @@ typedef _Unwind_Reason_Code unwind_trace_fn(struct _Unwind_Context *, void *);
 static _Unwind_Reason_Code (*g_backtrace)(unwind_trace_fn *, void *);
 static uintptr_t (*g_getip)(struct _Unwind_Context *);
 
+/* Decode-cache entries per thread. bench/values.sh section 6 (Debian
+ * programs' value samples, length 4, every 2nd): misses 34% of look-ups
+ * at 512 entries, 39% at 256, 45% at 128, 54% at 64, 64% at 32. At ~150 ns
+ * a Zydis decode, 64 entries cost ~0.12 us more per value sample than 512
+ * and 20 KiB instead of 160 KiB: a thread's whole value state is then
+ * one 24 KiB mapping (interp_state 2.5 KiB + the cache; it was 168 KiB).
+ * README's bound per thread (Value sampling) adds the alternate stack's
+ * touched pages; tests/values_threads.sh checks it with 1000 threads. */
+#define VALUES_DCACHE_ENTRIES 64
+
 static struct values_thread *thread_state(void)
 {
 	struct values_thread *v = g_vt;
@@ -76,14 +86,14 @@ static struct values_thread *thread_state(void)
 		return v;
 	/* First value sample of this thread: mmap is a system call, safe here. */
 	size_t sz = (sizeof(*v) + 63) & ~(size_t)63;
-	size_t total = (sz + interp_thread_size() + 4095) & ~(size_t)4095;
+	size_t total = (sz + interp_thread_size_n(VALUES_DCACHE_ENTRIES) + 4095) & ~(size_t)4095;
 	void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	v = m;
 	v->map_size = total;
 	v->ith = (struct interp_thread *)((char *)m + sz);
-	interp_thread_init(v->ith);
+	interp_thread_init_n(v->ith, VALUES_DCACHE_ENTRIES);
 	v->rng = (uint64_t)(uintptr_t)m ^ 0x9e3779b97f4a7c15ull;
 	g_vt = v;
 	return v;

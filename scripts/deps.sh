@@ -4,7 +4,7 @@
 set -e
 need="gcc make libunwind-dev libelf-dev libdw-dev libxxhash-dev libzydis-dev
       google-perftools libgoogle-perftools-dev linux-perf python3 binutils
-      sqlite3 bc gzip lua5.4 libc6-dbg g++ zlib1g-dev libprotobuf-c-dev
+      sqlite3 bc gzip lua5.4 xz-utils libc6-dbg g++ zlib1g-dev libprotobuf-c-dev
       protobuf-c-compiler protobuf-compiler golang-go clang libjpeg-turbo-progs
       libpython3.11-testsuite"
 missing=""

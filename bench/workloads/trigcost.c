@@ -15,6 +15,17 @@
  *   sig-rearm    the same plus ioctl(PERF_EVENT_IOC_PERIOD) in the handler,
  *                as vprof's randomized re-arm does (= vprof's empty-handler
  *                floor on task-clock)
+ *   ring-sigK    ring mode plus a signal every K-th sample (K >= 1):
+ *                wakeup_events = K with the fd's O_ASYNC signal, empty
+ *                handler: the delivery a value-sampling trigger "PCs in the
+ *                ring, a signal every K-th sample" would pay
+ *                (bench/values.sh, section 5); samples = ring records,
+ *                signals printed beside them. Here (kernel 6.x) an event
+ *                with O_ASYNC signals at every overflow whatever
+ *                wakeup_events says, so this is ring + a signal per sample.
+ *   ring+sigK    ring mode at HZ plus a second task-clock event at HZ/K that
+ *                signals (empty handler): the other way to get a live
+ *                thread every K-th sample
  *
  * Runs ITERS steps of a pure-register loop and prints
  *   trigcost MODE HZ cpu=<s, loop only> samples=<n>
@@ -37,7 +48,7 @@
 
 #define RING_PAGES 512
 
-static int g_fd = -1, g_rearm;
+static int g_fd = -1, g_ring_fd = -1, g_rearm;
 static uint64_t g_period;
 static volatile long g_signals;
 
@@ -62,7 +73,7 @@ static double cpu_s(void)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: trigcost none|ring|sig|sig-rearm HZ ITERS\n");
+		fprintf(stderr, "usage: trigcost none|ring|sig|sig-rearm|ring-sigK HZ ITERS\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -82,11 +93,29 @@ int main(int argc, char **argv)
 		a.disabled = 1;
 		a.exclude_kernel = 1;
 		a.exclude_hv = 1;
-		int ring = !strcmp(mode, "ring");
+		int ring = !strcmp(mode, "ring"), ringsig = 0, second = 0;
+		if (!strncmp(mode, "ring+sig", 8)) {
+			second = atoi(mode + 8);
+			if (second < 1) {
+				fprintf(stderr, "trigcost: ring+sigK needs K >= 1\n");
+				return 2;
+			}
+			ring = 1;
+		}
+		if (!strncmp(mode, "ring-sig", 8)) {
+			ringsig = atoi(mode + 8);
+			if (ringsig < 1) {
+				fprintf(stderr, "trigcost: ring-sigK needs K >= 1\n");
+				return 2;
+			}
+		}
 		if (ring) {
 			a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
 			a.watermark = 1;      /* no wake-ups: nobody reads until the end */
 			a.wakeup_watermark = RING_PAGES * 4096 / 2;
+		} else if (ringsig) {
+			a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+			a.wakeup_events = (uint32_t)ringsig;   /* a wake-up, so a signal, per K records */
 		} else {
 			a.wakeup_events = 1;
 		}
@@ -95,7 +124,7 @@ int main(int argc, char **argv)
 			perror("trigcost: perf_event_open");
 			return 1;
 		}
-		if (ring) {
+		if (ring || ringsig) {
 			void *m = mmap(NULL, (1 + RING_PAGES) * 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
 				       g_fd, 0);
 			if (m == MAP_FAILED) {
@@ -103,9 +132,23 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			rb = m;
-		} else {
+		}
+		if (second) {   /* the signalling event, at HZ/K: it stands in for g_fd below */
+			struct perf_event_attr b = a;
+			b.sample_type = 0;
+			b.watermark = 0;
+			b.wakeup_events = 1;
+			b.sample_period = g_period * (uint64_t)second;
+			g_ring_fd = g_fd;
+			g_fd = (int)syscall(SYS_perf_event_open, &b, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+			if (g_fd < 0) {
+				perror("trigcost: perf_event_open");
+				return 1;
+			}
+		}
+		if (!ring || second) {
 			g_rearm = !strcmp(mode, "sig-rearm");
-			if (!g_rearm && strcmp(mode, "sig")) {
+			if (!g_rearm && !ringsig && !second && strcmp(mode, "sig")) {
 				fprintf(stderr, "trigcost: unknown mode %s\n", mode);
 				return 2;
 			}
@@ -121,6 +164,8 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
+		if (g_ring_fd >= 0)
+			ioctl(g_ring_fd, PERF_EVENT_IOC_ENABLE, 0);
 		ioctl(g_fd, PERF_EVENT_IOC_ENABLE, 0);
 	}
 
@@ -131,10 +176,12 @@ int main(int argc, char **argv)
 	double c1 = cpu_s();
 	if (g_fd >= 0)
 		ioctl(g_fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (g_ring_fd >= 0)
+		ioctl(g_ring_fd, PERF_EVENT_IOC_DISABLE, 0);
 
 	long n = g_signals;
 	if (rb) /* records: header 8 + ip 8 + pid/tid 8 bytes, no wrap at these rates */
 		n = (long)(__atomic_load_n(&rb->data_head, __ATOMIC_ACQUIRE) / 24);
-	printf("trigcost %s %ld cpu=%.6f samples=%ld\n", mode, hz, c1 - c0, n);
+	printf("trigcost %s %ld cpu=%.6f samples=%ld signals=%ld\n", mode, hz, c1 - c0, n, (long)g_signals);
 	return 0;
 }
