@@ -101,36 +101,62 @@ static double pow_u(double x, uint64_t k)
  * where it has a few tau of count is dropped in 1.9% of 4-way merges at
  * 4, 0.5% at 2). */
 #define HEAVY 2
+/* One entry of count c through one raise to tau' = (16/15)^r: its new
+ * count, 0 if it leaves. */
+static uint64_t raise_entry(uint64_t c, uint32_t r, uint64_t *rng)
+{
+	if (c == 1)     /* leaves on the first coin's tails, else stays at 1 */
+		return (tails(rng_next(rng)) & 1) ? 0 : 1;
+	double q = 1.0 / tau_of(r), q1 = 1.0 - q;
+	double stay_tail = pow_u(q1, c - 1);              /* (1 - q)^(c-1) */
+	double mean = (double)c - (1.0 - stay_tail * q1) / q / 16;
+	/* Heavy: it stays, with the mean plus what the estimate's
+	 * compensation, tau' - 1, would have been worth in the rare raise
+	 * that drops it; then E[count + tau - 1] is kept exactly. */
+	double kept = mean + (1.0 / q - 1) * stay_tail / 16;
+	if ((double)c * q < HEAVY) {
+		if ((tails(rng_next(rng)) & 1) && uniform01(rng) <= stay_tail)
+			return 0;                                   /* the process reached 0 */
+		kept = mean / (1.0 - stay_tail / 16);
+	}
+	uint64_t k = round_random(kept, rng);
+	return k ? k : 1;
+}
+
 static uint32_t raise_once(struct merge_hot_entry *e, uint32_t n, uint32_t r, uint64_t *rng)
 {
-	double q = 1.0 / tau_of(r), q1 = 1.0 - q;
 	uint32_t o = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t c = e[i].count;
-		double stay_tail = pow_u(q1, c - 1);              /* (1 - q)^(c-1) */
-		double mean = (double)c - (1.0 - stay_tail * q1) / q / 16;
-		/* Heavy: it stays, with the mean plus what the estimate's
-		 * compensation, tau' - 1, would have been worth in the rare
-		 * raise that drops it; then E[count + tau - 1] is kept exactly. */
-		double kept = mean + (1.0 / q - 1) * stay_tail / 16;
-		if ((double)c * q < HEAVY) {
-			if ((tails(rng_next(rng)) & 1) && uniform01(rng) <= stay_tail)
-				continue;                           /* the process reached 0 */
-			kept = mean / (1.0 - stay_tail / 16);
+		uint64_t c = raise_entry(e[i].count, r, rng);
+		if (c) {
+			e[o] = e[i];
+			e[o++].count = c;
 		}
-		uint64_t k = round_random(kept, rng);
-		e[o] = e[i];
-		e[o++].count = k ? k : 1;
 	}
 	return o;
 }
 
-/* Raise e[0, n) from r0 to r1 >= r0. */
+/* Raise e[0, n) from r0 to r1 >= r0, entry by entry (they are
+ * independent): a count of 1 stays 1 through every raise it survives,
+ * so its d raises are one draw with probability (15/16)^d; a merge of a
+ * thread's small list into a shared one of large tau (mostly singletons)
+ * costs a draw per entry, not a pass per raise. */
 static uint32_t raise_to(struct merge_hot_entry *e, uint32_t n, uint32_t r0, uint32_t r1, uint64_t *rng)
 {
-	for (uint32_t r = r0 + 1; r <= r1 && n; r++)
-		n = raise_once(e, n, r, rng);
-	return n;
+	uint32_t o = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t c = e[i].count;
+		uint32_t r = r0;
+		while (c > 1 && r < r1)
+			c = raise_entry(c, ++r, rng);
+		if (c == 1 && r < r1 && !keep_with_p(r1 - r, rng))
+			c = 0;
+		if (c) {
+			e[o] = e[i];
+			e[o++].count = c;
+		}
+	}
+	return o;
 }
 
 /* Raise until at most N entries remain; e has room for n > N entries (a
