@@ -57,12 +57,15 @@ mkdir -p "$TMP/plain" "$TMP/vprof"
 (cd "$TMP/plain" && timeout -s INT -k 30 "$limit" "$PY" -m test -j"$j" --timeout "$per_test" -i '*VSOCK*' \
 	--junit-xml "$TMP/plain.xml" $tests >"$TMP/plain.log" 2>&1)
 st0=$?
+t0=$(date +%s)
 # shellcheck disable=SC2086
 (cd "$TMP/vprof" && timeout -s INT -k 30 $((limit * 3 / 2)) "$VPROF" run --db "$TMP/db" --freq 1000 --values --interp-every 1 -- \
 	"$PY" -m test -j"$j" --timeout "$per_test" -i '*VSOCK*' \
 	--junit-xml "$TMP/vprof.xml" $tests >"$TMP/vprof.log" 2>"$TMP/v.err")
 st=$?
+t1=$(date +%s)
 cat "$TMP/v.err"
+echo "vprof run took $((t1 - t0)) s in all (regrtest's own time and the final merge: below)"
 grep -E '^(Total duration|Tests result)' "$TMP/plain.log" | sed 's/^/plain: /'
 grep -E '^(Total duration|Tests result)' "$TMP/vprof.log" | sed 's/^/vprof: /'
 check "regrtest ran to its end plain (exit $st0) and under vprof (exit $st)" \
