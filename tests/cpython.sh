@@ -21,7 +21,10 @@
 # Ignored test cases (-i), for both runs:
 #   *VSOCK*  test_socket.BasicVSOCKTest blocks for ever in vsock_accept on
 #            this (Firecracker) VM, which has a vsock device but no loopback
-# The whole suite: tests/cpython_full.sh (make reliability).
+# The whole suite: scripts/cpython_full.sh (make reliability).
+# Known today: test_subprocess...test_pass_fds_redirected fails under vprof
+# (the child sees vprof's own descriptors, 15000 and 15001; issue 8). It
+# stays compared: this test fails until that is fixed.
 #
 # CPYTHON_TESTS="test_x test_y" runs other modules; CPYTHON_J sets -j;
 # CPYTHON_KEEP=DIR keeps the logs and XML of both runs.
