@@ -1,0 +1,91 @@
+#!/bin/bash
+# Issue 8, a peer's test suite under vprof: a subset of CPython's own
+# regression tests (Debian's libpython3.11-testsuite, run by /usr/bin/python3)
+# plain, then under `vprof run --freq 1000 --values --interp-every 1`; every
+# test case that passes plain must pass under vprof, and every module that
+# passes plain must pass (not "env changed", not crash) under vprof.
+# Compared per test case from regrtest's --junit-xml (tests/fixtures/
+# junit_compare.py), per module from its result lines.
+#
+# The subset exercises signals, threads, fork/exec/subprocess, EINTR, mmap,
+# ctypes, sockets on loopback and floating point. Left out, and why:
+#   test_concurrent_futures  ~190 s alone plain here (process pools, waits),
+#                            more than this test's whole budget
+#   test_selectors           15 s alone, mostly its timeouts; select, poll,
+#                            epoll and their EINTR are in test_select,
+#                            test_eintr and test_socket
+#   test_lzma                7 s of compression, nothing of the list above
+#                            (xz is in tests/identity.sh)
+#   test_sqlite3             not shipped by Debian's libpython3.11-testsuite
+#                            ("No module named 'test.test_sqlite3'")
+# Ignored test cases (-i), for both runs:
+#   *VSOCK*  test_socket.BasicVSOCKTest blocks for ever in vsock_accept on
+#            this (Firecracker) VM, which has a vsock device but no loopback
+# The whole suite: scripts/cpython_full.sh (make reliability).
+# Known today: test_subprocess...test_pass_fds_redirected fails under vprof
+# (the child sees vprof's own descriptors, 15000 and 15001; issue 8). It
+# stays compared: this test fails until that is fixed.
+#
+# CPYTHON_TESTS="test_x test_y" runs other modules; CPYTHON_J sets -j;
+# CPYTHON_KEEP=DIR keeps the logs and XML of both runs.
+. "$(dirname "$0")/lib.sh"
+
+testdir=$("$PY" -c 'import test, os; print(os.path.dirname(test.__file__))' 2>/dev/null)
+if [ ! -e "$testdir/test_signal.py" ]; then
+	fail "CPython's test suite is not installed (apt-get install libpython3.11-testsuite; scripts/deps.sh)"
+	# CPYTHON_KEEP=DIR keeps both runs' logs and XML there.
+[ -n "${CPYTHON_KEEP:-}" ] && mkdir -p "$CPYTHON_KEEP" && cp "$TMP"/*.log "$TMP"/*.xml "$TMP/v.err" "$CPYTHON_KEEP/"
+finish
+fi
+
+tests=${CPYTHON_TESTS:-"test_signal test_threading test_subprocess test_os test_mmap test_ctypes
+	test_select test_fork1 test_wait4 test_faulthandler test_posix test_re test_json test_zlib
+	test_threadsignals test_eintr test_math test_float test_time test_socket"}
+j=${CPYTHON_J:-2}
+# The whole suite (scripts/cpython_full.sh, `make reliability`): regrtest
+# with no module named runs them all; hours, not minutes.
+per_test=300 limit=400
+if [ "${CPYTHON_FULL:-0}" = 1 ]; then
+	tests="" per_test=1200 limit=${CPYTHON_LIMIT:-14400}
+fi
+# Test cases flaky unprofiled on this machine (found by running the subset
+# plain several times), compared but not counted: "ID  # reason".
+cat >"$TMP/exclude" <<'EOF'
+EOF
+
+# regrtest in its own directory: it makes its temporary directory and
+# files (test_python_*) under the current one.
+mkdir -p "$TMP/plain" "$TMP/vprof"
+# shellcheck disable=SC2086
+(cd "$TMP/plain" && timeout -s INT -k 30 "$limit" "$PY" -m test -j"$j" --timeout "$per_test" -i '*VSOCK*' \
+	--junit-xml "$TMP/plain.xml" $tests >"$TMP/plain.log" 2>&1)
+st0=$?
+t0=$(date +%s)
+# shellcheck disable=SC2086
+(cd "$TMP/vprof" && timeout -s INT -k 30 $((limit * 3 / 2)) "$VPROF" run --db "$TMP/db" --freq 1000 --values --interp-every 1 -- \
+	"$PY" -m test -j"$j" --timeout "$per_test" -i '*VSOCK*' \
+	--junit-xml "$TMP/vprof.xml" $tests >"$TMP/vprof.log" 2>"$TMP/v.err")
+st=$?
+t1=$(date +%s)
+cat "$TMP/v.err"
+echo "vprof run took $((t1 - t0)) s in all (regrtest's own time and the final merge: below)"
+grep -E '^(Total duration|Tests result)' "$TMP/plain.log" | sed 's/^/plain: /'
+grep -E '^(Total duration|Tests result)' "$TMP/vprof.log" | sed 's/^/vprof: /'
+check "regrtest ran to its end plain (exit $st0) and under vprof (exit $st)" \
+	[ "$st0" != 124 -a "$st0" != 137 -a "$st" != 124 -a "$st" != 137 -a -s "$TMP/plain.xml" -a -s "$TMP/vprof.xml" ]
+check "same regrtest exit status under vprof ($st) as plain ($st0)" [ "$st" = "$st0" ]
+if ! "$PY" "$TOP/tests/fixtures/junit_compare.py" --exclude "$TMP/exclude" \
+	--logs "$TMP/plain.log" "$TMP/vprof.log" "$TMP/plain.xml" "$TMP/vprof.xml"; then
+	nfail=$((nfail + 1))
+	# the regrtest report of what failed under vprof, for the log
+	grep -E -B2 -A25 '^(FAIL|ERROR): ' "$TMP/vprof.log" | head -150
+fi
+sum=$(grep '^vprof: [0-9]* samples from' "$TMP/v.err")
+samples=$(echo "$sum" | awk '{print $2}')
+procs=$(echo "$sum" | awk '{print $5}')
+check "vprof sampled the suite: $samples samples from $procs processes" [ "${samples:-0}" -gt 0 -a "${procs:-0}" -gt 1 ]
+r=$(rate_sane)
+check "vprof's rate at most twice the asked one${r:+: $r}" [ -z "$r" ]
+# CPYTHON_KEEP=DIR keeps both runs' logs and XML there.
+[ -n "${CPYTHON_KEEP:-}" ] && mkdir -p "$CPYTHON_KEEP" && cp "$TMP"/*.log "$TMP"/*.xml "$TMP/v.err" "$CPYTHON_KEEP/"
+finish
