@@ -7,8 +7,6 @@ need="gcc make libunwind-dev libelf-dev libdw-dev libxxhash-dev libzydis-dev
       sqlite3 bc gzip lua5.4 xz-utils libc6-dbg g++ zlib1g-dev libprotobuf-c-dev
       protobuf-c-compiler protobuf-compiler golang-go clang libjpeg-turbo-progs
       libpython3.11-testsuite"
-      protobuf-c-compiler protobuf-compiler golang-go clang libjpeg-turbo-progs
-      libpython3.11-testsuite"
 missing=""
 for p in $need; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
