@@ -827,6 +827,9 @@ fail:
 
 void merge_spool_close(struct merge_spool *sp)
 {
+	/* A reader's descriptor (merge_spool_open); a writer keeps none. */
+	if (sp->fd >= 0)
+		merge_fd_close(sp->fd);
 	merge_spool_forget(sp);
 }
 

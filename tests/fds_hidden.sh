@@ -197,4 +197,15 @@ for m in sorted(re.findall(r"^(test_\w+) \(([\w.]+)\)\n?[^\n]*?\.\.\. (\w+)", t,
 else
 	fail "CPython's test suite is not installed (libpython3.11-testsuite, scripts/deps.sh)"
 fi
+# The merge's own descriptors: one spool read at a time, each closed. 120
+# finished spools merged with `ulimit -n 48` (a reader that kept its spools'
+# descriptors failed the 40-somethingth: the fuzz target found it).
+for i in $(seq 120); do
+	VPROF_DB="$TMP/dbmany" LD_PRELOAD="$LIBVPROF" /bin/true
+done
+nsp=$(find "$TMP/dbmany" -name '*.spool' | wc -l)
+( ulimit -n 48; "$VPROF" merge --db "$TMP/dbmany" >"$TMP/many.out" 2>&1 )
+mst=$?
+left=$(find "$TMP/dbmany" -name '*.spool' | wc -l)
+check "merge of $nsp spools with ulimit -n 48: status $mst, $left spools left" [ "$nsp" -ge 120 -a "$mst" = 0 -a "$left" = 0 ]
 finish
