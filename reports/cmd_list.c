@@ -129,10 +129,7 @@ static int by_vaddr(const void *a, const void *b)
 
 static struct insn *push(struct insn **v, size_t *n, size_t *cap)
 {
-	if (*n == *cap && !(*v = realloc(*v, (*cap *= 2) * sizeof(**v)))) {
-		perror("vprof list");
-		exit(1);
-	}
+	*v = report_grow(*v, cap, *n, sizeof(**v));
 	return &(*v)[(*n)++];
 }
 

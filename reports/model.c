@@ -18,7 +18,7 @@ struct intern {
 	const char *alt;        /* the demangled form of s, once asked */
 };
 
-static void *grow(void *v, size_t *cap, size_t n, size_t size)
+void *report_grow(void *v, size_t *cap, size_t n, size_t size)
 {
 	if (n < *cap)
 		return v;
@@ -112,7 +112,7 @@ uint32_t report_model_image(struct report_model *m, const struct merge_profile *
 				     : !strcmp(im->path, path)))
 			return (uint32_t)i;
 	}
-	m->images = grow(m->images, &m->capimages, m->nimages, sizeof(*m->images));
+	m->images = report_grow(m->images, &m->capimages, m->nimages, sizeof(*m->images));
 	struct model_image *im = &m->images[m->nimages];
 	memset(im, 0, sizeof(*im));
 	im->path = intern(m, path);
@@ -154,7 +154,7 @@ static int on_profile(const struct merge_profile *p, void *arg)
 	for (size_t i = 0; i < p->n; i++) {
 		uint64_t start = 0, size;
 		const char *sys = NULL;
-		m->pcs = grow(m->pcs, &m->cappcs, m->npcs, sizeof(*m->pcs));
+		m->pcs = report_grow(m->pcs, &m->cappcs, m->npcs, sizeof(*m->pcs));
 		struct model_pc *pc = &m->pcs[m->npcs++];
 		memset(pc, 0, sizeof(*pc));
 		pc->event = p->event;

@@ -83,6 +83,10 @@ size_t *report_model_by_proc(const struct report_model *m, unsigned ev, size_t *
  * (0 when there are none). */
 unsigned report_model_main_event(const struct report_model *m, int ev);
 
+/* v with room for element n (of size bytes): doubled (first 64) when
+ * n reaches *cap; exits after a message when memory runs out. */
+void *report_grow(void *v, size_t *cap, size_t n, size_t size);
+
 /* Is ev measured in ns of CPU (clocks), rather than counted events? */
 int report_event_is_clock(unsigned ev);
 

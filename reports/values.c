@@ -14,25 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void *xgrow(void *v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return v;
-	*cap = *cap ? 2 * *cap : 64;
-	if (!(v = realloc(v, *cap * size))) {
-		perror("vprof");
-		exit(1);
-	}
-	return v;
-}
-
 static const char *own(struct value_model *vm, char *s)
 {
 	if (!s) {
 		perror("vprof");
 		exit(1);
 	}
-	vm->strs = xgrow(vm->strs, &vm->capstrs, vm->nstrs, sizeof(*vm->strs));
+	vm->strs = report_grow(vm->strs, &vm->capstrs, vm->nstrs, sizeof(*vm->strs));
 	return vm->strs[vm->nstrs++] = s;
 }
 
@@ -44,7 +32,7 @@ static int on_profile(const struct merge_profile *p, void *arg)
 	/* An image with hotlists but no sampled PC is added here. */
 	uint32_t ii = report_model_image(&vm->m, p);
 	for (size_t i = 0; i < p->nhot; i++) {
-		vm->hot = xgrow(vm->hot, &vm->caphot, vm->nhot, sizeof(*vm->hot));
+		vm->hot = report_grow(vm->hot, &vm->caphot, vm->nhot, sizeof(*vm->hot));
 		struct value_hot *v = &vm->hot[vm->nhot++];
 		memset(v, 0, sizeof(*v));
 		v->image = ii;
