@@ -56,24 +56,6 @@ static int keep_with_p(uint32_t r, uint64_t *rng)
 	return 1;
 }
 
-/* tau = (16/15)^r by squaring. */
-static double tau_of(uint32_t r)
-{
-	double t = 1.0, x = 16.0 / 15.0;
-	for (; r; r >>= 1, x *= x)
-		if (r & 1)
-			t *= x;
-	return t;
-}
-
-/* n + a random 0 or 1 with the fraction of x as its probability: x on
- * average. */
-static uint64_t round_random(double x, uint64_t *rng)
-{
-	uint64_t n = (uint64_t)x;
-	return n + (uniform01(rng) <= x - (double)n);
-}
-
 /* x^k by squaring. */
 static double pow_u(double x, uint64_t k)
 {
@@ -84,16 +66,20 @@ static double pow_u(double x, uint64_t k)
 	return y;
 }
 
-/* One raise of the threshold from (16/15)^(r-1) to tau' = (16/15)^r over
- * e[0, n), as Gibbons-Matias' coin process (see hotlist.h) in the two
- * things that matter, drawn apart: an entry of count c leaves with the
- * process's probability, (1/16) (1 - q)^(c-1) with q = 1/tau'; one that
- * stays takes the process's mean count given that it stays, rounded at
- * random, rather than a draw of it. The mean count, c - (1/16) (1 - (1 -
- * q)^c) / q, is the process's, and so the estimates' unbiasedness; the
- * variance of a heavy value's count is that of the rounding alone. (For
- * c = 1 this is the process itself.) A heavy entry (c q >= HEAVY) stays.
- * Packs the survivors; returns their number. */
+/* tau = (16/15)^r. */
+static double tau_of(uint32_t r)
+{
+	return pow_u(16.0 / 15.0, r);
+}
+
+/* n + a random 0 or 1 with the fraction of x as its probability: x on
+ * average. */
+static uint64_t round_random(double x, uint64_t *rng)
+{
+	uint64_t n = (uint64_t)x;
+	return n + (uniform01(rng) <= x - (double)n);
+}
+
 /* c q at least this: the coin process reaches 0 in under (1/16) e^-2 of
  * raises; such an entry just takes the mean. Below 2, unbiasedness
  * suffers measurably (tests/unit/hotlist_model: z = 12 at 1); above, so
@@ -101,8 +87,17 @@ static double pow_u(double x, uint64_t k)
  * where it has a few tau of count is dropped in 1.9% of 4-way merges at
  * 4, 0.5% at 2). */
 #define HEAVY 2
-/* One entry of count c through one raise to tau' = (16/15)^r: its new
- * count, 0 if it leaves. */
+
+/* One entry of count c through one raise of the threshold, from
+ * (16/15)^(r-1) to tau' = (16/15)^r: its new count, 0 if it leaves. It is
+ * Gibbons-Matias' coin process (see hotlist.h) in the two things that
+ * matter, drawn apart: the entry leaves with the process's probability,
+ * (1/16) (1 - q)^(c-1) with q = 1/tau'; if it stays it takes the
+ * process's mean count given that it stays, rounded at random, rather
+ * than a draw of it. The mean count, c - (1/16) (1 - (1 - q)^c) / q, is
+ * the process's, and so the estimates' unbiasedness; the variance of a
+ * heavy value's count is that of the rounding alone. (For c = 1 this is
+ * the process itself.) A heavy entry (c q >= HEAVY) stays. */
 static uint64_t raise_entry(uint64_t c, uint32_t r, uint64_t *rng)
 {
 	if (c == 1)     /* leaves on the first coin's tails, else stays at 1 */
@@ -123,21 +118,9 @@ static uint64_t raise_entry(uint64_t c, uint32_t r, uint64_t *rng)
 	return k ? k : 1;
 }
 
-static uint32_t raise_once(struct merge_hot_entry *e, uint32_t n, uint32_t r, uint64_t *rng)
-{
-	uint32_t o = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t c = raise_entry(e[i].count, r, rng);
-		if (c) {
-			e[o] = e[i];
-			e[o++].count = c;
-		}
-	}
-	return o;
-}
-
 /* Raise e[0, n) from r0 to r1 >= r0, entry by entry (they are
- * independent): a count of 1 stays 1 through every raise it survives,
+ * independent), packing the survivors; returns their number. A count of
+ * 1 stays 1 through every raise it survives,
  * so its d raises are one draw with probability (15/16)^d; a merge of a
  * thread's small list into a shared one of large tau (mostly singletons)
  * costs a draw per entry, not a pass per raise. */
@@ -163,8 +146,8 @@ static uint32_t raise_to(struct merge_hot_entry *e, uint32_t n, uint32_t r0, uin
  * merge's union). */
 static uint32_t reduce(struct merge_hot_entry *e, uint32_t n, uint32_t *r, uint64_t *rng)
 {
-	while (n > MERGE_HOT_N)
-		n = raise_once(e, n, ++*r, rng);
+	for (; n > MERGE_HOT_N; ++*r)
+		n = raise_to(e, n, *r, *r + 1, rng);
 	return n;
 }
 
