@@ -20,7 +20,7 @@
  * count/p), a value that is in the list is counted exactly from then on,
  * so the heavy values that reports are about are known to within the
  * few instances missed before they entered. The coin process is drawn in
- * two parts (hotlist.c, raise_once): whether the entry leaves, with the
+ * two parts (hotlist.c, raise_entry): whether the entry leaves, with the
  * process's probability, and, if it stays, the process's mean count
  * given that it stays, rounded at random; an entry with count >= 2 tau'
  * (which the process drops in under e^-2/16 of raises) simply stays at
