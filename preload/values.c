@@ -193,16 +193,18 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	 * came (issued out of order before the interrupted instruction
 	 * retired, even in a dependent chain) and its line has arrived since:
 	 * timed again it looks like a hit. Its latency is not kept. */
-	for (uint32_t i = 0; i < na; i++)
-		if (!r->acc[i].write && r->acc[i].latency && v->lat_skip) {
+	for (uint32_t i = 0; i < na; i++) {
+		if (r->acc[i].write || !r->acc[i].latency)
+			continue;
+		if (v->lat_skip) {
 			v->lat_skip = 0;
-			break;
-		} else if (!r->acc[i].write && r->acc[i].latency) {
+		} else {
 			uint64_t bin = merge_hot_latency_bin(r->acc[i].latency);
 			put(v, MERGE_VK_LATENCY, pc, bin, 0);
 			put(v, MERGE_VK_ADDR_LATENCY, pc, r->acc[i].addr, bin);
-			break;
 		}
+		break;
+	}
 	/* Not the branch the sample landed on: a mispredicted (rare) target
 	 * stalls there, so samples land on it more often (66-68% for a 70%
 	 * target, tests/modules.sh; the indirect module skips it too). */
