@@ -87,9 +87,14 @@ static struct values_thread *thread_state(void)
 	/* First value sample of this thread: mmap is a system call, safe here. */
 	size_t sz = (sizeof(*v) + 63) & ~(size_t)63;
 	size_t total = (sz + interp_thread_size_n(VALUES_DCACHE_ENTRIES) + 4095) & ~(size_t)4095;
+	int e = errno;
 	void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
+	if (m == MAP_FAILED) {
+		/* dispatch() keeps the errno this leaves, as the program's own
+		 * (its interpreted instructions may store errno): not ours. */
+		errno = e;
 		return NULL;
+	}
 	v = m;
 	v->map_size = total;
 	v->ith = (struct interp_thread *)((char *)m + sz);
