@@ -61,23 +61,14 @@
 
 #include <stdint.h>
 
+#include "upcall/events.h"   /* enum merge_event */
+
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "vprof's formats are little-endian and vprof runs only on little-endian hosts"
 #endif
 
 #define MERGE_BOM 0x01020304u          /* reads back as 0x04030201 if swapped */
 
-/* Events: the thing whose overflow raised the sample. ORDER EVENT: keep
- * merge_event_name() in step. */
-enum merge_event {
-	MERGE_EV_NONE = 0,
-	MERGE_EV_CYCLES = 1,       /* perf hardware cycles */
-	MERGE_EV_INSTRUCTIONS = 2, /* perf hardware instructions */
-	MERGE_EV_TASK_CLOCK = 3,   /* perf software task-clock (ns of CPU) */
-	MERGE_EV_CPU_TIMER = 4,    /* POSIX per-thread CPU timer (SIGPROF) */
-	MERGE_EV_ITIMER = 5,       /* setitimer(ITIMER_PROF), process-wide */
-	MERGE_EV_MAX = 6,
-};
 
 #define MERGE_KEY(ev, pc)  (((uint64_t)(ev) << 56) | ((uint64_t)(pc) & 0x00ffffffffffffffull))
 #define MERGE_KEY_EV(k)    ((unsigned)((k) >> 56))

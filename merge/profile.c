@@ -18,24 +18,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-static const char *const kEventNames[MERGE_EV_MAX] = {   /* ORDER EVENT */
-	[MERGE_EV_NONE] = "none",
-	[MERGE_EV_CYCLES] = "cycles",
-	[MERGE_EV_INSTRUCTIONS] = "instructions",
-	[MERGE_EV_TASK_CLOCK] = "task-clock",
-	[MERGE_EV_CPU_TIMER] = "cpu-timer",
-	[MERGE_EV_ITIMER] = "itimer",
-};
-
-const char *merge_event_name(unsigned ev)
-{
-	return ev < MERGE_EV_MAX ? kEventNames[ev] : "?";
-}
-
 int merge_event_parse(const char *s)
 {
 	for (int i = 1; i < MERGE_EV_MAX; i++)
-		if (strcmp(s, kEventNames[i]) == 0)
+		if (strcmp(s, merge_event_name(i)) == 0)
 			return i;
 	return -1;
 }

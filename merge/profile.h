@@ -33,7 +33,6 @@ struct merge_profile {
 	size_t nhot, hotcap;
 };
 
-const char *merge_event_name(unsigned ev);
 int merge_event_parse(const char *s);   /* event number, or -1 */
 
 void merge_profile_init(struct merge_profile *p);

@@ -46,11 +46,6 @@ static inline uint32_t key_hash(uint64_t key)
 	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
-void merge_fd_close(int fd)
-{
-	syscall(SYS_close, fd);
-}
-
 static size_t slot_bytes(uint32_t nbuckets)
 {
 	return sizeof(struct merge_thread_slot) + (size_t)nbuckets * MERGE_WAYS * sizeof(struct merge_entry);

@@ -124,10 +124,6 @@ void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *slot, u
  * Async-signal-safe (relaxed atomic adds). */
 void merge_spool_interp(struct merge_spool *sp, uint64_t insns, unsigned stop);
 
-/* Close with the raw system call, never through libvprof's interposed
- * close(). Async-signal-safe. */
-void merge_fd_close(int fd);
-
 /* ---- reader ---- */
 
 /* Is the spool at path, open on fd, finished (its owner gone), so that a

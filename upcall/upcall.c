@@ -24,9 +24,7 @@
  * mapping tables are shared, changed with atomics.
  */
 #include "upcall/upcall.h"
-#include "merge/format.h"
-#include "merge/profile.h"
-#include "merge/spool.h"
+#include "upcall/events.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -515,7 +513,7 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
 			 * stack): copy the fixed part and only as much of the
 			 * name as an image record keeps. */
 			uint8_t fix[72];
-			char path[MERGE_PATH_MAX];
+			char path[UPCALL_PATH_MAX];
 			for (uint32_t i = 0; i < sizeof(fix); i += 8) {
 				uint64_t w;
 				memcpy(&w, data + ((tail + i) & mask), 8);

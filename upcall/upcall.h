@@ -34,6 +34,10 @@
 
 #define UPCALL_SIGNAL SIGPROF
 
+/* The longest image path a ring MMAP2 record hands on_mmap (the image
+ * record's path field, MERGE_PATH_MAX, is as long: preload checks). */
+#define UPCALL_PATH_MAX 432
+
 struct upcall_config {
 	int event;               /* merge_event; 0 = automatic choice */
 	uint64_t period;         /* ns for clocks, events for PMU counters */
