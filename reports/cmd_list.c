@@ -42,39 +42,6 @@ static int name_matches(const char *want, const char *proc, const char *sys)
 	return !strncmp(want, proc, n) && proc[n] == '(';
 }
 
-/* Read n bytes at vaddr from the file of a loadable segment. Returns the
- * bytes read (short at the segment's end), or -1. */
-static long read_code(const struct model_image *im, uint64_t vaddr, uint8_t *buf, size_t n)
-{
-	uint8_t bid[MERGE_BUILD_ID_MAX];
-	long got = -1;
-	if (im->build_id_len) {
-		int len = report_read_build_id(im->path, bid, sizeof(bid));
-		if (len != (int)im->build_id_len || memcmp(bid, im->build_id, (size_t)len))
-			return -1;
-	}
-	int fd = open(im->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	size_t nph = 0;
-	if (e && elf_getphdrnum(e, &nph) == 0) {
-		for (size_t i = 0; i < nph && got < 0; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
-			    vaddr < ph.p_vaddr || vaddr >= ph.p_vaddr + ph.p_filesz)
-				continue;
-			size_t left = ph.p_vaddr + ph.p_filesz - vaddr;
-			got = pread(fd, buf, n < left ? n : left, (off_t)(ph.p_offset + vaddr - ph.p_vaddr));
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return got;
-}
-
 struct target {
 	uint32_t image;
 	uint64_t start, size;
@@ -141,7 +108,7 @@ static size_t disassemble(struct value_model *vm, const struct target *t, struct
 	struct insn *v = malloc(cap * sizeof(*v));
 	uint64_t size = t->size ? t->size : 1;
 	uint8_t *code = size < (1u << 24) ? malloc(size) : NULL;
-	long got = code ? read_code(&vm->m.images[t->image], t->start, code, size) : -1;
+	long got = code ? value_read_code(&vm->m.images[t->image], t->start, code, size) : -1;
 	if (!v) {
 		perror("vprof list");
 		exit(1);
