@@ -19,7 +19,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char kHelp[] =
@@ -357,6 +357,8 @@ int cmd_html(int argc, char **argv)
 		return 1;
 	}
 	int to_stdout = !strcmp(out, "-");
+	struct stat st;
+	int existed = !to_stdout && stat(out, &st) == 0;     /* not ours to remove */
 	FILE *f = to_stdout ? stdout : fopen(out, "w");
 	if (!f) {
 		fprintf(stderr, "vprof html: cannot write %s: %s\n", out, strerror(errno));
@@ -369,7 +371,8 @@ int cmd_html(int argc, char **argv)
 		return report_finish_stdout(0);
 	if (ferror(f) | (fclose(f) != 0)) {
 		fprintf(stderr, "vprof html: cannot write %s: %s\n", out, strerror(errno ? errno : EIO));
-		unlink(out);
+		if (!existed)
+			unlink(out);    /* no half page left behind */
 		return 1;
 	}
 	return 0;

@@ -96,8 +96,12 @@ check "empty database: no file written" [ ! -e "$TMP/e.html" ]
 "$VPROF" epoch --db "$TMP/db" new >/dev/null
 bad "empty epoch" 1 --db "$TMP/db" -o "$TMP/e.html"
 bad "unwritable -o" 1 --db "$TMP/db" --epoch 1 -o "$TMP/nodir/p.html"
+bad "a full disk (-o /dev/full)" 1 --db "$TMP/db" --epoch 1 -o /dev/full
+check "/dev/full is still there" [ -c /dev/full ]
 bad "no -o" 2 --db "$TMP/db" --epoch 1
 bad "bad epoch" 2 --db "$TMP/db" --epoch x -o "$TMP/x.html"
+"$VPROF" html --db "$TMP/db" --epoch 1 -o - >"$TMP/stdout.html" 2>"$TMP/err"
+check "-o - writes the page to stdout" cmp -s "$TMP/stdout.html" "$TMP/p.html"
 "$VPROF" help html >"$TMP/help" 2>&1
 check "vprof help html prints the usage" grep -q '^usage: vprof html -o FILE' "$TMP/help"
 finish
