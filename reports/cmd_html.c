@@ -279,15 +279,14 @@ static void write_page(FILE *f, struct value_model *vm, long nprocs)
 		fprintf(f, "; %zu value hotlists", vm->nhot);
 	fputs(".</p>\n", f);
 
-	fputs("<h2>Flame graph</h2>\n<p class=\"note\">", f);
-	html_text(f, html_stacks_note);
-	fputs(" Click a frame to zoom; click the bottom frame to come back.</p>\n"
-	      "<div class=\"controls\"><input id=\"flame-search\" type=\"search\" "
+	fputs("<h2>Flame graph</h2>\n<div class=\"controls\"><input id=\"flame-search\" type=\"search\" "
 	      "placeholder=\"search (regular expression)\"> <button id=\"flame-reset\">Reset zoom</button>"
 	      "<span id=\"flame-match\"></span></div>\n<div id=\"flame\"></div>\n<div id=\"flame-info\"></div>\n"
 	      "<script type=\"application/json\" id=\"vprof-data\">", f);
-	html_flame_json(f, m, vm->ev);
-	fputs("</script>\n", f);
+	const char *note = html_flame_json(f, m, vm->ev);
+	fputs("</script>\n<p class=\"note\">", f);
+	html_text(f, note);
+	fputs(" Click a frame to zoom; click the bottom frame to come back.</p>\n", f);
 
 	fprintf(f, "<h2>Procedures</h2>\n<table class=\"procs sortable\" id=\"procs\"><thead><tr>"
 		   "<th class=\"n\" data-type=\"num\">#</th><th data-type=\"text\">procedure</th>"

@@ -15,26 +15,27 @@
 
 int cmd_html(int argc, char **argv);
 
-/* One folded stack: frames[0] is the root, frames[depth - 1] the leaf. */
-typedef void (*html_stack_fn)(void *arg, const char *const *frames, size_t depth, uint64_t count);
+/* One folded stack: frames[0] is the root, frames[depth - 1] the leaf.
+ * The type of stacks.h's report_stack_fn (branch stacks): non-zero stops. */
+typedef int html_stack_fn(const char *const *frames, size_t depth, uint64_t count, void *arg);
 
 /*
- * Call fn once per folded stack of event ev of m, root first; the counts
- * sum to the event's samples. The adapter between the profile and the
- * flame graph: call stacks are not recorded yet, so today each stack is
- * what `vprof export --format folded` writes, "image;procedure" (the
- * image's file name), one per procedure. When stacks are recorded this is
- * the one function to point at them.
+ * Call fn once per folded stack of event ev of m, root first, and return
+ * what the page should say of them (one sentence, plain text). The
+ * adapter between the profile and the flame graph: today each stack is
+ * what `vprof export --format folded` writes without recorded call
+ * stacks, "image;procedure" (the image's file name), one per procedure,
+ * the counts summing to the event's samples. With recorded stacks this is
+ * the one function to point at report_stacks_foreach().
  */
-void html_for_each_stack(const struct report_model *m, unsigned ev, html_stack_fn fn, void *arg);
-
-/* What the page says of the stacks above (one sentence, plain text). */
-extern const char html_stacks_note[];
+const char *html_for_each_stack(const struct report_model *m, unsigned ev, html_stack_fn *fn,
+				void *arg);
 
 /* Write the flame graph's data as JSON for report.js:
  * {"unit":..., "total":N, "names":[...], "stacks":[[count, name index...]...]}
- * escaped for a <script> element (see html_json_str). */
-void html_flame_json(FILE *f, const struct report_model *m, unsigned ev);
+ * escaped for a <script> element (see html_json_str). Returns the note of
+ * html_for_each_stack(). */
+const char *html_flame_json(FILE *f, const struct report_model *m, unsigned ev);
 
 /* s as HTML text (also safe inside a quoted attribute): & < > " ' escaped. */
 void html_text(FILE *f, const char *s);

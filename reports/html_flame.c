@@ -15,11 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char html_stacks_note[] =
-	"Call stacks are not recorded yet: each stack is image;procedure, "
-	"as in vprof export --format folded.";
-
-void html_for_each_stack(const struct report_model *m, unsigned ev, html_stack_fn fn, void *arg)
+const char *html_for_each_stack(const struct report_model *m, unsigned ev, html_stack_fn *fn,
+				void *arg)
 {
 	size_t n;
 	size_t *ord = report_model_by_proc(m, ev, &n);
@@ -31,10 +28,13 @@ void html_for_each_stack(const struct report_model *m, unsigned ev, html_stack_f
 			count += m->pcs[ord[j]].count;
 		const char *img = m->images[pc->image].path, *slash = strrchr(img, '/');
 		const char *frames[2] = { slash && slash[1] ? slash + 1 : img, pc->proc };
-		fn(arg, frames, 2, count);
+		if (fn(frames, 2, count, arg))
+			break;
 		i = j;
 	}
 	free(ord);
+	return "Call stacks are not recorded yet: each stack is image;procedure, "
+	       "as in vprof export --format folded.";
 }
 
 void html_text(FILE *f, const char *s)
@@ -132,7 +132,7 @@ struct flame_out {
 	int first;
 };
 
-static void on_stack(void *arg, const char *const *frames, size_t depth, uint64_t count)
+static int on_stack(const char *const *frames, size_t depth, uint64_t count, void *arg)
 {
 	struct flame_out *o = arg;
 	fprintf(o->f, "%s[%llu", o->first ? "" : ",\n", (unsigned long long)count);
@@ -140,15 +140,16 @@ static void on_stack(void *arg, const char *const *frames, size_t depth, uint64_
 	for (size_t d = 0; d < depth; d++)
 		fprintf(o->f, ",%zu", name_index(&o->names, frames[d]));
 	fputc(']', o->f);
+	return 0;
 }
 
-void html_flame_json(FILE *f, const struct report_model *m, unsigned ev)
+const char *html_flame_json(FILE *f, const struct report_model *m, unsigned ev)
 {
 	struct flame_out o = { .f = f, .first = 1 };
 	fprintf(f, "{\"unit\":\"samples\",\"event\":");
 	html_json_str(f, merge_event_name(ev));
 	fprintf(f, ",\"total\":%llu,\"stacks\":[\n", (unsigned long long)m->total[ev]);
-	html_for_each_stack(m, ev, on_stack, &o);
+	const char *note = html_for_each_stack(m, ev, on_stack, &o);
 	fprintf(f, "],\n\"names\":[");
 	for (size_t i = 0; i < o.names.n; i++) {
 		fputs(i ? ",\n" : "\n", f);
@@ -160,4 +161,5 @@ void html_flame_json(FILE *f, const struct report_model *m, unsigned ev)
 	free(o.names.slot);
 	free(o.names.index);
 	free(o.names.order);
+	return note;
 }

@@ -51,6 +51,12 @@ cat "$TMP/b.out"
 check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 ]
 check "the browser checks ran" grep -q '^PASS the flame graph rendered' "$TMP/b.out"
 nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
+# The same page's flame graph on deep stacks (synthetic data in a copy).
+"$PY" "$TOP/tests/html_browser.py" deep "$TMP/p.html" "$TMP/expect.json" >"$TMP/b.out" 2>"$TMP/b.err"
+rc=$?
+cat "$TMP/b.out"
+check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 -a -s "$TMP/b.out" ]
+nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
 [ -n "${VPROF_HTML_SCREENSHOT:-}" ] && cp "$TMP/shot.png" "$VPROF_HTML_SCREENSHOT"
 
 # A --values profile: hot_leaf's loop bound (7000000 in every call) tops a hotlist.

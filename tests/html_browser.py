@@ -7,7 +7,11 @@ MODE main: the flame graph renders (hot_leaf's width share within 3 points
 of its sample share), zooms on click, resets, search highlights, the table
 sorts, the hottest procedure's listing has source lines. MODE values: the
 listing of hot_leaf shows a hotlist whose top value is EXPECT["value"].
-MODE cxx: names with < > & survive (table cell and flame frame text equal
+MODE deep: the page's flame graph fed synthetic deep stacks instead (the
+page copied with its data replaced; the C side gives two levels until
+call stacks are recorded): widths at depth, zoom on a middle frame (its
+descendants rescale, siblings hide), search counts each sample once
+across nested and recursive matches. MODE cxx: names with < > & survive (table cell and flame frame text equal
 the demangled name, and no element was made of them). Every mode: the page
 loads no resource, logs no error, and Chromium runs with the network off
 (offline emulation, a dead proxy, no name resolution).
@@ -40,6 +44,17 @@ def check(ok, what):
 
 
 profile = tempfile.mkdtemp(prefix="vprof-html-chromium.")
+if mode == "deep":
+    # main;a;b;leaf 40, main;a;c 20, main;d;b;leaf 30, main;a;a2;a 10
+    names = ["main", "a", "b", "leaf", "c", "d", "a2"]
+    deep = {"unit": "samples", "event": "task-clock", "total": 100, "names": names,
+            "stacks": [[40, 0, 1, 2, 3], [20, 0, 1, 4], [30, 0, 5, 2, 3], [10, 0, 1, 6, 1]]}
+    html = open(page).read()
+    new, n = re.subn(r'(<script type="application/json" id="vprof-data">).*?(</script>)',
+                     lambda m: m.group(1) + json.dumps(deep) + m.group(2), html, flags=re.S)
+    page = os.path.join(profile, "deep.html")
+    open(page, "w").write(new)
+    print(("PASS" if n == 1 else "FAIL") + " the page's flame data replaced by deep stacks")
 opts = webdriver.ChromeOptions()
 opts.binary_location = "/usr/bin/chromium"
 for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -159,6 +174,51 @@ try:
               "the listing's samples add up to hot_leaf's (%d of %d)" % (sum(sampled), expect["hot_leaf_samples"]))
         link = driver.find_element(By.CSS_SELECTOR, '#procs a[href="#dis-1"]')
         check(link.text == "hot_leaf", "the table links hot_leaf to its listing")
+
+    elif mode == "deep":
+        def at(name, depth):
+            """The frames named name at depth, widest first."""
+            els = driver.find_elements(By.CSS_SELECTOR, '#flame .fr[data-name="%s"][data-depth="%d"]' % (name, depth))
+            return sorted(els, key=lambda e: -int(e.get_attribute("data-value")))
+
+        def near(got, want, what):
+            check(abs(got - want) <= 0.5, "%s: %.1f%% of the width (want %.1f%%)" % (what, got, want))
+        near(share(at("main", 1)[0]), 100, "main")
+        near(share(at("a", 2)[0]), 70, "main;a")
+        near(share(at("d", 2)[0]), 30, "main;d")
+        bs = at("b", 3)
+        check(len(bs) == 2, "b has a frame under a and one under d (%d)" % len(bs))
+        near(share(bs[0]), 40, "main;a;b")
+        near(share(bs[1]), 30, "main;d;b")
+        near(share(at("a", 4)[0]), 10, "main;a;a2;a (recursion)")
+        nfr = len(driver.find_elements(By.CSS_SELECTOR, "#flame .fr"))
+        check(nfr == 11, "one frame per distinct path prefix: 11 (%d)" % nfr)
+        a = at("a", 2)[0]
+        a.click()
+        near(share(a), 100, "zoomed on main;a: it")
+        near(share(at("main", 1)[0]), 100, "zoomed on main;a: its ancestor main")
+        near(share(bs[0]), 100 * 40 / 70, "zoomed on main;a: main;a;b")
+        near(share(at("c", 3)[0]), 100 * 20 / 70, "zoomed on main;a: main;a;c")
+        near(share(at("a", 4)[0]), 100 * 10 / 70, "zoomed on main;a: main;a;a2;a")
+        check(not at("d", 2)[0].is_displayed() and not bs[1].is_displayed(),
+              "zoomed on main;a: main;d and its b are hidden")
+        bs[0].click()
+        near(share(at("leaf", 4)[0]), 100, "zoomed on main;a;b: its only child leaf")
+        at("all", 0)[0].click()
+        near(share(bs[1]), 30, "back at the root: main;d;b")
+        box = driver.find_element(By.ID, "flame-search")
+        for term, want in (("^a$", 70), ("leaf", 70), ("^(b|leaf)$", 70), ("^a2$", 10), ("main", 100),
+                           ("nothing", 0)):
+            box.clear()
+            box.send_keys(term)
+            mtext = driver.find_element(By.ID, "flame-match").text
+            m = re.search(r"matched: ([\d.]+)%", mtext)
+            check(m and abs(float(m.group(1)) - want) < 0.01,
+                  "search %r matches %s%% of the samples, each once (%r)" % (term, want, mtext))
+        box.clear()
+        box.send_keys("^a$")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "#flame .fr.match")) == 2,
+              "search '^a$' marks both a frames")
 
     elif mode == "values":
         rows = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#dis-1 tr.hot")]

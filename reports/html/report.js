@@ -95,9 +95,10 @@
 			el.title = n.name + '\n' + n.value + ' ' + unit + ' (' + pct(n.value, root.value) + ')';
 			el.dataset.name = n.name;
 			el.dataset.value = n.value;
+			el.dataset.depth = n.depth;
 			el.style.top = (g.maxDepth - n.depth) * ROW + 'px';
 			el.style.background = n.depth ? colour(n.name) : '#bbb';
-			el.addEventListener('click', function () { zoom(n === root ? root : n); });
+			el.addEventListener('click', function () { zoom(n); });
 			el.addEventListener('mouseenter', function () {
 				if (info)
 					info.textContent = n.name + ': ' + n.value + ' ' + unit + ', ' +
@@ -113,29 +114,27 @@
 		var view = root;
 		function zoom(z) {
 			view = z;
-			var onPath = new Set();
-			for (var a = z; a; a = a.parent)
-				onPath.add(a);
 			var span = root.value ? z.value / root.value : 1;
-			all.forEach(function (n) {
-				var s = n.el.style, inside = false;
-				for (var a = n; a; a = a.parent)
-					if (a === z) { inside = true; break; }
-				if (onPath.has(n)) {
-					s.left = '0%';
-					s.width = '100%';
-					s.display = '';
-					n.el.classList.toggle('ancestor', n !== z);
-				} else if (inside && span > 0) {
-					var w = (root.value ? n.value / root.value : 0) / span;
-					s.left = 100 * (n.x - z.x) / span + '%';
+			all.forEach(function (n) { n.el.style.display = 'none'; });
+			for (var a = z; a; a = a.parent) {
+				var s = a.el.style;
+				s.left = '0%';
+				s.width = '100%';
+				s.display = '';
+				a.el.classList.toggle('ancestor', a !== z);
+			}
+			(function under(n) {
+				n.children.forEach(function (c) {
+					var w = (root.value ? c.value / root.value : 0) / span, s = c.el.style;
+					if (!(span > 0) || w < MIN_SHOW)
+						return;      /* too thin to see, and so are its children */
+					s.left = 100 * (c.x - z.x) / span + '%';
 					s.width = 100 * w + '%';
-					s.display = w < MIN_SHOW ? 'none' : '';
-					n.el.classList.remove('ancestor');
-				} else {
-					s.display = 'none';
-				}
-			});
+					s.display = '';
+					c.el.classList.remove('ancestor');
+					under(c);
+				});
+			})(z);
 			box.classList.toggle('zoomed', z !== root);
 		}
 
@@ -147,16 +146,13 @@
 					re = { test: function (s) { return s.toLowerCase().indexOf(t) >= 0; } };
 				}
 			}
-			all.forEach(function (n) {
+			(function walk(n, covered) {
 				var hit = !!re && n !== root && re.test(n.name);
 				n.el.classList.toggle('match', hit);
-				if (!hit)
-					return;
-				for (var a = n.parent; a; a = a.parent)
-					if (a !== root && re.test(a.name))
-						return;      /* counted with its ancestor */
-				matched += n.value;
-			});
+				if (hit && !covered)
+					matched += n.value;      /* each sample once, at its outermost match */
+				n.children.forEach(function (c) { walk(c, covered || hit); });
+			})(root, false);
 			if (out)
 				out.textContent = re ? 'matched: ' + pct(matched, root.value) + ' (' + matched + ' ' + unit + ')' : '';
 		}
