@@ -36,6 +36,11 @@ LIB_OBJ    := $(patsubst %.S,$(B)/pic/%.o,$(patsubst %.c,$(B)/pic/%.o,$(UPCALL_S
 INTERP_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(INTERP_SRC))
 PROTO_OBJ  := $(B)/obj/gen/profile.pb-c.o
 CMD_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRC) $(MERGE_SRC)) $(PROTO_OBJ)
+# vprof html's script and style (reports/html/), compiled in by
+# scripts/embed.sh so the command reads no file at run time.
+HTML_ASSETS := reports/html/report.js reports/html/report.css
+HTML_OBJ   := $(B)/obj/gen/html_assets.o
+CMD_OBJ    += $(HTML_OBJ)
 
 LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
 CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread
@@ -69,6 +74,12 @@ $(PROTO_OBJ): $(B)/gen/profile.pb-c.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 $(B)/obj/reports/export_pprof.o: $(B)/gen/profile.pb-c.h
 proto: $(B)/gen/profile.pb-c.c
+$(B)/gen/html_assets.c: $(HTML_ASSETS) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	scripts/embed.sh $@ $(HTML_ASSETS)
+$(HTML_OBJ): $(B)/gen/html_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(B)/libinterp.a: $(INTERP_OBJ)
 	@mkdir -p $(B)

@@ -4,6 +4,7 @@
  */
 #include "reports/report.h"
 #include "reports/values.h"
+#include "reports/html.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ static const struct command kCommands[] = {
 	{ "targets", cmd_targets, "indirect-branch targets summed over every jump site (dispatch histograms)" },
 	{ "calibrate", cmd_calibrate, "measure this machine's load-latency levels for latency labels" },
 	{ "export", cmd_export, "write the profile as pprof, folded stacks or JSON" },
+	{ "html", cmd_html, "write a self-contained HTML page: flame graph, procedures, annotated code" },
 	{ "verify", cmd_verify, "run a command checking the interpreter against the CPU (co-simulation)" },
 	{ "coverage", cmd_coverage, "run a command and measure how much of it the interpreter handles" },
 	{ "epoch", cmd_epoch, "show the current epoch, list epochs, or start a new one" },
