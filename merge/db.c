@@ -416,7 +416,7 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 	if (s->backend < MERGE_EV_MAX)
 		st->by_backend[s->backend]++;
 	st->period_ns_sum += s->period;
-	st->value_samples += l->value_samples;
+	st->value_samples += merge_spool_value_samples(&sp);
 	st->values_dropped += l->values_dropped;
 	st->values_bad += badv;
 	st->interp_runs += l->interp_runs;

@@ -24,8 +24,9 @@
  *   IMAGES      append-only records of image loads and unloads
  *   VALUES      (version 2 only) value hotlists: struct merge_values_head,
  *               then per thread slot a struct merge_value_table header and
- *               128 hotlists, 4-way set-associative, evicting (mod-4
- *               victim) into the shared area; then the shared area, 4096
+ *               128 hotlists, open-addressed by key (16 probes), evicting
+ *               the probed list with the fewest values into the shared
+ *               area; then the shared area, 4096
  *               hotlists open-addressed by key, each claimed and changed
  *               under its state word (FREE -> BUSY -> READY, CAS, never
  *               waited for: a BUSY one is passed over, so a key may have
@@ -212,10 +213,14 @@ struct merge_values_head {      /* 64 bytes */
 	uint8_t pad[40];
 };
 struct merge_value_table {      /* header of one thread's table, 64 bytes */
-	uint32_t victim;         /* mod-ways eviction counter */
+	uint32_t victim;         /* unused since the victim is the way with the
+				  * fewest value samples (was: mod-ways) */
 	uint32_t pad0;
 	uint64_t evictions;
-	uint8_t pad[48];
+	uint64_t offered;        /* values offered through this table (its
+				  * owner's, plain stores): part of
+				  * live.value_samples (0 in older spools) */
+	uint8_t pad[40];
 	/* followed by lists x struct merge_hotlist, set-major */
 };
 /* Shared-area records' claim word (struct merge_hotlist.state). */
