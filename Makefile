@@ -38,7 +38,7 @@ PROTO_OBJ  := $(B)/obj/gen/profile.pb-c.o
 CMD_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRC) $(MERGE_SRC)) $(PROTO_OBJ)
 
 LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
-CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread
+CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread -lm
 INTERP_LIBS := -lZydis
 
 .PHONY: all deps check demo install clean tests reliability proto fuzz
