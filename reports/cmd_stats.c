@@ -19,7 +19,7 @@
 
 static const char kHelp[] =
 	"usage: vprof stats [--by image|procedure|line|instruction] [--db DIR] [--epoch N|all]\n"
-	"                   [--event E] [-n ROWS] [--json] P1 P2 [P3 ...]\n"
+	"                   [--min-count N] [--event E] [-n ROWS] [--json] P1 P2 [P3 ...]\n"
 	"Variation across runs (DCPI's dcpistats): 2 to 256 profiles, each DIR (a\n"
 	"database, its current epoch or --epoch N|all), DIR@N (its epoch N) or @N\n"
 	"(epoch N of --db). Per procedure over the K sets: range% = (max - min)/sum,\n"
@@ -27,16 +27,31 @@ static const char kHelp[] =
 	"std-dev (sample, K-1), min, max; a set without samples counts 0. Sorted by\n"
 	"range%, highest first.\n"
 	"  --by KEY     procedure (default), image, line or instruction\n"
+	"  --min-count N  hide buckets with fewer than N samples in every set\n"
+	"               (default 10; 0: show all); the output says how many\n"
 	"  --event E    the event counted (default: P1's main event)\n"
 	"  -n ROWS      rows shown (default 40; 0: all)\n"
 	"  --json       JSON Lines: a summary object, then one object per row\n";
 
-enum { OPT_BY = 0x100 };
+enum { OPT_BY = 0x100, OPT_MIN };
+
+struct stats_opts {
+	enum bucket_by by;
+	long min_count;
+};
 
 static int on_extra(int ch, const char *arg, void *ctx)
 {
+	struct stats_opts *so = ctx;
+	char *end;
 	if (ch == OPT_BY)
-		return bucket_parse_by("stats", arg, ctx);
+		return bucket_parse_by("stats", arg, &so->by);
+	if (ch == OPT_MIN) {
+		so->min_count = strtol(arg, &end, 10);
+		if (*end || end == arg || so->min_count < 0)
+			return report_usage("stats", "--min-count takes a number of samples >= 0");
+		return 0;
+	}
 	return report_usage("stats", "bad option");
 }
 
@@ -62,17 +77,23 @@ static int cmp_srow(const void *pa, const void *pb)
 
 int cmd_stats(int argc, char **argv)
 {
-	static const struct option extra[] = { { "by", required_argument, 0, OPT_BY }, { 0, 0, 0, 0 } };
+	static const struct option extra[] = {
+		{ "by", required_argument, 0, OPT_BY },
+		{ "min-count", required_argument, 0, OPT_MIN },
+		{ 0, 0, 0, 0 },
+	};
 	static const struct report_cmd cmd = {
 		"stats", kHelp,
 		REPORT_OPT_DB | REPORT_OPT_EPOCH | REPORT_OPT_EVENT | REPORT_OPT_JSON | REPORT_OPT_LIMIT,
 		extra, NULL, on_extra,
 	};
-	enum bucket_by by = BUCKET_PROC;
+	struct stats_opts so = { .by = BUCKET_PROC, .min_count = 10 };
 	struct report_opts o = { .limit = 40 };
-	int rc = report_opts_parse(&cmd, argc, argv, &o, &by);
+	int rc = report_opts_parse(&cmd, argc, argv, &o, &so);
+	enum bucket_by by;
 	if (rc >= 0)
 		return rc;
+	by = so.by;
 	size_t k = (size_t)(argc - o.next);
 	if (k < 2 || k > MAX_SETS)
 		return report_usage("stats", "takes 2 to 256 profiles (DIR, DIR@N or @N)");
@@ -104,9 +125,17 @@ int cmd_stats(int argc, char **argv)
 		perror("vprof stats");
 		return 1;
 	}
+	size_t nr = 0, hidden = 0;
 	for (size_t i = 0; i < bs.n; i++) {
-		struct srow *r = &rows[i];
 		const uint64_t *c = bs.v[i].count;
+		uint64_t most = 0;
+		for (size_t j = 0; j < k; j++)
+			most = c[j] > most ? c[j] : most;
+		if ((long)most < so.min_count) {
+			hidden++;
+			continue;
+		}
+		struct srow *r = &rows[nr++];
 		r->b = &bs.v[i];
 		r->min = r->max = (double)c[0];
 		for (size_t j = 0; j < k; j++) {
@@ -125,11 +154,11 @@ int cmd_stats(int argc, char **argv)
 		r->sumpct = 100.0 * r->sum / total;
 	}
 	g_by = by;
-	qsort(rows, bs.n, sizeof(*rows), cmp_srow);
+	qsort(rows, nr, sizeof(*rows), cmp_srow);
 
 	char *warn[8], name[700], buf[1200];
 	size_t nw = bucket_warnings(src, k, ev, by, warn, 8);
-	size_t shown = o.limit > 0 && (size_t)o.limit < bs.n ? (size_t)o.limit : bs.n;
+	size_t shown = o.limit > 0 && (size_t)o.limit < nr ? (size_t)o.limit : nr;
 	if (o.json) {
 		printf("{\"summary\":true,\"event\":\"%s\",\"by\":\"%s\",\"total\":%.0f,\"sets\":[",
 		       merge_event_name(ev), bucket_by_name(by), total);
@@ -139,7 +168,8 @@ int cmd_stats(int argc, char **argv)
 			printf(",\"epoch\":\"%s\",\"samples\":%llu}", src[i].m.epoch,
 			       (unsigned long long)src[i].total);
 		}
-		printf("],\"rows\":%zu,\"warnings\":[", bs.n);
+		printf("],\"min_count\":%ld,\"hidden\":%zu,\"rows\":%zu,\"warnings\":[", so.min_count,
+		       hidden, nr);
 		for (size_t i = 0; i < nw; i++) {
 			if (i)
 				putchar(',');
@@ -150,8 +180,8 @@ int cmd_stats(int argc, char **argv)
 			const struct srow *r = &rows[i];
 			printf("{\"rank\":%zu,", i + 1);
 			bucket_json_fields(stdout, r->b, by);
-			printf("\"range_percent\":%.6g,\"sum\":%.0f,\"sum_percent\":%.6g,\"n\":%zu,"
-			       "\"mean\":%.6g,\"std_dev\":%.6g,\"min\":%.0f,\"max\":%.0f,\"counts\":[",
+			printf("\"range_percent\":%.10g,\"sum\":%.0f,\"sum_percent\":%.10g,\"n\":%zu,"
+			       "\"mean\":%.10g,\"std_dev\":%.10g,\"min\":%.0f,\"max\":%.0f,\"counts\":[",
 			       r->range, r->sum, r->sumpct, r->n, r->mean, r->sd, r->min, r->max);
 			for (size_t j = 0; j < k; j++)
 				printf("%s%llu", j ? "," : "", (unsigned long long)r->b->count[j]);
@@ -166,6 +196,9 @@ int cmd_stats(int argc, char **argv)
 		printf("  TOTAL %.0f\n", total);
 		for (size_t i = 0; i < nw; i++)
 			printf("warning: %s\n", warn[i]);
+		printf("min-count %ld: %zu bucket%s with fewer than %ld samples in every set hidden%s\n",
+		       so.min_count, hidden, hidden == 1 ? "" : "s", so.min_count,
+		       so.min_count ? " (--min-count 0 shows them)" : "");
 		printf("statistics of the sample counts of each %s over %zu sets, sorted by range%%\n\n",
 		       bucket_by_name(by), k);
 		printf("%8s %12s %7s %4s %12s %11s %10s %10s  %s\n", "range%", "sum", "sum%", "N", "mean",
@@ -179,8 +212,8 @@ int cmd_stats(int argc, char **argv)
 				printf("  %s", r->b->image);
 			printf("\n");
 		}
-		if (shown < bs.n)
-			printf("%8s (%zu more rows; -n 0 shows all)\n", "...", bs.n - shown);
+		if (shown < nr)
+			printf("%8s (%zu more rows; -n 0 shows all)\n", "...", nr - shown);
 	}
 	for (size_t i = 0; i < nw; i++)
 		free(warn[i]);
