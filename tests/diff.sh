@@ -101,6 +101,13 @@ check "toy table 2: poly2 first by power-law saturation too ($(jx "$TMP/polyp.js
 check "toy table 2, operands swapped: poly2 first, A the more stressed" \
 	[ "$(jx "$TMP/polyr.json" '(r[0]["procedure"], s["stressed"])')" = "('poly2', 'A')" ]
 
+"$VPROF" diff --json --by line "$TMP/p3" "$TMP/p4" >"$TMP/polyl.json" 2>/dev/null
+check "toy table 2, --by line: the first row is a line of poly2 in diff_poly.c ($(jx "$TMP/polyl.json" 'r[0]'))" \
+	[ "$(jx "$TMP/polyl.json" '(r[0]["procedure"], r[0]["file"].endswith("diff_poly.c"), r[0]["line"] > 0)')" = "('poly2', True, True)" ]
+"$VPROF" diff --json --by image --min-count 0 "$TMP/p3" "$TMP/p4" >"$TMP/polyi.json" 2>/dev/null
+check "toy table 2, --by image: the program's and libm's rows, no procedure field" \
+	[ "$(jx "$TMP/polyi.json" '{"poly", "libm.so.6"} <= set(x["image"].split("/")[-1] for x in r if "procedure" not in x)')" = True ]
+
 # False sharing needs both threads on a CPU at once; with the machine
 # busy they seldom are. The fixture prints its parallelism (CPU time over
 # wall time of the threaded part); up to 3 tries for one >= 1.5.
@@ -128,6 +135,11 @@ check "different programs: a warning, exit 0 ($(grep warning "$TMP/mm.txt" | hea
 	[ $rc -eq 0 -a "$(grep -c 'are these runs of the same program' "$TMP/mm.txt")" -ge 1 ]
 "$VPROF" diff --json "$TMP/p3" "$TMP/h1" >"$TMP/mm.json" 2>/dev/null
 check "different programs: the warning is in the JSON summary" [ "$(jx "$TMP/mm.json" 'len(s["warnings"]) >= 1')" = True ]
+
+{ echo "image /paper/table2"; col "$T2" 4; } | "$TMP/mkprof" "$TMP/t2p" 1 4000000
+"$VPROF" diff --by instruction --db "$TMP/t2" @1 "$TMP/t2p@1" >"$TMP/per.txt" 2>/dev/null
+check "different sampling periods: a warning ($(grep warning "$TMP/per.txt"))" \
+	grep -q "^warning: A and B were sampled at different mean periods (1.000 and 4.000 ms)" "$TMP/per.txt"
 
 one_msg() {   # one_msg WHAT WANT-RC REGEX CMD...: one stderr line matching REGEX, status WANT-RC
 	local what=$1 want=$2 re=$3; shift 3
