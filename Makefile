@@ -43,7 +43,7 @@ HTML_OBJ   := $(B)/obj/gen/html_assets.o
 CMD_OBJ    += $(HTML_OBJ)
 
 LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
-CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread
+CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread -lm
 INTERP_LIBS := -lZydis
 
 .PHONY: all deps check demo install clean tests reliability proto fuzz
