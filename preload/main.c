@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -230,6 +231,17 @@ __attribute__((destructor)) static void vprof_fini(void)
 	preload_images_scan();      /* images dlopen'd since the last scan */
 	struct merge_spool_live *live = &g_vprof.spool.hdr->live;
 	live->cpu_ns = cpu_ns();
+	/* User and system CPU apart: the perf events see user mode only,
+	 * and reports show the system part as [kernel] (docs/formats.md).
+	 * getrusage splits the same total by the kernel's tick counts. */
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		live->cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
+				    (uint64_t)ru.ru_utime.tv_usec * 1000ull;
+		live->cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
+				   (uint64_t)ru.ru_stime.tv_usec * 1000ull;
+		__atomic_store_n(&live->cpu_split, 1, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&live->exited, 1, __ATOMIC_RELEASE);
 	/* The mapping stays until the process is gone: other threads may
 	 * still be sampled into it. */
