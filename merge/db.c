@@ -534,6 +534,7 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 	for (int i = 0; i < MERGE_INTERP_STOPS; i++)
 		st->interp_stops[i] += l->interp_stops[i];
 	st->jit_samples += c.jit;
+	st->ring_fallbacks += l->ring_fallbacks;
 	if (l->exited && l->cpu_split == 1) {
 		uint64_t k = kernel_equiv(s, l, c.merged);
 		st->cpu_user_ns += l->cpu_user_ns;

@@ -205,6 +205,7 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t cpu_user_ns;    /* user-mode CPU at exit (if cpu_split) */
 	uint64_t cpu_sys_ns;     /* system (kernel) CPU at exit (if cpu_split) */
 	uint64_t cpu_split;      /* 1 when the two above were recorded */
+	uint64_t ring_fallbacks; /* threads sampled by signals: ring not mapped */
 };
 
 struct merge_spool_header {
@@ -276,6 +277,7 @@ struct merge_stats {
 	uint64_t split_processes;/* processes that recorded the split */
 	uint64_t kernel_samples; /* sample-equivalents in [kernel] profiles */
 	uint64_t jit_samples;    /* samples named from perf maps ([jit:EXE]) */
+	uint64_t ring_fallbacks; /* threads whose ring could not be mapped */
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */

@@ -196,6 +196,7 @@ static void on_fork_child(void)
 
 	struct merge_spool parent = g_vprof.spool;
 	g_vprof.spool.hdr = NULL;
+	upcall_ring_fallbacks = NULL;   /* the parent's mapping goes below */
 	g_vprof.pid = getpid();
 	if (open_spool() < 0) {
 		/* No spool: stop sampling this child; it runs on unprofiled. */
@@ -206,6 +207,7 @@ static void on_fork_child(void)
 	}
 	preload_images_inherit(&parent);
 	merge_spool_forget(&parent);
+	upcall_ring_fallbacks = &g_vprof.spool.hdr->live.ring_fallbacks;
 	upcall_process_start(g_vprof.backend, g_vprof.period);
 	t->busy = 0;
 	preload_thread_begin();
@@ -289,6 +291,7 @@ __attribute__((constructor)) static void vprof_init(void)
 	}
 	g_vprof.active = 1;
 	g_vprof.pid = getpid();
+	upcall_ring_fallbacks = &g_vprof.spool.hdr->live.ring_fallbacks;
 	g_thread.busy = 1;
 	preload_images_scan();
 	if ((rc = preload_signals_install()) < 0) {
