@@ -47,7 +47,10 @@ static const char kHelp[] =
 	"  -n ROWS       rows per event (default 40; 0: all)\n"
 	"  --json        one JSON object: {db, epoch, processes, samples, ...,\n"
 	"                events: [{event, total, rows: [{procedure, image, [file, line,]\n"
-	"                samples, percent}]}]}\n";
+	"                samples, percent}]}]}\n"
+	"JIT code named by its process's /tmp/perf-PID.map (read at merge) shows in\n"
+	"image [jit:EXE]; system CPU, which perf events do not sample, as procedure\n"
+	"[kernel] in image [kernel:EXE] (its samples x system/user CPU).\n";
 
 static int on_by(int ch, const char *arg, void *ctx)
 {
@@ -171,11 +174,15 @@ static void print_kernel_jit(const struct merge_stats *s)
 		printf("kernel: system CPU %.2f s of %.2f s (%.1f%%) in %llu process%s; ", sys,
 		       user + sys, user + sys > 0 ? 100.0 * sys / (user + sys) : 0.0,
 		       (unsigned long long)s->split_processes, s->split_processes == 1 ? "" : "es");
+		int timers = s->by_backend[MERGE_EV_CPU_TIMER] || s->by_backend[MERGE_EV_ITIMER];
 		if (s->kernel_samples)
-			printf("shown as [kernel] rows, %llu sample-equivalents\n",
-			       (unsigned long long)s->kernel_samples);
-		else
+			printf("shown as [kernel] rows, %llu sample-equivalents%s\n",
+			       (unsigned long long)s->kernel_samples,
+			       timers ? " (CPU-timer processes' in their samples)" : "");
+		else if (timers)
 			printf("no [kernel] rows (CPU timers sample it at the system-call sites)\n");
+		else
+			printf("no [kernel] rows (under one sample's worth)\n");
 	}
 	if (s->jit_samples)
 		printf("jit: %llu samples named from perf maps ([jit:EXE] images)\n",
