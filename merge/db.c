@@ -472,7 +472,8 @@ static int perfmap_open(struct merge_perfmap *m, const struct merge_spool *sp, F
 /* System CPU in sample-equivalents, for events that never sample the
  * kernel (perf events, which are user-only without privileges): at the
  * rate the process's user CPU was sampled (its samples per user ns), or,
- * with no user samples, at the asked period. The CPU timers' signals land
+ * with no user samples, at the asked period, which also caps the rate of
+ * task-clock (its event is in ns). The CPU timers' signals land
  * on return to user mode, so their samples already hold the kernel time
  * (at the system-call sites): nothing is added for them. */
 static uint64_t kernel_equiv(const struct merge_spool_static *s, const struct merge_spool_live *l,
@@ -481,11 +482,13 @@ static uint64_t kernel_equiv(const struct merge_spool_static *s, const struct me
 	if (s->event != MERGE_EV_TASK_CLOCK && s->event != MERGE_EV_CYCLES &&
 	    s->event != MERGE_EV_INSTRUCTIONS)
 		return 0;
-	if (merged && l->cpu_user_ns)
-		return (uint64_t)((double)merged * (double)l->cpu_sys_ns / (double)l->cpu_user_ns + 0.5);
-	if (s->event == MERGE_EV_TASK_CLOCK && s->period)
-		return (l->cpu_sys_ns + s->period / 2) / s->period;
-	return 0;
+	double rate = merged && l->cpu_user_ns ? (double)merged / (double)l->cpu_user_ns : 0;
+	/* getrusage splits the CPU by tick counts: for a short process the
+	 * user part can be far too small, and the rate it gives far too
+	 * high. A clock is never sampled above its asked rate on average. */
+	if (s->event == MERGE_EV_TASK_CLOCK && s->period && (!rate || rate > 1.0 / (double)s->period))
+		rate = 1.0 / (double)s->period;
+	return (uint64_t)(rate * (double)l->cpu_sys_ns + 0.5);
 }
 
 static int merge_one(const char *path, struct accum *acc, struct merge_stats *st,
