@@ -125,12 +125,19 @@ FUZZ_CC    ?= clang
 # 8-byte-aligned section offsets.
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -fno-sanitize=alignment
-FUZZ_SRC   := merge/spool.c merge/profile.c merge/hotlist.c
-FUZZ_BIN   := $(B)/fuzz/spool_fuzz $(B)/fuzz/profile_fuzz $(B)/fuzz/mkseed
+FUZZ_SRC   := merge/spool.c merge/profile.c merge/hotlist.c merge/jit.c
+FUZZ_BIN   := $(B)/fuzz/spool_fuzz $(B)/fuzz/profile_fuzz $(B)/fuzz/perfmap_fuzz \
+	      $(B)/fuzz/elf_fuzz $(B)/fuzz/mkseed
+# The symbolizer's ELF reading (reports/sym_*.c), for elf_fuzz.
+FUZZ_SYM   := reports/symbolize.c reports/sym_elf.c reports/sym_table.c reports/sym_debug.c \
+	      reports/sym_lines.c reports/sym_demangle.c
 fuzz: $(FUZZ_BIN)
 $(B)/fuzz/%_fuzz: fuzz/%_fuzz.c fuzz/fuzz_file.h $(FUZZ_SRC) $(wildcard merge/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC) -lxxhash
+$(B)/fuzz/elf_fuzz: fuzz/elf_fuzz.c fuzz/fuzz_file.h $(FUZZ_SYM) $(wildcard reports/sym*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SYM) -lelf -ldw -ldl
 $(B)/fuzz/mkseed: fuzz/mkseed.c $(FUZZ_SRC) $(wildcard merge/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O1 -g -o $@ $< $(filter-out merge/spool.c,$(FUZZ_SRC)) -lxxhash

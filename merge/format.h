@@ -96,6 +96,7 @@ enum merge_section_kind {
 	/* reserved for the next issues: */
 	MERGE_SEC_STACKS = 7,    /* call stacks */
 	MERGE_SEC_LATENCY = 8,   /* load latencies */
+	MERGE_SEC_JITNAMES = 9,  /* profile: names of JIT code (perf maps) */
 };
 
 struct merge_section {
@@ -190,6 +191,13 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t interp_runs;    /* interpretation runs at samples */
 	uint64_t interp_insns;   /* instructions they interpreted */
 	uint64_t interp_stops[MERGE_INTERP_STOPS]; /* runs by interp_stop reason */
+	/* Appended (issue 8): the process's CPU split at exit, from
+	 * getrusage. Page 0 is zero-filled, so an older libvprof's spool
+	 * reads cpu_split 0 (no split known); older readers ignore these. */
+	uint64_t cpu_user_ns;    /* user-mode CPU at exit (if cpu_split) */
+	uint64_t cpu_sys_ns;     /* system (kernel) CPU at exit (if cpu_split) */
+	uint64_t cpu_split;      /* 1 when the two above were recorded */
+	uint64_t ring_fallbacks; /* threads sampled by signals: ring not mapped */
 };
 
 struct merge_spool_header {
@@ -258,6 +266,14 @@ struct merge_stats {
 	uint64_t interp_runs;
 	uint64_t interp_insns;
 	uint64_t interp_stops[MERGE_INTERP_STOPS];
+	/* Appended with kernel time and JIT names (zero when read from an
+	 * older, shorter section). */
+	uint64_t cpu_user_ns;    /* user CPU of the processes with a split */
+	uint64_t cpu_sys_ns;     /* ... and their system CPU */
+	uint64_t split_processes;/* processes that recorded the split */
+	uint64_t kernel_samples; /* sample-equivalents in [kernel] profiles */
+	uint64_t jit_samples;    /* samples named from perf maps ([jit:EXE]) */
+	uint64_t ring_fallbacks; /* threads whose ring could not be mapped */
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */
@@ -279,6 +295,16 @@ struct merge_profile_header {
 	struct merge_section section[MERGE_MAX_SECTIONS];
 	char path[512];          /* image path as last recorded */
 };
-enum { MERGE_PROF_UNKNOWN = 1, MERGE_PROF_STATS = 2 };
+/* MERGE_PROF_JIT: "[jit:EXE]", samples in JIT code named by the process's
+ * /tmp/perf-PID.map at merge time; a record's offset is the key
+ * (merge_jit_key) of the name in the JITNAMES section. MERGE_PROF_KERNEL:
+ * "[kernel:EXE]", one record at offset 0 whose count is the processes'
+ * system CPU in sample-equivalents (docs/formats.md, "Kernel time"). */
+enum { MERGE_PROF_UNKNOWN = 1, MERGE_PROF_STATS = 2, MERGE_PROF_JIT = 4, MERGE_PROF_KERNEL = 8 };
+
+/* JITNAMES section: records { uint64_t key; uint32_t len; uint32_t zero;
+ * char name[len]; zero padding to 8 bytes }, sorted by key, one per key;
+ * key = XXH64(name, len, 0). */
+#define MERGE_JIT_NAME_MAX 512
 
 #endif

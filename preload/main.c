@@ -26,6 +26,7 @@ _Static_assert(UPCALL_PATH_MAX == MERGE_PATH_MAX, "a ring mmap path is an image 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -197,6 +198,7 @@ static void on_fork_child(void)
 
 	struct merge_spool parent = g_vprof.spool;
 	g_vprof.spool.hdr = NULL;
+	upcall_ring_fallbacks = NULL;   /* the parent's mapping goes below */
 	g_vprof.pid = getpid();
 	if (open_spool() < 0) {
 		/* No spool: stop sampling this child; it runs on unprofiled. */
@@ -207,6 +209,7 @@ static void on_fork_child(void)
 	}
 	preload_images_inherit(&parent);
 	merge_spool_forget(&parent);
+	upcall_ring_fallbacks = &g_vprof.spool.hdr->live.ring_fallbacks;
 	upcall_process_start(g_vprof.backend, g_vprof.period);
 	t->busy = 0;
 	preload_thread_begin();
@@ -232,6 +235,17 @@ __attribute__((destructor)) static void vprof_fini(void)
 	preload_images_scan();      /* images dlopen'd since the last scan */
 	struct merge_spool_live *live = &g_vprof.spool.hdr->live;
 	live->cpu_ns = cpu_ns();
+	/* User and system CPU apart: the perf events see user mode only,
+	 * and reports show the system part as [kernel] (docs/formats.md).
+	 * getrusage splits the same total by the kernel's tick counts. */
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		live->cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
+				    (uint64_t)ru.ru_utime.tv_usec * 1000ull;
+		live->cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
+				   (uint64_t)ru.ru_stime.tv_usec * 1000ull;
+		__atomic_store_n(&live->cpu_split, 1, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&live->exited, 1, __ATOMIC_RELEASE);
 	/* The mapping stays until the process is gone: other threads may
 	 * still be sampled into it. */
@@ -279,6 +293,7 @@ __attribute__((constructor)) static void vprof_init(void)
 	}
 	g_vprof.active = 1;
 	g_vprof.pid = getpid();
+	upcall_ring_fallbacks = &g_vprof.spool.hdr->live.ring_fallbacks;
 	g_thread.busy = 1;
 	preload_images_scan();
 	if ((rc = preload_signals_install()) < 0) {

@@ -82,8 +82,10 @@ void preload_thread_begin(void)
 	/* A ring is locked memory: an unprivileged user past
 	 * perf_event_mlock_kb and RLIMIT_MEMLOCK gets EPERM for it. Such a
 	 * thread is still sampled, a signal per sample. */
+	int fell_back = 0;
 	if (rc < 0 && ring)
-		rc = upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed, 0, 0);
+		fell_back = (rc = upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed,
+						      0, 0)) == 0;
 	if (rc == 0) {
 		t->up.on_mmap = preload_on_mmap;
 		t->up.drain_now = preload_drain;
@@ -91,6 +93,9 @@ void preload_thread_begin(void)
 		t->armed = 1;
 		if (upcall_thread_enable(&t->up) == 0) {
 			__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
+			if (fell_back)
+				__atomic_fetch_add(&g_vprof.spool.hdr->live.ring_fallbacks, 1,
+						   __ATOMIC_RELAXED);
 		} else {
 			/* Not armed: release the event (and its descriptor). */
 			upcall_thread_stop(&t->up);

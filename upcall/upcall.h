@@ -110,6 +110,11 @@ struct upcall_thread {
  * *period_out the mean period in the backend's unit. */
 int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out);
 
+/* Where to count a thread whose ring mode fell back to a signal per
+ * sample (its ring could not be mapped: locked memory spent); the
+ * spool's live.ring_fallbacks, set by the library. NULL: not counted. */
+extern uint64_t *upcall_ring_fallbacks;
+
 /* The smallest period armed for backend (UPCALL_MIN_PERIOD_*): a shorter
  * asked period is raised to it. Async-signal-safe. */
 uint64_t upcall_min_period(int backend);
