@@ -47,6 +47,12 @@ struct preload_thread {
 	int prog_pending;        /* its own SIGPROF arrived while so blocked */
 	siginfo_t prog_info;     /* ... and its siginfo */
 	int prog_signalfd;       /* reads SIGPROF through a signalfd: really block */
+	/* A program's handler that preload_forward runs on the thread's
+	 * stack from our frames on the alternate stack (dispatch.c): */
+	void *fwd_top;           /* its stack top; NULL when none is running */
+	void (*fwd_fn)(int, siginfo_t *, void *);
+	stack_t fwd_ss;          /* the alternate stack, disabled meanwhile */
+	sigset_t fwd_mask;       /* the mask the program's handler runs with */
 };
 
 extern struct preload_global g_vprof;
@@ -85,6 +91,11 @@ int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction 
  * blocked (SIGPROF's), or NULL. AS-safe. */
 void preload_forward(int sig, struct sigaction *p, siginfo_t *si, void *uc, int refaults,
 		     int *view_blocked);
+/* At a handler's entry: 1 if it runs off the alternate stack because a
+ * program handler that preload_forward started on the thread's stack is
+ * running (nothing may interpret then); gives the alternate stack back
+ * when that handler has been left by a longjmp. AS-safe. */
+int preload_altstack_check(const ucontext_t *uc);
 /* masks.c: a thread starting with SIGPROF really blocked (inherited mask) gets it
  * unblocked, the block kept as the program's view. Normal context. */
 void preload_signals_thread_begin(void);
