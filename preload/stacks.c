@@ -1,0 +1,160 @@
+/*
+ * Call stacks at each sample (VPROF_STACKS, `vprof run --stacks`).
+ *
+ * In the SIGPROF handler, after the PC is counted, the interrupted thread's
+ * stack is unwound from the signal's ucontext, up to VPROF_STACK_DEPTH
+ * frames (sampled PC first, then return addresses), and counted in the
+ * spool's STACKS table (merge/stacks.c). Two unwinders:
+ *
+ *   unwind (default)  libunwind's local unwinder from the ucontext
+ *                     (unw_init_local2 with UNW_INIT_SIGNAL_FRAME), which
+ *                     reads .eh_frame: right through Debian's libraries and
+ *                     programs, built without frame pointers. libunwind
+ *                     documents its local unwinding as async-signal-safe;
+ *                     its caching is set per thread (no lock shared with
+ *                     other threads' handlers) and it is warmed once in the
+ *                     constructor, so the handler never initializes it.
+ *   fp                the frame-pointer chain from rbp: cheap, right only
+ *                     for code built with -fno-omit-frame-pointer. Every
+ *                     read is checked first against the thread's stack,
+ *                     [interrupted rsp, top), the top being __libc_stack_end
+ *                     for the main thread and the thread descriptor
+ *                     (glibc puts it at the top of a thread's stack) for
+ *                     others: a chain that leaves it stops, nothing faults.
+ *
+ * Ring mode is not used with stacks: the kernel's PERF_SAMPLE_CALLCHAIN
+ * walks frame pointers too (wrong for Debian's code), and unwinding copies
+ * of the user stack (PERF_SAMPLE_STACK_USER) at drain time costs a copy of
+ * kilobytes per sample (BENCHMARKS.md, "Call stacks").
+ *
+ * Handler rules: no malloc, no locks of ours, no stdio; state is TLS
+ * (initial-exec) and the stack arrays live on the handler's stack.
+ */
+#include "preload/preload.h"
+#include "merge/stacks.h"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+extern void *__libc_stack_end;
+
+static pthread_t g_main_thread;
+static __thread uintptr_t t_stack_top PRELOAD_TLS;
+
+/* A warm-up unwind from here: libunwind initializes its tables (and may
+ * allocate) at its first use, which must not be in a handler. */
+static __attribute__((noinline)) int warm(void)
+{
+	unw_context_t ctx;
+	unw_cursor_t cur;
+	int n = 0;
+	if (unw_getcontext(&ctx) < 0 || unw_init_local(&cur, &ctx) < 0)
+		return -1;
+	while (n < MERGE_STACK_MAX && unw_step(&cur) > 0)
+		n++;
+	return n;
+}
+
+int preload_stacks_init(void)
+{
+	g_main_thread = pthread_self();
+	if (g_vprof.cfg.stack_method == MERGE_STACK_M_UNWIND) {
+		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+		if (warm() < 0)
+			return -ENOSYS;
+	}
+	return 0;
+}
+
+static unsigned by_unwind(ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
+{
+	unw_cursor_t cur;
+	unsigned n = 0;
+	*more = 0;
+	if (unw_init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+		goto leaf;
+	for (;;) {
+		unw_word_t ip;
+		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
+			break;
+		if (n == max) {
+			*more = 1;
+			break;
+		}
+		pc[n++] = ip;
+		if (unw_step(&cur) <= 0)
+			break;
+	}
+leaf:
+	if (!n)
+		pc[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	return n;
+}
+
+static uintptr_t stack_top(void)
+{
+	if (!t_stack_top) {
+		pthread_t self = pthread_self();
+		t_stack_top = pthread_equal(self, g_main_thread) ? (uintptr_t)__libc_stack_end
+								  : (uintptr_t)self;
+	}
+	return t_stack_top;
+}
+
+static unsigned by_fp(ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
+{
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	uintptr_t top = stack_top();
+	unsigned n = 0;
+	*more = 0;
+	pc[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (sp >= top || top - sp > (1ul << 30))
+		return n;       /* not on the stack we know (a coroutine's): leaf only */
+	while (fp >= sp && fp + 16 <= top && !(fp & 7)) {
+		uintptr_t next = ((const uintptr_t *)fp)[0];
+		uintptr_t ret = ((const uintptr_t *)fp)[1];
+		if (!ret || ret >= (1ul << 47))
+			break;
+		if (n == max) {
+			*more = 1;
+			break;
+		}
+		pc[n++] = ret;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+void preload_stacks_sample(siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uint64_t pc[MERGE_STACK_MAX];
+	unsigned max = (unsigned)g_vprof.cfg.stack_depth, n;
+	int more = 0;
+	if (!g_vprof.cfg.stacks || !g_vprof.spool.stacks)
+		return;
+	if (max < 1 || max > MERGE_STACK_MAX)
+		max = MERGE_STACK_MAX;
+	/* The same weight preload_sample gave the PC (timer overruns). */
+	uint64_t weight = 1;
+	if (si->si_code == SI_TIMER && si->si_overrun > 0)
+		weight += si->si_overrun > 63 ? 63 : (uint64_t)si->si_overrun;
+	if (g_thread.busy) {
+		/* In vprof's own code: the leaf alone (the unwinder may be
+		 * what was interrupted). */
+		pc[0] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+		n = 1;
+	} else {
+		g_thread.busy = 1;
+		n = g_vprof.cfg.stack_method == MERGE_STACK_M_FP ? by_fp(uc, pc, max, &more)
+								 : by_unwind(uc, pc, max, &more);
+		g_thread.busy = 0;
+	}
+	merge_spool_stack(&g_vprof.spool, pc, n, g_vprof.spool.gen, more, weight);
+}
