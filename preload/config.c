@@ -122,8 +122,10 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 			c->stack_method = MERGE_STACK_M_UNWIND;
 		else if (!strcmp(s, "fp"))
 			c->stack_method = MERGE_STACK_M_FP;
+		else if (!strcmp(s, "cursor"))
+			c->stack_method = MERGE_STACK_M_CURSOR;
 		else {
-			snprintf(why, whylen, "VPROF_STACK_METHOD=%s: expected one of unwind, fp", s);
+			snprintf(why, whylen, "VPROF_STACK_METHOD=%s: expected one of unwind, fp, cursor", s);
 			return -EINVAL;
 		}
 	}

@@ -6,14 +6,18 @@
  * frames (sampled PC first, then return addresses), and counted in the
  * spool's STACKS table (merge/stacks.c). Two unwinders:
  *
- *   unwind (default)  libunwind's local unwinder from the ucontext
- *                     (unw_init_local2 with UNW_INIT_SIGNAL_FRAME), which
- *                     reads .eh_frame: right through Debian's libraries and
- *                     programs, built without frame pointers. libunwind
- *                     documents its local unwinding as async-signal-safe;
- *                     its caching is set per thread (no lock shared with
- *                     other threads' handlers) and it is warmed once in the
- *                     constructor, so the handler never initializes it.
+ *   unwind (default)  libunwind's unw_backtrace() from the handler, through
+ *                     the kernel's signal frame (its fast path, a per-thread
+ *                     cache of frame descriptions built from .eh_frame):
+ *                     right through Debian's libraries and programs, built
+ *                     without frame pointers. libunwind documents its local
+ *                     unwinding as async-signal-safe; it is warmed in the
+ *                     constructor (tables, its thread key), and a thread's
+ *                     cache is mmap'd by libunwind at its first sample.
+ *   cursor            libunwind's cursor from the ucontext (unw_init_local2
+ *                     with UNW_INIT_SIGNAL_FRAME, unw_step): the fallback of
+ *                     `unwind`, and slow here (BENCHMARKS.md: its global
+ *                     cache lock costs two sigprocmask calls a frame).
  *   fp                the frame-pointer chain from rbp: cheap, right only
  *                     for code built with -fno-omit-frame-pointer. Every
  *                     read is checked first against the thread's stack,
@@ -61,9 +65,10 @@ static __attribute__((noinline)) int warm(void)
 int preload_stacks_init(void)
 {
 	g_main_thread = pthread_self();
-	if (g_vprof.cfg.stack_method == MERGE_STACK_M_UNWIND) {
+	if (g_vprof.cfg.stack_method != MERGE_STACK_M_FP) {
+		void *buf[8];
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-		if (warm() < 0)
+		if (warm() < 0 || unw_backtrace(buf, 8) <= 0)
 			return -ENOSYS;
 	}
 	return 0;
@@ -92,6 +97,30 @@ leaf:
 	if (!n)
 		pc[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	return n;
+}
+
+/* libunwind's fast path: unw_backtrace() from here, through our handler
+ * and the kernel's signal frame, with its per-thread cache of frame
+ * descriptions (tdep_trace; ~0.4 us for 16 frames here, where the cursor
+ * above takes ~90: it locks its global cache, two sigprocmask calls, at
+ * every frame). The interrupted frame is the one whose IP is the
+ * ucontext's; frames before it are ours. If it is not found (the fast
+ * path gave up at the signal frame), the cursor does it. */
+#define OURS_MAX 16
+static unsigned by_backtrace(ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
+{
+	void *buf[MERGE_STACK_MAX + OURS_MAX];
+	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	int cap = (int)max + OURS_MAX, n = unw_backtrace(buf, cap), i;
+	for (i = 0; i < n && i < OURS_MAX && (uint64_t)buf[i] != rip; i++)
+		;
+	if (i >= n || i >= OURS_MAX)
+		return by_unwind(uc, pc, max, more);
+	unsigned k = 0;
+	for (; i < n && k < max; i++)
+		pc[k++] = (uint64_t)buf[i];
+	*more = i < n || n == cap;
+	return k;
 }
 
 static uintptr_t stack_top(void)
@@ -152,8 +181,9 @@ void preload_stacks_sample(siginfo_t *si, void *ucv)
 		n = 1;
 	} else {
 		g_thread.busy = 1;
-		n = g_vprof.cfg.stack_method == MERGE_STACK_M_FP ? by_fp(uc, pc, max, &more)
-								 : by_unwind(uc, pc, max, &more);
+		n = g_vprof.cfg.stack_method == MERGE_STACK_M_FP       ? by_fp(uc, pc, max, &more)
+		    : g_vprof.cfg.stack_method == MERGE_STACK_M_CURSOR ? by_unwind(uc, pc, max, &more)
+								       : by_backtrace(uc, pc, max, &more);
 		g_thread.busy = 0;
 	}
 	merge_spool_stack(&g_vprof.spool, pc, n, g_vprof.spool.gen, more, weight);

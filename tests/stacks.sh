@@ -31,7 +31,7 @@ print("none")' "$4"
 near() { "$PY" -c 'import sys; a, b, p = sys.argv[1:]; sys.exit(not (a != "none" and abs(float(a) - float(b)) <= float(p)))' "$1" "$2" "$3"; }
 
 "$TMP/ct_nofp" "$N" >"$TMP/plain.out"; plain_st=$?
-for variant in "nofp unwind" "fp unwind" "fp fp"; do
+for variant in "nofp unwind" "nofp cursor" "fp unwind" "fp fp"; do
 	set -- $variant
 	bin=$TMP/ct_$1 db=$TMP/db_$1_$2 tag="-O1 $([ "$1" = fp ] && echo -fno-omit-frame-pointer || echo -fomit-frame-pointer), method $2"
 	st=$(VPROF_STACK_METHOD=$2 CALLTREE_TRUTH=$TMP/truth runst "$TMP/v.out" "$TMP/v.err" \
@@ -140,5 +140,5 @@ check "VPROF_STACKS=off with VPROF_STACK_DEPTH: one message saying so" \
 	[ "$st" = 0 -a "$(wc -l <"$TMP/e")" = 1 ] && grep -q 'turns off' "$TMP/e" || fail "stacks off + depth"
 st=$(runst "$TMP/o" "$TMP/e" env VPROF_DB="$TMP/db_env" VPROF_STACKS=on VPROF_STACK_METHOD=dwarf LD_PRELOAD="$LIBVPROF" "$TMP/ct_nofp" 200)
 check "VPROF_STACK_METHOD=dwarf: one message naming unwind and fp" \
-	[ "$st" = 0 -a "$(wc -l <"$TMP/e")" = 1 ] && grep -q 'expected one of unwind, fp' "$TMP/e" || fail "method message"
+	[ "$st" = 0 -a "$(wc -l <"$TMP/e")" = 1 ] && grep -q 'expected one of unwind, fp, cursor' "$TMP/e" || fail "method message"
 finish
