@@ -56,6 +56,15 @@ for variant in "nofp unwind" "nofp cursor" "fp unwind" "fp fp"; do
 	check "$tag: ... and main;b;leaf" grep -q 'main;b;leaf [0-9]*$' "$TMP/folded"
 done
 
+# Other triggers and value sampling with stacks: the tree still shows.
+for combo in "--event cpu-timer" "--values --freq 1000"; do
+	db=$TMP/db_combo; rm -rf "$db"
+	st=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$db" --stacks $combo -- "$TMP/ct_nofp" 4000)
+	ca=$(share "$db" callers leaf a) cb=$(share "$db" callers leaf b)
+	check "--stacks $combo: same output, leaf called from a ($ca%) more than from b ($cb%)" \
+		[ "$st" = 0 -a "$(cat "$TMP/v.out")" = "calltree 4000 0" ] && "$PY" -c 'import sys; a, b = sys.argv[1:]; sys.exit(not (a != "none" and b != "none" and float(a) > float(b) > 20))' "$ca" "$cb" || fail "--stacks $combo shares"
+done
+
 # Report columns: inclusive time, main at ~100% inclusive and 0 exclusive.
 db=$TMP/db_nofp_unwind
 "$VPROF" report --db "$db" --json -n 0 >"$TMP/r.json" 2>/dev/null
