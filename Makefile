@@ -37,7 +37,7 @@ INTERP_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(INTERP_SRC))
 PROTO_OBJ  := $(B)/obj/gen/profile.pb-c.o
 CMD_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRC) $(MERGE_SRC)) $(PROTO_OBJ)
 
-LIB_LIBS   := -lxxhash -lunwind -ldl -lpthread -lrt
+LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
 CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread
 INTERP_LIBS := -lZydis
 

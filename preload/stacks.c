@@ -39,11 +39,43 @@
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
 extern void *__libc_stack_end;
+
+/* libunwind is dlopen'ed RTLD_LOCAL, and only with stacks on: linked in,
+ * its _Unwind_* exports (it has a whole libgcc_s-compatible set) would
+ * sit in every profiled program's global scope, before libgcc_s when the
+ * program reaches libgcc_s only through libstdc++, and take over its C++
+ * exceptions. Local, nothing of the program binds to it. */
+static struct {
+	int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
+	int (*step)(unw_cursor_t *);
+	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+	int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+	int (*getcontext)(unw_context_t *);
+	int (*backtrace)(void **, int);
+	unw_addr_space_t *local_as;
+} U;
+
+static int load_libunwind(void)
+{
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return -ENOENT;
+	*(void **)&U.init_local2 = dlsym(h, "_ULx86_64_init_local2");
+	*(void **)&U.step = dlsym(h, "_ULx86_64_step");
+	*(void **)&U.get_reg = dlsym(h, "_ULx86_64_get_reg");
+	*(void **)&U.set_caching_policy = dlsym(h, "_ULx86_64_set_caching_policy");
+	*(void **)&U.getcontext = dlsym(h, "_Ux86_64_getcontext");
+	*(void **)&U.backtrace = dlsym(h, "unw_backtrace");
+	U.local_as = dlsym(h, "_ULx86_64_local_addr_space");
+	return U.init_local2 && U.step && U.get_reg && U.set_caching_policy && U.getcontext &&
+	       U.backtrace && U.local_as ? 0 : -ENOSYS;
+}
 
 static pthread_t g_main_thread;
 static __thread uintptr_t t_stack_top PRELOAD_TLS;
@@ -55,9 +87,9 @@ static __attribute__((noinline)) int warm(void)
 	unw_context_t ctx;
 	unw_cursor_t cur;
 	int n = 0;
-	if (unw_getcontext(&ctx) < 0 || unw_init_local(&cur, &ctx) < 0)
+	if (U.getcontext(&ctx) < 0 || U.init_local2(&cur, &ctx, 0) < 0)
 		return -1;
-	while (n < MERGE_STACK_MAX && unw_step(&cur) > 0)
+	while (n < MERGE_STACK_MAX && U.step(&cur) > 0)
 		n++;
 	return n;
 }
@@ -67,8 +99,11 @@ int preload_stacks_init(void)
 	g_main_thread = pthread_self();
 	if (g_vprof.cfg.stack_method != MERGE_STACK_M_FP) {
 		void *buf[8];
-		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-		if (warm() < 0 || unw_backtrace(buf, 8) <= 0)
+		int rc = load_libunwind();
+		if (rc < 0)
+			return rc;
+		U.set_caching_policy(*U.local_as, UNW_CACHE_PER_THREAD);
+		if (warm() < 0 || U.backtrace(buf, 8) <= 0)
 			return -ENOSYS;
 	}
 	return 0;
@@ -79,18 +114,18 @@ static unsigned by_unwind(ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
 	unw_cursor_t cur;
 	unsigned n = 0;
 	*more = 0;
-	if (unw_init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+	if (U.init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
 		goto leaf;
 	for (;;) {
 		unw_word_t ip;
-		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
+		if (U.get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
 			break;
 		if (n == max) {
 			*more = 1;
 			break;
 		}
 		pc[n++] = ip;
-		if (unw_step(&cur) <= 0)
+		if (U.step(&cur) <= 0)
 			break;
 	}
 leaf:
@@ -111,7 +146,7 @@ static unsigned by_backtrace(ucontext_t *uc, uint64_t *pc, unsigned max, int *mo
 {
 	void *buf[MERGE_STACK_MAX + OURS_MAX];
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	int cap = (int)max + OURS_MAX, n = unw_backtrace(buf, cap), i;
+	int cap = (int)max + OURS_MAX, n = U.backtrace(buf, cap), i;
 	for (i = 0; i < n && i < OURS_MAX && (uint64_t)buf[i] != rip; i++)
 		;
 	if (i >= n || i >= OURS_MAX)
