@@ -30,12 +30,16 @@
 # two base runs; a variant's cost per sample is (its CPU - the mean of its
 # two neighbours) / its samples (vprof's summary; perf's --stats). Medians
 # over rounds; ratios against sig (what a stack adds to a signalled
-# sample). Prints a markdown table for BENCHMARKS.md.
+# sample). Prints a markdown table for BENCHMARKS.md. Then
+# bench/stacks_micro.c times the unwind alone inside a signal handler
+# (no timer interrupt around it), per method, 3 runs per depth.
+# --micro-only skips the whole-sample part.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-ROUNDS=5 UNITS=12000 FREQ=4000 DEPTHS="10 30"
+ROUNDS=5 UNITS=12000 FREQ=4000 DEPTHS="10 30" MACRO=1
 while [ $# -gt 0 ]; do
 	case $1 in
+	--micro-only) MACRO=0 ;;
 	--rounds) ROUNDS=$2; shift ;;
 	--units) UNITS=$2; shift ;;
 	--freq) FREQ=$2; shift ;;
@@ -79,6 +83,15 @@ run() {
 	echo "$(cpu) ${s:-0}"
 }
 
+cc -O2 -fno-omit-frame-pointer -o "$W/micro" "$TOP/bench/stacks_micro.c" -lunwind || exit 1
+micro() {
+	echo
+	echo "unwind alone, in a SIGPROF handler raised D frames deep (bench/stacks_micro.c):"
+	for r in 1 2 3; do
+		for d in $DEPTHS; do "$W/micro" "$d" 20000; done
+	done
+}
+[ $MACRO = 1 ] || { micro; exit 0; }
 variants="ring sig unwind cursor fp"
 [ $have_perf = 1 ] && variants="$variants perf perf-fp perf-dwarf"
 : >"$W/results"
@@ -119,3 +132,4 @@ for d in sorted({k[0] for k in cost}):
         print("| %d | %s | %.1f | %.2f | %+.1f%% | %d |" % (d, v, us, us / sig if sig else float("nan"),
               st.median(x[1] for x in xs), st.median(x[2] for x in xs)))
 EOF
+micro
