@@ -114,7 +114,7 @@ FUZZ_CC    ?= clang
 # 8-byte-aligned section offsets.
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -fno-sanitize=alignment
-FUZZ_SRC   := merge/spool.c merge/profile.c merge/hotlist.c
+FUZZ_SRC   := merge/spool.c merge/profile.c merge/hotlist.c merge/stacks.c
 FUZZ_BIN   := $(B)/fuzz/spool_fuzz $(B)/fuzz/profile_fuzz $(B)/fuzz/mkseed
 fuzz: $(FUZZ_BIN)
 $(B)/fuzz/%_fuzz: fuzz/%_fuzz.c fuzz/fuzz_file.h $(FUZZ_SRC) $(wildcard merge/*.h) Makefile
