@@ -41,8 +41,13 @@
 #include <libunwind.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 extern void *__libc_stack_end;
 
@@ -61,9 +66,89 @@ static struct {
 	unw_addr_space_t *local_as;
 } U;
 
+/* libunwind checks addresses it reads by writing a byte of them to a pipe
+ * of its own (write_validate: a bad address fails with EFAULT), opened at
+ * its first use and again whenever reading it fails. Those two descriptors
+ * would be the lowest free numbers, in the program's way (it lists them,
+ * closes them, reuses the numbers, and libunwind would then read a byte
+ * from the program's file). So pipe2() and pipe() called from libunwind's
+ * code get their descriptors moved to the top quarter of RLIMIT_NOFILE and
+ * marked ours (preload/fds.c: the program's close() and closefrom() pass
+ * them over), as the perf event that could not be mapped. A fork child
+ * closes ours (main.c); libunwind then opens a new pipe, moved again.
+ * Async-signal-safe: system calls only. */
+static uintptr_t g_unw_lo, g_unw_hi;   /* libunwind's loaded segments */
+
+static int find_segments(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t base = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+	if (info->dlpi_addr != base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	g_unw_lo = lo;
+	g_unw_hi = hi;
+	return 1;
+}
+
+static int move_high(int fd)
+{
+	struct rlimit rl;
+	int floor = 256;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 512)
+		floor = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 65536 - 1024
+				? 65536 - 2048
+				: (int)(rl.rlim_cur - rl.rlim_cur / 4);
+	int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor);
+	if (hi < 0)
+		return fd;
+	merge_fd_close(fd);
+	preload_fd_own(hi);
+	return hi;
+}
+
+static __thread int t_loading PRELOAD_TLS;   /* in our dlopen and warm-up of it */
+
+static int from_libunwind(uintptr_t ra)
+{
+	return t_loading || (ra >= g_unw_lo && ra < g_unw_hi);
+}
+
+__attribute__((visibility("default"))) int pipe2(int fd[2], int flags)
+{
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+	int rc = (int)syscall(SYS_pipe2, fd, flags);
+	if (rc == 0 && from_libunwind(ra)) {
+		fd[0] = move_high(fd[0]);
+		fd[1] = move_high(fd[1]);
+	}
+	return rc;
+}
+
+__attribute__((visibility("default"))) int pipe(int fd[2])
+{
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+	int rc = (int)syscall(SYS_pipe2, fd, 0);
+	if (rc == 0 && from_libunwind(ra)) {
+		fd[0] = move_high(fd[0]);
+		fd[1] = move_high(fd[1]);
+	}
+	return rc;
+}
+
 static int load_libunwind(void)
 {
+	t_loading = 1;
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	t_loading = 0;
+	Dl_info di;
 	if (!h)
 		return -ENOENT;
 	*(void **)&U.init_local2 = dlsym(h, "_ULx86_64_init_local2");
@@ -73,6 +158,13 @@ static int load_libunwind(void)
 	*(void **)&U.getcontext = dlsym(h, "_Ux86_64_getcontext");
 	*(void **)&U.backtrace = dlsym(h, "unw_backtrace");
 	U.local_as = dlsym(h, "_ULx86_64_local_addr_space");
+	if (U.backtrace && dladdr((void *)U.backtrace, &di) && di.dli_fbase) {
+		struct link_map *lm = NULL;
+		if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+			dl_iterate_phdr(find_segments, (void *)lm->l_addr);
+	}
+	if (!g_unw_hi)
+		return -ENOSYS;   /* its pipe could not be kept out of the way */
 	return U.init_local2 && U.step && U.get_reg && U.set_caching_policy && U.getcontext &&
 	       U.backtrace && U.local_as ? 0 : -ENOSYS;
 }
@@ -103,8 +195,11 @@ int preload_stacks_init(void)
 		if (rc < 0)
 			return rc;
 		U.set_caching_policy(*U.local_as, UNW_CACHE_PER_THREAD);
-		if (warm() < 0 || U.backtrace(buf, 8) <= 0)
-			return -ENOSYS;
+		t_loading = 1;
+		rc = warm() < 0 || U.backtrace(buf, 8) <= 0 ? -ENOSYS : 0;
+		t_loading = 0;
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }

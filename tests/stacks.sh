@@ -134,6 +134,15 @@ check "python3 --stacks: identical output and status ($st)" [ "$st" = "$pst" ] &
 check "python3: folded stacks from __libc_start_call_main through the eval loop" \
 	awk '$1 ~ /__libc_start_call_main;.*_PyEval_EvalFrameDefault/ { ok = 1 } END { exit !ok }' "$TMP/py.folded"
 
+# Descriptors: libunwind's validation pipe is moved out of the program's
+# way (top quarter, marked ours); the frame-pointer walk holds none.
+plain_fds=$(ls /proc/self/fd | sort -n | tr '\n' ' ')
+"$VPROF" run --db "$TMP/db_fd" --stacks -- ls /proc/self/fd 2>/dev/null | sort -n | tr '\n' ' ' >"$TMP/fd.unwind"
+VPROF_STACK_METHOD=fp "$VPROF" run --db "$TMP/db_fd" --stacks -- ls /proc/self/fd 2>/dev/null | sort -n | tr '\n' ' ' >"$TMP/fd.fp"
+low=$(tr ' ' '\n' <"$TMP/fd.unwind" | awk '$1 != "" && $1 < 1000' | tr '\n' ' ')
+check "--stacks (unwind): no descriptor below the top quarter beyond ls's own ($low / $plain_fds)" [ "$low" = "$plain_fds" ]
+check "--stacks (fp): no descriptor at all beyond ls's own ($(cat "$TMP/fd.fp"))" [ "$(cat "$TMP/fd.fp")" = "$plain_fds" ]
+
 # Bad values: one clear message each.
 for bad in 0 65 abc -3 ""; do
 	st=$(runst "$TMP/o" "$TMP/e" "$VPROF" run --db "$TMP/db_bad" --stack-depth "$bad" -- true)
