@@ -201,6 +201,7 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
 	else if (g_vprof.active && g_vprof.spool.hdr) {
 		preload_sample(sig, si, uc);
+		preload_stacks_sample(si, uc);    /* VPROF_STACKS: preload/stacks.c */
 		if (g_vprof.cfg.values && !off_alt) {
 			/* The interpreter executes the program's next
 			 * instructions for it, and they may store errno

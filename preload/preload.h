@@ -25,6 +25,8 @@ struct preload_config {
 	char module[400];        /* VPROF_MODULE: path or shipped name, "" none */
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
+	int stack_depth;         /* VPROF_STACK_DEPTH (default 32, with stacks) */
+	int stack_method;        /* VPROF_STACK_METHOD: MERGE_STACK_M_UNWIND or _FP */
 };
 
 struct preload_global {
@@ -149,6 +151,13 @@ void preload_module_observe(const struct interp_state *st, const struct interp_r
 void preload_module_run(int executed);
 void preload_module_fault(int sig, siginfo_t *si, ucontext_t *uc);
 void preload_module_thread_end(void);
+
+/* stacks.c (VPROF_STACKS): preload_stacks_init once in the constructor
+ * (normal context: warms the unwinder, so the handler never allocates);
+ * preload_stacks_sample in the handler after a PC sample is counted:
+ * unwinds from uc and counts the stack in the spool (AS-safe). */
+int preload_stacks_init(void);
+void preload_stacks_sample(siginfo_t *si, void *uc);
 
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);
