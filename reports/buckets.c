@@ -427,24 +427,3 @@ void bucket_table_row(struct table *t, const struct bucket *b, enum bucket_by by
 		table_uint(t, b->vaddr);
 	table_str(t, b->image);
 }
-void bucket_json_fields(FILE *f, const struct bucket *b, enum bucket_by by)
-{
-	if (by != BUCKET_IMAGE) {
-		fprintf(f, "\"procedure\":");
-		report_json_str(f, b->proc);
-		fputc(',', f);
-	}
-	if (by == BUCKET_LINE) {
-		fprintf(f, "\"file\":");
-		if (b->file)
-			report_json_str(f, b->file);
-		else
-			fprintf(f, "null");
-		fprintf(f, ",\"line\":%d,", b->line);
-	}
-	if (by == BUCKET_INSN)
-		fprintf(f, "\"pc\":\"%#llx\",", (unsigned long long)b->vaddr);
-	fprintf(f, "\"image\":");
-	report_json_str(f, b->image);
-	fputc(',', f);
-}

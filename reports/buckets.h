@@ -96,6 +96,5 @@ const char *bucket_text(const struct bucket *b, enum bucket_by by, char *buf, si
  * the columns where the JSON keys go; bucket_table_row gives their values. */
 void bucket_table_cols(struct table *t, enum bucket_by by);
 void bucket_table_row(struct table *t, const struct bucket *b, enum bucket_by by);
-void bucket_json_fields(FILE *f, const struct bucket *b, enum bucket_by by);
 
 #endif
