@@ -245,11 +245,13 @@ static size_t text_layout(const struct table *t, size_t *ord, int *width)
 	return n;
 }
 
-static void put_cell(FILE *f, const struct table_col *c, int first, int width, const char *s)
+/* A cell of the text table: its gap, then s padded to width (the last
+ * column left-aligned is not padded: no trailing spaces). */
+static void put_cell(FILE *f, const struct table_col *c, int first, int last, int width, const char *s)
 {
 	if (!first)
 		fprintf(f, "%*s", c->gap ? c->gap : 1, "");
-	if (width <= 0)
+	if (width <= 0 || (last && (c->flags & TABLE_LEFT)))
 		fputs(s, f);
 	else if (c->flags & TABLE_LEFT)
 		fprintf(f, "%-*s", width, s);
@@ -270,7 +272,7 @@ void table_text_head(const struct table *t, FILE *f)
 	}
 	int any = 0;
 	for (size_t j = 0; j < n; j++) {
-		put_cell(m, &t->cols[ord[j]], j == 0, width[j], t->cols[ord[j]].head);
+		put_cell(m, &t->cols[ord[j]], j == 0, j + 1 == n, width[j], t->cols[ord[j]].head);
 		any |= *t->cols[ord[j]].head != 0;
 	}
 	fclose(m);
@@ -292,7 +294,7 @@ void table_text_rows(const struct table *t, FILE *f)
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t j = 0; j < n; j++) {
 			const struct table_col *c = &t->cols[ord[j]];
-			put_cell(f, c, j == 0, width[j], text_of(c, cell(t, r, ord[j]), buf, sizeof(buf)));
+			put_cell(f, c, j == 0, j + 1 == n, width[j], text_of(c, cell(t, r, ord[j]), buf, sizeof(buf)));
 		}
 		fputc('\n', f);
 		for (size_t k = 0; k < t->ncols; k++) {

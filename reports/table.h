@@ -42,7 +42,8 @@ enum table_type {
 };
 
 enum {
-	TABLE_LEFT = 1,      /* text: left-aligned (padded on the right) */
+	TABLE_LEFT = 1,      /* text: left-aligned (padded on the right,
+				unless it is the last column) */
 	TABLE_PERCENT = 2,   /* double, a fraction: text shows it x 100 */
 	TABLE_OMIT = 4,      /* JSON: an absent value leaves the key out */
 	TABLE_EXTRA = 8,     /* text: not a column but a line below the row,
