@@ -394,24 +394,36 @@ const char *bucket_text(const struct bucket *b, enum bucket_by by, char *buf, si
 	return "";
 }
 
-void bucket_json_fields(FILE *f, const struct bucket *b, enum bucket_by by)
+/* The bucket's columns: in text, its name then its image (after the
+ * numbers: tpos 1); in JSON, procedure, file and line or pc, then image. */
+void bucket_table_cols(struct table *t, enum bucket_by by)
 {
 	if (by != BUCKET_IMAGE) {
-		fprintf(f, "\"procedure\":");
-		report_json_str(f, b->proc);
-		fputc(',', f);
+		table_col(t, (struct table_col){ .head = "bucket", .type = TABLE_STR, .gap = 2, .tpos = 1 });
+		table_col(t, (struct table_col){ .key = "procedure", .type = TABLE_STR });
 	}
 	if (by == BUCKET_LINE) {
-		fprintf(f, "\"file\":");
-		if (b->file)
-			report_json_str(f, b->file);
-		else
-			fprintf(f, "null");
-		fprintf(f, ",\"line\":%d,", b->line);
+		table_col(t, (struct table_col){ .key = "file", .type = TABLE_STR });
+		table_col(t, (struct table_col){ .key = "line", .type = TABLE_INT });
 	}
 	if (by == BUCKET_INSN)
-		fprintf(f, "\"pc\":\"%#llx\",", (unsigned long long)b->vaddr);
-	fprintf(f, "\"image\":");
-	report_json_str(f, b->image);
-	fputc(',', f);
+		table_col(t, (struct table_col){ .key = "pc", .type = TABLE_UINT, .jfmt = "\"%#llx\"" });
+	table_col(t, (struct table_col){ .head = "image", .key = "image", .type = TABLE_STR, .gap = 2,
+					 .tpos = 1 });
+}
+
+void bucket_table_row(struct table *t, const struct bucket *b, enum bucket_by by)
+{
+	char buf[1200];
+	if (by != BUCKET_IMAGE) {
+		table_str(t, bucket_text(b, by, buf, sizeof(buf)));
+		table_str(t, b->proc);
+	}
+	if (by == BUCKET_LINE) {
+		table_str(t, b->file);
+		table_int(t, b->line);
+	}
+	if (by == BUCKET_INSN)
+		table_uint(t, b->vaddr);
+	table_str(t, b->image);
 }

@@ -19,6 +19,7 @@
 
 #include "reports/model.h"
 #include "reports/report.h"
+#include "reports/table.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -87,8 +88,13 @@ size_t bucket_warnings(struct bucket_source *s, size_t n, unsigned ev, enum buck
 const char *bucket_source_name(const struct bucket_source *s, char *buf, size_t cap);
 
 /* The bucket's name for a text table ("proc", "file:line  proc", "0x1234
- * proc", image path) and its JSON fields (no braces, trailing comma). */
+ * proc", image path). */
 const char *bucket_text(const struct bucket *b, enum bucket_by by, char *buf, size_t cap);
-void bucket_json_fields(FILE *f, const struct bucket *b, enum bucket_by by);
+
+/* A bucket as table columns (table.h): in text its name and image after
+ * the numbers (tpos 1); in JSON procedure, [file, line | pc,] image. Add
+ * the columns where the JSON keys go; bucket_table_row gives their values. */
+void bucket_table_cols(struct table *t, enum bucket_by by);
+void bucket_table_row(struct table *t, const struct bucket *b, enum bucket_by by);
 
 #endif

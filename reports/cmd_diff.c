@@ -183,18 +183,31 @@ static void json_num(double v)
 		printf("null");
 }
 
-/* inf_text: what an infinite value means here ("new" for a ratio, "-",
- * never, for a saturation load). */
-static void text_num(double v, int width, int prec, const char *inf_text)
+/* The rows: rank (JSON only), the bucket (in text: last), the counts, the
+ * shares and the ranks' measures; in text a measure that cannot be had is
+ * "-", an infinite ratio (m1 = 0) "new", and above 1e6 one has 3 digits. */
+static void diff_cols(struct table *t, enum bucket_by by)
 {
-	if (isnan(v))
-		printf(" %*s", width, "-");
-	else if (isinf(v))
-		printf(" %*s", width, inf_text);
-	else if (fabs(v) >= 1e6)
-		printf(" %*.3g", width, v);
-	else
-		printf(" %*.*f", width, prec, v);
+	table_init(t);
+	table_col(t, (struct table_col){ .key = "rank", .type = TABLE_UINT });
+	bucket_table_cols(t, by);
+	table_col(t, (struct table_col){ .head = "A", .key = "a", .type = TABLE_UINT, .width = 8 });
+	table_col(t, (struct table_col){ .head = "B", .key = "b", .type = TABLE_UINT, .width = 8 });
+	static const struct { const char *head, *key, *fmt, *inf; int width; } m[] = {
+		{ "A%", "share_a", "%.2f", NULL, 7 },
+		{ "B%", "share_b", "%.2f", NULL, 7 },
+		{ "ratio", "ratio", "%.2f", "new", 9 },
+		{ NULL, "new", NULL, NULL, 0 },
+		{ "difference", "difference", "%.1f", NULL, 11 },
+		{ "lin-sat", "saturation_linear", "%.2f", NULL, 9 },
+		{ "pow-sat", "saturation_power", "%.2f", NULL, 9 },
+	};
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		table_col(t, m[i].fmt ? (struct table_col){ .head = m[i].head, .key = m[i].key,
+							   .type = TABLE_DBL, .width = m[i].width,
+							   .fmt = m[i].fmt, .fmt_big = "%.3g",
+							   .inf = m[i].inf }
+				      : (struct table_col){ .key = m[i].key, .type = TABLE_BOOL });
 }
 
 int cmd_diff(int argc, char **argv)
@@ -293,8 +306,25 @@ int cmd_diff(int argc, char **argv)
 	char *warn[8];
 	size_t nw = bucket_warnings(src, 2, ev, d.by, warn, 8);
 	const char *L1 = src[s1].label, *L2 = src[s2].label;
-	char name[700], buf[1200];
+	char name[700];
 	size_t shown = o.limit > 0 && (size_t)o.limit < nr ? (size_t)o.limit : nr;
+	struct table t;
+	diff_cols(&t, d.by);
+	for (size_t i = 0; i < shown; i++) {
+		const struct row *r = &rows[i];
+		table_row(&t);
+		table_uint(&t, i + 1);
+		bucket_table_row(&t, r->b, d.by);
+		table_uint(&t, r->m[0]);
+		table_uint(&t, r->m[1]);
+		table_dbl(&t, r->share[0]);
+		table_dbl(&t, r->share[1]);
+		table_dbl(&t, r->ratio);
+		table_bool(&t, isinf(r->ratio));
+		table_dbl(&t, r->diff);
+		table_dbl(&t, r->lin);
+		table_dbl(&t, r->pow);
+	}
 	const char *wfrom = d.have_work ? "--work" : d.have_load ? "as load, --load" : "samples relative to run 1";
 	const char *lfrom = d.have_load ? "--load" : d.have_work ? "as work, --work" : "as work";
 
@@ -323,25 +353,7 @@ int cmd_diff(int argc, char **argv)
 			report_json_str(stdout, warn[i]);
 		}
 		printf("]}\n");
-		for (size_t i = 0; i < shown; i++) {
-			const struct row *r = &rows[i];
-			printf("{\"rank\":%zu,", i + 1);
-			bucket_json_fields(stdout, r->b, d.by);
-			printf("\"a\":%llu,\"b\":%llu,\"share_a\":", (unsigned long long)r->m[0],
-			       (unsigned long long)r->m[1]);
-			json_num(r->share[0]);
-			printf(",\"share_b\":");
-			json_num(r->share[1]);
-			printf(",\"ratio\":");
-			json_num(r->ratio);
-			printf(",\"new\":%s,\"difference\":", isinf(r->ratio) ? "true" : "false");
-			json_num(r->diff);
-			printf(",\"saturation_linear\":");
-			json_num(r->lin);
-			printf(",\"saturation_power\":");
-			json_num(r->pow);
-			printf("}\n");
-		}
+		table_json_lines(&t, stdout);
 	} else {
 		printf("vprof diff: event %s, by %s\n", merge_event_name(ev), bucket_by_name(d.by));
 		for (int k = 0; k < 2; k++)
@@ -362,22 +374,8 @@ int cmd_diff(int argc, char **argv)
 		       d.min_count ? " (--min-count 0 shows them)" : "");
 		for (size_t i = 0; i < nw; i++)
 			printf("warning: %s\n", warn[i]);
-		printf("\n%8s %8s %7s %7s %9s %11s %9s %9s  %s\n", "A", "B", "A%", "B%", "ratio",
-		       "difference", "lin-sat", "pow-sat", d.by == BUCKET_IMAGE ? "image" : "bucket  image");
-		for (size_t i = 0; i < shown; i++) {
-			const struct row *r = &rows[i];
-			printf("%8llu %8llu", (unsigned long long)r->m[0], (unsigned long long)r->m[1]);
-			text_num(r->share[0], 7, 2, "-");
-			text_num(r->share[1], 7, 2, "-");
-			text_num(r->ratio, 9, 2, "new");
-			text_num(r->diff, 11, 1, "-");
-			text_num(r->lin, 9, 2, "-");
-			text_num(r->pow, 9, 2, "-");
-			printf("  %s", bucket_text(r->b, d.by, buf, sizeof(buf)));
-			if (d.by != BUCKET_IMAGE)
-				printf("  %s", r->b->image);
-			printf("\n");
-		}
+		printf("\n");
+		table_text(&t, stdout);
 		if (shown < nr)
 			printf("%8s (%zu more rows; -n 0 shows all)\n", "...", nr - shown);
 		if (!nr)
@@ -385,6 +383,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nw; i++)
 		free(warn[i]);
+	table_free(&t);
 	free(rows);
 	bucket_set_free(&bs);
 	bucket_sources_free(src, 2);

@@ -11,6 +11,7 @@
  * latency`, not here.
  */
 #include "reports/values.h"
+#include "reports/table.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -245,6 +246,36 @@ static size_t drop_explained(struct cand *c, size_t n)
 	return m;
 }
 
+/* The rows: in JSON the instruction, its top value and the measures, the
+ * call site and the argument it is (left out when none); in text the
+ * measures first, and the suggestion on a line of its own. */
+static void cand_cols(struct table *t)
+{
+	table_init(t);
+	table_col(t, (struct table_col){ .head = "", .key = "procedure", .type = TABLE_STR, .tpos = 7 });
+	table_col(t, (struct table_col){ .key = "pc", .type = TABLE_UINT, .jfmt = "\"%#llx\"" });
+	table_col(t, (struct table_col){ .key = "image", .type = TABLE_STR });
+	table_col(t, (struct table_col){ .head = "source / suggestion", .key = "source", .type = TABLE_STR,
+					 .tpos = 6 });
+	table_col(t, (struct table_col){ .head = "kind", .key = "kind", .type = TABLE_STR, .width = 12,
+					 .flags = TABLE_LEFT, .gap = 2, .tpos = 4 });
+	table_col(t, (struct table_col){ .key = "value", .type = TABLE_UINT });
+	table_col(t, (struct table_col){ .head = "value", .key = "value_text", .type = TABLE_STR, .width = 24,
+					 .flags = TABLE_LEFT, .tpos = 5 });
+	table_col(t, (struct table_col){ .head = "share", .key = "share", .type = TABLE_DBL, .width = 6,
+					 .flags = TABLE_PERCENT, .fmt = "%.1f%%", .jfmt = "%.4f", .tpos = 3 });
+	table_col(t, (struct table_col){ .head = "time", .key = "time", .type = TABLE_DBL, .width = 6,
+					 .flags = TABLE_PERCENT, .fmt = "%.1f%%", .jfmt = "%.6f", .tpos = 2 });
+	table_col(t, (struct table_col){ .head = "score", .key = "score", .type = TABLE_DBL, .width = 6,
+					 .flags = TABLE_PERCENT, .fmt = "%.2f%%", .jfmt = "%.6f", .tpos = 1 });
+	table_col(t, (struct table_col){ .key = "samples", .type = TABLE_UINT });
+	table_col(t, (struct table_col){ .key = "vtot", .type = TABLE_UINT });
+	table_col(t, (struct table_col){ .key = "site", .type = TABLE_STR });
+	table_col(t, (struct table_col){ .key = "argument", .type = TABLE_INT, .flags = TABLE_OMIT });
+	table_col(t, (struct table_col){ .key = "suggestion", .type = TABLE_STR, .width = 23,
+					 .flags = TABLE_EXTRA });
+}
+
 int cmd_invariants(int argc, char **argv)
 {
 	static const struct option extra[] = {
@@ -304,42 +335,38 @@ int cmd_invariants(int argc, char **argv)
 		if (skipped)
 			printf("skipped %zu hotlists or call sites with fewer than %llu value samples (--min-vtot)\n",
 			       skipped, (unsigned long long)op.min_vtot);
-		printf("%6s %6s %6s  %-12s %-24s %s\n", "score", "time", "share", "kind", "value", "source / suggestion");
 	}
+	struct table t;
+	cand_cols(&t);
 	for (size_t i = 0; i < n && (!o.limit || (long)i < o.limit); i++) {
 		const struct value_hot *v = c[i].v;
-		suggestion(&vm, &c[i], sug, sizeof(sug));
-		value_fmt(&vm, v->kind, v->h.e[c[i].e].value, vb, sizeof(vb));
-		if (!o.json) {
-			printf("%5.2f%% %5.1f%% %5.1f%%  %-12s %-24s %s %s\n", 100 * c[i].score, 100 * c[i].time,
-			       100 * c[i].share, merge_hot_kind_name(v->kind), vb, value_source(&v->w, sb, sizeof(sb)),
-			       v->w.proc);
-			printf("%22s %s\n", "", sug);
-			continue;
-		}
-		printf("{\"procedure\":");
-		report_json_str(stdout, v->w.proc);
-		printf(",\"pc\":\"%#llx\",\"image\":", (unsigned long long)v->vaddr);
-		report_json_str(stdout, vm.m.images[v->image].path);
-		printf(",\"source\":");
-		report_json_str(stdout, value_source(&v->w, sb, sizeof(sb)));
-		printf(",\"kind\":\"%s\",\"value\":%llu,\"value_text\":", merge_hot_kind_name(v->kind),
-		       (unsigned long long)v->h.e[c[i].e].value);
-		report_json_str(stdout, vb);
-		printf(",\"share\":%.4f,\"time\":%.6f,\"score\":%.6f,\"samples\":%llu,\"vtot\":%llu,\"site\":",
-		       c[i].share, c[i].time, c[i].score, (unsigned long long)v->samples,
-		       (unsigned long long)v->h.vtot);
-		if (c[i].by_site && c[i].site_known)
-			report_json_str(stdout, value_source(&c[i].site, sb, sizeof(sb)));
-		else
-			printf("null");
 		int arg = value_argument(&vm, v);
+		suggestion(&vm, &c[i], sug, sizeof(sug));
+		table_row(&t);
+		table_str(&t, v->w.proc);
+		table_uint(&t, v->vaddr);
+		table_str(&t, vm.m.images[v->image].path);
+		table_str(&t, value_source(&v->w, sb, sizeof(sb)));
+		table_str(&t, merge_hot_kind_name(v->kind));
+		table_uint(&t, v->h.e[c[i].e].value);
+		table_str(&t, value_fmt(&vm, v->kind, v->h.e[c[i].e].value, vb, sizeof(vb)));
+		table_dbl(&t, c[i].share);
+		table_dbl(&t, c[i].time);
+		table_dbl(&t, c[i].score);
+		table_uint(&t, v->samples);
+		table_uint(&t, v->h.vtot);
+		table_str(&t, c[i].by_site && c[i].site_known ? value_source(&c[i].site, sb, sizeof(sb)) : NULL);
 		if (arg)
-			printf(",\"argument\":%d", arg);
-		printf(",\"suggestion\":");
-		report_json_str(stdout, sug);
-		printf("}\n");
+			table_int(&t, arg);
+		else
+			table_none(&t);
+		table_str(&t, sug);
 	}
+	if (o.json)
+		table_json_lines(&t, stdout);
+	else
+		table_text(&t, stdout);
+	table_free(&t);
 	if (!o.json && !n)
 		printf("no invariant candidates%s\n", vm.nhot ? " above the thresholds" : ": no value samples in this epoch");
 	free(c);

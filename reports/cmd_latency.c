@@ -8,6 +8,7 @@
  * when there is one.
  */
 #include "reports/values.h"
+#include "reports/table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,51 +74,82 @@ static void distribution(const struct value_hot *v, struct load *l)
 	l->stall = (double)(v->samples ? v->samples : v->h.vtot) * l->mean;
 }
 
-static void print_load(struct value_model *vm, const struct load *l, int json)
+/* The rows: in JSON the load, its samples and estimates, its commonest
+ * bin and every bin; in text the stall first, and below each load its
+ * commonest six bins. */
+static void load_cols(struct table *t)
+{
+	table_init(t);
+	table_col(t, (struct table_col){ .head = "procedure / latency bins", .key = "procedure",
+					 .type = TABLE_STR, .tpos = 7 });
+	table_col(t, (struct table_col){ .key = "pc", .type = TABLE_UINT, .jfmt = "\"%#llx\"" });
+	table_col(t, (struct table_col){ .key = "image", .type = TABLE_STR });
+	table_col(t, (struct table_col){ .head = "source", .key = "source", .type = TABLE_STR, .width = 30,
+					 .flags = TABLE_LEFT, .gap = 2, .tpos = 6 });
+	table_col(t, (struct table_col){ .key = "kind", .type = TABLE_STR });
+	table_col(t, (struct table_col){ .head = "samples", .key = "samples", .type = TABLE_UINT, .width = 8,
+					 .tpos = 2 });
+	table_col(t, (struct table_col){ .head = "share", .key = "share", .type = TABLE_DBL, .width = 7,
+					 .flags = TABLE_PERCENT, .fmt = "%.2f%%", .jfmt = "%.6f", .tpos = 3 });
+	table_col(t, (struct table_col){ .head = "vtot", .key = "vtot", .type = TABLE_UINT, .width = 6,
+					 .tpos = 5 });
+	table_col(t, (struct table_col){ .head = "mean", .key = "mean", .type = TABLE_DBL, .width = 7,
+					 .fmt = "%.1f", .jfmt = "%.2f", .tpos = 4 });
+	table_col(t, (struct table_col){ .head = "stall", .key = "stall", .type = TABLE_DBL, .width = 12,
+					 .fmt = "%.0f", .jfmt = "%.1f", .tpos = 1 });
+	table_col(t, (struct table_col){ .key = "value", .type = TABLE_UINT });
+	table_col(t, (struct table_col){ .key = "value_share", .type = TABLE_DBL, .jfmt = "%.4f" });
+	table_col(t, (struct table_col){ .key = "level", .type = TABLE_STR });
+	table_col(t, (struct table_col){ .key = "bins", .type = TABLE_RAW });  /* [{cycles, level, share}] */
+	table_col(t, (struct table_col){ .type = TABLE_STR, .width = 44, .flags = TABLE_EXTRA });
+}
+
+static void add_load(struct table *t, struct value_model *vm, const struct load *l)
 {
 	const struct value_hot *v = l->v;
 	char sb[600];
-	double share = vm->total ? (double)v->samples / (double)vm->total : 0;
-	if (!json) {
-		printf("%12.0f %8llu %6.2f%% %7.1f %6llu  %-30s %s\n", l->stall, (unsigned long long)v->samples,
-		       100 * share, l->mean, (unsigned long long)v->h.vtot, value_source(&v->w, sb, sizeof(sb)),
-		       v->w.proc);
-		printf("%44s", "");
-		for (int b = 0; b < l->nbins && b < 6; b++) {
-			const char *lv = value_level_of(vm, l->bins[b].cycles);
-			printf("%s %llu%s%s%s %.0f%%", b ? "," : "", (unsigned long long)l->bins[b].cycles,
-			       lv ? " (" : "", lv ? lv : "", lv ? ")" : "", 100 * l->bins[b].est / l->est);
-		}
-		printf("%s\n", l->nbins > 6 ? ", ..." : "");
-		return;
+	char *bins = NULL, *text = NULL;
+	size_t blen = 0, tlen = 0;
+	FILE *bf = open_memstream(&bins, &blen), *tf = open_memstream(&text, &tlen);
+	if (!bf || !tf) {
+		perror("vprof latency");
+		exit(1);
 	}
-	const char *lv0 = l->nbins ? value_level_of(vm, l->bins[0].cycles) : NULL;
-	printf("{\"procedure\":");
-	report_json_str(stdout, v->w.proc);
-	printf(",\"pc\":\"%#llx\",\"image\":", (unsigned long long)v->vaddr);
-	report_json_str(stdout, vm->m.images[v->image].path);
-	printf(",\"source\":");
-	report_json_str(stdout, value_source(&v->w, sb, sizeof(sb)));
-	printf(",\"kind\":\"%s\",\"samples\":%llu,\"share\":%.6f,\"vtot\":%llu,\"mean\":%.2f,\"stall\":%.1f",
-	       merge_hot_kind_name(v->kind), (unsigned long long)v->samples, share,
-	       (unsigned long long)v->h.vtot, l->mean, l->stall);
-	printf(",\"value\":%llu,\"value_share\":%.4f,\"level\":", (unsigned long long)(l->nbins ? l->bins[0].cycles : 0),
-	       l->nbins ? l->bins[0].est / l->est : 0.0);
-	if (lv0)
-		report_json_str(stdout, lv0);
-	else
-		printf("null");
-	printf(",\"bins\":[");
+	fputc('[', bf);
 	for (int b = 0; b < l->nbins; b++) {
 		const char *lv = value_level_of(vm, l->bins[b].cycles);
-		printf("%s{\"cycles\":%llu,\"level\":", b ? "," : "", (unsigned long long)l->bins[b].cycles);
+		fprintf(bf, "%s{\"cycles\":%llu,\"level\":", b ? "," : "", (unsigned long long)l->bins[b].cycles);
 		if (lv)
-			report_json_str(stdout, lv);
+			report_json_str(bf, lv);
 		else
-			printf("null");
-		printf(",\"share\":%.4f}", l->bins[b].est / l->est);
+			fprintf(bf, "null");
+		fprintf(bf, ",\"share\":%.4f}", l->bins[b].est / l->est);
+		if (b < 6)
+			fprintf(tf, "%s %llu%s%s%s %.0f%%", b ? "," : "", (unsigned long long)l->bins[b].cycles,
+				lv ? " (" : "", lv ? lv : "", lv ? ")" : "", 100 * l->bins[b].est / l->est);
 	}
-	printf("]}\n");
+	fputc(']', bf);
+	fprintf(tf, "%s", l->nbins > 6 ? ", ..." : "");
+	fclose(bf);
+	fclose(tf);
+	table_row(t);
+	table_str(t, v->w.proc);
+	table_uint(t, v->vaddr);
+	table_str(t, vm->m.images[v->image].path);
+	table_str(t, value_source(&v->w, sb, sizeof(sb)));
+	table_str(t, merge_hot_kind_name(v->kind));
+	table_uint(t, v->samples);
+	table_dbl(t, vm->total ? (double)v->samples / (double)vm->total : 0);
+	table_uint(t, v->h.vtot);
+	table_dbl(t, l->mean);
+	table_dbl(t, l->stall);
+	table_uint(t, l->nbins ? l->bins[0].cycles : 0);
+	table_dbl(t, l->nbins ? l->bins[0].est / l->est : 0.0);
+	table_str(t, l->nbins ? value_level_of(vm, l->bins[0].cycles) : NULL);
+	table_raw(t, bins);
+	table_str(t, text);
+	free(bins);
+	free(text);
 }
 
 int cmd_latency(int argc, char **argv)
@@ -164,13 +196,18 @@ int cmd_latency(int argc, char **argv)
 		} else {
 			printf("no calibration in %s: bins in cycles only (run vprof calibrate)\n", o.db);
 		}
-		printf("%12s %8s %7s %7s %6s  %-30s %s\n", "stall", "samples", "share", "mean", "vtot", "source",
-		       "procedure / latency bins");
 	}
+	struct table t;
+	load_cols(&t);
 	for (size_t i = 0; i < n && (!o.limit || (long)i < o.limit); i++)
-		print_load(&vm, &l[i], o.json);
+		add_load(&t, &vm, &l[i]);
+	if (o.json)
+		table_json_lines(&t, stdout);
+	else
+		table_text(&t, stdout);
 	if (!o.json && !n)
 		printf("no load latencies in this epoch (vprof run --values records them)\n");
+	table_free(&t);
 	free(l);
 	value_model_free(&vm);
 	return report_finish_stdout(0);

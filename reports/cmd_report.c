@@ -11,6 +11,7 @@
 #include "reports/report.h"
 #include "reports/model.h"
 #include "reports/stacks.h"
+#include "reports/table.h"
 #include "interp/interp.h"
 
 #include <getopt.h>
@@ -252,10 +253,72 @@ static void print_kernel_jit(const struct merge_stats *s)
 		       (unsigned long long)s->jit_samples);
 }
 
+/* One event's rows, as a table (table.h): in JSON procedure, [file, line,]
+ * image, samples, percent[, inclusive, inclusive_percent] (with stacks);
+ * in text the counts first, cum% too, then the names. The first `limit`
+ * rows (0: all); *seen set to how many rows the event has. */
+static void event_rows(const struct rows *rs, unsigned ev, long limit, struct table *t, long *seen)
+{
+	const struct report_model *m = rs->m;
+	uint64_t total = m->total[ev], cum = 0, stotal = rs->st.total[ev];
+	int incl = rs->by == BY_PROC && stotal;
+	char buf[4200];
+	table_init(t);
+	if (rs->by != BY_IMAGE)
+		table_col(t, rs->by == BY_LINE
+				     ? (struct table_col){ .head = "procedure", .key = "procedure", .type = TABLE_STR,
+							   .width = 30, .flags = TABLE_LEFT, .tpos = 2 }
+				     : (struct table_col){ .head = "procedure", .key = "procedure", .type = TABLE_STR,
+							   .width = 40, .flags = TABLE_LEFT, .gap = 2, .tpos = 2 });
+	if (rs->by == BY_LINE) {
+		table_col(t, (struct table_col){ .key = "file", .type = TABLE_STR });
+		table_col(t, (struct table_col){ .key = "line", .type = TABLE_INT });
+		table_col(t, (struct table_col){ .head = "source line", .type = TABLE_STR, .width = 40,
+						 .flags = TABLE_LEFT, .gap = 2, .tpos = 1 });
+	}
+	table_col(t, (struct table_col){ .head = "image", .key = "image", .type = TABLE_STR,
+					 .gap = rs->by == BY_IMAGE ? 2 : 1, .tpos = 3 });
+	table_col(t, (struct table_col){ .head = "samples", .key = "samples", .type = TABLE_UINT, .width = 10 });
+	table_col(t, (struct table_col){ .head = incl ? "self%" : "%", .key = "percent", .type = TABLE_DBL,
+					 .width = 7, .fmt = "%.2f", .jfmt = "%.4f" });
+	table_col(t, (struct table_col){ .head = "cum%", .type = TABLE_DBL, .width = 7, .fmt = "%.2f" });
+	if (incl) {
+		table_col(t, (struct table_col){ .head = "incl", .key = "inclusive", .type = TABLE_UINT,
+						 .width = 10, .gap = 2 });
+		table_col(t, (struct table_col){ .head = "incl%", .key = "inclusive_percent", .type = TABLE_DBL,
+						 .width = 7, .fmt = "%.2f", .jfmt = "%.4f" });
+	}
+	*seen = 0;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct row *r = &rs->v[i];
+		if (r->event != ev)
+			continue;
+		cum += r->count;
+		if (limit > 0 && ++*seen > limit)
+			continue;
+		table_row(t);
+		if (rs->by != BY_IMAGE)
+			table_str(t, r->proc);
+		if (rs->by == BY_LINE) {
+			table_str(t, r->file);
+			table_int(t, r->line);
+			table_str(t, where(r, buf, sizeof(buf)));
+		}
+		table_str(t, r->image);
+		table_uint(t, r->count);
+		table_dbl(t, 100.0 * (double)r->count / (double)total);
+		table_dbl(t, 100.0 * (double)cum / (double)total);
+		if (incl) {
+			uint64_t in = incl_of(rs, r);
+			table_uint(t, in);
+			table_dbl(t, 100.0 * (double)in / (double)stotal);
+		}
+	}
+}
+
 static void print_text(const struct report_model *m, const struct rows *rs, long limit)
 {
 	const struct merge_stats *s = &m->stats;
-	char buf[4200];
 	printf("vprof report: %s, epoch %s\n", m->db, m->epoch);
 	printf("processes %llu (%llu without a normal exit: killed or exec'd), samples %llu, "
 	       "dropped %llu (%.2f%%), unknown %llu, corrupt spools %llu\n",
@@ -267,42 +330,15 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 	print_kernel_jit(s);
 	report_stacks_print_summary(&rs->st, stdout);
 	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
-		uint64_t total = m->total[ev], cum = 0;
+		uint64_t total = m->total[ev];
 		long shown = 0;
 		if (!total)
 			continue;
 		printf("\nevent %s: %llu samples\n", merge_event_name(ev), (unsigned long long)total);
-		if (rs->by == BY_IMAGE)
-			printf("%10s %7s %7s  %s\n", "samples", "%", "cum%", "image");
-		else if (rs->by == BY_LINE)
-			printf("%10s %7s %7s  %-40s %-30s %s\n", "samples", "%", "cum%", "source line",
-			       "procedure", "image");
-		else if (rs->st.total[ev])
-			printf("%10s %7s %7s %10s %7s  %-40s %s\n", "samples", "self%", "cum%", "incl",
-			       "incl%", "procedure", "image");
-		else
-			printf("%10s %7s %7s  %-40s %s\n", "samples", "%", "cum%", "procedure", "image");
-		for (size_t i = 0; i < rs->n; i++) {
-			const struct row *r = &rs->v[i];
-			if (r->event != ev)
-				continue;
-			cum += r->count;
-			if (limit > 0 && shown++ >= limit)
-				continue;
-			printf("%10llu %7.2f %7.2f  ", (unsigned long long)r->count,
-			       100.0 * (double)r->count / (double)total,
-			       100.0 * (double)cum / (double)total);
-			if (rs->by == BY_IMAGE)
-				printf("%s\n", r->image);
-			else if (rs->by == BY_LINE)
-				printf("%-40s %-30s %s\n", where(r, buf, sizeof(buf)), r->proc, r->image);
-			else if (rs->st.total[ev]) {
-				uint64_t in = incl_of(rs, r);
-				printf("%10llu %7.2f  %-40s %s\n", (unsigned long long)in,
-				       100.0 * (double)in / (double)rs->st.total[ev], r->proc, r->image);
-			} else
-				printf("%-40s %s\n", r->proc, r->image);
-		}
+		struct table t;
+		event_rows(rs, ev, limit, &t, &shown);
+		table_text(&t, stdout);
+		table_free(&t);
 		if (limit > 0 && shown > limit)
 			printf("%10s (%ld more rows; -n 0 shows all)\n", "...", shown - limit);
 	}
@@ -341,42 +377,16 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 	int first_ev = 1;
 	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
 		uint64_t total = m->total[ev];
-		long shown = 0;
+		long shown;
 		if (!total)
 			continue;
 		printf("%s{\"event\":\"%s\",\"total\":%llu,\"rows\":[", first_ev ? "" : ",",
 		       merge_event_name(ev), (unsigned long long)total);
 		first_ev = 0;
-		for (size_t i = 0; i < rs->n; i++) {
-			const struct row *r = &rs->v[i];
-			if (r->event != ev || (limit > 0 && shown >= limit))
-				continue;
-			printf("%s{", shown++ ? "," : "");
-			if (r->proc) {
-				printf("\"procedure\":");
-				report_json_str(stdout, r->proc);
-				printf(",");
-			}
-			if (rs->by == BY_LINE) {
-				printf("\"file\":");
-				if (r->file)
-					report_json_str(stdout, r->file);
-				else
-					printf("null");
-				printf(",\"line\":%d,", r->line);
-			}
-			printf("\"image\":");
-			report_json_str(stdout, r->image);
-			printf(",\"samples\":%llu,\"percent\":%.4f", (unsigned long long)r->count,
-			       100.0 * (double)r->count / (double)total);
-			if (rs->by == BY_PROC && rs->st.total[ev]) {
-				uint64_t in = incl_of(rs, r);
-				printf(",\"inclusive\":%llu,\"inclusive_percent\":%.4f",
-				       (unsigned long long)in,
-				       100.0 * (double)in / (double)rs->st.total[ev]);
-			}
-			printf("}");
-		}
+		struct table t;
+		event_rows(rs, ev, limit, &t, &shown);
+		table_json_elements(&t, stdout);
+		table_free(&t);
 		printf("]}");
 	}
 	printf("]}\n");

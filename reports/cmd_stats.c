@@ -75,6 +75,31 @@ static int cmp_srow(const void *pa, const void *pb)
 	return r ? r : strcmp(x->b->image, y->b->image);
 }
 
+/* The rows: rank (JSON only), the bucket, then the statistics; in text the
+ * bucket's name and image come last (bucket_table_cols). */
+static void stats_cols(struct table *t, enum bucket_by by)
+{
+	table_init(t);
+	table_col(t, (struct table_col){ .key = "rank", .type = TABLE_UINT });
+	bucket_table_cols(t, by);
+	table_col(t, (struct table_col){ .head = "range%", .key = "range_percent", .type = TABLE_DBL, .width = 8,
+					 .fmt = "%.2f%%", .jfmt = "%.10g" });
+	table_col(t, (struct table_col){ .head = "sum", .key = "sum", .type = TABLE_DBL, .width = 12,
+					 .fmt = "%.0f", .jfmt = "%.0f" });
+	table_col(t, (struct table_col){ .head = "sum%", .key = "sum_percent", .type = TABLE_DBL, .width = 7,
+					 .fmt = "%.2f%%", .jfmt = "%.10g" });
+	table_col(t, (struct table_col){ .head = "N", .key = "n", .type = TABLE_UINT, .width = 4 });
+	table_col(t, (struct table_col){ .head = "mean", .key = "mean", .type = TABLE_DBL, .width = 12,
+					 .fmt = "%.2f", .jfmt = "%.10g" });
+	table_col(t, (struct table_col){ .head = "std-dev", .key = "std_dev", .type = TABLE_DBL, .width = 11,
+					 .fmt = "%.2f", .jfmt = "%.10g" });
+	table_col(t, (struct table_col){ .head = "min", .key = "min", .type = TABLE_DBL, .width = 10,
+					 .fmt = "%.0f", .jfmt = "%.0f" });
+	table_col(t, (struct table_col){ .head = "max", .key = "max", .type = TABLE_DBL, .width = 10,
+					 .fmt = "%.0f", .jfmt = "%.0f" });
+	table_col(t, (struct table_col){ .key = "counts", .type = TABLE_RAW });   /* one per set */
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option extra[] = {
@@ -156,9 +181,31 @@ int cmd_stats(int argc, char **argv)
 	g_by = by;
 	qsort(rows, nr, sizeof(*rows), cmp_srow);
 
-	char *warn[8], name[700], buf[1200];
+	char *warn[8], name[700], counts[MAX_SETS * 22 + 2];
 	size_t nw = bucket_warnings(src, k, ev, by, warn, 8);
 	size_t shown = o.limit > 0 && (size_t)o.limit < nr ? (size_t)o.limit : nr;
+	struct table t;
+	stats_cols(&t, by);
+	for (size_t i = 0; i < shown; i++) {
+		const struct srow *r = &rows[i];
+		table_row(&t);
+		table_uint(&t, i + 1);
+		bucket_table_row(&t, r->b, by);
+		table_dbl(&t, r->range);
+		table_dbl(&t, r->sum);
+		table_dbl(&t, r->sumpct);
+		table_uint(&t, r->n);
+		table_dbl(&t, r->mean);
+		table_dbl(&t, r->sd);
+		table_dbl(&t, r->min);
+		table_dbl(&t, r->max);
+		size_t len = 0;
+		for (size_t j = 0; j < k; j++)
+			len += (size_t)snprintf(counts + len, sizeof(counts) - len, "%c%llu", j ? ',' : '[',
+						(unsigned long long)r->b->count[j]);
+		snprintf(counts + len, sizeof(counts) - len, "]");
+		table_raw(&t, counts);
+	}
 	if (o.json) {
 		printf("{\"summary\":true,\"event\":\"%s\",\"by\":\"%s\",\"total\":%.0f,\"sets\":[",
 		       merge_event_name(ev), bucket_by_name(by), total);
@@ -176,17 +223,7 @@ int cmd_stats(int argc, char **argv)
 			report_json_str(stdout, warn[i]);
 		}
 		printf("]}\n");
-		for (size_t i = 0; i < shown; i++) {
-			const struct srow *r = &rows[i];
-			printf("{\"rank\":%zu,", i + 1);
-			bucket_json_fields(stdout, r->b, by);
-			printf("\"range_percent\":%.10g,\"sum\":%.0f,\"sum_percent\":%.10g,\"n\":%zu,"
-			       "\"mean\":%.10g,\"std_dev\":%.10g,\"min\":%.0f,\"max\":%.0f,\"counts\":[",
-			       r->range, r->sum, r->sumpct, r->n, r->mean, r->sd, r->min, r->max);
-			for (size_t j = 0; j < k; j++)
-				printf("%s%llu", j ? "," : "", (unsigned long long)r->b->count[j]);
-			printf("]}\n");
-		}
+		table_json_lines(&t, stdout);
 	} else {
 		printf("vprof stats: number of samples of event %s, by %s:\n", merge_event_name(ev),
 		       bucket_by_name(by));
@@ -201,22 +238,13 @@ int cmd_stats(int argc, char **argv)
 		       so.min_count ? " (--min-count 0 shows them)" : "");
 		printf("statistics of the sample counts of each %s over %zu sets, sorted by range%%\n\n",
 		       bucket_by_name(by), k);
-		printf("%8s %12s %7s %4s %12s %11s %10s %10s  %s\n", "range%", "sum", "sum%", "N", "mean",
-		       "std-dev", "min", "max", by == BUCKET_IMAGE ? "image" : "bucket  image");
-		for (size_t i = 0; i < shown; i++) {
-			const struct srow *r = &rows[i];
-			printf("%7.2f%% %12.0f %6.2f%% %4zu %12.2f %11.2f %10.0f %10.0f  %s", r->range, r->sum,
-			       r->sumpct, r->n, r->mean, r->sd, r->min, r->max,
-			       bucket_text(r->b, by, buf, sizeof(buf)));
-			if (by != BUCKET_IMAGE)
-				printf("  %s", r->b->image);
-			printf("\n");
-		}
+		table_text(&t, stdout);
 		if (shown < nr)
 			printf("%8s (%zu more rows; -n 0 shows all)\n", "...", nr - shown);
 	}
 	for (size_t i = 0; i < nw; i++)
 		free(warn[i]);
+	table_free(&t);
 	free(rows);
 	bucket_set_free(&bs);
 	bucket_sources_free(src, k);

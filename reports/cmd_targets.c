@@ -13,6 +13,7 @@
  * process (MERGE_HOT_FOREIGN) and is shown as such, never guessed.
  */
 #include "reports/values.h"
+#include "reports/table.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -105,32 +106,63 @@ static void add_from(struct target *t, uint64_t pc, double est)
 	t->from[t->nfrom++] = (struct from){ pc, est };
 }
 
-static void print_target(struct value_model *vm, const struct target *t, double total, int json)
+/* The rows: in JSON the target's image, address, place and estimate, and
+ * the sites it came from; in text the numbers first, then where it is. */
+static void target_cols(struct table *t)
+{
+	table_init(t);
+	table_col(t, (struct table_col){ .head = "image", .key = "image", .type = TABLE_STR, .tpos = 3 });
+	table_col(t, (struct table_col){ .head = "target", .key = "target", .type = TABLE_UINT, .width = 12,
+					 .flags = TABLE_LEFT, .fmt = "%#llx", .jfmt = "\"%#llx\"",
+					 .gap = 2, .tpos = 1 });
+	table_col(t, (struct table_col){ .key = "foreign", .type = TABLE_BOOL });
+	table_col(t, (struct table_col){ .key = "procedure", .type = TABLE_STR });
+	table_col(t, (struct table_col){ .head = "procedure+offset", .type = TABLE_STR, .width = 40,
+					 .flags = TABLE_LEFT, .tpos = 2 });
+	table_col(t, (struct table_col){ .key = "offset", .type = TABLE_UINT });
+	table_col(t, (struct table_col){ .head = "estimate", .key = "estimate", .type = TABLE_DBL, .width = 12,
+					 .fmt = "%.0f", .jfmt = "%.1f" });
+	table_col(t, (struct table_col){ .head = "share", .key = "share", .type = TABLE_DBL, .width = 8,
+					 .flags = TABLE_PERCENT, .fmt = "%.2f%%", .jfmt = "%.6f" });
+	table_col(t, (struct table_col){ .head = "sites", .key = "sites", .type = TABLE_UINT, .width = 5 });
+	table_col(t, (struct table_col){ .key = "from", .type = TABLE_RAW });   /* [{pc, estimate}] */
+}
+
+static void add_target(struct table *tb, struct value_model *vm, const struct target *t, double total)
 {
 	int foreign = (t->value & MERGE_HOT_FOREIGN) != 0;
 	uint64_t addr = t->value & ~MERGE_HOT_FOREIGN;
 	struct value_where w = { .proc = "[another image]", .start = addr };
-	char where[600];
+	char *from = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&from, &len);
+	if (!f) {
+		perror("vprof targets");
+		exit(1);
+	}
 	if (!foreign)
 		value_where(vm, t->image, addr, &w);
-	snprintf(where, sizeof(where), "%s+%#llx", w.proc, (unsigned long long)(addr - w.start));
-	double share = total > 0 ? t->est / total : 0;
-	if (!json) {
-		printf("%12.0f %7.2f%% %5zu  %#-12llx %-40s %s\n", t->est, 100 * share, t->nfrom,
-		       (unsigned long long)addr, foreign ? "[another image]" : where, vm->m.images[t->image].path);
-		return;
-	}
-	printf("{\"image\":");
-	report_json_str(stdout, vm->m.images[t->image].path);
-	printf(",\"target\":\"%#llx\",\"foreign\":%s,\"procedure\":", (unsigned long long)addr,
-	       foreign ? "true" : "false");
-	report_json_str(stdout, w.proc);
-	printf(",\"offset\":%llu,\"estimate\":%.1f,\"share\":%.6f,\"sites\":%zu,\"from\":[",
-	       (unsigned long long)(addr - w.start), t->est, share, t->nfrom);
+	fputc('[', f);
 	for (size_t i = 0; i < t->nfrom; i++)
-		printf("%s{\"pc\":\"%#llx\",\"estimate\":%.1f}", i ? "," : "", (unsigned long long)t->from[i].pc,
-		       t->from[i].est);
-	printf("]}\n");
+		fprintf(f, "%s{\"pc\":\"%#llx\",\"estimate\":%.1f}", i ? "," : "",
+			(unsigned long long)t->from[i].pc, t->from[i].est);
+	fputc(']', f);
+	fclose(f);
+	table_row(tb);
+	table_str(tb, vm->m.images[t->image].path);
+	table_uint(tb, addr);
+	table_bool(tb, foreign);
+	table_str(tb, w.proc);
+	if (foreign)
+		table_str(tb, "[another image]");
+	else
+		table_strf(tb, "%s+%#llx", w.proc, (unsigned long long)(addr - w.start));
+	table_uint(tb, addr - w.start);
+	table_dbl(tb, t->est);
+	table_dbl(tb, total > 0 ? t->est / total : 0);
+	table_uint(tb, t->nfrom);
+	table_raw(tb, from);
+	free(from);
 }
 
 int cmd_targets(int argc, char **argv)
@@ -197,14 +229,18 @@ int cmd_targets(int argc, char **argv)
 		printf("vprof targets: %s, epoch %s, %zu indirect-branch sites%s%s, %llu value samples, "
 		       "%zu targets\n", o.db, vm.m.epoch, nsites, op.image ? " in images matching " : "",
 		       op.image ? op.image : "", (unsigned long long)vtot, m);
-		if (m)
-			printf("%12s %8s %5s  %-12s %-40s %s\n", "estimate", "share", "sites", "target",
-			       "procedure+offset", "image");
-		else
-			printf("no indirect-branch targets in this epoch (vprof run --values records them)\n");
 	}
+	struct table tb;
+	target_cols(&tb);
 	for (size_t i = 0; i < m && (!o.limit || (long)i < o.limit); i++)
-		print_target(&vm, &t[i], total, o.json);
+		add_target(&tb, &vm, &t[i], total);
+	if (o.json)
+		table_json_lines(&tb, stdout);
+	else if (m)
+		table_text(&tb, stdout);
+	else
+		printf("no indirect-branch targets in this epoch (vprof run --values records them)\n");
+	table_free(&tb);
 	for (size_t i = 0; i < m; i++)
 		free(t[i].from);
 	free(t);
