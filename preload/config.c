@@ -98,6 +98,9 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	if ((rc = parse_u64("VPROF_SKEW_SKIP", 0, 64, &v, why, whylen)) < 0)
 		return rc;
 	c->skew_skip = (int)v;
+	/* Continuous mode (rotate.c): a new spool every S seconds. */
+	if ((rc = parse_u64("VPROF_EPOCH_SECS", 1, 100000000ull, &c->epoch_secs, why, whylen)) < 0)
+		return rc;
 	/* Named in the design, not built yet: refused rather than ignored. */
 	if (c->stacks) {
 		snprintf(why, whylen, "VPROF_STACKS: call stacks are not recorded yet (unset it)");

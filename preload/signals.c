@@ -113,7 +113,7 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 	if (g_prog_itimer && g_vprof.backend == MERGE_EV_ITIMER && si->si_code == SI_KERNEL) {
 		/* One process timer for two users: each tick is a sample of ours
 		 * and the program's own SIGPROF. */
-		if (g_vprof.active && g_vprof.spool.hdr)
+		if (g_vprof.active && preload_spool_ready())
 			preload_sample(sig, si, uc);
 		if (t->prog_blocked) {
 			t->prog_pending = 1;
@@ -135,7 +135,7 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 		upcall_ring_first(&t->up);   /* its PC is in the ring already */
 	else if (g_vprof.cfg.bench_empty)
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
-	else if (g_vprof.active && g_vprof.spool.hdr) {
+	else if (g_vprof.active && preload_spool_ready()) {
 		preload_sample(sig, si, uc);
 		if (g_vprof.cfg.values) {
 			/* The interpreter executes the program's next
