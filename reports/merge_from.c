@@ -208,10 +208,11 @@ int merge_from(const char *dbpath, char **src, int nsrc, const char *epoch, int 
 		       dbpath, e, nsrc, f.n, (unsigned long long)r.stats.processes,
 		       (unsigned long long)r.stats.merged);
 	else
-		printf("folded %zu profile%s (%llu samples from %llu processes) of %d database%s into "
+		printf("folded %zu profile%s (%llu samples from %llu process%s) of %d database%s into "
 		       "%s epoch %d\n",
 		       f.n, f.n == 1 ? "" : "s", (unsigned long long)r.stats.merged,
-		       (unsigned long long)r.stats.processes, nsrc, nsrc == 1 ? "" : "s", dbpath, e);
+		       (unsigned long long)r.stats.processes, r.stats.processes == 1 ? "" : "es", nsrc,
+		       nsrc == 1 ? "" : "s", dbpath, e);
 	rc = 0;
 out:
 	for (size_t i = 0; i < f.n; i++)
