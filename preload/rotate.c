@@ -273,14 +273,16 @@ void preload_spool_fork_child(struct merge_spool *parent)
 {
 	/* One thread now, ours, in normal context: no writer is inside. The
 	 * parent's current spool is handed back (the child copies its image
-	 * records, then forgets it); a retired one is unmapped here. */
+	 * records, then forgets it); any other is unmapped here. */
 	struct holder *c = __atomic_load_n(&g_cur, __ATOMIC_SEQ_CST);
 	memset(parent, 0, sizeof(*parent));
 	parent->fd = -1;
 	if (c)
 		*parent = c->sp;
 	for (int i = 0; i < HOLDERS; i++) {
-		if (g_h[i].state == H_RETIRED)
+		/* Retired, or half made by a rotation on a thread that the
+		 * fork did not copy. */
+		if (&g_h[i] != c && g_h[i].sp.hdr)
 			merge_spool_forget(&g_h[i].sp);
 		memset(&g_h[i], 0, sizeof(g_h[i]));
 		g_h[i].sp.fd = -1;
