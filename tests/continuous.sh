@@ -20,6 +20,7 @@
 #     with --epoch-every 3 --keep-epochs 2: epochs rotate and old ones go;
 #   - SIGTERM during a merge: it finishes (no journal left), exit 0;
 #   - `vprof run --epoch-secs`: merges while the program runs, one summary;
+#     60 short value-sampled processes never leave 60 spools at once;
 #   - a bad VPROF_EPOCH_SECS: one message, the program runs unprofiled.
 # scripts/continuous_long.sh runs this for 10 minutes with 30 s epochs
 # (CONTIN_TICKS, CONTIN_TICK_MS, CONTIN_EPOCH, CONTIN_WORK).
@@ -191,6 +192,23 @@ check "vprof run --epoch-secs: summary ($got) = database ($(jfield "$TMP/d.json"
 	[ "$got" = "$(jfield "$TMP/d.json" samples) 2" ]
 rot=$(awk -F'\t' '$7 == 3' "$D/epochs/1/processes.tsv" | wc -l)
 check "vprof run --epoch-secs: rotated spools merged ($rot, want >= 2)" [ "$rot" -ge 2 ]
+
+# --- many short processes (a test suite's): vprof run --epoch-secs merges
+# their spools while the run goes on, rather than 5,658 at the end ---
+G=$TMP/dbg
+mkdir -p "$G/spool"
+sg=$(sampler "$G/spool" "$TMP/sg")
+"$VPROF" run --db "$G" --values --epoch-secs 1 -- sh -c \
+	'i=0; while [ $i -lt 60 ]; do '"$PY"' -S -c "sum(range(2000000))" || exit 1; i=$((i + 1)); done' \
+	>/dev/null 2>"$TMP/g.err"
+stg=$?
+kill $sg 2>/dev/null; wait $sg 2>/dev/null
+ng=$(maxcol "$TMP/sg" 1)
+got=$(sed -n 's/^vprof: [0-9]* samples from \([0-9]*\) process.*/\1/p' "$TMP/g.err")
+echo "60 short value-sampled processes: at most $ng spools at once"
+check "60 processes under vprof run --epoch-secs 1: exit 0, 61 processes merged ($got)" \
+	[ "$stg" = 0 -a "$got" = 61 ]
+check "... their spools merged during the run: at most $ng at once, fewer than 60" [ "$ng" -lt 60 ]
 
 # --- a bad value: one message, unprofiled, same output ---
 LD_PRELOAD=$LIBVPROF VPROF_DB=$TMP/dbe VPROF_EPOCH_SECS=0 "$TMP/contin" 2 10 100 >"$TMP/e.out" 2>"$TMP/e.err"
