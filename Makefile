@@ -36,9 +36,14 @@ LIB_OBJ    := $(patsubst %.S,$(B)/pic/%.o,$(patsubst %.c,$(B)/pic/%.o,$(UPCALL_S
 INTERP_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(INTERP_SRC))
 PROTO_OBJ  := $(B)/obj/gen/profile.pb-c.o
 CMD_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRC) $(MERGE_SRC)) $(PROTO_OBJ)
+# vprof html's script and style (reports/html/), compiled in by
+# scripts/embed.sh so the command reads no file at run time.
+HTML_ASSETS := reports/html/report.js reports/html/report.css
+HTML_OBJ   := $(B)/obj/gen/html_assets.o
+CMD_OBJ    += $(HTML_OBJ)
 
 LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
-CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread
+CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread -lm
 INTERP_LIBS := -lZydis
 
 .PHONY: all deps check demo install clean tests reliability proto fuzz
@@ -69,6 +74,12 @@ $(PROTO_OBJ): $(B)/gen/profile.pb-c.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 $(B)/obj/reports/export_pprof.o: $(B)/gen/profile.pb-c.h
 proto: $(B)/gen/profile.pb-c.c
+$(B)/gen/html_assets.c: $(HTML_ASSETS) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	scripts/embed.sh $@ $(HTML_ASSETS)
+$(HTML_OBJ): $(B)/gen/html_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(B)/libinterp.a: $(INTERP_OBJ)
 	@mkdir -p $(B)
@@ -114,12 +125,19 @@ FUZZ_CC    ?= clang
 # 8-byte-aligned section offsets.
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -fno-sanitize=alignment
-FUZZ_SRC   := merge/spool.c merge/profile.c merge/hotlist.c
-FUZZ_BIN   := $(B)/fuzz/spool_fuzz $(B)/fuzz/profile_fuzz $(B)/fuzz/mkseed
+FUZZ_SRC   := merge/spool.c merge/profile.c merge/hotlist.c merge/jit.c
+FUZZ_BIN   := $(B)/fuzz/spool_fuzz $(B)/fuzz/profile_fuzz $(B)/fuzz/perfmap_fuzz \
+	      $(B)/fuzz/elf_fuzz $(B)/fuzz/mkseed
+# The symbolizer's ELF reading (reports/sym_*.c), for elf_fuzz.
+FUZZ_SYM   := reports/symbolize.c reports/sym_elf.c reports/sym_table.c reports/sym_debug.c \
+	      reports/sym_lines.c reports/sym_demangle.c
 fuzz: $(FUZZ_BIN)
 $(B)/fuzz/%_fuzz: fuzz/%_fuzz.c fuzz/fuzz_file.h $(FUZZ_SRC) $(wildcard merge/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC) -lxxhash
+$(B)/fuzz/elf_fuzz: fuzz/elf_fuzz.c fuzz/fuzz_file.h $(FUZZ_SYM) $(wildcard reports/sym*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SYM) -lelf -ldw -ldl
 $(B)/fuzz/mkseed: fuzz/mkseed.c $(FUZZ_SRC) $(wildcard merge/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O1 -g -o $@ $< $(filter-out merge/spool.c,$(FUZZ_SRC)) -lxxhash

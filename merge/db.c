@@ -7,7 +7,9 @@
  *                            unknown.EVENT.prof, stats.prof
  *   DB/epochs/N/processes.tsv  one line per merged process: pid, ppid, exe,
  *                            samples seen, samples merged, dropped, exited,
- *                            CPU ns, backend, command line
+ *                            CPU ns, backend, command line, then (added
+ *                            at the end) user CPU ns, system CPU ns (empty
+ *                            when the spool recorded no split)
  *   DB/lock                  flock'd exclusively for the whole of a merge
  *   DB/merge.stage/          a merge being written (rolled back if found)
  *   DB/merge.commit/         a committed merge being applied (finished if
@@ -40,6 +42,7 @@
  * Not async-signal-safe; not thread-safe (one merge per process).
  */
 #include "merge/profile.h"
+#include "merge/jit.h"
 #include "merge/spool.h"
 
 #include <dirent.h>
@@ -266,8 +269,12 @@ struct spool_ctx {
 	struct images *im;
 	struct accum *acc;
 	unsigned event;                  /* the spool's, for its hotlists */
-	uint64_t merged, unknown;
+	uint64_t merged, unknown, jit;
 	int err;
+	/* The process's /tmp/perf-PID.map, if it left one: names for PCs no
+	 * image covers, kept in the [jit:EXE] profile (merge/jit.h). */
+	const struct merge_perfmap *perfmap;
+	struct merge_image_record jit_image;
 };
 
 /* The profile a sample at gpc = MERGE_GPC(gen, pc) belongs to, and its
@@ -298,12 +305,39 @@ static struct merge_profile *locate(struct spool_ctx *c, unsigned ev, uint64_t g
 	return p;
 }
 
+/* A PC no image covers, named by the perf map: the [jit:EXE] profile,
+ * at the key of the name (which the profile learns). NULL if unnamed. */
+static struct merge_profile *locate_jit(struct spool_ctx *c, unsigned ev, uint64_t pc,
+					uint64_t *offset)
+{
+	const char *name = c->perfmap ? merge_perfmap_lookup(c->perfmap, pc) : NULL;
+	if (!name)
+		return NULL;
+	struct merge_profile *p = accum_get(c->acc, ev, MERGE_PROF_JIT, &c->jit_image);
+	size_t len = strlen(name);
+	if (!p || merge_jit_add(p, name, len) < 0) {
+		c->err = -ENOMEM;
+		return NULL;
+	}
+	*offset = merge_jit_key(name, len);
+	return p;
+}
+
 static int entry_cb(uint64_t key, uint64_t count, void *arg)
 {
 	struct spool_ctx *c = arg;
-	uint64_t off;
-	int known;
-	struct merge_profile *p = locate(c, MERGE_KEY_EV(key), MERGE_KEY_PC(key), &off, &known);
+	uint64_t off, gpc = MERGE_KEY_PC(key);
+	unsigned ev = MERGE_KEY_EV(key);
+	int known = 1;
+	struct merge_profile *p = NULL;
+	if (c->perfmap && !image_at(c, MERGE_GPC_GEN(gpc), MERGE_GPC_PC(gpc))) {
+		if ((p = locate_jit(c, ev, MERGE_GPC_PC(gpc), &off)))
+			c->jit += count;
+		else if (c->err)
+			return c->err;
+	}
+	if (!p)
+		p = locate(c, ev, gpc, &off, &known);
 	if (!p || merge_profile_add(p, off, count) < 0)
 		return c->err = -ENOMEM;
 	c->merged += count;
@@ -357,17 +391,20 @@ static void proclog_add(struct proclog *pl, const struct merge_spool *sp, uint64
 {
 	const struct merge_spool_static *s = &sp->hdr->s;
 	const struct merge_spool_live *l = &sp->hdr->live;
-	char line[900], exe[257], cmd[257];
+	char line[900], exe[257], cmd[257], split[48] = "\t";
+	if (l->exited && l->cpu_split == 1)
+		snprintf(split, sizeof(split), "%llu\t%llu", (unsigned long long)l->cpu_user_ns,
+			 (unsigned long long)l->cpu_sys_ns);
 	snprintf(exe, sizeof(exe), "%s", s->exe);
 	snprintf(cmd, sizeof(cmd), "%s", s->cmdline);
 	for (char *c = cmd; *c; c++)
 		if (*c == '\t' || *c == '\n')
 			*c = ' ';
-	int n = snprintf(line, sizeof(line), "%llu\t%llu\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%s\t%s\n",
+	int n = snprintf(line, sizeof(line), "%llu\t%llu\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%s\t%s\t%s\n",
 			 (unsigned long long)s->pid, (unsigned long long)s->ppid, exe,
 			 (unsigned long long)l->samples, (unsigned long long)merged,
 			 (unsigned long long)l->dropped, (unsigned long long)l->exited,
-			 (unsigned long long)l->cpu_ns, merge_event_name(s->backend), cmd);
+			 (unsigned long long)l->cpu_ns, merge_event_name(s->backend), cmd, split);
 	if (n <= 0)
 		return;
 	if ((size_t)n >= sizeof(line))
@@ -384,11 +421,83 @@ static void proclog_add(struct proclog *pl, const struct merge_spool *sp, uint64
 	pl->n += (size_t)n;
 }
 
+/* A synthetic image record "[KIND:EXE]" (EXE: the executable's base name). */
+static void synth_image(struct merge_image_record *r, const char *kind,
+			const struct merge_spool_static *s)
+{
+	char exe[sizeof(s->exe) + 1];
+	snprintf(exe, sizeof(exe), "%s", s->exe);
+	const char *base = strrchr(exe, '/');
+	memset(r, 0, sizeof(*r));
+	r->kind = MERGE_IMG_MAP;
+	snprintf(r->path, sizeof(r->path), "[%s:%s]", kind, base ? base + 1 : exe[0] ? exe : "?");
+}
+
+/* Is the spool's owner in our pid namespace (or cannot we tell)? Its
+ * pid names its perf map only then. */
+static int same_pidns(const struct merge_spool *sp)
+{
+	const struct merge_spool_owner *o =
+		(const void *)((const uint8_t *)sp->hdr + MERGE_SPOOL_OWNER_OFF);
+	char buf[64];
+	ssize_t n = readlink("/proc/self/ns/pid", buf, sizeof(buf) - 1);
+	if (memcmp(o->magic, MERGE_SPOOL_OWNER_MAGIC, 8) != 0 || !o->pidns || n <= 0)
+		return 1;
+	buf[n] = 0;
+	const char *b = strchr(buf, '[');
+	return !b || strtoull(b + 1, NULL, 10) == o->pidns;
+}
+
+/* The process's perf map (JIT symbols), read now: it may be gone by the
+ * time anyone reports. 0 when there is none worth using. */
+static int perfmap_open(struct merge_perfmap *m, const struct merge_spool *sp, FILE *errf)
+{
+	const struct merge_spool_static *s = &sp->hdr->s;
+	char path[64];
+	if (!same_pidns(sp))
+		return 0;
+	snprintf(path, sizeof(path), "/tmp/perf-%llu.map", (unsigned long long)s->pid);
+	/* A map older than the process is an earlier process's (pid reuse). */
+	int err = merge_perfmap_load(m, path, (int64_t)(s->start_ns / 1000000000ull) - 2, 0);
+	if (err == -EPERM)
+		fprintf(errf, "vprof: perf map %s: not a regular file of yours; ignored\n", path);
+	else if (err < 0 && err != -ENOENT && err != -ESTALE)
+		fprintf(errf, "vprof: perf map %s: %s; ignored\n", path, strerror(-err));
+	if (err < 0)
+		return 0;
+	merge_perfmap_warn(m, path, errf);
+	return 1;
+}
+
+/* System CPU in sample-equivalents, for events that never sample the
+ * kernel (perf events, which are user-only without privileges): at the
+ * rate the process's user CPU was sampled (its samples per user ns), or,
+ * with no user samples, at the asked period, which also caps the rate of
+ * task-clock (its event is in ns). The CPU timers' signals land
+ * on return to user mode, so their samples already hold the kernel time
+ * (at the system-call sites): nothing is added for them. */
+static uint64_t kernel_equiv(const struct merge_spool_static *s, const struct merge_spool_live *l,
+			     uint64_t merged)
+{
+	if (s->event != MERGE_EV_TASK_CLOCK && s->event != MERGE_EV_CYCLES &&
+	    s->event != MERGE_EV_INSTRUCTIONS)
+		return 0;
+	double rate = merged && l->cpu_user_ns ? (double)merged / (double)l->cpu_user_ns : 0;
+	/* getrusage splits the CPU by tick counts: for a short process the
+	 * user part can be far too small, and the rate it gives far too
+	 * high. A clock is never sampled above its asked rate on average. */
+	if (s->event == MERGE_EV_TASK_CLOCK && s->period && (!rate || rate > 1.0 / (double)s->period))
+		rate = 1.0 / (double)s->period;
+	return (uint64_t)(rate * (double)l->cpu_sys_ns + 0.5);
+}
+
 static int merge_one(const char *path, struct accum *acc, struct merge_stats *st,
-		     struct proclog *pl, char *why, size_t whylen)
+		     struct proclog *pl, char *why, size_t whylen, FILE *errf)
 {
 	struct merge_spool sp;
 	struct images im = { 0 };
+	struct merge_perfmap pm;
+	merge_perfmap_init(&pm);
 	int err = merge_spool_open(&sp, path, why, whylen);
 	if (err < 0)
 		return err;
@@ -398,6 +507,10 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 	const struct merge_spool_static *s = &sp.hdr->s;
 	struct spool_ctx c = { .im = &im, .acc = acc, .event = s->event };
 	uint64_t badn = 0, badv = 0;
+	if (perfmap_open(&pm, &sp, errf)) {
+		c.perfmap = &pm;
+		synth_image(&c.jit_image, "jit", s);
+	}
 	merge_spool_foreach(&sp, entry_cb, &c, &badn);
 	if ((err = c.err) < 0)
 		goto out;
@@ -419,16 +532,35 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 	if (s->backend < MERGE_EV_MAX)
 		st->by_backend[s->backend] += last;
 	st->period_ns_sum += last ? s->period : 0;
-	st->value_samples += l->value_samples;
+	st->value_samples += merge_spool_value_samples(&sp);
 	st->values_dropped += l->values_dropped;
 	st->values_bad += badv;
 	st->interp_runs += l->interp_runs;
 	st->interp_insns += l->interp_insns;
 	for (int i = 0; i < MERGE_INTERP_STOPS; i++)
 		st->interp_stops[i] += l->interp_stops[i];
+	st->jit_samples += c.jit;
+	st->ring_fallbacks += l->ring_fallbacks;
+	if (l->exited && l->cpu_split == 1) {
+		uint64_t k = kernel_equiv(s, l, c.merged);
+		st->cpu_user_ns += l->cpu_user_ns;
+		st->cpu_sys_ns += l->cpu_sys_ns;
+		st->split_processes += last;   /* a rotated spool has its interval's split */
+		if (k) {
+			struct merge_image_record kr;
+			synth_image(&kr, "kernel", s);
+			struct merge_profile *kp = accum_get(acc, s->event, MERGE_PROF_KERNEL, &kr);
+			if (!kp || merge_profile_add(kp, 0, k) < 0) {
+				err = -ENOMEM;
+				goto out;
+			}
+			st->kernel_samples += k;
+		}
+	}
 	proclog_add(pl, &sp, c.merged);
 out:
 	free(im.r);
+	merge_perfmap_free(&pm);
 	merge_spool_close(&sp);
 	return err;
 }
@@ -685,7 +817,7 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 		close(fd);
 		if (gone)
 			continue;
-		err = merge_one(path, &acc, &res->stats, &pl, why, sizeof(why));
+		err = merge_one(path, &acc, &res->stats, &pl, why, sizeof(why), errf);
 		if (err == -ENOMEM) {
 			closedir(d);
 			goto out;

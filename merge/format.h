@@ -24,8 +24,9 @@
  *   IMAGES      append-only records of image loads and unloads
  *   VALUES      (version 2 only) value hotlists: struct merge_values_head,
  *               then per thread slot a struct merge_value_table header and
- *               128 hotlists, 4-way set-associative, evicting (mod-4
- *               victim) into the shared area; then the shared area, 4096
+ *               128 hotlists, open-addressed by key (16 probes), evicting
+ *               the probed list with the fewest values into the shared
+ *               area; then the shared area, 4096
  *               hotlists open-addressed by key, each claimed and changed
  *               under its state word (FREE -> BUSY -> READY, CAS, never
  *               waited for: a BUSY one is passed over, so a key may have
@@ -61,23 +62,14 @@
 
 #include <stdint.h>
 
+#include "upcall/events.h"   /* enum merge_event */
+
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "vprof's formats are little-endian and vprof runs only on little-endian hosts"
 #endif
 
 #define MERGE_BOM 0x01020304u          /* reads back as 0x04030201 if swapped */
 
-/* Events: the thing whose overflow raised the sample. ORDER EVENT: keep
- * merge_event_name() in step. */
-enum merge_event {
-	MERGE_EV_NONE = 0,
-	MERGE_EV_CYCLES = 1,       /* perf hardware cycles */
-	MERGE_EV_INSTRUCTIONS = 2, /* perf hardware instructions */
-	MERGE_EV_TASK_CLOCK = 3,   /* perf software task-clock (ns of CPU) */
-	MERGE_EV_CPU_TIMER = 4,    /* POSIX per-thread CPU timer (SIGPROF) */
-	MERGE_EV_ITIMER = 5,       /* setitimer(ITIMER_PROF), process-wide */
-	MERGE_EV_MAX = 6,
-};
 
 #define MERGE_KEY(ev, pc)  (((uint64_t)(ev) << 56) | ((uint64_t)(pc) & 0x00ffffffffffffffull))
 #define MERGE_KEY_EV(k)    ((unsigned)((k) >> 56))
@@ -104,6 +96,7 @@ enum merge_section_kind {
 	/* reserved for the next issues: */
 	MERGE_SEC_STACKS = 7,    /* call stacks */
 	MERGE_SEC_LATENCY = 8,   /* load latencies */
+	MERGE_SEC_JITNAMES = 9,  /* profile: names of JIT code (perf maps) */
 };
 
 struct merge_section {
@@ -198,6 +191,13 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t interp_runs;    /* interpretation runs at samples */
 	uint64_t interp_insns;   /* instructions they interpreted */
 	uint64_t interp_stops[MERGE_INTERP_STOPS]; /* runs by interp_stop reason */
+	/* Appended (issue 8): the process's CPU split at exit, from
+	 * getrusage. Page 0 is zero-filled, so an older libvprof's spool
+	 * reads cpu_split 0 (no split known); older readers ignore these. */
+	uint64_t cpu_user_ns;    /* user-mode CPU at exit (if cpu_split) */
+	uint64_t cpu_sys_ns;     /* system (kernel) CPU at exit (if cpu_split) */
+	uint64_t cpu_split;      /* 1 when the two above were recorded */
+	uint64_t ring_fallbacks; /* threads sampled by signals: ring not mapped */
 };
 
 /* live.exited: 0 running (or killed), 1 the process exited normally (its
@@ -227,10 +227,14 @@ struct merge_values_head {      /* 64 bytes */
 	uint8_t pad[40];
 };
 struct merge_value_table {      /* header of one thread's table, 64 bytes */
-	uint32_t victim;         /* mod-ways eviction counter */
+	uint32_t victim;         /* unused since the victim is the way with the
+				  * fewest value samples (was: mod-ways) */
 	uint32_t pad0;
 	uint64_t evictions;
-	uint8_t pad[48];
+	uint64_t offered;        /* values offered through this table (its
+				  * owner's, plain stores): part of
+				  * live.value_samples (0 in older spools) */
+	uint8_t pad[40];
 	/* followed by lists x struct merge_hotlist, set-major */
 };
 /* Shared-area records' claim word (struct merge_hotlist.state). */
@@ -268,6 +272,14 @@ struct merge_stats {
 	uint64_t interp_runs;
 	uint64_t interp_insns;
 	uint64_t interp_stops[MERGE_INTERP_STOPS];
+	/* Appended with kernel time and JIT names (zero when read from an
+	 * older, shorter section). */
+	uint64_t cpu_user_ns;    /* user CPU of the processes with a split */
+	uint64_t cpu_sys_ns;     /* ... and their system CPU */
+	uint64_t split_processes;/* processes that recorded the split */
+	uint64_t kernel_samples; /* sample-equivalents in [kernel] profiles */
+	uint64_t jit_samples;    /* samples named from perf maps ([jit:EXE]) */
+	uint64_t ring_fallbacks; /* threads whose ring could not be mapped */
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */
@@ -289,6 +301,16 @@ struct merge_profile_header {
 	struct merge_section section[MERGE_MAX_SECTIONS];
 	char path[512];          /* image path as last recorded */
 };
-enum { MERGE_PROF_UNKNOWN = 1, MERGE_PROF_STATS = 2 };
+/* MERGE_PROF_JIT: "[jit:EXE]", samples in JIT code named by the process's
+ * /tmp/perf-PID.map at merge time; a record's offset is the key
+ * (merge_jit_key) of the name in the JITNAMES section. MERGE_PROF_KERNEL:
+ * "[kernel:EXE]", one record at offset 0 whose count is the processes'
+ * system CPU in sample-equivalents (docs/formats.md, "Kernel time"). */
+enum { MERGE_PROF_UNKNOWN = 1, MERGE_PROF_STATS = 2, MERGE_PROF_JIT = 4, MERGE_PROF_KERNEL = 8 };
+
+/* JITNAMES section: records { uint64_t key; uint32_t len; uint32_t zero;
+ * char name[len]; zero padding to 8 bytes }, sorted by key, one per key;
+ * key = XXH64(name, len, 0). */
+#define MERGE_JIT_NAME_MAX 512
 
 #endif

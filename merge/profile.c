@@ -9,6 +9,7 @@
  * Not async-signal-safe; single-threaded use.
  */
 #include "merge/profile.h"
+#include "merge/jit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,24 +19,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-static const char *const kEventNames[MERGE_EV_MAX] = {   /* ORDER EVENT */
-	[MERGE_EV_NONE] = "none",
-	[MERGE_EV_CYCLES] = "cycles",
-	[MERGE_EV_INSTRUCTIONS] = "instructions",
-	[MERGE_EV_TASK_CLOCK] = "task-clock",
-	[MERGE_EV_CPU_TIMER] = "cpu-timer",
-	[MERGE_EV_ITIMER] = "itimer",
-};
-
-const char *merge_event_name(unsigned ev)
-{
-	return ev < MERGE_EV_MAX ? kEventNames[ev] : "?";
-}
-
 int merge_event_parse(const char *s)
 {
 	for (int i = 1; i < MERGE_EV_MAX; i++)
-		if (strcmp(s, kEventNames[i]) == 0)
+		if (strcmp(s, merge_event_name(i)) == 0)
 			return i;
 	return -1;
 }
@@ -49,6 +36,7 @@ void merge_profile_free(struct merge_profile *p)
 {
 	free(p->pcs);
 	free(p->hot);
+	merge_jit_free(p);
 	p->pcs = NULL;
 	p->hot = NULL;
 	p->n = p->cap = 0;
@@ -142,6 +130,7 @@ void merge_profile_compact(struct merge_profile *p)
 {
 	size_t o = 0;
 	compact_hot(p);
+	merge_jit_compact(p);
 	if (!p->n)
 		return;
 	qsort(p->pcs, p->n, sizeof(*p->pcs), by_offset);
@@ -171,6 +160,9 @@ int merge_profile_merge(struct merge_profile *a, const struct merge_profile *b)
 	for (size_t i = 0; i < b->nhot; i++)
 		if (merge_profile_hot_add(a, &b->hot[i]) < 0)
 			return -ENOMEM;
+	for (size_t i = 0; i < b->njit; i++)
+		if (merge_jit_add(a, b->jit_arena + b->jit[i].off, b->jit[i].len) < 0)
+			return -ENOMEM;
 	merge_stats_add(&a->stats, &b->stats);
 	merge_profile_compact(a);
 	return 0;
@@ -185,6 +177,12 @@ void merge_profile_name(const struct merge_profile *p, char *out, size_t cap)
 	}
 	if (p->flags & MERGE_PROF_UNKNOWN) {
 		snprintf(out, cap, "unknown.%s.prof", merge_event_name(p->event));
+		return;
+	}
+	if (p->flags & (MERGE_PROF_JIT | MERGE_PROF_KERNEL)) {   /* by "[jit:EXE]" */
+		snprintf(out, cap, "%s-%016llx.%s.prof", p->flags & MERGE_PROF_JIT ? "jit" : "kernel",
+			 (unsigned long long)XXH64(p->path, strlen(p->path), 0),
+			 merge_event_name(p->event));
 		return;
 	}
 	if (p->build_id_len) {
@@ -302,6 +300,12 @@ int merge_profile_read(const char *path, struct merge_profile *p, char *why, siz
 				if ((err = merge_profile_hot_add(p, &t)) < 0)
 					goto out;
 			}
+		} else if (s->kind == MERGE_SEC_JITNAMES) {
+			const char *w = "";
+			if ((err = merge_jit_decode(p, buf + s->offset, s->size, &w)) < 0) {
+				snprintf(why, whylen, "%s", w);
+				goto out;
+			}
 		}
 		/* Other kinds belong to later versions of vprof: skipped. */
 	}
@@ -333,18 +337,19 @@ static int write_all(int fd, const void *b, size_t n)
 	return 0;
 }
 
+struct profile_sec {
+	uint32_t kind;
+	const void *data;
+	size_t size;
+};
+
+static int write_sections(const char *path, const struct merge_profile *p,
+			  const struct profile_sec *sec, uint32_t nsec);
+
 int merge_profile_write(const char *path, const struct merge_profile *p)
 {
-	struct merge_profile_header h;
-	struct {
-		uint32_t kind;
-		const void *data;
-		size_t size;
-	} sec[2];
+	struct profile_sec sec[3];
 	uint32_t nsec = 0;
-	uint64_t off = sizeof(h);
-	char tmp[600];
-	int fd, err = 0;
 
 	if (p->flags & MERGE_PROF_STATS) {
 		sec[nsec++] = (typeof(sec[0])){ MERGE_SEC_STATS, &p->stats, sizeof(p->stats) };
@@ -353,7 +358,28 @@ int merge_profile_write(const char *path, const struct merge_profile *p)
 		if (p->nhot)
 			sec[nsec++] = (typeof(sec[0])){ MERGE_SEC_VALUES, p->hot,
 							p->nhot * sizeof(*p->hot) };
+		if (p->njit) {
+			size_t jn;
+			void *jb = merge_jit_encode(p, &jn);
+			if (!jb)
+				return -ENOMEM;
+			sec[nsec++] = (typeof(sec[0])){ MERGE_SEC_JITNAMES, jb, jn };
+		}
 	}
+	int rc = write_sections(path, p, sec, nsec);
+	if (nsec && sec[nsec - 1].kind == MERGE_SEC_JITNAMES)
+		free((void *)sec[nsec - 1].data);
+	return rc;
+}
+
+static int write_sections(const char *path, const struct merge_profile *p,
+			  const struct profile_sec *sec, uint32_t nsec)
+{
+	struct merge_profile_header h;
+	uint64_t off = sizeof(h);
+	char tmp[600];
+	int fd, err = 0;
+
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, MERGE_PROFILE_MAGIC, 8);
 	h.version = MERGE_PROFILE_VERSION;

@@ -31,9 +31,14 @@ struct merge_profile {
 	 * by key and unique after compact. */
 	struct merge_hotlist *hot;
 	size_t nhot, hotcap;
+	/* MERGE_PROF_JIT only: the names its offsets stand for (merge/jit.h),
+	 * sorted by key and unique after compact. */
+	struct merge_jit_name *jit;
+	size_t njit, jitcap;
+	char *jit_arena;
+	size_t jit_len, jit_arena_cap;
 };
 
-const char *merge_event_name(unsigned ev);
 int merge_event_parse(const char *s);   /* event number, or -1 */
 
 void merge_profile_init(struct merge_profile *p);

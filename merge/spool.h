@@ -29,7 +29,8 @@
  * hotlists 4-way set-associative (53 KiB), plus a 4096-hotlist shared
  * area (1.7 MiB): 3.3 MiB more address space, touched a page at a time. */
 #define MERGE_VALUE_LISTS 128
-#define MERGE_VALUE_WAYS 4
+#define MERGE_VALUE_WAYS 4        /* recorded in the head; lookups probe instead */
+#define MERGE_VALUE_PROBE 16
 #define MERGE_VALUE_SHARED 4096
 
 /* Who writes a spool: at MERGE_SPOOL_OWNER_OFF in page 0, after the
@@ -108,7 +109,7 @@ void merge_spool_image_gen(struct merge_spool *sp, int kind, uint64_t bias,
 /* One value sample at key = MERGE_HOT_KEY(kind, MERGE_GPC(gen, pc)):
  * offered to the hotlist of key in slot's value table (a hotlist evicted
  * from it is merged into the shared value area), or, with slot NULL,
- * straight into the shared value area. value_samples counts every call;
+ * straight into the shared value area. merge_spool_value_samples() counts every call;
  * values_dropped those the shared area had no room for. A no-op on a
  * spool made without values. Async-signal-safe, lock-free: the shared
  * area's records are claimed with a CAS and never waited for. *rng is the
@@ -123,10 +124,6 @@ void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *slot, u
  * interp_stop; reasons >= MERGE_INTERP_STOPS count in the last bucket).
  * Async-signal-safe (relaxed atomic adds). */
 void merge_spool_interp(struct merge_spool *sp, uint64_t insns, unsigned stop);
-
-/* Close with the raw system call, never through libvprof's interposed
- * close(). Async-signal-safe. */
-void merge_fd_close(int fd);
 
 /* ---- reader ---- */
 
@@ -157,6 +154,9 @@ int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *
  * are skipped and counted in *bad. Returns 0 at once on spools without
  * values. */
 typedef int merge_hot_fn(const struct merge_hotlist *h, void *arg);
+/* Values offered (merge_spool_value): the header's count (values with no
+ * slot) plus each thread table's own. */
+uint64_t merge_spool_value_samples(const struct merge_spool *sp);
 int merge_spool_values(const struct merge_spool *sp, merge_hot_fn *fn, void *arg, uint64_t *bad);
 
 /* Same for valid image records, in record order. */

@@ -2,14 +2,14 @@
  * SIGSEGV, SIGBUS (and, for co-simulation, SIGTRAP) while vprof
  * interprets: the interpreter's fault-safe probes fault on purpose, so in
  * the interpreting modes (VPROF_VERIFY, VPROF_VALUES) our handler holds
- * these signals the way signals.c holds SIGPROF. A fault inside a probe is
+ * these signals the way dispatch.c holds SIGPROF. A fault inside a probe is
  * fixed up (interp_fault_fixup) and the probe returns an error; one in
  * a customization module's callback abandons the call and disables the
  * module (module.c, preload_module_fault); every other one goes to the program's disposition exactly as if vprof were
  * not there: its handler with its mask and flags, the default action
  * (a fault re-executes and takes it for real, core dump included), or
  * ignored. The program's sigaction calls for these signals are kept here
- * (the interposer in signals.c routes them) and it reads back its own.
+ * (the interposer in dispatch.c routes them) and it reads back its own.
  *
  * The handlers are async-signal-safe and preserve errno.
  */
@@ -40,45 +40,11 @@ static struct sigaction *prog_of(int sig)
 
 void preload_faults_forward(int sig, siginfo_t *si, ucontext_t *uc)
 {
-	struct sigaction *p = prog_of(sig), a;
-	int from_kernel = si->si_code > 0;
-	sigset_t old;
-
-	if (!p)
-		return;
-	a = *p;
-	if (!(a.sa_flags & SA_SIGINFO) && (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN)) {
-		if (a.sa_handler == SIG_IGN && !(from_kernel && sig != SIGTRAP))
-			return;         /* ignored, as the kernel would */
-		/* Default action (a fault the program ignores gets it too, as
-		 * from the kernel). A fault re-executes and takes it at the
-		 * same instruction; anything else is raised again. */
-		struct sigaction dfl;
-		memset(&dfl, 0, sizeof dfl);
-		dfl.sa_handler = SIG_DFL;
-		preload_real_sigaction(sig, &dfl, NULL);
-		if (from_kernel && sig != SIGTRAP)
-			return;
-		sigset_t s;
-		sigemptyset(&s);
-		sigaddset(&s, sig);
-		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
-		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &s, NULL, sizeof(long));
-		return;
-	}
-	sigset_t m = a.sa_mask;
-	if (!(a.sa_flags & SA_NODEFER))
-		sigaddset(&m, sig);
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &m, &old, sizeof(long));
-	if (a.sa_flags & SA_RESETHAND) {
-		p->sa_handler = SIG_DFL;
-		p->sa_flags &= ~SA_SIGINFO;
-	}
-	if (a.sa_flags & SA_SIGINFO)
-		a.sa_sigaction(sig, si, uc);
-	else
-		a.sa_handler(sig);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+	struct sigaction *p = prog_of(sig);
+	/* A fault from the kernel re-executes and takes a default action
+	 * at the same instruction; a SIGTRAP or a sent signal is raised. */
+	if (p)
+		preload_forward(sig, p, si, uc, si->si_code > 0 && sig != SIGTRAP, NULL);
 }
 
 static void on_fault(int sig, siginfo_t *si, void *ucv)

@@ -16,6 +16,8 @@
 #include "preload/preload.h"
 #include "merge/profile.h"
 
+_Static_assert(UPCALL_PATH_MAX == MERGE_PATH_MAX, "a ring mmap path is an image record path");
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>

@@ -96,10 +96,19 @@ void preload_thread_arm_others(void);  /* threads that started before us */
 void preload_images_scan(void);
 void preload_images_inherit(const struct merge_spool *parent);  /* fork child */
 
-/* signals.c */
+/* dispatch.c: the SIGPROF handler and the program's disposition. */
 int preload_signals_install(void);
 int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction *old);
-/* A thread starting with SIGPROF really blocked (inherited mask) gets it
+/* Apply the program's disposition *p of sig to this delivery as the kernel
+ * would have: ignored, default action, or its handler called with its mask
+ * and flags (SA_RESETHAND updates *p), on the stack it asked for; masks
+ * change through the raw system call. refaults: a fault from the kernel,
+ * which re-executes and takes a default action at the same instruction
+ * (so it is not raised); view_blocked: the thread's view of sig being
+ * blocked (SIGPROF's), or NULL. AS-safe. */
+void preload_forward(int sig, struct sigaction *p, siginfo_t *si, void *uc, int refaults,
+		     int *view_blocked);
+/* masks.c: a thread starting with SIGPROF really blocked (inherited mask) gets it
  * unblocked, the block kept as the program's view. Normal context. */
 void preload_signals_thread_begin(void);
 
@@ -159,7 +168,7 @@ void preload_fd_disown(int fd);
 int preload_fd_is_ours(int fd);
 void preload_fd_close_all_ours(void);   /* fork child */
 
-/* signals.c: is this SIGPROF one of our samples? Signal-safe. */
+/* dispatch.c: is this SIGPROF one of our samples? Signal-safe. */
 int preload_signal_is_ours(const siginfo_t *si);
 
 /* One message on stderr, prefixed "vprof: ". Not signal-safe. */

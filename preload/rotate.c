@@ -50,7 +50,10 @@
 #include <sched.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { H_FREE, H_CURRENT, H_RETIRED };
 
@@ -72,6 +75,13 @@ static int g_rot_on;             /* rotation armed */
 static uint64_t g_deadline;      /* CLOCK_MONOTONIC_COARSE ns */
 static struct merge_spool_params g_params;
 static char g_exe[256], g_cmd[256];
+/* upcall counts ring fallbacks (in a thread's handler) here, not in the
+ * spool, which a rotation may unmap under it: enter moves them into the
+ * spool entered. */
+static uint64_t g_fallbacks;
+/* User and system CPU already written into rotated-out spools: each spool
+ * carries its own interval's (merge's [kernel] estimate is per spool). */
+static uint64_t g_user_done, g_sys_done;
 
 static struct holder *holder_of(struct merge_spool *sp)
 {
@@ -98,6 +108,10 @@ struct merge_spool *preload_spool_enter(struct merge_spool **prev)
 		if (__atomic_load_n(&g_cur, __ATOMIC_SEQ_CST) == h)
 			break;
 		__atomic_fetch_sub(&h->inflight, 1, __ATOMIC_SEQ_CST);
+	}
+	if (__atomic_load_n(&g_fallbacks, __ATOMIC_RELAXED)) {
+		uint64_t n = __atomic_exchange_n(&g_fallbacks, 0, __ATOMIC_ACQ_REL);
+		__atomic_fetch_add(&h->sp.hdr->live.ring_fallbacks, n, __ATOMIC_RELAXED);
 	}
 	if (t->slot_seq != h->seq) {
 		/* First write of this thread in this spool: its slot here. */
@@ -161,6 +175,26 @@ static uint64_t copy_images(struct merge_spool *from, struct merge_spool *to, ui
 	return n;
 }
 
+/* The user and system CPU of the process since the last call, into live
+ * (getrusage splits the total by the kernel's tick counts; the perf events
+ * see user mode only and reports show the system part as [kernel]). The
+ * raw system call: AS-safe. */
+static void cpu_split(struct merge_spool_live *live)
+{
+	struct rusage ru;
+	if (syscall(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
+		return;
+	uint64_t u = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000ull;
+	uint64_t s = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
+	live->cpu_user_ns = u > g_user_done ? u - g_user_done : 0;
+	live->cpu_sys_ns = s > g_sys_done ? s - g_sys_done : 0;
+	if (u > g_user_done)
+		g_user_done = u;
+	if (s > g_sys_done)
+		g_sys_done = s;
+	__atomic_store_n(&live->cpu_split, 1, __ATOMIC_RELEASE);
+}
+
 /* Under g_lock, with r's writers gone: hand r over for merging. */
 static void close_retired(struct holder *r)
 {
@@ -195,6 +229,7 @@ static void rotate(uint64_t now)
 	c->images_copied = copy_images(&c->sp, &n->sp, 0);
 	n->seq = ++g_seq;
 	n->state = H_CURRENT;
+	cpu_split(&c->sp.hdr->live);
 	__atomic_store_n(&c->sp.hdr->live.exited, 2, __ATOMIC_RELEASE);
 	c->state = H_RETIRED;
 	__atomic_store_n(&g_retired, c, __ATOMIC_SEQ_CST);
@@ -263,6 +298,7 @@ int preload_spool_first(const struct merge_spool_params *p)
 	h->seq = ++g_seq;
 	h->state = H_CURRENT;
 	h->images_copied = 0;
+	upcall_ring_fallbacks = &g_fallbacks;
 	g_deadline = mono_ns() + g_vprof.cfg.epoch_secs * 1000000000ull;
 	__atomic_store_n(&g_cur, h, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&g_rot_on, g_vprof.cfg.epoch_secs > 0, __ATOMIC_RELEASE);
@@ -291,6 +327,8 @@ void preload_spool_fork_child(struct merge_spool *parent)
 	g_retired = NULL;
 	g_lock = 0;
 	g_rot_on = 0;
+	g_fallbacks = 0;         /* the parent's */
+	g_user_done = g_sys_done = 0;   /* the child's rusage starts at 0 */
 	g_thread.sp = NULL;
 	g_thread.slot = NULL;
 	g_thread.slot_seq = 0;
@@ -311,7 +349,10 @@ void preload_spool_exit_process(uint64_t cpu_ns)
 	struct holder *c = __atomic_load_n(&g_cur, __ATOMIC_SEQ_CST);
 	if (c) {
 		struct merge_spool_live *live = &c->sp.hdr->live;
+		uint64_t n = __atomic_exchange_n(&g_fallbacks, 0, __ATOMIC_ACQ_REL);
+		__atomic_fetch_add(&live->ring_fallbacks, n, __ATOMIC_RELAXED);
 		live->cpu_ns = cpu_ns;
+		cpu_split(live);
 		__atomic_store_n(&live->exited, 1, __ATOMIC_RELEASE);
 	}
 	if (locked)

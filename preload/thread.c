@@ -87,8 +87,10 @@ void preload_thread_begin(void)
 	/* A ring is locked memory: an unprivileged user past
 	 * perf_event_mlock_kb and RLIMIT_MEMLOCK gets EPERM for it. Such a
 	 * thread is still sampled, a signal per sample. */
+	int fell_back = 0;
 	if (rc < 0 && ring)
-		rc = upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed, 0, 0);
+		fell_back = (rc = upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed,
+						      0, 0)) == 0;
 	if (rc == 0) {
 		t->up.on_mmap = preload_on_mmap;
 		t->up.drain_now = preload_drain;
@@ -97,6 +99,9 @@ void preload_thread_begin(void)
 		if (upcall_thread_enable(&t->up) == 0) {
 			if ((sp = preload_spool_enter(&prev))) {
 				__atomic_fetch_add(&sp->hdr->live.threads, 1, __ATOMIC_RELAXED);
+				if (fell_back)
+					__atomic_fetch_add(&sp->hdr->live.ring_fallbacks, 1,
+							   __ATOMIC_RELAXED);
 				preload_spool_exit(sp, prev);
 			}
 		} else {

@@ -29,7 +29,7 @@ static const char kHelp[] =
 	"  -n ROWS        rows to show (default 20; 0: all)\n"
 	"  --json         one JSON object per row: procedure, pc, image, source,\n"
 	"                 kind, value, value_text, share, time, score, samples, vtot,\n"
-	"                 site, suggestion\n";
+	"                 site, argument (when the operand is one: 1-6), suggestion\n";
 
 struct opts {
 	double min_share, min_time;
@@ -108,18 +108,32 @@ static const char *advice(unsigned kind)
 	}
 }
 
+/* The one-line suggestion. An operand that is one of the procedure's
+ * arguments (value_argument: sure, or not said) is named as such: "argument
+ * 2 of pow() is 2 in 97% of its time from render.c:88". Shares are of
+ * value samples, i.e. of time, not of calls: the two agree when the calls
+ * cost alike. */
 static void suggestion(struct value_model *vm, const struct cand *c, char *out, size_t cap)
 {
-	char vb[64], sb[600], sb2[600];
+	char vb[64], sb[600], sb2[600], what[64];
 	const struct value_hot *v = c->v;
 	const char *val = value_fmt(vm, v->kind, v->h.e[c->e].value, vb, sizeof(vb));
-	if (c->by_site)
-		snprintf(out, cap, "argument/%s of %s%s is %s in %.0f%% of samples from %s", kind_phrase(v->kind),
-			 v->w.proc, strchr(v->w.proc, '(') ? "" : "()", val, 100 * c->share,
-			 c->site_known ? value_source(&c->site, sb, sizeof(sb)) : "an unresolved call site");
+	const char *paren = strchr(v->w.proc, '(') ? "" : "()";
+	int arg = value_argument(vm, v);
+	if (arg)
+		snprintf(what, sizeof(what), "argument %d", arg);
 	else
-		snprintf(out, cap, "%s in %s%s at %s is %s in %.0f%% of samples: %s", kind_phrase(v->kind),
-			 v->w.proc, strchr(v->w.proc, '(') ? "" : "()", value_source(&v->w, sb2, sizeof(sb2)), val, 100 * c->share, advice(v->kind));
+		snprintf(what, sizeof(what), "%s", kind_phrase(v->kind));
+	if (c->by_site)
+		snprintf(out, cap, "%s of %s%s%s%s is %s in %.0f%% of its time from %s", what, v->w.proc, paren,
+			 arg ? "" : " at ", arg ? "" : value_source(&v->w, sb2, sizeof(sb2)), val, 100 * c->share,
+			 c->site_known ? value_source(&c->site, sb, sizeof(sb)) : "an unresolved call site");
+	else if (arg)
+		snprintf(out, cap, "%s of %s%s is %s in %.0f%% of its time: %s", what, v->w.proc, paren, val,
+			 100 * c->share, advice(v->kind));
+	else
+		snprintf(out, cap, "%s in %s%s at %s is %s in %.0f%% of samples: %s", what, v->w.proc, paren,
+			 value_source(&v->w, sb2, sizeof(sb2)), val, 100 * c->share, advice(v->kind));
 }
 
 /* The time an instruction takes, as PC samples: its source line's. A
@@ -319,6 +333,9 @@ int cmd_invariants(int argc, char **argv)
 			report_json_str(stdout, value_source(&c[i].site, sb, sizeof(sb)));
 		else
 			printf("null");
+		int arg = value_argument(&vm, v);
+		if (arg)
+			printf(",\"argument\":%d", arg);
 		printf(",\"suggestion\":");
 		report_json_str(stdout, sug);
 		printf("}\n");

@@ -10,7 +10,7 @@
  * matches the profile's): the loadable segment holding the procedure is
  * read, and Zydis decodes and formats it in Intel syntax.
  */
-#include "reports/values.h"
+#include "reports/list.h"
 #include "reports/symbolize.h"
 
 #include <Zydis/Zydis.h>
@@ -41,46 +41,6 @@ static int name_matches(const char *want, const char *proc, const char *sys)
 		return 1;
 	return !strncmp(want, proc, n) && proc[n] == '(';
 }
-
-/* Read n bytes at vaddr from the file of a loadable segment. Returns the
- * bytes read (short at the segment's end), or -1. */
-static long read_code(const struct model_image *im, uint64_t vaddr, uint8_t *buf, size_t n)
-{
-	uint8_t bid[MERGE_BUILD_ID_MAX];
-	long got = -1;
-	if (im->build_id_len) {
-		int len = report_read_build_id(im->path, bid, sizeof(bid));
-		if (len != (int)im->build_id_len || memcmp(bid, im->build_id, (size_t)len))
-			return -1;
-	}
-	int fd = open(im->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	size_t nph = 0;
-	if (e && elf_getphdrnum(e, &nph) == 0) {
-		for (size_t i = 0; i < nph && got < 0; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
-			    vaddr < ph.p_vaddr || vaddr >= ph.p_vaddr + ph.p_filesz)
-				continue;
-			size_t left = ph.p_vaddr + ph.p_filesz - vaddr;
-			got = pread(fd, buf, n < left ? n : left, (off_t)(ph.p_offset + vaddr - ph.p_vaddr));
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return got;
-}
-
-struct target {
-	uint32_t image;
-	uint64_t start, size;
-	const char *proc;
-	uint64_t samples;
-};
 
 /* The procedure to list: of those matching (up to 16, found among the
  * sampled PCs and the hotlists' addresses) the one with most samples of
@@ -115,12 +75,6 @@ static int find_target(struct value_model *vm, const char *want, struct target *
 	return best >= 0 ? 0 : -1;
 }
 
-struct insn {
-	uint64_t vaddr;
-	char text[96];
-	int len;
-};
-
 static int by_vaddr(const void *a, const void *b)
 {
 	const struct insn *x = a, *y = b;
@@ -135,13 +89,13 @@ static struct insn *push(struct insn **v, size_t *n, size_t *cap)
 
 /* Decode [start, start + size); with no bytes, one "instruction" per
  * address that has samples or values, text "?". Returns the count. */
-static size_t disassemble(struct value_model *vm, const struct target *t, struct insn **out)
+size_t list_disassemble(struct value_model *vm, const struct target *t, struct insn **out)
 {
 	size_t n = 0, cap = 256;
 	struct insn *v = malloc(cap * sizeof(*v));
 	uint64_t size = t->size ? t->size : 1;
 	uint8_t *code = size < (1u << 24) ? malloc(size) : NULL;
-	long got = code ? read_code(&vm->m.images[t->image], t->start, code, size) : -1;
+	long got = code ? value_read_code(&vm->m.images[t->image], t->start, code, size) : -1;
 	if (!v) {
 		perror("vprof list");
 		exit(1);
@@ -186,7 +140,7 @@ static size_t disassemble(struct value_model *vm, const struct target *t, struct
 }
 
 /* The hotlists at (image, vaddr): [*lo, return). */
-static size_t hot_range(const struct value_model *vm, uint32_t image, uint64_t vaddr, size_t *lo)
+size_t list_hot_range(const struct value_model *vm, uint32_t image, uint64_t vaddr, size_t *lo)
 {
 	size_t a = 0, b = vm->nhot;
 	while (a < b) {
@@ -261,7 +215,7 @@ static void list(struct value_model *vm, const struct target *t, const struct in
 		uint64_t c = value_pc_samples(vm, t->image, in[i].vaddr);
 		double share = vm->total ? (double)c / (double)vm->total : 0.0;
 		struct value_where w = { 0 };
-		size_t lo, hi = hot_range(vm, t->image, in[i].vaddr, &lo);
+		size_t lo, hi = list_hot_range(vm, t->image, in[i].vaddr, &lo);
 		if (im->sym && report_sym_source_line(im->sym, in[i].vaddr, &w.file, &w.line) != 0)
 			w.file = NULL;
 		if (json) {
@@ -327,7 +281,7 @@ int cmd_list(int argc, char **argv)
 		value_model_free(&vm);
 		return 1;
 	}
-	size_t n = disassemble(&vm, &t, &in);
+	size_t n = list_disassemble(&vm, &t, &in);
 	list(&vm, &t, in, n, o.json);
 	free(in);
 	value_model_free(&vm);

@@ -47,7 +47,10 @@ static const char kHelp[] =
 	"  -n ROWS       rows per event (default 40; 0: all)\n"
 	"  --json        one JSON object: {db, epoch, processes, samples, ...,\n"
 	"                events: [{event, total, rows: [{procedure, image, [file, line,]\n"
-	"                samples, percent}]}]}\n";
+	"                samples, percent}]}]}\n"
+	"JIT code named by its process's /tmp/perf-PID.map (read at merge) shows in\n"
+	"image [jit:EXE]; system CPU, which perf events do not sample, as procedure\n"
+	"[kernel] in image [kernel:EXE] (its samples x system/user CPU).\n";
 
 static int on_by(int ch, const char *arg, void *ctx)
 {
@@ -162,6 +165,30 @@ static void print_values(const struct merge_stats *s)
 	printf("\n");
 }
 
+/* Kernel time and JIT names (docs/formats.md): the system CPU the
+ * processes recorded at exit, and how it shows in the rows. */
+static void print_kernel_jit(const struct merge_stats *s)
+{
+	if (s->split_processes) {
+		double user = (double)s->cpu_user_ns / 1e9, sys = (double)s->cpu_sys_ns / 1e9;
+		printf("kernel: system CPU %.2f s of %.2f s (%.1f%%) in %llu process%s; ", sys,
+		       user + sys, user + sys > 0 ? 100.0 * sys / (user + sys) : 0.0,
+		       (unsigned long long)s->split_processes, s->split_processes == 1 ? "" : "es");
+		int timers = s->by_backend[MERGE_EV_CPU_TIMER] || s->by_backend[MERGE_EV_ITIMER];
+		if (s->kernel_samples)
+			printf("shown as [kernel] rows, %llu sample-equivalents%s\n",
+			       (unsigned long long)s->kernel_samples,
+			       timers ? " (CPU-timer processes' in their samples)" : "");
+		else if (timers)
+			printf("no [kernel] rows (CPU timers sample it at the system-call sites)\n");
+		else
+			printf("no [kernel] rows (under one sample's worth)\n");
+	}
+	if (s->jit_samples)
+		printf("jit: %llu samples named from perf maps ([jit:EXE] images)\n",
+		       (unsigned long long)s->jit_samples);
+}
+
 static void print_text(const struct report_model *m, const struct rows *rs, long limit)
 {
 	const struct merge_stats *s = &m->stats;
@@ -174,6 +201,7 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 	       s->samples ? 100.0 * (double)s->dropped / (double)s->samples : 0.0,
 	       (unsigned long long)s->unknown, (unsigned long long)s->corrupt);
 	print_values(s);
+	print_kernel_jit(s);
 	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
 		uint64_t total = m->total[ev], cum = 0;
 		long shown = 0;
@@ -222,6 +250,12 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 	       (unsigned long long)s->merged, (unsigned long long)s->samples,
 	       (unsigned long long)s->dropped, (unsigned long long)s->unknown,
 	       (unsigned long long)s->corrupt);
+	if (s->split_processes)
+		printf("\"cpu_user_ns\":%llu,\"cpu_sys_ns\":%llu,\"kernel_samples\":%llu,",
+		       (unsigned long long)s->cpu_user_ns, (unsigned long long)s->cpu_sys_ns,
+		       (unsigned long long)s->kernel_samples);
+	if (s->jit_samples)
+		printf("\"jit_samples\":%llu,", (unsigned long long)s->jit_samples);
 	if (s->interp_runs) {
 		printf("\"value_samples\":%llu,\"interp_runs\":%llu,\"interp_insns\":%llu,\"interp_stops\":{",
 		       (unsigned long long)s->value_samples, (unsigned long long)s->interp_runs,

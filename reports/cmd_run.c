@@ -235,6 +235,12 @@ int cmd_run(int argc, char **argv)
 			double mean_hz = clocks && s->processes && s->period_ns_sum
 						 ? 1e9 / ((double)s->period_ns_sum / (double)s->processes)
 						 : 0;
+			char fell[96] = "";
+			if (s->ring_fallbacks)
+				snprintf(fell, sizeof(fell),
+					 " (ring mode fell back to a signal per sample in %llu thread%s)",
+					 (unsigned long long)s->ring_fallbacks,
+					 s->ring_fallbacks == 1 ? "" : "s");
 			char asked[64] = "asked a PMU period";
 			if (!s->processes)
 				snprintf(asked, sizeof(asked), "nothing sampled");
@@ -242,13 +248,13 @@ int cmd_run(int argc, char **argv)
 				snprintf(asked, sizeof(asked), "asked %.0f Hz", mean_hz);
 			fprintf(stderr,
 				"vprof: %llu samples from %llu process%s (%llu dropped, %llu unknown"
-				"%s), backend %s, %s, achieved %.0f Hz over %.2f CPU-s; "
+				"%s), backend %s%s, %s, achieved %.0f Hz over %.2f CPU-s; "
 				"database %s epoch %d\n",
 				(unsigned long long)s->merged, (unsigned long long)s->processes,
 				s->processes == 1 ? "" : "es", (unsigned long long)s->dropped,
 				(unsigned long long)s->unknown,
 				s->corrupt ? ", some spools corrupt" : "",
-				o ? backends : "none", asked, cpu > 0 ? (double)s->samples / cpu : 0, cpu,
+				o ? backends : "none", fell, asked, cpu > 0 ? (double)s->samples / cpu : 0, cpu,
 				db, merge_db_epoch(&mdb));
 		}
 	}

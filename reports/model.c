@@ -9,6 +9,7 @@
 #include "reports/model.h"
 #include "reports/report.h"
 #include "reports/symbolize.h"
+#include "merge/jit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,8 @@ uint32_t report_model_image(struct report_model *m, const struct merge_profile *
 	im->path = intern(m, path);
 	im->build_id_len = p->build_id_len;
 	memcpy(im->build_id, p->build_id, p->build_id_len);
-	if (!unknown) {
+	/* [jit:EXE] and [kernel:EXE] name their samples themselves. */
+	if (!unknown && !(p->flags & (MERGE_PROF_JIT | MERGE_PROF_KERNEL))) {
 		char why[300];
 		im->sym = report_image_open(p->path, p->build_id, p->build_id_len, why, sizeof(why));
 		/* Once per image: its samples show as [no symbol]. The vDSO has
@@ -163,6 +165,10 @@ static int on_profile(const struct merge_profile *p, void *arg)
 		pc->count = p->pcs[i].count;
 		if (im->sym)
 			sys = report_sym_lookup(im->sym, pc->vaddr, &start, &size);
+		else if (p->flags & MERGE_PROF_JIT)
+			sys = merge_jit_name(p, pc->vaddr), start = pc->vaddr;
+		else if (p->flags & MERGE_PROF_KERNEL)
+			sys = "[kernel]", start = 0;
 		if (sys) {
 			pc->sysname = intern(m, sys);
 			pc->proc = demangled(m, sys);
@@ -172,7 +178,7 @@ static int on_profile(const struct merge_profile *p, void *arg)
 				intern(m, p->flags & MERGE_PROF_UNKNOWN ? "[unknown]" : "[no symbol]");
 			pc->proc_start = pc->vaddr;
 		}
-		if (m->lines && sys) {
+		if (m->lines && sys && im->sym) {
 			pc->file = source_line(m, im->sym, pc->vaddr, &pc->line);
 			pc->proc_file = source_line(m, im->sym, start, &pc->proc_line);
 		}

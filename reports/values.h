@@ -101,6 +101,17 @@ double value_share(const struct merge_hotlist *h, int i);
 int value_calib_read(const char *db, struct value_level *lv, int cap, const char *cmd);
 int value_calib_write(const char *db, const struct value_level *lv, int n, uint64_t overhead);
 
+/* values_code.c: read n bytes at vaddr from the file of an image's
+ * loadable segment (refused if the build-id differs). Returns the bytes
+ * read (short at the segment's end), or -1. */
+long value_read_code(const struct model_image *im, uint64_t vaddr, uint8_t *buf, size_t n);
+
+/* If v's operand (SRC1/SRC2 kinds) is a register that holds one of the
+ * procedure's integer arguments wherever it is read (an argument register
+ * that nothing in the procedure writes, and no call), that argument's
+ * number, 1-6; else 0. */
+int value_argument(struct value_model *vm, const struct value_hot *v);
+
 /* The latency kinds, whose distributions `vprof latency` reads. */
 static inline int value_kind_is_latency(unsigned k)
 {

@@ -4,6 +4,7 @@
  */
 #include "reports/report.h"
 #include "reports/values.h"
+#include "reports/html.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@ struct command {
 
 static void usage(FILE *f);
 int cmd_targets(int argc, char **argv);   /* reports/cmd_targets.c */
+int cmd_diff(int argc, char **argv);      /* reports/cmd_diff.c */
+int cmd_stats(int argc, char **argv);     /* reports/cmd_stats.c */
 
 static const struct command kCommands[] = {
 	{ "run", cmd_run, "run a command under the profiler, then merge its samples" },
@@ -27,7 +30,10 @@ static const struct command kCommands[] = {
 	{ "latency", cmd_latency, "loads by estimated stall, with their latency distributions" },
 	{ "targets", cmd_targets, "indirect-branch targets summed over every jump site (dispatch histograms)" },
 	{ "calibrate", cmd_calibrate, "measure this machine's load-latency levels for latency labels" },
+	{ "diff", cmd_diff, "differential profile of two runs (McKenney): ratio, difference, saturation" },
+	{ "stats", cmd_stats, "how much each procedure varies across runs (dcpistats)" },
 	{ "export", cmd_export, "write the profile as pprof, folded stacks or JSON" },
+	{ "html", cmd_html, "write a self-contained HTML page: flame graph, procedures, annotated code" },
 	{ "verify", cmd_verify, "run a command checking the interpreter against the CPU (co-simulation)" },
 	{ "coverage", cmd_coverage, "run a command and measure how much of it the interpreter handles" },
 	{ "epoch", cmd_epoch, "show the current epoch, list epochs, or start a new one" },

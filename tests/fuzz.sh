@@ -1,7 +1,7 @@
 #!/bin/bash
 # Issue 8, hostile input: each libFuzzer target of fuzz/ (spool reader,
-# profile reader) runs from its checked-in seed corpus for FUZZ_SECONDS
-# (default 10) and must end without a crash, a sanitizer report or a leak.
+# profile reader, perf-map reader, the symbolizer's ELF reading) runs
+# from its checked-in seed corpus for FUZZ_SECONDS (default 10) and must end without a crash, a sanitizer report or a leak.
 # The corpus is copied, so the run adds nothing to the repository; a
 # crashing input is kept as $TMP/crash-* and shown. Longer runs by hand:
 #   make fuzz && build/fuzz/spool_fuzz -max_total_time=600 fuzz/corpus/spool_fuzz
@@ -9,7 +9,7 @@
 
 secs=${FUZZ_SECONDS:-10}
 make -s -C "$TOP" fuzz >"$TMP/build.log" 2>&1 || { fail "make fuzz: $(tail -5 "$TMP/build.log")"; finish; }
-for t in spool_fuzz profile_fuzz; do
+for t in spool_fuzz profile_fuzz perfmap_fuzz elf_fuzz; do
 	cp -r "$TOP/fuzz/corpus/$t" "$TMP/corpus-$t"
 	nice -n 10 "$TOP/build/fuzz/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 \
 		-artifact_prefix="$TMP/" -print_final_stats=1 "$TMP/corpus-$t" >"$TMP/$t.log" 2>&1

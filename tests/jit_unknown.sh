@@ -1,6 +1,7 @@
 #!/bin/bash
 # Samples in code no image covers (JIT code in an anonymous mapping) are
-# kept in the unknown profile, as DCPI kept its unknown samples, and shown.
+# kept in the unknown profile, as DCPI kept its unknown samples, and shown
+# (when the process leaves no /tmp/perf-PID.map: see jit_node.sh).
 . "$(dirname "$0")/lib.sh"
 gcc -O1 -o "$TMP/jit" "$TOP/tests/fixtures/jit.c" || fail "cannot build fixture"
 out=$("$VPROF" run --db "$TMP/db" -- "$TMP/jit" 2>/dev/null)

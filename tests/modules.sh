@@ -100,7 +100,7 @@ check "stride: the load's top stride is 72, shown signed ($top, $share of $vtot)
 	[ "$top" = 72 -a "${vtot:-0}" -ge 100 ]
 
 # ---- latency: bins at the calibrated levels ----
-"$VPROF" calibrate --db "$TMP/db_lat" --max-size 64M --loads 3000 >"$TMP/cal.txt"
+"$VPROF" calibrate --db "$TMP/db_lat" --max-size 64M --loads 3000 --sample-ms 600 >"$TMP/cal.txt"
 cat "$TMP/cal.txt"
 levels=$(awk '$1 == "level" { print $2 ":" $3 }' "$TMP/db_lat/calibration" | tr '\n' ' ')
 st=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db_lat" --module latency \

@@ -24,9 +24,7 @@
  * mapping tables are shared, changed with atomics.
  */
 #include "upcall/upcall.h"
-#include "merge/format.h"
-#include "merge/profile.h"
-#include "merge/spool.h"
+#include "upcall/events.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -515,7 +513,7 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
 			 * stack): copy the fixed part and only as much of the
 			 * name as an image record keeps. */
 			uint8_t fix[72];
-			char path[MERGE_PATH_MAX];
+			char path[UPCALL_PATH_MAX];
 			for (uint32_t i = 0; i < sizeof(fix); i += 8) {
 				uint64_t w;
 				memcpy(&w, data + ((tail + i) & mask), 8);
@@ -556,6 +554,8 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
  * releases it before mapping the new one (locked memory is counted per
  * user). If no event can be made (the program at its descriptor limit, no
  * locked memory left), the thread is no longer sampled. */
+uint64_t *upcall_ring_fallbacks;
+
 static void switch_to_mean(struct upcall_thread *t)
 {
 	t->switch_pending = 0;
@@ -567,8 +567,11 @@ static void switch_to_mean(struct upcall_thread *t)
 	/* Ring mode wants no signal per sample; if the ring cannot be mapped,
 	 * a signal per sample (its PC then comes from the signal). */
 	int err = t->ring_mode ? event_open(t, t->backend, p, tid, 0, 1, 0) : -EAGAIN;
-	if (err < 0)
+	if (err < 0) {
 		err = event_open(t, t->backend, p, tid, 0, 0, 1);
+		if (err == 0 && t->ring_mode && upcall_ring_fallbacks)
+			__atomic_fetch_add(upcall_ring_fallbacks, 1, __ATOMIC_RELAXED);
+	}
 	if (err == 0 && event_enable(t, 0) < 0) {
 		event_release(t);
 		err = -1;

@@ -34,6 +34,10 @@
 
 #define UPCALL_SIGNAL SIGPROF
 
+/* The longest image path a ring MMAP2 record hands on_mmap (the image
+ * record's path field, MERGE_PATH_MAX, is as long: preload checks). */
+#define UPCALL_PATH_MAX 432
+
 struct upcall_config {
 	int event;               /* merge_event; 0 = automatic choice */
 	uint64_t period;         /* ns for clocks, events for PMU counters */
@@ -105,6 +109,11 @@ struct upcall_thread {
  * calling thread. Returns the backend (merge_event) or negative errno; with
  * *period_out the mean period in the backend's unit. */
 int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out);
+
+/* Where to count a thread whose ring mode fell back to a signal per
+ * sample (its ring could not be mapped: locked memory spent); the
+ * spool's live.ring_fallbacks, set by the library. NULL: not counted. */
+extern uint64_t *upcall_ring_fallbacks;
 
 /* The smallest period armed for backend (UPCALL_MIN_PERIOD_*): a shorter
  * asked period is raised to it. Async-signal-safe. */

@@ -162,7 +162,8 @@ int main(void)
 	rc = run(out, sizeof(out), "%s invariants --db %s 2>&1", vprof, g_db);
 	char *row1 = strstr(out, "source / suggestion\n"), *nl = row1 ? strchr(row1 + 20, '\n') : NULL;
 	CHECK(rc == 0 && nl && memmem(row1 + 20, (size_t)(nl - row1 - 20), "src1@site", 9) &&
-	      strstr(out, "argument/operand SRC1 of scale() is 3 (0x3) in 90% of samples from ") &&
+	      (strstr(out, "argument 1 of scale() is 3 (0x3) in 90% of its time from ") ||
+	       (strstr(out, "operand SRC1 of scale() at ") && strstr(out, " is 3 (0x3) in 90% of its time from "))) &&
 	      strstr(out, "values_fix.c:24"),
 	      "invariants ranks scale's src1 = 3 from values_fix.c:24 first and suggests it (rc %d)", rc);
 	CHECK(strstr(out, "skipped 1 hotlists or call sites with fewer than 20 value samples"),

@@ -1,0 +1,259 @@
+/*
+ * The SIGPROF handler, and the program's disposition of SIGPROF.
+ *
+ * SIGPROF belongs to vprof while a process is profiled. The program keeps
+ * its own view of it: sigaction/signal on SIGPROF are interposed so the
+ * program can neither remove our handler nor see it, and the program's
+ * disposition is kept here and applied to every SIGPROF that is not one of
+ * our samples (its own setitimer, a kill -PROF), exactly as the kernel
+ * would have: ignored, default action (terminate), or its handler called
+ * with its mask and flags (preload_forward, which faults.c uses for the
+ * signals it holds too).
+ *
+ * The dispatcher is async-signal-safe and preserves errno. The interposers
+ * run in normal context.
+ */
+#include "preload/sigprof.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <ucontext.h>
+
+typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
+static sigaction_fn *g_real_sigaction;
+struct preload_sigprof g_sigprof;
+
+void preload_call_on_stack(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, void *uc,
+			   void *stack_top);
+
+int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction *old)
+{
+	if (!g_real_sigaction)
+		g_real_sigaction = (sigaction_fn *)dlsym(RTLD_NEXT, "sigaction");
+	return g_real_sigaction(sig, a, old);
+}
+
+void preload_forward(int sig, struct sigaction *p, siginfo_t *si, void *uc, int refaults,
+		     int *view_blocked)
+{
+	struct sigaction a = *p;
+	sigset_t old;
+
+	if (!(a.sa_flags & SA_SIGINFO) && (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN)) {
+		if (a.sa_handler == SIG_IGN && !refaults)
+			return;         /* ignored, as the kernel would */
+		/* The default action, for real, so the exit status says
+		 * "killed by SIG" as it would (a fault the program ignores
+		 * gets it too, as from the kernel). A fault re-executes and
+		 * takes it at the same instruction; anything else is raised
+		 * again. */
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		preload_real_sigaction(sig, &dfl, NULL);
+		if (refaults)
+			return;
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, sig);
+		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &s, NULL, sizeof(long));
+		return;  /* not reached for a terminating default */
+	}
+	sigset_t m = a.sa_mask;
+	if (!(a.sa_flags & SA_NODEFER))
+		sigaddset(&m, sig);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &m, &old, sizeof(long));
+	if (a.sa_flags & SA_RESETHAND) {
+		p->sa_handler = SIG_DFL;
+		p->sa_flags &= ~SA_SIGINFO;
+	}
+	/* In its handler the program sees sig blocked, as the kernel would
+	 * block it (and it really is: we run without SA_NODEFER). */
+	int was_blocked = view_blocked ? *view_blocked : 0;
+	if (view_blocked && !(a.sa_flags & SA_NODEFER))
+		*view_blocked = 1;
+	void (*fn)(int, siginfo_t *, void *) =
+		(a.sa_flags & SA_SIGINFO) ? a.sa_sigaction : (void (*)(int, siginfo_t *, void *))(void *)a.sa_handler;
+	stack_t ss;
+	if (!(a.sa_flags & SA_ONSTACK) && sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
+		/* We are on the alternate stack; the program did not ask for
+		 * it: run its handler below the interrupted frame. */
+		uint64_t sp = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP];
+		preload_call_on_stack(fn, sig, si, uc, (void *)((sp - 128 - 64) & ~15ull));
+	} else {
+		fn(sig, si, uc);
+	}
+	if (view_blocked)
+		*view_blocked = was_blocked;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+}
+
+/* kind: upcall_classify's answer for si. */
+static int is_ours(const siginfo_t *si, int kind)
+{
+	return kind == UPCALL_SIG_OURS || kind == UPCALL_SIG_DRAIN ||
+	       (kind == UPCALL_SIG_FD && preload_fd_is_ours(si->si_fd));
+}
+
+int preload_signal_is_ours(const siginfo_t *si)
+{
+	return is_ours(si, upcall_classify(si, g_vprof.backend));
+}
+
+static void dispatch(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	struct preload_thread *t = &g_thread;
+	int kind = upcall_classify(si, g_vprof.backend);
+	if (g_sigprof.prog_itimer && g_vprof.backend == MERGE_EV_ITIMER && si->si_code == SI_KERNEL) {
+		/* One process timer for two users: each tick is a sample of ours
+		 * and the program's own SIGPROF. */
+		if (g_vprof.active && preload_spool_ready())
+			preload_sample(sig, si, uc);
+		if (t->prog_blocked) {
+			t->prog_pending = 1;
+			t->prog_info = *si;
+		} else {
+			preload_forward(sig, &g_sigprof.prog, si, uc, 0, &t->prog_blocked);
+		}
+	} else if (!is_ours(si, kind)) {
+		if (t->prog_blocked) {
+			t->prog_pending = 1;    /* delivered when it unblocks */
+			t->prog_info = *si;
+		}
+		else
+			preload_forward(sig, &g_sigprof.prog, si, uc, 0, &t->prog_blocked);
+	}
+	else if (kind == UPCALL_SIG_DRAIN)
+		preload_drain();          /* ring mode: the kernel took the PCs */
+	else if (t->up.ring && si->si_fd == t->up.fd)
+		upcall_ring_first(&t->up);   /* its PC is in the ring already */
+	else if (g_vprof.cfg.bench_empty)
+		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
+	else if (g_vprof.active && preload_spool_ready()) {
+		preload_sample(sig, si, uc);
+		if (g_vprof.cfg.values) {
+			/* The interpreter executes the program's next
+			 * instructions for it, and they may store errno
+			 * (libc's syscall error path: `mov %eax,%fs:(%rdx)`
+			 * right after the syscall, where samples taken in
+			 * the kernel land). That store is the program's:
+			 * restoring the errno of handler entry over it made
+			 * a failed read() return -1 with errno 0 (1 call in
+			 * 3,000 at 4 kHz; CPython raised "OSError: [Errno
+			 * 0]"). So the program's errno is in place while it
+			 * runs, and what it holds after is the one restored. */
+			errno = saved;
+			preload_values_sample(uc);
+			saved = errno;
+		}
+		if (g_vprof.cfg.verify && !t->busy)
+			preload_verify_sample(sig, si, uc);
+	}
+	errno = saved;
+}
+
+int preload_sigprof_handled(const struct sigaction *a)
+{
+	return (a->sa_flags & SA_SIGINFO) || (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN);
+}
+
+/* Our handler needs an alternate stack only to interpret (interpreted
+ * pushes go below the interrupted stack pointer): in plain PC sampling it
+ * runs where the kernel would have run the program's own handler, which is
+ * then called right there. Switching a program's handler back to the
+ * thread's stack from ours works, but unwinders that walk across the two
+ * stacks (gperftools') crash on it, so it is kept for the interpreting
+ * modes. A program's SA_ONSTACK is taken as ours too. */
+static int needs_altstack(void)
+{
+	return g_vprof.cfg.verify || g_vprof.cfg.values;
+}
+
+static int install(int restart)
+{
+	struct sigaction a;
+	int onstack = needs_altstack() || (preload_sigprof_handled(&g_sigprof.prog) && (g_sigprof.prog.sa_flags & SA_ONSTACK));
+	memset(&a, 0, sizeof(a));
+	a.sa_sigaction = dispatch;
+	a.sa_flags = SA_SIGINFO | (onstack ? SA_ONSTACK : 0) | (restart ? SA_RESTART : 0);
+	sigemptyset(&a.sa_mask);
+	return preload_real_sigaction(UPCALL_SIGNAL, &a, NULL) < 0 ? -errno : 0;
+}
+
+/* Our handler restarts interrupted system calls (SA_RESTART), so samples
+ * never make a program see EINTR. But a program with its own SIGPROF
+ * handler installed without SA_RESTART expects its SIGPROFs to interrupt
+ * slow system calls: while it has one, our handler takes its flag. (Its
+ * code must cope with EINTR at any SIGPROF already; ours add no new kind.) */
+void preload_sigprof_sync_restart(void)
+{
+	install(!preload_sigprof_handled(&g_sigprof.prog) || (g_sigprof.prog.sa_flags & SA_RESTART));
+}
+
+int preload_signals_install(void)
+{
+	if (preload_real_sigaction(UPCALL_SIGNAL, NULL, &g_sigprof.prog) < 0)
+		return -errno;
+	int rc = install(!preload_sigprof_handled(&g_sigprof.prog) || (g_sigprof.prog.sa_flags & SA_RESTART));
+	if (rc == 0)
+		g_sigprof.installed = 1;
+	return rc;
+}
+
+/* ---- interposers ---- */
+
+__attribute__((visibility("default")))
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	/* The interpreting modes hold SIGSEGV and SIGBUS (fault-safe probes)
+	 * and co-simulation SIGTRAP (single-stepping) as we hold SIGPROF:
+	 * faults.c keeps the program's view of them and applies it. */
+	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGTRAP)
+		return preload_faults_sigaction(sig, act, old);
+	if (sig != UPCALL_SIGNAL || !g_sigprof.installed)
+		return preload_real_sigaction(sig, act, old);
+	struct sigaction prev = g_sigprof.prog;
+	if (act) {
+		g_sigprof.prog = *act;
+		preload_sigprof_sync_restart();
+	}
+	if (old)
+		*old = prev;
+	return 0;
+}
+
+static sighandler_t set_handler(int sig, sighandler_t h, int flags)
+{
+	struct sigaction a, old;
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = h;
+	a.sa_flags = flags;
+	sigemptyset(&a.sa_mask);
+	if (sigaction(sig, &a, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* glibc's signal() calls its internal __sigaction, not ours: interpose it
+ * and its relatives too. BSD semantics, as glibc's signal() has. */
+__attribute__((visibility("default")))
+sighandler_t signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESTART);
+}
+
+__attribute__((visibility("default")))
+sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESTART);
+}
+
+__attribute__((visibility("default")))
+sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER);
+}

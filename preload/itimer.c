@@ -1,0 +1,64 @@
+/*
+ * ITIMER_PROF. With the itimer backend, vprof's sampling timer is the
+ * process's one ITIMER_PROF; the program keeps its own view of it.
+ * Normal context.
+ */
+#include "preload/sigprof.h"
+
+#include <string.h>
+
+/* ---- ITIMER_PROF ----
+ * With the itimer backend, vprof's sampling timer is the process's one
+ * ITIMER_PROF. A program that arms its own takes it over: the timer runs
+ * at the program's setting, every tick is both a sample and the program's
+ * SIGPROF; when the program disarms it, ours comes back. The program
+ * reads back its own setting, never ours. */
+typedef int setitimer_fn(__itimer_which_t, const struct itimerval *, struct itimerval *);
+typedef int getitimer_fn(__itimer_which_t, struct itimerval *);
+
+__attribute__((visibility("default")))
+int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerval *ov)
+{
+	REAL(setitimer, setitimer_fn);
+	if (which != ITIMER_PROF || !g_sigprof.installed || g_vprof.backend != MERGE_EV_ITIMER)
+		return real_setitimer(which, nv, ov);
+	struct itimerval cur;
+	if (ov) {
+		if (g_sigprof.prog_itimer) {
+			real_setitimer(which, NULL, &cur);      /* live remaining time */
+			cur.it_interval = g_sigprof.prog_itv.it_interval;
+		} else {
+			memset(&cur, 0, sizeof(cur));
+		}
+	}
+	int rc = 0;
+	if (nv) {
+		int on = nv->it_value.tv_sec || nv->it_value.tv_usec;
+		g_sigprof.prog_itv = *nv;
+		g_sigprof.prog_itimer = on;
+		if (on)
+			rc = real_setitimer(which, nv, NULL);
+		else if (g_vprof.active)
+			rc = upcall_process_start(g_vprof.backend, g_vprof.period) < 0 ? -1 : 0;
+		else
+			rc = real_setitimer(which, nv, NULL);
+	}
+	if (rc == 0 && ov)
+		*ov = cur;
+	return rc;
+}
+
+__attribute__((visibility("default")))
+int getitimer(__itimer_which_t which, struct itimerval *v)
+{
+	REAL(getitimer, getitimer_fn);
+	if (which != ITIMER_PROF || !g_sigprof.installed || g_vprof.backend != MERGE_EV_ITIMER)
+		return real_getitimer(which, v);
+	if (!g_sigprof.prog_itimer) {
+		memset(v, 0, sizeof(*v));
+		return 0;
+	}
+	int rc = real_getitimer(which, v);
+	v->it_interval = g_sigprof.prog_itv.it_interval;
+	return rc;
+}

@@ -1,0 +1,51 @@
+/*
+ * html.h — the self-contained HTML report (vprof html, cmd_html.c): the
+ * flame graph's data (html_flame.c), escaping for HTML text and for JSON
+ * inlined into a page, and the script and style compiled in by
+ * scripts/embed.sh (reports/html/). Nothing here is async-signal-safe.
+ */
+#ifndef VPROF_REPORTS_HTML_H
+#define VPROF_REPORTS_HTML_H
+
+#include "reports/model.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+int cmd_html(int argc, char **argv);
+
+/* One folded stack: frames[0] is the root, frames[depth - 1] the leaf.
+ * The type of stacks.h's report_stack_fn (branch stacks): non-zero stops. */
+typedef int html_stack_fn(const char *const *frames, size_t depth, uint64_t count, void *arg);
+
+/*
+ * Call fn once per folded stack of event ev of m, root first, and return
+ * what the page should say of them (one sentence, plain text). The
+ * adapter between the profile and the flame graph: today each stack is
+ * what `vprof export --format folded` writes without recorded call
+ * stacks, "image;procedure" (the image's file name), one per procedure,
+ * the counts summing to the event's samples. With recorded stacks this is
+ * the one function to point at report_stacks_foreach().
+ */
+const char *html_for_each_stack(const struct report_model *m, unsigned ev, html_stack_fn *fn,
+				void *arg);
+
+/* Write the flame graph's data as JSON for report.js:
+ * {"unit":..., "total":N, "names":[...], "stacks":[[count, name index...]...]}
+ * escaped for a <script> element (see html_json_str). Returns the note of
+ * html_for_each_stack(). */
+const char *html_flame_json(FILE *f, const struct report_model *m, unsigned ev);
+
+/* s as HTML text (also safe inside a quoted attribute): & < > " ' escaped. */
+void html_text(FILE *f, const char *s);
+
+/* s as a JSON string literal that can sit inside <script>: besides JSON's
+ * own escapes, <, > and & are written as \u003c, \u003e, \u0026. */
+void html_json_str(FILE *f, const char *s);
+
+/* The page's script and style (reports/html/, built into the binary). */
+extern const char html_asset_report_js[], html_asset_report_css[];
+extern const size_t html_asset_report_js_len, html_asset_report_css_len;
+
+#endif

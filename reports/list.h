@@ -1,0 +1,35 @@
+/*
+ * list.h — what `vprof list` shares with `vprof html` (cmd_html.c): one
+ * procedure's instructions decoded from its image file (Zydis, Intel
+ * syntax) and the value hotlists at an address. Defined in cmd_list.c.
+ * Nothing here is async-signal-safe; one thread.
+ */
+#ifndef VPROF_REPORTS_LIST_H
+#define VPROF_REPORTS_LIST_H
+
+#include "reports/values.h"
+
+/* A procedure to list: its image, extent, name and samples of the event. */
+struct target {
+	uint32_t image;
+	uint64_t start, size;
+	const char *proc;
+	uint64_t samples;
+};
+
+struct insn {
+	uint64_t vaddr;
+	char text[96];
+	int len;
+};
+
+/* Decode [t->start, t->start + t->size) from the image file (only while
+ * its build-id matches the profile); without the bytes, one entry per
+ * address with samples or values, text "?...". *out is malloc'd; returns
+ * the count. */
+size_t list_disassemble(struct value_model *vm, const struct target *t, struct insn **out);
+
+/* The hotlists at (image, vaddr): vm->hot[*lo, return). */
+size_t list_hot_range(const struct value_model *vm, uint32_t image, uint64_t vaddr, size_t *lo);
+
+#endif

@@ -1,0 +1,113 @@
+#!/bin/bash
+# Done-when (issue 7, `vprof html`): one self-contained page that opens
+# with no network, checked end to end in headless Chromium (Debian's
+# chromium, chromium-driver, python3-selenium; tests/html_browser.py):
+# on a fixture with a planted hot path (tests/fixtures/html_hot.c:
+# hot_leaf ~70%) the flame graph renders, hot_leaf's frame is as wide as
+# its sample share (within 3 points), a click zooms it to the full width
+# and hides the others, the root zooms back, search highlights, the
+# procedure table sorts, the hottest procedure's listing has source lines
+# and its samples; a --values profile shows a hotlist; C++ names with < >
+# survive escaping; the page has no http(s) reference and loads nothing;
+# the binary works copied alone (nothing read at run time); bad input
+# (no database, empty epoch, unwritable -o) gives one message each.
+#
+# VPROF_HTML_SCREENSHOT=FILE keeps the main page's screenshot (PNG); that
+# is how docs/html-report.png was made.
+. "$(dirname "$0")/lib.sh"
+
+gcc -O1 -g -o "$TMP/html_hot" "$TOP/tests/fixtures/html_hot.c" || fail "cannot build the fixture"
+"$VPROF" run --db "$TMP/db" --freq 1000 -- "$TMP/html_hot" 100 >/dev/null 2>"$TMP/v.err"
+check "vprof run ($(head -c 200 "$TMP/v.err"))" [ $? -eq 0 ]
+"$VPROF" report --db "$TMP/db" --json -n 0 >"$TMP/r.json"
+
+# The binary alone, from another directory: the page needs no file of the tree.
+mkdir -p "$TMP/bin" "$TMP/elsewhere"
+cp "$VPROF" "$TMP/bin/vprof"
+(cd "$TMP/elsewhere" && "$TMP/bin/vprof" html --db "$TMP/db" -o "$TMP/p.html" 2>"$TMP/h.err")
+check "vprof html writes the page ($(head -c 200 "$TMP/h.err"))" [ $? -eq 0 -a -s "$TMP/p.html" ]
+if grep -Eiq 'https?:' "$TMP/p.html"; then
+	fail "the page has an http(s) reference: $(grep -Eio '.{20}https?:.{20}' "$TMP/p.html" | head -2)"
+else
+	pass "the page has no http(s) reference"
+fi
+check "the page forbids every fetch (Content-Security-Policy default-src 'none')" \
+	grep -q "Content-Security-Policy\" content=\"default-src 'none'" "$TMP/p.html"
+
+"$PY" - "$TMP/r.json" >"$TMP/expect.json" <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["events"][0]
+rows = {r["procedure"]: r for r in ev["rows"]}
+print(json.dumps({"hot_leaf": rows["hot_leaf"]["percent"], "warm": rows["warm"]["percent"],
+                  "hot_leaf_samples": rows["hot_leaf"]["samples"], "image": "html_hot"}))
+PYEOF
+cat "$TMP/expect.json"
+check "hot_leaf is the planted ~70% ($(cat "$TMP/expect.json"))" \
+	"$PY" -c 'import json,sys; v=json.load(open(sys.argv[1]))["hot_leaf"]; sys.exit(not 55 <= v <= 85)' "$TMP/expect.json"
+"$PY" "$TOP/tests/html_browser.py" main "$TMP/p.html" "$TMP/expect.json" "$TMP/shot.png" \
+	>"$TMP/b.out" 2>"$TMP/b.err"
+rc=$?
+cat "$TMP/b.out"
+check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 ]
+check "the browser checks ran" grep -q '^PASS the flame graph rendered' "$TMP/b.out"
+nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
+# The same page's flame graph on deep stacks (synthetic data in a copy).
+"$PY" "$TOP/tests/html_browser.py" deep "$TMP/p.html" "$TMP/expect.json" >"$TMP/b.out" 2>"$TMP/b.err"
+rc=$?
+cat "$TMP/b.out"
+check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 -a -s "$TMP/b.out" ]
+nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
+[ -n "${VPROF_HTML_SCREENSHOT:-}" ] && cp "$TMP/shot.png" "$VPROF_HTML_SCREENSHOT"
+
+# A --values profile: hot_leaf's loop bound (7000000 in every call) tops a hotlist.
+"$VPROF" run --db "$TMP/dbv" --values --freq 1000 -- "$TMP/html_hot" 60 >/dev/null 2>"$TMP/v.err"
+check "vprof run --values ($(head -c 200 "$TMP/v.err"))" [ $? -eq 0 ]
+"$VPROF" html --db "$TMP/dbv" -o "$TMP/v.html" 2>"$TMP/h.err"
+check "vprof html on a --values profile ($(head -c 200 "$TMP/h.err"))" [ $? -eq 0 ]
+echo '{"value": "7000000 (0x6acfc0)"}' >"$TMP/vexpect.json"
+"$PY" "$TOP/tests/html_browser.py" values "$TMP/v.html" "$TMP/vexpect.json" >"$TMP/b.out" 2>"$TMP/b.err"
+rc=$?
+cat "$TMP/b.out"
+check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 -a -s "$TMP/b.out" ]
+nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
+
+# C++ names: < > in the page only as escapes.
+g++ -O1 -g -o "$TMP/cxx" "$TOP/tests/fixtures/cxx_names.cc" || fail "cannot build the C++ fixture"
+"$VPROF" run --db "$TMP/dbc" --freq 1000 -- "$TMP/cxx" 10 >/dev/null 2>&1
+"$VPROF" html --db "$TMP/dbc" -o "$TMP/c.html" 2>"$TMP/h.err"
+check "vprof html on the C++ profile ($(head -c 200 "$TMP/h.err"))" [ $? -eq 0 ]
+check "the name is escaped in markup and in the flame data" \
+	grep -q 'ns::Hot&lt;int&gt;::spin(long)' "$TMP/c.html"
+check "the flame data escapes < and > as \\u003c \\u003e" grep -q 'ns::Hot\\u003cint\\u003e::spin(long)' "$TMP/c.html"
+check "no raw 'Hot<int>' anywhere in the page" [ "$(grep -c 'Hot<int>' "$TMP/c.html")" -eq 0 ]
+echo '{"name": "ns::Hot<int>::spin(long)"}' >"$TMP/cexpect.json"
+"$PY" "$TOP/tests/html_browser.py" cxx "$TMP/c.html" "$TMP/cexpect.json" >"$TMP/b.out" 2>"$TMP/b.err"
+rc=$?
+cat "$TMP/b.out"
+check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 -a -s "$TMP/b.out" ]
+nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
+
+# Bad input: one message, non-zero status, no page left behind.
+bad() {   # bad WHAT STATUS ARGS...
+	local what=$1 want=$2; shift 2
+	"$VPROF" html "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?
+	check "$what: status $want (got $rc)" [ $rc -eq "$want" ]
+	check "$what: one message ($(cat "$TMP/err"))" [ "$(wc -l <"$TMP/err")" -eq 1 ]
+}
+bad "no database" 1 --db "$TMP/nonexistent" -o "$TMP/n.html"
+check "no database: no file written" [ ! -e "$TMP/n.html" ]
+mkdir -p "$TMP/emptydb"
+bad "empty database" 1 --db "$TMP/emptydb" -o "$TMP/e.html"
+check "empty database: no file written" [ ! -e "$TMP/e.html" ]
+"$VPROF" epoch --db "$TMP/db" new >/dev/null
+bad "empty epoch" 1 --db "$TMP/db" -o "$TMP/e.html"
+bad "unwritable -o" 1 --db "$TMP/db" --epoch 1 -o "$TMP/nodir/p.html"
+bad "a full disk (-o /dev/full)" 1 --db "$TMP/db" --epoch 1 -o /dev/full
+check "/dev/full is still there" [ -c /dev/full ]
+bad "no -o" 2 --db "$TMP/db" --epoch 1
+bad "bad epoch" 2 --db "$TMP/db" --epoch x -o "$TMP/x.html"
+"$VPROF" html --db "$TMP/db" --epoch 1 -o - >"$TMP/stdout.html" 2>"$TMP/err"
+check "-o - writes the page to stdout" cmp -s "$TMP/stdout.html" "$TMP/p.html"
+"$VPROF" help html >"$TMP/help" 2>&1
+check "vprof help html prints the usage" grep -q '^usage: vprof html -o FILE' "$TMP/help"
+finish
