@@ -125,7 +125,7 @@ FUZZ_CC    ?= clang
 # 8-byte-aligned section offsets.
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -fno-sanitize=alignment
-FUZZ_SRC   := merge/spool.c merge/profile.c merge/hotlist.c merge/jit.c
+FUZZ_SRC   := merge/spool.c merge/profile.c merge/hotlist.c merge/jit.c merge/stacks.c
 FUZZ_BIN   := $(B)/fuzz/spool_fuzz $(B)/fuzz/profile_fuzz $(B)/fuzz/perfmap_fuzz \
 	      $(B)/fuzz/elf_fuzz $(B)/fuzz/mkseed
 # The symbolizer's ELF reading (reports/sym_*.c), for elf_fuzz.

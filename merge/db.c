@@ -44,6 +44,7 @@
 #include "merge/profile.h"
 #include "merge/jit.h"
 #include "merge/spool.h"
+#include "merge/stacks.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -212,6 +213,7 @@ struct images {
 struct accum {                  /* profiles of this merge, by image+event */
 	struct merge_profile *p;
 	size_t n, cap;
+	struct merge_stacks stacks[MERGE_EV_MAX];   /* call stacks, by event */
 };
 
 static int image_cb(const struct merge_image_record *r, void *arg)
@@ -517,6 +519,10 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 	merge_spool_values(&sp, hot_cb, &c, &badv);
 	if ((err = c.err) < 0)
 		goto out;
+	uint64_t bads = 0;
+	if (s->event < MERGE_EV_MAX &&
+	    (err = merge_stacks_from_spool(&acc->stacks[s->event], &sp, im.r, im.n, &bads)) < 0)
+		goto out;
 	/* A process rotating its spool (VPROF_EPOCH_SECS) leaves several: it
 	 * is counted once, at its last (exited 0 or 1). */
 	int last = l->exited != MERGE_EXITED_ROTATED && l->exited != MERGE_EXITED_CLOSED;
@@ -742,6 +748,38 @@ static int fold_profile(const char *dir, const char *stage, struct merge_profile
 	return 0;
 }
 
+/* The epoch's stacks file of event ev plus this merge's stacks, staged
+ * (merge/stacks.c); a corrupt one is moved aside like a profile. */
+static int fold_stacks(const char *dir, const char *stage, struct merge_stacks *s, unsigned ev,
+		       struct merge_result *res, FILE *errf)
+{
+	char name[128], path[900], why[160];
+	struct merge_stacks old;
+	merge_stacks_compact(s);
+	merge_stacks_name(ev, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int err = merge_stacks_read(path, &old, why, sizeof(why));
+	if (err == 0) {
+		err = merge_stacks_merge(s, &old);
+		merge_stacks_free(&old);
+		if (err < 0)
+			return err;
+	} else if (err != -ENOENT) {
+		char aside[960];
+		snprintf(aside, sizeof(aside), "%s.corrupt", path);
+		fprintf(errf, "vprof: stacks %s: %s; moved aside to %s, starting it afresh\n", path,
+			why, aside);
+		rename(path, aside);
+		res->profiles_corrupt++;
+	}
+	snprintf(path, sizeof(path), "%s/%s", stage, name);
+	if ((err = merge_stacks_write(path, s, ev)) < 0)
+		return err;
+	merge_step();
+	res->profiles_written++;
+	return 0;
+}
+
 /* Write the stage's MANIFEST: the epoch, then the spools consumed. */
 static int stage_manifest(const char *stage, int epoch, char (*names)[700],
 			  const ino_t *inos, size_t nf)
@@ -870,6 +908,10 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 		if ((err = fold_profile(dir, stage, &acc.p[i], res, errf)) < 0)
 			goto rollback;
 	}
+	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
+		if ((acc.stacks[ev].n || acc.stacks[ev].dropped) &&
+		    (err = fold_stacks(dir, stage, &acc.stacks[ev], ev, res, errf)) < 0)
+			goto rollback;
 	struct merge_profile sp;
 	merge_profile_init(&sp);
 	sp.flags = MERGE_PROF_STATS;
@@ -899,6 +941,8 @@ out:
 	for (size_t i = 0; i < acc.n; i++)
 		merge_profile_free(&acc.p[i]);
 	free(acc.p);
+	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
+		merge_stacks_free(&acc.stacks[ev]);
 	merge_db_unlock(db);
 	return err;
 }

@@ -116,6 +116,7 @@ struct merge_section {
 #define MERGE_SPOOL_MAGIC "VPROFSPL"
 #define MERGE_SPOOL_VERSION 2        /* written when there is a VALUES section */
 #define MERGE_SPOOL_VERSION_PLAIN 1  /* no VALUES section: what vprof wrote before */
+#define MERGE_SPOOL_VERSION_STACKS 3 /* a STACKS section last (after VALUES, if any) */
 
 #define MERGE_WAYS 4
 struct merge_entry {            /* 16 bytes: 4 make one 64-byte bucket */
@@ -240,6 +241,42 @@ struct merge_value_table {      /* header of one thread's table, 64 bytes */
 /* Shared-area records' claim word (struct merge_hotlist.state). */
 enum { MERGE_HOT_FREE = 0, MERGE_HOT_BUSY = 1, MERGE_HOT_READY = 2 };
 
+/* STACKS section of a spool (version 3, `vprof run --stacks`): call
+ * stacks counted in one table shared by the process's threads, open-
+ * addressed by a hash of (generation, frames); entries are claimed and
+ * changed under their state word (FREE -> BUSY -> READY by CAS; a BUSY one
+ * is passed over, so one stack may have several entries, which the merge
+ * folds). A stack with no room in MERGE_STACK_PROBES probes is counted in
+ * `dropped`, one cut at the asked depth in `truncated`. pc[0] is the
+ * sampled PC, pc[1..] return addresses, innermost first; all in the
+ * entry's image generation (MERGE_GPC). Details: merge/stacks.h. */
+#define MERGE_STACK_MAX 64       /* frames kept at most (--stack-depth) */
+#define MERGE_STACK_PROBES 32
+struct merge_stacks_head {      /* 64 bytes, the geometry first */
+	uint32_t entries;        /* power of two */
+	uint32_t entry_size;     /* sizeof(struct merge_stack_entry) */
+	uint32_t max_depth;      /* MERGE_STACK_MAX */
+	uint32_t depth;          /* frames asked (1..MERGE_STACK_MAX) */
+	uint64_t samples;        /* samples offered a stack (weights summed) */
+	uint64_t dropped;        /* ... of which not recorded: table full */
+	uint64_t truncated;      /* ... recorded, cut at `depth` */
+	uint64_t used;           /* entries claimed */
+	uint32_t method;         /* MERGE_STACK_M_*: how the writer unwound */
+	uint8_t pad[12];
+};
+enum { MERGE_STACK_M_NONE = 0, MERGE_STACK_M_UNWIND = 1, MERGE_STACK_M_FP = 2,
+       MERGE_STACK_M_CURSOR = 3 };
+struct merge_stack_entry {      /* 544 bytes */
+	uint64_t hash;           /* of gen and pc[0..depth) */
+	uint32_t state;          /* MERGE_HOT_FREE/BUSY/READY */
+	uint16_t depth;
+	uint8_t gen;             /* image generation (MERGE_GPC) */
+	uint8_t flags;           /* 1: truncated */
+	uint64_t count;
+	uint64_t pad;
+	uint64_t pc[MERGE_STACK_MAX];
+};
+
 /* ---- profile -------------------------------------------------------- */
 
 #define MERGE_PROFILE_MAGIC "VPROFPRF"
@@ -312,5 +349,33 @@ enum { MERGE_PROF_UNKNOWN = 1, MERGE_PROF_STATS = 2, MERGE_PROF_JIT = 4, MERGE_P
  * char name[len]; zero padding to 8 bytes }, sorted by key, one per key;
  * key = XXH64(name, len, 0). */
 #define MERGE_JIT_NAME_MAX 512
+enum { MERGE_PROF_STACKS = 16 };   /* with the flags above */
+/* An epoch's call stacks, DB/epochs/N/stacks.EVENT.stk: a profile file
+ * (same header, flags MERGE_PROF_STACKS, total 0) whose one section is
+ * STACKS: struct merge_stacks_file_head, nimages x struct
+ * merge_stack_image, then nstacks records { uint64 count; uint32 depth;
+ * uint32 0; uint64 frame[depth] } sorted and unique, frame =
+ * MERGE_FRAME(image index, ELF offset), innermost first; image index
+ * MERGE_FRAME_UNKNOWN holds an absolute PC. Named .stk so that readers
+ * of *.prof before it never see it. */
+#define MERGE_FRAME(img, off)  (((uint64_t)(img) << 48) | ((uint64_t)(off) & ((1ull << 48) - 1)))
+#define MERGE_FRAME_IMG(f)     ((uint32_t)((f) >> 48))
+#define MERGE_FRAME_OFF(f)     ((f) & ((1ull << 48) - 1))
+#define MERGE_FRAME_UNKNOWN    0xffffu
+struct merge_stacks_file_head { /* 64 bytes */
+	uint32_t nimages;
+	uint32_t depth;          /* largest depth asked by the processes */
+	uint64_t nstacks;
+	uint64_t samples;        /* sum of the records' counts */
+	uint64_t dropped;        /* stacks lost (spool tables full) */
+	uint64_t truncated;      /* stacks cut at the asked depth */
+	uint8_t pad[24];
+};
+struct merge_stack_image {      /* 512 bytes */
+	uint32_t build_id_len;
+	uint8_t build_id[MERGE_BUILD_ID_MAX];
+	uint32_t pad;
+	char path[472];
+};
 
 #endif

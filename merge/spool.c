@@ -20,6 +20,7 @@
  * descriptor; it is now the owner's pid and start time (and the boot).
  */
 #include "merge/spool.h"
+#include "merge/stacks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -324,7 +325,9 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	size_t images_sz = (size_t)MERGE_IMAGE_RECORDS * sizeof(struct merge_image_record);
 	size_t values_off = images_off + images_sz;
 	size_t values_sz = p->values ? values_bytes(MERGE_SLOTS) : 0;
-	size_t size = values_off + values_sz;
+	size_t stacks_off = values_off + values_sz;
+	size_t stacks_sz = p->stack_depth ? merge_stacks_section_bytes() : 0;
+	size_t size = stacks_off + stacks_sz;
 	pid_t pid = getpid();
 	int fd = -1, err;
 
@@ -364,15 +367,17 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	sp->shared = (struct merge_entry *)((uint8_t *)m + shared_off);
 	sp->images = (struct merge_image_record *)((uint8_t *)m + images_off);
 	sp->values = values_sz ? (uint8_t *)m + values_off : NULL;
+	sp->stacks = stacks_sz ? (uint8_t *)m + stacks_off : NULL;
 
 	struct merge_spool_static *s = &sp->hdr->s;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	memcpy(s->magic, MERGE_SPOOL_MAGIC, 8);
-	s->version = values_sz ? MERGE_SPOOL_VERSION : MERGE_SPOOL_VERSION_PLAIN;
+	s->version = stacks_sz ? MERGE_SPOOL_VERSION_STACKS
+		     : values_sz ? MERGE_SPOOL_VERSION : MERGE_SPOOL_VERSION_PLAIN;
 	s->bom = MERGE_BOM;
 	s->header_size = (uint32_t)hdr;
-	s->nsections = values_sz ? 4 : 3;
+	s->nsections = 3 + (values_sz != 0) + (stacks_sz != 0);
 	s->file_size = size;
 	s->pid = (uint64_t)pid;
 	s->ppid = (uint64_t)getppid();
@@ -390,6 +395,12 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	if (values_sz) {
 		s->section[3] = (struct merge_section){ MERGE_SEC_VALUES, 0, values_off, values_sz };
 		values_geometry((struct merge_values_head *)sp->values, MERGE_SLOTS);
+	}
+	if (stacks_sz) {
+		s->section[s->nsections - 1] =
+			(struct merge_section){ MERGE_SEC_STACKS, 0, stacks_off, stacks_sz };
+		merge_stacks_geometry((struct merge_stacks_head *)sp->stacks, p->stack_depth,
+				      p->stack_method);
 	}
 	copy_str(s->exe, sizeof(s->exe), p->exe);
 	copy_str(s->cmdline, sizeof(s->cmdline), p->cmdline);
@@ -773,9 +784,10 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 		err = bad(why, whylen, "wrong byte order");
 		goto fail;
 	}
-	if (s->version != MERGE_SPOOL_VERSION && s->version != MERGE_SPOOL_VERSION_PLAIN) {
-		snprintf(why, whylen, "spool version %u, this vprof reads %u and %u", s->version,
-			 MERGE_SPOOL_VERSION_PLAIN, MERGE_SPOOL_VERSION);
+	if (s->version != MERGE_SPOOL_VERSION && s->version != MERGE_SPOOL_VERSION_PLAIN &&
+	    s->version != MERGE_SPOOL_VERSION_STACKS) {
+		snprintf(why, whylen, "spool version %u, this vprof reads %u to %u", s->version,
+			 MERGE_SPOOL_VERSION_PLAIN, MERGE_SPOOL_VERSION_STACKS);
 		err = -EPROTO;
 		goto fail;
 	}
@@ -789,19 +801,24 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 	}
 	/* Layout must be what this reader computes from the counts: anything
 	 * else would let a corrupt header send us outside the mapping. */
-	uint32_t nsec = s->version == MERGE_SPOOL_VERSION ? 4 : 3;
+	/* Version 3: THREADS, SHARED, IMAGES, [VALUES,] STACKS. */
+	int has_stacks = s->version == MERGE_SPOOL_VERSION_STACKS;
+	int has_values = s->version == MERGE_SPOOL_VERSION ||
+			 (has_stacks && s->nsections == 5);
+	uint32_t nsec = 3 + (uint32_t)has_values + (uint32_t)has_stacks;
 	if (s->nsections != nsec || s->nslots == 0 || s->nslots > 4096 ||
 	    s->slot_size != slot_bytes(MERGE_SLOT_BUCKETS) ||
 	    (s->shared_entries & (s->shared_entries - 1)) || s->shared_entries == 0) {
 		err = bad(why, whylen, "implausible layout");
 		goto fail;
 	}
-	uint64_t need[4] = { (uint64_t)s->nslots * s->slot_size,
+	uint64_t need[5] = { (uint64_t)s->nslots * s->slot_size,
 			     (uint64_t)s->shared_entries * sizeof(struct merge_entry),
 			     (uint64_t)s->image_records * sizeof(struct merge_image_record),
-			     values_bytes(s->nslots) };
-	static const uint32_t kind[4] = { MERGE_SEC_THREADS, MERGE_SEC_SHARED, MERGE_SEC_IMAGES,
-					  MERGE_SEC_VALUES };
+			     has_values ? values_bytes(s->nslots) : merge_stacks_section_bytes(),
+			     merge_stacks_section_bytes() };
+	uint32_t kind[5] = { MERGE_SEC_THREADS, MERGE_SEC_SHARED, MERGE_SEC_IMAGES,
+			     has_values ? MERGE_SEC_VALUES : MERGE_SEC_STACKS, MERGE_SEC_STACKS };
 	for (uint32_t i = 0; i < nsec; i++) {
 		const struct merge_section *sec = &s->section[i];
 		if (sec->kind != kind[i] || sec->size != need[i] ||
@@ -813,7 +830,14 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 	sp->threads = (uint8_t *)m + s->section[0].offset;
 	sp->shared = (struct merge_entry *)((uint8_t *)m + s->section[1].offset);
 	sp->images = (struct merge_image_record *)((uint8_t *)m + s->section[2].offset);
-	if (nsec == 4) {
+	if (has_stacks) {
+		sp->stacks = (uint8_t *)m + s->section[nsec - 1].offset;
+		if (merge_stacks_check((const struct merge_stacks_head *)sp->stacks) < 0) {
+			err = bad(why, whylen, "stacks section geometry corrupt");
+			goto fail;
+		}
+	}
+	if (has_values) {
 		/* The geometry lies outside the checksum: it must be exactly
 		 * what this reader would have written. */
 		struct merge_values_head want = { 0 };

@@ -58,6 +58,7 @@ struct merge_spool {
 	struct merge_entry *shared;
 	struct merge_image_record *images;
 	uint8_t *values;                  /* VALUES section, NULL if none */
+	uint8_t *stacks;                  /* STACKS section, NULL if none (merge/stacks.h) */
 	uint32_t gen;                     /* current image generation (writer) */
 	char path[512];
 };
@@ -67,6 +68,8 @@ struct merge_spool_params {
 	uint64_t period;
 	const char *exe, *cmdline;
 	int values;              /* non-zero: add a VALUES section (hotlists) */
+	int stack_depth;         /* non-zero: add a STACKS section, frames kept */
+	int stack_method;        /* MERGE_STACK_M_* recorded in it */
 };
 
 /* Create DIR/PID.N.spool (O_EXCL, 0600, O_CLOEXEC), size and map it

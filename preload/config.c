@@ -101,11 +101,39 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	/* Continuous mode (rotate.c): a new spool every S seconds. */
 	if ((rc = parse_u64("VPROF_EPOCH_SECS", 1, 100000000ull, &c->epoch_secs, why, whylen)) < 0)
 		return rc;
-	/* Named in the design, not built yet: refused rather than ignored. */
-	if (c->stacks) {
-		snprintf(why, whylen, "VPROF_STACKS: call stacks are not recorded yet (unset it)");
-		return -EINVAL;
+	/* Call stacks (preload/stacks.c): a depth implies them, as a module
+	 * implies values; they need a signal per sample (no ring: the kernel's
+	 * callchain needs frame pointers, which Debian's code has not). */
+	s = getenv("VPROF_STACK_DEPTH");
+	if (s && *s) {
+		const char *ss = getenv("VPROF_STACKS");
+		if (ss && *ss && !c->stacks) {
+			snprintf(why, whylen, "VPROF_STACK_DEPTH=%s records call stacks, which "
+				 "VPROF_STACKS=%s turns off: unset one", s, ss);
+			return -EINVAL;
+		}
+		c->stacks = 1;
 	}
+	v = 32;
+	if ((rc = parse_u64("VPROF_STACK_DEPTH", 1, MERGE_STACK_MAX, &v, why, whylen)) < 0)
+		return rc;
+	c->stack_depth = (int)v;
+	c->stack_method = MERGE_STACK_M_UNWIND;
+	s = getenv("VPROF_STACK_METHOD");
+	if (s && *s) {
+		if (!strcmp(s, "unwind"))
+			c->stack_method = MERGE_STACK_M_UNWIND;
+		else if (!strcmp(s, "fp"))
+			c->stack_method = MERGE_STACK_M_FP;
+		else if (!strcmp(s, "cursor"))
+			c->stack_method = MERGE_STACK_M_CURSOR;
+		else {
+			snprintf(why, whylen, "VPROF_STACK_METHOD=%s: expected one of unwind, fp, cursor", s);
+			return -EINVAL;
+		}
+	}
+	if (c->stacks)
+		c->ring = 0;
 	/* A customization module (module.c checks and loads it): implies
 	 * value sampling, which it customizes. */
 	s = getenv("VPROF_MODULE");

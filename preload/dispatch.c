@@ -35,6 +35,59 @@ int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction 
 	return g_real_sigaction(sig, a, old);
 }
 
+/* The program's handler, on the thread's stack, called from our frames on
+ * the alternate stack. Those frames stay live until it returns, and the
+ * kernel starts a handler at the top of the alternate stack whenever the
+ * interrupted code is not on it: a SIGPROF (or a fault) in the program's
+ * handler would write its frame over ours, and the return into them
+ * jumped into the alternate stack (vprof verify: the program's SIGSEGV
+ * handler ran on a stray SEGV_ACCERR at an alternate-stack address). So
+ * the alternate stack is disabled while the handler runs: a signal then
+ * runs on the stack in use, as for a program with none; if the handler
+ * leaves by longjmp, preload_altstack_check gives it back later. */
+static void off_altstack(int sig, siginfo_t *si, void *uc)
+{
+	struct preload_thread *t = &g_thread;
+	void (*fn)(int, siginfo_t *, void *) = t->fwd_fn;
+	stack_t off = { .ss_flags = SS_DISABLE }, back = t->fwd_ss;
+	sigset_t none_async, mask = t->fwd_mask;
+	/* Entered with asynchronous signals blocked (preload_forward): the
+	 * switch to this stack and the change of the alternate stack are
+	 * one step to any signal. */
+	int was_off = sigaltstack(&off, NULL) == 0;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &none_async, sizeof(long));
+	fn(sig, si, uc);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none_async, NULL, sizeof(long));
+	if (was_off)
+		sigaltstack(&back, NULL);
+}
+
+/* Every signal but the synchronous ones (blocking those makes the kernel
+ * kill on a fault). */
+static void async_signals(sigset_t *s)
+{
+	static const int sync_sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
+	sigfillset(s);
+	for (size_t k = 0; k < sizeof(sync_sigs) / sizeof(sync_sigs[0]); k++)
+		sigdelset(s, sync_sigs[k]);
+}
+
+int preload_altstack_check(const ucontext_t *uc)
+{
+	struct preload_thread *t = &g_thread;
+	if (!t->fwd_top)
+		return 0;
+	if ((uint64_t)uc->uc_mcontext.gregs[REG_RSP] < (uint64_t)(uintptr_t)t->fwd_top)
+		return 1;               /* inside the program's handler */
+	/* Interrupted above its stack top: it is gone, left by a longjmp.
+	 * We run off the alternate stack (it is disabled), so it may be
+	 * given back now. */
+	stack_t back = t->fwd_ss;
+	t->fwd_top = NULL;
+	sigaltstack(&back, NULL);
+	return 1;
+}
+
 void preload_forward(int sig, struct sigaction *p, siginfo_t *si, void *uc, int refaults,
 		     int *view_blocked)
 {
@@ -78,11 +131,23 @@ void preload_forward(int sig, struct sigaction *p, siginfo_t *si, void *uc, int 
 	void (*fn)(int, siginfo_t *, void *) =
 		(a.sa_flags & SA_SIGINFO) ? a.sa_sigaction : (void (*)(int, siginfo_t *, void *))(void *)a.sa_handler;
 	stack_t ss;
-	if (!(a.sa_flags & SA_ONSTACK) && sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
+	struct preload_thread *t = &g_thread;
+	if (!(a.sa_flags & SA_ONSTACK) && !t->fwd_top && sigaltstack(NULL, &ss) == 0 &&
+	    (ss.ss_flags & SS_ONSTACK)) {
 		/* We are on the alternate stack; the program did not ask for
-		 * it: run its handler below the interrupted frame. */
+		 * it: run its handler below the interrupted frame, with the
+		 * alternate stack disabled (off_altstack). */
 		uint64_t sp = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP];
-		preload_call_on_stack(fn, sig, si, uc, (void *)((sp - 128 - 64) & ~15ull));
+		void *top = (void *)((sp - 128 - 64) & ~15ull);
+		t->fwd_fn = fn;
+		t->fwd_ss = (stack_t){ .ss_sp = ss.ss_sp, .ss_size = ss.ss_size, .ss_flags = 0 };
+		sigset_t async;
+		async_signals(&async);
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &async, &t->fwd_mask, sizeof(long));
+		t->fwd_top = top;
+		preload_call_on_stack(off_altstack, sig, si, uc, top);
+		t->fwd_top = NULL;
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &t->fwd_mask, NULL, sizeof(long));
 	} else {
 		fn(sig, si, uc);
 	}
@@ -108,6 +173,7 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 	int saved = errno;
 	struct preload_thread *t = &g_thread;
 	int kind = upcall_classify(si, g_vprof.backend);
+	int off_alt = preload_altstack_check(uc);
 	if (g_sigprof.prog_itimer && g_vprof.backend == MERGE_EV_ITIMER && si->si_code == SI_KERNEL) {
 		/* One process timer for two users: each tick is a sample of ours
 		 * and the program's own SIGPROF. */
@@ -135,7 +201,8 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
 	else if (g_vprof.active && preload_spool_ready()) {
 		preload_sample(sig, si, uc);
-		if (g_vprof.cfg.values) {
+		preload_stacks_sample(si, uc);    /* VPROF_STACKS: preload/stacks.c */
+		if (g_vprof.cfg.values && !off_alt) {
 			/* The interpreter executes the program's next
 			 * instructions for it, and they may store errno
 			 * (libc's syscall error path: `mov %eax,%fs:(%rdx)`
@@ -150,7 +217,7 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 			preload_values_sample(uc);
 			saved = errno;
 		}
-		if (g_vprof.cfg.verify && !t->busy)
+		if (g_vprof.cfg.verify && !t->busy && !off_alt)
 			preload_verify_sample(sig, si, uc);
 	}
 	errno = saved;

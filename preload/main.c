@@ -177,7 +177,9 @@ static int open_spool(void)
 	struct merge_spool_params p = { .event = (uint32_t)g_vprof.backend,
 					.backend = (uint32_t)g_vprof.backend,
 					.period = g_vprof.period,
-					.values = g_vprof.cfg.values };
+					.values = g_vprof.cfg.values,
+					.stack_depth = g_vprof.cfg.stacks ? g_vprof.cfg.stack_depth : 0,
+					.stack_method = g_vprof.cfg.stack_method };
 	char exe[256], cmd[256];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
@@ -302,6 +304,11 @@ __attribute__((constructor)) static void vprof_init(void)
 		preload_say("VPROF_VALUES: value sampling unavailable: %s; PC sampling only",
 			    strerror(-rc));
 		g_vprof.cfg.values = 0;
+	}
+	if (g_vprof.cfg.stacks && (rc = preload_stacks_init()) < 0) {
+		preload_say("VPROF_STACKS: call stacks unavailable: %s; PC sampling only",
+			    strerror(-rc));
+		g_vprof.cfg.stacks = 0;
 	}
 	if (g_vprof.cfg.verify) {
 		rc = preload_verify_init ? preload_verify_init() : -ENOSYS;

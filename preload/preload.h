@@ -26,6 +26,8 @@ struct preload_config {
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
 	uint64_t epoch_secs;     /* VPROF_EPOCH_SECS: rotate the spool every S s (0: never) */
+	int stack_depth;         /* VPROF_STACK_DEPTH (default 32, with stacks) */
+	int stack_method;        /* VPROF_STACK_METHOD: MERGE_STACK_M_UNWIND or _FP */
 };
 
 struct preload_global {
@@ -50,6 +52,12 @@ struct preload_thread {
 	uint32_t tid;            /* set by preload_thread_begin; 0: no slot wanted */
 	uint64_t slot_seq;       /* rotation number of the spool t->slot lies in */
 	struct merge_spool *sp;  /* the spool this thread entered (rotate.c), NULL outside */
+	/* A program's handler that preload_forward runs on the thread's
+	 * stack from our frames on the alternate stack (dispatch.c): */
+	void *fwd_top;           /* its stack top; NULL when none is running */
+	void (*fwd_fn)(int, siginfo_t *, void *);
+	stack_t fwd_ss;          /* the alternate stack, disabled meanwhile */
+	sigset_t fwd_mask;       /* the mask the program's handler runs with */
 };
 
 extern struct preload_global g_vprof;
@@ -108,6 +116,11 @@ int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction 
  * blocked (SIGPROF's), or NULL. AS-safe. */
 void preload_forward(int sig, struct sigaction *p, siginfo_t *si, void *uc, int refaults,
 		     int *view_blocked);
+/* At a handler's entry: 1 if it runs off the alternate stack because a
+ * program handler that preload_forward started on the thread's stack is
+ * running (nothing may interpret then); gives the alternate stack back
+ * when that handler has been left by a longjmp. AS-safe. */
+int preload_altstack_check(const ucontext_t *uc);
 /* masks.c: a thread starting with SIGPROF really blocked (inherited mask) gets it
  * unblocked, the block kept as the program's view. Normal context. */
 void preload_signals_thread_begin(void);
@@ -161,6 +174,13 @@ void preload_module_observe(const struct interp_state *st, const struct interp_r
 void preload_module_run(int executed);
 void preload_module_fault(int sig, siginfo_t *si, ucontext_t *uc);
 void preload_module_thread_end(void);
+
+/* stacks.c (VPROF_STACKS): preload_stacks_init once in the constructor
+ * (normal context: warms the unwinder, so the handler never allocates);
+ * preload_stacks_sample in the handler after a PC sample is counted:
+ * unwinds from uc and counts the stack in the spool (AS-safe). */
+int preload_stacks_init(void);
+void preload_stacks_sample(siginfo_t *si, void *uc);
 
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);

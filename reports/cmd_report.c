@@ -10,6 +10,7 @@
  */
 #include "reports/report.h"
 #include "reports/model.h"
+#include "reports/stacks.h"
 #include "interp/interp.h"
 
 #include <getopt.h>
@@ -31,6 +32,10 @@ struct rows {
 	struct row *v;
 	size_t n;
 	enum by by;
+	const char *nb;         /* --callers/--callees F */
+	int dir;                /* -1 callers, +1 callees */
+	struct report_stacks st;   /* recorded call stacks, if any */
+	struct report_model *m;
 };
 
 static const char kHelp[] =
@@ -47,14 +52,29 @@ static const char kHelp[] =
 	"  -n ROWS       rows per event (default 40; 0: all)\n"
 	"  --json        one JSON object: {db, epoch, processes, samples, ...,\n"
 	"                events: [{event, total, rows: [{procedure, image, [file, line,]\n"
-	"                samples, percent}]}]}\n"
+	"                samples, percent[, inclusive, inclusive_percent]}]}]}\n"
+	"  With call stacks recorded (vprof run --stacks), --by procedure adds the\n"
+	"  inclusive time of each procedure (samples with it anywhere on the stack;\n"
+	"  samples and % are its exclusive time), and:\n"
+	"  --callers F   who calls procedure F: each caller's share of F's inclusive\n"
+	"                samples (a stack counted once per caller)\n"
+	"  --callees F   what F calls: each callee's share of F's inclusive samples,\n"
+	"                [self] for samples in F itself\n"
 	"JIT code named by its process's /tmp/perf-PID.map (read at merge) shows in\n"
 	"image [jit:EXE]; system CPU, which perf events do not sample, as procedure\n"
 	"[kernel] in image [kernel:EXE] (its samples x system/user CPU).\n";
 
 static int on_by(int ch, const char *arg, void *ctx)
 {
-	enum by *by = ctx;
+	struct rows *rs = ctx;
+	enum by *by = &rs->by;
+	if (ch == 'C' || ch == 'L') {
+		if (rs->nb)
+			return report_usage("report", "give one of --callers and --callees");
+		rs->nb = arg;
+		rs->dir = ch == 'C' ? -1 : 1;
+		return 0;
+	}
 	if (!strcmp(arg, "procedure"))
 		*by = BY_PROC;
 	else if (!strcmp(arg, "image"))
@@ -84,7 +104,11 @@ static int by_key(const void *a, const void *b)
 	return x->line - y->line;
 }
 
-/* Ranking order: most samples first, ties by name so output is stable. */
+static uint64_t incl_of(const struct rows *rs, const struct row *r);
+static const struct rows *g_rank;   /* the rows being ranked (qsort has no arg) */
+
+/* Ranking order: most samples first, then (with stacks) most inclusive
+ * samples, ties by name so output is stable. */
 static int by_count(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
@@ -93,11 +117,37 @@ static int by_count(const void *a, const void *b)
 		return x->event < y->event ? -1 : 1;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
+	if (g_rank && g_rank->by == BY_PROC && g_rank->st.nincl) {
+		uint64_t ix = incl_of(g_rank, x), iy = incl_of(g_rank, y);
+		if (ix != iy)
+			return ix > iy ? -1 : 1;
+	}
 	if ((r = strcmp(x->proc ? x->proc : "", y->proc ? y->proc : "")) ||
 	    (r = strcmp(x->image, y->image)) ||
 	    (r = strcmp(x->file ? x->file : "", y->file ? y->file : "")))
 		return r;
 	return x->line - y->line;
+}
+
+/* With stacks, procedures that were only ever on the stack (main) get a
+ * row too, with no exclusive samples: their inclusive time shows. */
+static void add_inclusive_rows(const struct report_model *m, struct rows *rs)
+{
+	size_t n0 = rs->n, cap = rs->n;
+	if (rs->by != BY_PROC)
+		return;
+	for (size_t i = 0; i < rs->st.nincl; i++) {
+		const struct report_incl *in = &rs->st.incl[i];
+		const char *img = m->images[in->image].path;
+		int found = 0;
+		for (size_t j = 0; j < n0 && !found; j++)
+			found = rs->v[j].event == in->event && rs->v[j].image == img &&
+				!strcmp(rs->v[j].proc, in->proc);
+		if (found)
+			continue;
+		rs->v = report_grow(rs->v, &cap, rs->n, sizeof(*rs->v));
+		rs->v[rs->n++] = (struct row){ in->event, img, in->proc, NULL, 0, 0 };
+	}
 }
 
 static void make_rows(const struct report_model *m, struct rows *rs)
@@ -131,7 +181,20 @@ static void make_rows(const struct report_model *m, struct rows *rs)
 			rs->v[++o] = rs->v[i];
 	}
 	rs->n = o + 1;
+	add_inclusive_rows(m, rs);
+	g_rank = rs;
 	qsort(rs->v, rs->n, sizeof(*rs->v), by_count);
+	g_rank = NULL;
+}
+
+/* Inclusive samples of a procedure row: its image's index in the model
+ * (rows keep the interned path), then the stacks' count. */
+static uint64_t incl_of(const struct rows *rs, const struct row *r)
+{
+	for (size_t i = 0; i < rs->m->nimages; i++)
+		if (rs->m->images[i].path == r->image)
+			return report_stacks_inclusive(&rs->st, r->event, (uint32_t)i, r->proc);
+	return 0;
 }
 
 /* "file:line", or "[no line]" when DWARF does not cover the PC. */
@@ -202,6 +265,7 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 	       (unsigned long long)s->unknown, (unsigned long long)s->corrupt);
 	print_values(s);
 	print_kernel_jit(s);
+	report_stacks_print_summary(&rs->st, stdout);
 	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
 		uint64_t total = m->total[ev], cum = 0;
 		long shown = 0;
@@ -213,6 +277,9 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 		else if (rs->by == BY_LINE)
 			printf("%10s %7s %7s  %-40s %-30s %s\n", "samples", "%", "cum%", "source line",
 			       "procedure", "image");
+		else if (rs->st.total[ev])
+			printf("%10s %7s %7s %10s %7s  %-40s %s\n", "samples", "self%", "cum%", "incl",
+			       "incl%", "procedure", "image");
 		else
 			printf("%10s %7s %7s  %-40s %s\n", "samples", "%", "cum%", "procedure", "image");
 		for (size_t i = 0; i < rs->n; i++) {
@@ -229,7 +296,11 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 				printf("%s\n", r->image);
 			else if (rs->by == BY_LINE)
 				printf("%-40s %-30s %s\n", where(r, buf, sizeof(buf)), r->proc, r->image);
-			else
+			else if (rs->st.total[ev]) {
+				uint64_t in = incl_of(rs, r);
+				printf("%10llu %7.2f  %-40s %s\n", (unsigned long long)in,
+				       100.0 * (double)in / (double)rs->st.total[ev], r->proc, r->image);
+			} else
 				printf("%-40s %s\n", r->proc, r->image);
 		}
 		if (limit > 0 && shown > limit)
@@ -296,8 +367,15 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 			}
 			printf("\"image\":");
 			report_json_str(stdout, r->image);
-			printf(",\"samples\":%llu,\"percent\":%.4f}", (unsigned long long)r->count,
+			printf(",\"samples\":%llu,\"percent\":%.4f", (unsigned long long)r->count,
 			       100.0 * (double)r->count / (double)total);
+			if (rs->by == BY_PROC && rs->st.total[ev]) {
+				uint64_t in = incl_of(rs, r);
+				printf(",\"inclusive\":%llu,\"inclusive_percent\":%.4f",
+				       (unsigned long long)in,
+				       100.0 * (double)in / (double)rs->st.total[ev]);
+			}
+			printf("}");
 		}
 		printf("]}");
 	}
@@ -306,7 +384,10 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option extra[] = { { "by", required_argument, 0, 'b' }, { 0, 0, 0, 0 } };
+	static const struct option extra[] = {
+		{ "by", required_argument, 0, 'b' },      { "callers", required_argument, 0, 'C' },
+		{ "callees", required_argument, 0, 'L' }, { 0, 0, 0, 0 },
+	};
 	static const struct report_cmd cmd = {
 		"report", kHelp,
 		REPORT_OPT_DB | REPORT_OPT_EPOCH | REPORT_OPT_EVENT | REPORT_OPT_JSON | REPORT_OPT_LIMIT,
@@ -315,19 +396,27 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = { .limit = 40 };
 	struct rows rs = { 0 };
 	struct report_model m;
-	int rc = report_opts_parse(&cmd, argc, argv, &o, &rs.by);
+	int rc = report_opts_parse(&cmd, argc, argv, &o, &rs);
 	if (rc >= 0)
 		return rc;
 	if (o.next < argc)
 		return report_usage("report", "takes no operands");
 	if ((rc = report_model_load(&m, o.db, o.epoch, o.event, rs.by == BY_LINE, "report")))
 		return rc;
+	if (rs.nb) {
+		rc = report_print_neighbours(&m, rs.nb, rs.dir, o.json, o.limit);
+		report_model_free(&m);
+		return report_finish_stdout(rc);
+	}
+	rs.m = &m;
+	report_stacks_load(&rs.st, &m);
 	make_rows(&m, &rs);
 	if (o.json)
 		print_json(&m, &rs, o.limit);
 	else
 		print_text(&m, &rs, o.limit);
 	free(rs.v);
+	report_stacks_free(&rs.st);
 	report_model_free(&m);
 	return report_finish_stdout(0);
 }

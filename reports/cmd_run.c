@@ -25,8 +25,8 @@
 static void help(void)
 {
 	printf("usage: vprof run [--db DIR] [--event E] [--freq HZ | --period N] [--values [--interp-len N]\n"
-	       "                 [--interp-every K] [--skew-skip S]] [--module M] [--epoch-secs S]\n"
-	       "                 [--no-merge] -- CMD [ARGS]\n"
+	       "                 [--interp-every K] [--skew-skip S]] [--module M]\n"
+	       "                 [--stacks [--stack-depth N]] [--epoch-secs S] [--no-merge] -- CMD [ARGS]\n"
 	       "  --event E         auto (default), cycles, instructions, task-clock, cpu-timer, itimer\n"
 	       "  --freq HZ         mean samples per CPU-second (default 250, at most 20000)\n"
 	       "  --period N        mean period: ns of CPU time for clocks, events for counters\n"
@@ -38,6 +38,12 @@ static void help(void)
 	       "  --module M        customization module (implies --values): a path to a .so\n"
 	       "                    built against vprof-module.h, or a shipped one by name:\n"
 	       "                    values, latency, indirect, stride (docs/modules.md)\n"
+	       "  --stacks          record the call stack at each sample (VPROF_STACKS=on):\n"
+	       "                    inclusive time, --callers/--callees, folded and pprof stacks;\n"
+	       "                    a signal per sample (no ring), unwound by libunwind\n"
+	       "                    (VPROF_STACK_METHOD=fp: frame pointers, cheaper, needs\n"
+	       "                    code built with -fno-omit-frame-pointer)\n"
+	       "  --stack-depth N   frames kept per stack, 1 to 64 (default 32; implies --stacks)\n"
 	       "  --epoch-secs S    continuous mode: every S seconds each process hands its spool\n"
 	       "                    over and starts a new one (VPROF_EPOCH_SECS), and vprof run\n"
 	       "                    merges finished spools while CMD runs: spools stay bounded\n"
@@ -76,7 +82,8 @@ int cmd_run(int argc, char **argv)
 		{ "values", no_argument, 0, 'V' },       { "interp-len", required_argument, 0, 'L' },
 		{ "interp-every", required_argument, 0, 'K' }, { "skew-skip", required_argument, 0, 'S' },
 		{ "module", required_argument, 0, 'M' },
-		{ "epoch-secs", required_argument, 0, 'T' },
+		{ "stacks", no_argument, 0, 'T' },       { "stack-depth", required_argument, 0, 'D' },
+		{ "epoch-secs", required_argument, 0, 'Q' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *dbopt = NULL;
@@ -103,7 +110,18 @@ int cmd_run(int argc, char **argv)
 			setenv("VPROF_VALUES", "on", 1);
 			break;
 		}
-		case 'T': {
+		case 'T': setenv("VPROF_STACKS", "on", 1); break;
+		case 'D': {
+			/* Checked here too, so a bad depth stops before CMD runs. */
+			char *end;
+			long d = strtol(optarg, &end, 10);
+			if (!*optarg || *end || d < 1 || d > MERGE_STACK_MAX)
+				return report_usage("run", "--stack-depth takes a number from 1 to 64");
+			setenv("VPROF_STACK_DEPTH", optarg, 1);
+			setenv("VPROF_STACKS", "on", 1);
+			break;
+		}
+		case 'Q': {
 			char *end;
 			epoch_secs = strtol(optarg, &end, 10);
 			if (*end || !*optarg || epoch_secs < 1 || epoch_secs > 100000000)

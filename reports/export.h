@@ -17,8 +17,10 @@
  * PMU events, EVENT/count), one Location per sampled PC (address = ELF
  * virtual address, with its source line), one Function per procedure
  * (demangled name, symbol-table name, file and line of its first byte),
- * one Mapping per image (path, build-id). Returns 0, or -errno after a
- * message on stderr.
+ * one Mapping per image (path, build-id). With recorded call stacks, one
+ * Sample per distinct stack, its locations leaf first (return addresses
+ * above the leaf), and locations for every frame. Returns 0, or -errno
+ * after a message on stderr.
  */
 int report_export_pprof(const struct report_model *m, unsigned ev, const char *path);
 
@@ -34,9 +36,10 @@ struct folded_stack {
  * frame name is written as ':' or ' ' so each line stays one stack. */
 void report_folded_write(FILE *f, const struct folded_stack *v, size_t n);
 
-/* Event ev of m in folded form. Until call stacks are recorded each stack
- * is two frames, "image;procedure" (the image's file name), one line per
- * procedure. */
+/* Event ev of m in folded form: the recorded call stacks, one line per
+ * distinct path "main;...;leaf COUNT" (report_stacks_foreach), when the
+ * database has them (vprof run --stacks); else two frames per line,
+ * "image;procedure" (the image's file name), one line per procedure. */
 void report_export_folded(const struct report_model *m, unsigned ev, FILE *f);
 
 /* The whole model as JSON (schema in docs/commands.md, "vprof export"). */

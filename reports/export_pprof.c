@@ -12,6 +12,7 @@
  * arrays sized up front from the PC count, then packed once.
  */
 #include "reports/export.h"
+#include "reports/stacks.h"
 
 #include "profile.pb-c.h"
 
@@ -78,8 +79,194 @@ static int write_gzip(const char *path, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* A (key, index) table for locations and functions of the stacks. */
+struct idmap {
+	struct { uint64_t a; const void *b; size_t idx; } *v;
+	size_t cap;
+};
+
+static size_t *id_slot(struct idmap *t, uint64_t a, const void *b, int *fresh)
+{
+	size_t mask = t->cap - 1, h = (a * 0x9e3779b97f4a7c15ull ^ (uintptr_t)b) * 0xbf58476d1ce4e5b9ull;
+	for (h &= mask; t->v[h].b; h = (h + 1) & mask)
+		if (t->v[h].a == a && t->v[h].b == b) {
+			*fresh = 0;
+			return &t->v[h].idx;
+		}
+	t->v[h].a = a;
+	t->v[h].b = b;
+	*fresh = 1;
+	return &t->v[h].idx;
+}
+
+/* Recorded call stacks as pprof samples: one Sample per distinct stack
+ * (its frames leaf first, as pprof wants), one Location per (image,
+ * address), one Function per (image, procedure). */
+static int export_stacks(const struct report_model *m, const struct report_stacks *st, unsigned ev,
+			 const char *path)
+{
+	size_t nst = 0, nfr = 0, nimg = m->nimages;
+	for (size_t i = 0; i < st->n; i++)
+		if (st->v[i].event == ev) {
+			nst++;
+			nfr += st->v[i].depth;
+		}
+	uint64_t period = report_model_period_ns(m);
+	int clock = report_event_is_clock(ev);
+	struct strings t = { xcalloc(16 + 2 * nimg + 2 * nfr, sizeof(char *)), 1, NULL, 64 };
+	while (t.cap < 2 * (16 + 2 * nimg + 2 * nfr))
+		t.cap *= 2;
+	t.map = xcalloc(t.cap, sizeof(*t.map));
+	t.v[0] = "";
+	struct idmap locmap = { NULL, 64 }, fnmap = { NULL, 64 };
+	while (locmap.cap < 2 * nfr + 2)
+		locmap.cap *= 2;
+	fnmap.cap = locmap.cap;
+	locmap.v = xcalloc(locmap.cap, sizeof(*locmap.v));
+	fnmap.v = xcalloc(fnmap.cap, sizeof(*fnmap.v));
+
+	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	ValueType vt[2] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
+	ValueType per;
+	ValueType *vtp[2] = { &vt[0], &vt[1] };
+	vt[0].type = str_idx(&t, "samples");
+	vt[0].unit = str_idx(&t, "count");
+	vt[1].type = str_idx(&t, clock ? "cpu" : merge_event_name(ev));
+	vt[1].unit = str_idx(&t, clock ? "nanoseconds" : "count");
+	per = vt[1];
+	prof.n_sample_type = 2;
+	prof.sample_type = vtp;
+	prof.period_type = &per;
+	prof.period = (int64_t)period;
+	prof.default_sample_type = vt[1].type;
+	char comment[700];
+	snprintf(comment, sizeof(comment), "vprof %s epoch %s, event %s, call stacks", m->db,
+		 m->epoch, merge_event_name(ev));
+	int64_t cidx = str_idx(&t, comment);
+	prof.n_comment = 1;
+	prof.comment = &cidx;
+
+	Location *locs = xcalloc(nfr, sizeof(*locs)), **locp = xcalloc(nfr, sizeof(*locp));
+	Line *lines = xcalloc(nfr, sizeof(*lines)), **linep = xcalloc(nfr, sizeof(*linep));
+	Function *fns = xcalloc(nfr, sizeof(*fns)), **fnp = xcalloc(nfr, sizeof(*fnp));
+	Sample *samples = xcalloc(nst, sizeof(*samples)), **sp = xcalloc(nst, sizeof(*sp));
+	uint64_t *locids = xcalloc(nfr, sizeof(*locids));
+	int64_t *values = xcalloc(2 * nst, sizeof(*values));
+	uint64_t *maxv = xcalloc(nimg, sizeof(*maxv));
+	size_t nloc = 0, nfn = 0, k = 0, at = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		const struct report_stack *s = &st->v[i];
+		if (s->event != ev)
+			continue;
+		for (uint32_t j = 0; j < s->depth; j++) {
+			const struct report_frame *f = &st->frames[s->at + j];
+			int fresh;
+			size_t *fi = id_slot(&fnmap, f->image, f->proc, &fresh);
+			if (fresh) {
+				Function *fn = &fns[nfn];
+				perftools__profiles__function__init(fn);
+				fn->id = nfn + 1;
+				fn->name = str_idx(&t, f->proc);
+				fn->system_name = str_idx(&t, f->sysname);
+				fnp[nfn] = fn;
+				*fi = ++nfn;
+			}
+			size_t fid = *fi;
+			size_t *li = id_slot(&locmap, f->vaddr, &m->images[f->image], &fresh);
+			if (fresh) {
+				Location *l = &locs[nloc];
+				perftools__profiles__location__init(l);
+				perftools__profiles__line__init(&lines[nloc]);
+				lines[nloc].function_id = fid;
+				linep[nloc] = &lines[nloc];
+				l->id = nloc + 1;
+				l->mapping_id = f->image + 1;
+				l->address = f->vaddr;
+				l->n_line = 1;
+				l->line = &linep[nloc];
+				locp[nloc] = l;
+				*li = ++nloc;
+				if (f->vaddr > maxv[f->image])
+					maxv[f->image] = f->vaddr;
+			}
+			locids[at + j] = *li;
+		}
+		Sample *smp = &samples[k];
+		perftools__profiles__sample__init(smp);
+		smp->n_location_id = s->depth;
+		smp->location_id = &locids[at];
+		values[2 * k] = (int64_t)s->count;
+		values[2 * k + 1] = (int64_t)(s->count * (period ? period : 1));
+		smp->n_value = 2;
+		smp->value = &values[2 * k];
+		sp[k++] = smp;
+		at += s->depth;
+	}
+	Mapping *maps = xcalloc(nimg, sizeof(*maps)), **mapp = xcalloc(nimg, sizeof(*mapp));
+	char (*ids)[2 * MERGE_BUILD_ID_MAX + 1] = xcalloc(nimg, sizeof(*ids));
+	for (size_t i = 0; i < nimg; i++) {
+		const struct model_image *im = &m->images[i];
+		Mapping *mp = &maps[i];
+		perftools__profiles__mapping__init(mp);
+		mp->id = i + 1;
+		uint64_t hi = maxv[i] > im->max_vaddr ? maxv[i] : im->max_vaddr;
+		mp->memory_limit = (hi | 0xfff) + 1;
+		mp->filename = str_idx(&t, im->path);
+		for (uint32_t b = 0; b < im->build_id_len; b++)
+			snprintf(ids[i] + 2 * b, 3, "%02x", im->build_id[b]);
+		mp->build_id = str_idx(&t, ids[i]);
+		mp->has_functions = im->sym != NULL;
+		mapp[i] = mp;
+	}
+	prof.n_mapping = nimg;
+	prof.mapping = mapp;
+	prof.n_location = nloc;
+	prof.location = locp;
+	prof.n_function = nfn;
+	prof.function = fnp;
+	prof.n_sample = k;
+	prof.sample = sp;
+	prof.n_string_table = t.n;
+	prof.string_table = t.v;
+	size_t len = perftools__profiles__profile__get_packed_size(&prof);
+	uint8_t *buf = xcalloc(len, 1);
+	perftools__profiles__profile__pack(&prof, buf);
+	int rc = write_gzip(path, buf, len);
+	free(buf);
+	free(ids);
+	free(mapp);
+	free(maps);
+	free(maxv);
+	free(values);
+	free(locids);
+	free(sp);
+	free(samples);
+	free(fnp);
+	free(fns);
+	free(linep);
+	free(lines);
+	free(locp);
+	free(locs);
+	free(locmap.v);
+	free(fnmap.v);
+	free(t.map);
+	free(t.v);
+	return rc;
+}
+
 int report_export_pprof(const struct report_model *m, unsigned ev, const char *path)
 {
+	/* With recorded stacks, samples are whole call stacks. The stacks add
+	 * the images they name to the model's table (a cache of opened
+	 * symbols); the model is otherwise unchanged. */
+	struct report_stacks st;
+	report_stacks_load(&st, (struct report_model *)m);
+	if (st.total[ev]) {
+		int rc = export_stacks(m, &st, ev, path);
+		report_stacks_free(&st);
+		return rc;
+	}
+	report_stacks_free(&st);
 	size_t n, nfn = 0, nimg = m->nimages;
 	size_t *ord = report_model_by_proc(m, ev, &n);
 	uint64_t period = report_model_period_ns(m);

@@ -7,6 +7,7 @@
  */
 #include "reports/export.h"
 #include "reports/report.h"
+#include "reports/stacks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,26 @@ void report_folded_write(FILE *f, const struct folded_stack *v, size_t n)
 	}
 }
 
+static int folded_one(const char *const *frames, size_t depth, uint64_t count, void *arg)
+{
+	struct folded_stack one = { frames, depth, count };
+	report_folded_write(arg, &one, 1);
+	return 0;
+}
+
 void report_export_folded(const struct report_model *m, unsigned ev, FILE *f)
 {
+	/* Recorded call stacks (vprof run --stacks): one line per distinct
+	 * path, main;...;leaf. The stacks add the images they name to the
+	 * model's table, a cache of opened symbols: m is otherwise unchanged. */
+	struct report_stacks st;
+	report_stacks_load(&st, (struct report_model *)m);
+	if (st.total[ev]) {
+		report_stacks_foreach(&st, ev, folded_one, f);
+		report_stacks_free(&st);
+		return;
+	}
+	report_stacks_free(&st);
 	size_t n, ns = 0;
 	size_t *ord = report_model_by_proc(m, ev, &n);
 	struct folded_stack *v = calloc(n ? n : 1, sizeof(*v));

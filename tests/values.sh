@@ -154,7 +154,7 @@ check "switch: the jump's target hotlist (vtot ${tv:-0} >= 2000) gives the four 
 
 # Bad settings: one message, the program unaffected.
 for bad in "VPROF_INTERP_LEN=0" "VPROF_INTERP_EVERY=x" "VPROF_SKEW_SKIP=1000" \
-	   "VPROF_MODULE=/nonexistent/mod.so" "VPROF_STACKS=on"; do
+	   "VPROF_MODULE=/nonexistent/mod.so" "VPROF_STACK_DEPTH=0"; do
 	env "$bad" VPROF_VALUES=on VPROF_DB="$TMP/db2" LD_PRELOAD="$LIBVPROF" \
 		"$TMP/inv" 100000 >"$TMP/b.out" 2>"$TMP/b.err"
 	st=$?

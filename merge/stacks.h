@@ -1,0 +1,86 @@
+/*
+ * Call stacks: the spool's STACKS section (written by the sample handler
+ * with `vprof run --stacks`) and an epoch's stacks file, stacks.EVENT.stk
+ * (formats in format.h).
+ *
+ * Writer (libvprof.so): merge_spool_stack() counts one stack, async-
+ * signal-safe and lock-free: one table per process, entries claimed by CAS
+ * and never waited for. The table is fixed (4096 stacks of up to 64
+ * frames, 2.2 MiB of address space, sparse): a stack that finds no entry
+ * in 32 probes is counted as dropped, never lost silently.
+ *
+ * Merge (vprof merge): merge_stacks_from_spool() turns every frame into
+ * (image, ELF offset) with the spool's image records, as counts are, so
+ * stacks of processes with other load addresses (ASLR) merge; stacks are
+ * keyed by their frames and summed: merging is associative and
+ * commutative. Not async-signal-safe beyond merge_spool_stack.
+ */
+#ifndef VPROF_MERGE_STACKS_H
+#define VPROF_MERGE_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "merge/format.h"
+
+struct merge_spool;
+
+#define MERGE_STACK_ENTRIES 4096
+
+size_t merge_stacks_section_bytes(void);
+void merge_stacks_geometry(struct merge_stacks_head *h, int depth, int method);
+/* 0 if h has the geometry this vprof writes, else -1. */
+int merge_stacks_check(const struct merge_stacks_head *h);
+
+/* Count one stack of `weight` samples: pc[0] the sampled PC, then return
+ * addresses, depth frames (1..MERGE_STACK_MAX), taken in image generation
+ * gen; truncated: the unwinder had more frames than depth. A no-op on a
+ * spool without STACKS. Async-signal-safe. */
+void merge_spool_stack(struct merge_spool *sp, const uint64_t *pc, unsigned depth, unsigned gen,
+		       int truncated, uint64_t weight);
+
+/* Reader: every READY entry of a spool's STACKS (0 at once without one);
+ * entries left BUSY (a kill mid-write) or malformed count in *bad. */
+typedef int merge_stack_fn(const struct merge_stack_entry *e, void *arg);
+int merge_spool_stacks(const struct merge_spool *sp, merge_stack_fn *fn, void *arg, uint64_t *bad);
+
+/* ---- an epoch's stacks, in memory ---- */
+
+struct merge_stack_rec {
+	uint64_t count;
+	uint32_t depth;
+	size_t at;               /* first frame in frames[] */
+};
+
+struct merge_stacks {
+	struct merge_stack_image *img;
+	size_t nimg, capimg;
+	struct merge_stack_rec *rec;
+	size_t n, cap;
+	uint64_t *frames;        /* MERGE_FRAME(image, offset), innermost first */
+	size_t nfr, capfr;
+	uint64_t samples, dropped, truncated;
+	uint32_t depth;
+};
+
+void merge_stacks_init(struct merge_stacks *s);
+void merge_stacks_free(struct merge_stacks *s);
+/* Index of the image (by build-id, else path), added if new; -1: no memory. */
+long merge_stacks_image(struct merge_stacks *s, const uint8_t *build_id, uint32_t len,
+			const char *path);
+int merge_stacks_add(struct merge_stacks *s, const uint64_t *frames, uint32_t depth, uint64_t count);
+void merge_stacks_compact(struct merge_stacks *s);
+int merge_stacks_merge(struct merge_stacks *a, const struct merge_stacks *b);
+
+/* Add a spool's stacks: frames located in images (the spool's MAP records,
+ * nim of them) by the rule of the PC counts. Returns 0 or -ENOMEM; stacks
+ * lost in the spool add to s->dropped, entries skipped to *bad. */
+struct merge_image_record;
+int merge_stacks_from_spool(struct merge_stacks *s, const struct merge_spool *sp,
+			    const struct merge_image_record *im, size_t nim, uint64_t *bad);
+
+/* "stacks.EVENT.stk" */
+void merge_stacks_name(unsigned event, char *out, size_t cap);
+int merge_stacks_read(const char *path, struct merge_stacks *s, char *why, size_t whylen);
+int merge_stacks_write(const char *path, const struct merge_stacks *s, unsigned event);
+
+#endif
