@@ -948,7 +948,7 @@ out:
 }
 
 int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const char *proclines,
-		  size_t len, struct merge_result *res, FILE *errf)
+		  size_t len, struct merge_stacks *stacks, struct merge_result *res, FILE *errf)
 {
 	char dir[600], stage[600], commit[600];
 	int err, epoch;
@@ -979,6 +979,10 @@ int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const 
 		if ((err = fold_profile(dir, stage, &p[i], res, errf)) < 0)
 			goto rollback;
 	}
+	for (unsigned ev = 1; stacks && ev < MERGE_EV_MAX; ev++)
+		if ((stacks[ev].n || stacks[ev].dropped) &&
+		    (err = fold_stacks(dir, stage, &stacks[ev], ev, res, errf)) < 0)
+			goto rollback;
 	struct proclog pl = { .buf = (char *)proclines, .n = len, .cap = len };
 	if (len && (err = stage_proclog(dir, stage, &pl)) < 0)
 		goto rollback;

@@ -97,9 +97,11 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *err);
 /* Fold ready-made profiles (image and unknown profiles, and one with
  * MERGE_PROF_STATS) and processes.tsv lines (text, may be empty) into the
  * current epoch, crash-safe as a merge: staged, committed by one rename,
- * applied (vprof merge --from). Profiles are compacted in place. */
+ * applied (vprof merge --from). Profiles are compacted in place. stacks:
+ * MERGE_EV_MAX call-stack sets by event (merge/stacks.h), or NULL. */
+struct merge_stacks;
 int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const char *proclines,
-		  size_t len, struct merge_result *res, FILE *err);
+		  size_t len, struct merge_stacks *stacks, struct merge_result *res, FILE *err);
 
 /* Delete epoch e (never the current one) under the database lock: renamed
  * to epochs/.drop.E first (one rename: it is gone or whole), then emptied;

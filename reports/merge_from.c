@@ -6,6 +6,8 @@
  * counts add exactly and value hotlists merge as across spools, so folding
  * is associative and commutative (tests/merge_from.sh).
  *
+ * Call stacks (stacks.EVENT.stk) fold the same way.
+ *
  * Everything is read and checked before anything is written: a source
  * that is not a database, an epoch it does not have, a profile that fails
  * its checksum, or the destination itself given as a source, is one
@@ -15,6 +17,7 @@
  */
 #include "reports/merge_cmd.h"
 #include "merge/profile.h"
+#include "merge/stacks.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +34,7 @@ struct fold {
 	size_t n, cap;
 	char *proc;              /* processes.tsv lines */
 	size_t plen, pcap;
+	struct merge_stacks stacks[MERGE_EV_MAX];   /* stacks.EVENT.stk, by event */
 };
 
 static int fold_add(struct fold *f, struct merge_profile *p)
@@ -115,6 +119,25 @@ static int read_epoch(struct fold *f, const char *src, const char *dir)
 		}
 	}
 	closedir(d);
+	for (unsigned ev = 1; rc == 0 && ev < MERGE_EV_MAX; ev++) {
+		char name[64], path[1200], why[200];
+		struct merge_stacks st;
+		merge_stacks_name(ev, name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		if (access(path, F_OK) != 0)
+			continue;
+		merge_stacks_init(&st);
+		int err = merge_stacks_read(path, &st, why, sizeof(why));
+		if (err < 0) {
+			fprintf(stderr, "vprof merge: --from %s: stacks %s: %s; nothing folded\n", src,
+				path, why);
+			rc = -1;
+		} else if ((err = merge_stacks_merge(&f->stacks[ev], &st)) < 0) {
+			fprintf(stderr, "vprof merge: --from %s: %s\n", src, strerror(-err));
+			rc = -1;
+		}
+		merge_stacks_free(&st);
+	}
 	if (rc == 0) {
 		char path[1200];
 		snprintf(path, sizeof(path), "%s/processes.tsv", dir);
@@ -184,6 +207,8 @@ static int read_source(struct fold *f, const char *src, const char *epoch, const
 int merge_from(const char *dbpath, char **src, int nsrc, const char *epoch, int json)
 {
 	struct fold f = { 0 };
+	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
+		merge_stacks_init(&f.stacks[ev]);
 	struct merge_db db;
 	struct merge_result r;
 	struct stat dst;
@@ -196,7 +221,7 @@ int merge_from(const char *dbpath, char **src, int nsrc, const char *epoch, int 
 	for (int i = 0; i < nsrc; i++)
 		if (read_source(&f, src[i], epoch, &dst) < 0)
 			goto out;
-	int err = merge_db_fold(&db, f.p, f.n, f.proc, f.plen, &r, stderr);
+	int err = merge_db_fold(&db, f.p, f.n, f.proc, f.plen, f.stacks, &r, stderr);
 	if (err < 0) {
 		fprintf(stderr, "vprof merge: %s: %s (destination unchanged)\n", dbpath, strerror(-err));
 		goto out;
@@ -220,6 +245,8 @@ out:
 	free(f.p);
 	free(f.name);
 	free(f.proc);
+	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
+		merge_stacks_free(&f.stacks[ev]);
 	merge_db_close(&db);
 	return rc;
 }

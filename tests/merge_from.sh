@@ -2,7 +2,7 @@
 # vprof merge --from (issue 8): a fleet's databases fold into one.
 #
 # Three databases from real programs (gzip twice, so one build-id meets
-# itself; xz; python3). Folding is associative and commutative: (A+B)+C,
+# itself, with call stacks; xz; python3). Folding is associative and commutative: (A+B)+C,
 # A+(B+C) and C+B+A in one command give the same report, row for row, and
 # every row is the sum of the three. --epoch picks the sources' epoch. Bad
 # input (no such directory, not a database, a corrupt profile, the
@@ -16,22 +16,23 @@
 r = random.Random(7)
 words = [("w%d" % i).encode() * (1 + i % 5) for i in range(3000)]
 open("'"$TMP"'/in", "wb").write(b" ".join(r.choice(words) for _ in range(1500000)))'
-run() { "$VPROF" run --db "$1" -- "${@:2}" >/dev/null 2>"$TMP/run.err" </dev/null ||
+run() { "$VPROF" run --db "$1" "${@:2}" >/dev/null 2>"$TMP/run.err" </dev/null ||
 	fail "vprof run $*: $(cat "$TMP/run.err")"; }
-run "$TMP/A" gzip -9 -c "$TMP/in"
-run "$TMP/B" xz -6 -c "$TMP/in"
-run "$TMP/C" gzip -6 -c "$TMP/in"
-run "$TMP/C" "$PY" -c 'sum(i * i % 7 for i in range(3000000))'
+run "$TMP/A" --stacks -- gzip -9 -c "$TMP/in"
+run "$TMP/B" -- xz -6 -c "$TMP/in"
+run "$TMP/C" --stacks -- gzip -6 -c "$TMP/in"
+run "$TMP/C" -- "$PY" -c 'sum(i * i % 7 for i in range(3000000))'
 
 # report DB [--epoch E]: the JSON report, normalized to one line per row.
 report() {
 	"$VPROF" report --db "$@" --json -n 0 2>/dev/null | "$PY" -c 'import json, sys
 d = json.load(sys.stdin)
-for k in ("processes", "samples", "samples_seen", "dropped", "unknown"):
+for k in ("processes", "samples", "samples_seen", "dropped", "unknown", "kernel_samples"):
     print(k, d.get(k, 0))
 for e in d.get("events", []):
     for r in e["rows"]:
-        print(e["event"], r["image"], r["procedure"], r["samples"])' | sort
+        print(e["event"], r["image"], r["procedure"], r["samples"])
+        print(e["event"], r["image"], r["procedure"], "inclusive", r.get("inclusive", 0))' | sort
 }
 # sum of reports: every numeric last field added per key
 sumrep() { cat "$@" | awk '{k = $0; sub(/ [0-9]+$/, "", k); s[k] += $NF} END {for (k in s) print k, s[k]}' | sort; }
@@ -67,11 +68,16 @@ check "gzip of A and C folded into one profile (same build-id)" \
 	[ "$(ls "$TMP/X/epochs/1" | grep -c '\.prof$')" -lt \
 	  "$(cat <(ls "$TMP/A/epochs/1") <(ls "$TMP/B/epochs/1") <(ls "$TMP/C/epochs/1") | grep -c '\.prof$')" ]
 check "the sources are unchanged" cmp -s "$TMP/rB" <(report "$TMP/B")
+# Call stacks (A's and C's gzip) fold too: inclusive counts above are from
+# them; the stack count is the sum.
+nst() { "$VPROF" report --db "$1" -n 1 2>/dev/null | sed -n 's/^call stacks: \([0-9]*\) samples with a stack.*/\1/p'; }
+check "call stacks folded: $(nst "$TMP/X") = $(nst "$TMP/A") + $(nst "$TMP/C")" \
+	[ -n "$(nst "$TMP/A")" -a "$(nst "$TMP/X")" = $(( $(nst "$TMP/A") + $(nst "$TMP/C") )) ]
 
 # --epoch: the sources' epoch to take.
 cp -a "$TMP/A" "$TMP/A2"
 "$VPROF" epoch --db "$TMP/A2" new >/dev/null
-run "$TMP/A2" xz -1 -c "$TMP/in"
+run "$TMP/A2" -- xz -1 -c "$TMP/in"
 "$VPROF" merge --db "$TMP/E1" --from "$TMP/A2" >/dev/null 2>&1
 "$VPROF" merge --db "$TMP/E2" --from "$TMP/A2" --epoch 1 >/dev/null 2>&1
 "$VPROF" merge --db "$TMP/E3" --from "$TMP/A2" --epoch all >/dev/null 2>&1
