@@ -19,7 +19,8 @@
 #   - the same with --values (value spools are 5.3 MB of address space),
 #     with --epoch-every 3 --keep-epochs 2: epochs rotate and old ones go;
 #   - SIGTERM during a merge: it finishes (no journal left), exit 0;
-#   - `vprof run --epoch-secs`: merges while the program runs, one summary;
+#   - `vprof run --epoch-secs --stacks`: merges while the program runs, one
+#     summary, a call stack for every sample across rotations;
 #     60 short value-sampled processes never leave 60 spools at once;
 #   - a bad VPROF_EPOCH_SECS: one message, the program runs unprofiled.
 # scripts/continuous_long.sh runs this for 10 minutes with 30 s epochs
@@ -180,7 +181,7 @@ check "SIGTERM mid-merge: its line says 3 spools" grep -q '^merged 3 spools' "$T
 D=$TMP/dbd
 "$TMP/contin" 8 500 "$WORK" >"$TMP/d0.out" &
 p0=$!
-"$VPROF" run --db "$D" --epoch-secs 1 -- "$TMP/contin" 8 500 "$WORK" >"$TMP/d.out" 2>"$TMP/v.err"
+"$VPROF" run --db "$D" --epoch-secs 1 --stacks -- "$TMP/contin" 8 500 "$WORK" >"$TMP/d.out" 2>"$TMP/v.err"
 std=$?
 wait $p0
 check "vprof run --epoch-secs: exit 0 and the program's output" \
@@ -192,6 +193,9 @@ check "vprof run --epoch-secs: summary ($got) = database ($(jfield "$TMP/d.json"
 	[ "$got" = "$(jfield "$TMP/d.json" samples) 2" ]
 rot=$(awk -F'\t' '$7 == 3' "$D/epochs/1/processes.tsv" | wc -l)
 check "vprof run --epoch-secs: rotated spools merged ($rot, want >= 2)" [ "$rot" -ge 2 ]
+nst=$("$VPROF" report --db "$D" -n 1 2>/dev/null | sed -n 's/^call stacks: \([0-9]*\) samples with a stack, \([0-9]*\) dropped.*/\1 \2/p')
+check "vprof run --epoch-secs --stacks: a stack for every sample across rotations ($nst)" \
+	[ "$nst" = "$(jfield "$TMP/d.json" samples) 0" ]
 
 # --- many short processes (a test suite's): vprof run --epoch-secs merges
 # their spools while the run goes on, rather than 5,658 at the end ---
