@@ -127,7 +127,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=u
 	      -fno-sanitize=alignment
 FUZZ_SRC   := merge/spool.c merge/profile.c merge/hotlist.c merge/jit.c merge/stacks.c
 FUZZ_BIN   := $(B)/fuzz/spool_fuzz $(B)/fuzz/profile_fuzz $(B)/fuzz/perfmap_fuzz \
-	      $(B)/fuzz/elf_fuzz $(B)/fuzz/mkseed
+	      $(B)/fuzz/elf_fuzz $(B)/fuzz/stacks_fuzz $(B)/fuzz/mkseed
 # The symbolizer's ELF reading (reports/sym_*.c), for elf_fuzz.
 FUZZ_SYM   := reports/symbolize.c reports/sym_elf.c reports/sym_table.c reports/sym_debug.c \
 	      reports/sym_lines.c reports/sym_demangle.c

@@ -15,6 +15,7 @@
  */
 #include "fuzz/fuzz_file.h"
 #include "merge/spool.h"
+#include "merge/stacks.h"
 
 #include <stddef.h>
 #include <xxhash.h>
@@ -28,6 +29,13 @@ static int count_cb(uint64_t key, uint64_t count, void *arg)
 static int hot_cb(const struct merge_hotlist *h, void *arg)
 {
 	*(uint64_t *)arg += h->key;
+	return 0;
+}
+
+static int stack_cb(const struct merge_stack_entry *e, void *arg)
+{
+	(void)e;
+	++*(uint64_t *)arg;
 	return 0;
 }
 
@@ -49,6 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		merge_spool_images(&sp, image_cb, &sink);
 		merge_spool_foreach(&sp, count_cb, &sink, &bad);
 		merge_spool_values(&sp, hot_cb, &sink, &bad);
+		merge_spool_stacks(&sp, stack_cb, &sink, &bad);
 		merge_spool_close(&sp);
 	}
 	return 0;

@@ -11,6 +11,8 @@
 #include "merge/profile.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <elf.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -71,6 +73,48 @@ static int find_lib(char *out, size_t cap)
 		return 0;
 	snprintf(out, cap, "%s/../lib/vprof/libvprof.so", self);
 	return access(out, R_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* Is cmd (a path, or a name found in $PATH) a statically linked ELF
+ * executable: no PT_INTERP, so no dynamic loader to honour LD_PRELOAD?
+ * Scripts and anything unreadable: no. */
+static int is_static_elf(const char *cmd)
+{
+	char path[PATH_MAX];
+	const char *p = cmd;
+	if (!strchr(cmd, '/')) {
+		const char *dirs = getenv("PATH");
+		p = NULL;
+		for (const char *d = dirs ? dirs : "/usr/bin:/bin"; d && *d && !p;) {
+			const char *e = strchr(d, ':');
+			size_t n = e ? (size_t)(e - d) : strlen(d);
+			snprintf(path, sizeof(path), "%.*s/%s", (int)n, n ? d : ".", cmd);
+			if (access(path, X_OK) == 0)
+				p = path;
+			d = e ? e + 1 : NULL;
+		}
+		if (!p)
+			return 0;
+	}
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	Elf64_Ehdr eh;
+	int is_static = 0;
+	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) &&
+	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum > 0 && eh.e_phnum < 256) {
+		Elf64_Phdr ph[256];
+		size_t len = (size_t)eh.e_phnum * sizeof(Elf64_Phdr);
+		if (pread(fd, ph, len, (off_t)eh.e_phoff) == (ssize_t)len) {
+			is_static = 1;
+			for (int i = 0; i < eh.e_phnum; i++)
+				if (ph[i].p_type == PT_INTERP)
+					is_static = 0;
+		}
+	}
+	close(fd);
+	return is_static;
 }
 
 int cmd_run(int argc, char **argv)
@@ -135,6 +179,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return report_usage("run", "no command given (vprof run -- CMD ARGS)");
+	if (is_static_elf(argv[optind]))
+		fprintf(stderr, "vprof: %s is statically linked: there is no dynamic loader to load libvprof.so "
+			"into it (LD_PRELOAD), so it runs unprofiled; dynamically linked programs it starts "
+			"are profiled\n", argv[optind]);
 
 	char lib[PATH_MAX], dbabs[PATH_MAX], why[300];
 	const char *db = report_db_path(dbopt);

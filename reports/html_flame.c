@@ -4,13 +4,15 @@
  * written as compact JSON, each distinct frame name once, and the escapers
  * every string on the page goes through.
  *
- * Workload: one name per procedure and image today; with recorded stacks,
- * tens of thousands of stacks over a few thousand names. Names are kept
+ * Workload: with recorded stacks (report_stacks_foreach), tens of
+ * thousands of stacks over a few thousand names; without, one name per
+ * procedure and image. Names are kept
  * in an open-addressed table (copies, so the adapter's strings may be
  * transient).
  */
 #include "reports/html.h"
 #include "reports/report.h"
+#include "reports/stacks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,16 @@
 const char *html_for_each_stack(const struct report_model *m, unsigned ev, html_stack_fn *fn,
 				void *arg)
 {
+	/* Recorded call stacks (vprof run --stacks): the folded paths, as
+	 * the folded export writes them. */
+	struct report_stacks st;
+	report_stacks_load(&st, (struct report_model *)m);
+	if (st.total[ev]) {
+		report_stacks_foreach(&st, ev, fn, arg);
+		report_stacks_free(&st);
+		return "Call stacks recorded by vprof run --stacks: each stack is main;...;leaf.";
+	}
+	report_stacks_free(&st);
 	size_t n;
 	size_t *ord = report_model_by_proc(m, ev, &n);
 	for (size_t i = 0; i < n;) {
@@ -33,8 +45,8 @@ const char *html_for_each_stack(const struct report_model *m, unsigned ev, html_
 		i = j;
 	}
 	free(ord);
-	return "Call stacks are not recorded yet: each stack is image;procedure, "
-	       "as in vprof export --format folded.";
+	return "No call stacks in this profile (vprof run --stacks records them): each stack is "
+	       "image;procedure, as in vprof export --format folded.";
 }
 
 void html_text(FILE *f, const char *s)

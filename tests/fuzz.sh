@@ -9,7 +9,7 @@
 
 secs=${FUZZ_SECONDS:-10}
 make -s -C "$TOP" fuzz >"$TMP/build.log" 2>&1 || { fail "make fuzz: $(tail -5 "$TMP/build.log")"; finish; }
-for t in spool_fuzz profile_fuzz perfmap_fuzz elf_fuzz; do
+for t in spool_fuzz profile_fuzz perfmap_fuzz elf_fuzz stacks_fuzz; do
 	cp -r "$TOP/fuzz/corpus/$t" "$TMP/corpus-$t"
 	nice -n 10 "$TOP/build/fuzz/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 \
 		-artifact_prefix="$TMP/" -print_final_stats=1 "$TMP/corpus-$t" >"$TMP/$t.log" 2>&1

@@ -17,7 +17,8 @@
 . "$(dirname "$0")/lib.sh"
 
 gcc -O1 -g -o "$TMP/html_hot" "$TOP/tests/fixtures/html_hot.c" || fail "cannot build the fixture"
-"$VPROF" run --db "$TMP/db" --freq 1000 -- "$TMP/html_hot" 100 >/dev/null 2>"$TMP/v.err"
+# With call stacks: the flame graph is main;...;hot_leaf, the planted hot path.
+"$VPROF" run --db "$TMP/db" --stacks --freq 1000 -- "$TMP/html_hot" 100 >/dev/null 2>"$TMP/v.err"
 check "vprof run ($(head -c 200 "$TMP/v.err"))" [ $? -eq 0 ]
 "$VPROF" report --db "$TMP/db" --json -n 0 >"$TMP/r.json"
 
@@ -34,12 +35,24 @@ fi
 check "the page forbids every fetch (Content-Security-Policy default-src 'none')" \
 	grep -q "Content-Security-Policy\" content=\"default-src 'none'" "$TMP/p.html"
 
-"$PY" - "$TMP/r.json" >"$TMP/expect.json" <<'PYEOF'
-import json, sys
+"$VPROF" export --db "$TMP/db" --format folded >"$TMP/folded"
+check "the folded stacks hold the planted path main;hot_leaf ($(grep -c ';main;hot_leaf ' "$TMP/folded") paths)" \
+	grep -q ';main;hot_leaf [0-9]*$' "$TMP/folded"
+# The flame graph's root: the outermost frame of most samples (_start).
+"$PY" - "$TMP/r.json" "$TMP/folded" >"$TMP/expect.json" <<'PYEOF'
+import json, sys, collections
 ev = json.load(open(sys.argv[1]))["events"][0]
 rows = {r["procedure"]: r for r in ev["rows"]}
-print(json.dumps({"hot_leaf": rows["hot_leaf"]["percent"], "warm": rows["warm"]["percent"],
-                  "hot_leaf_samples": rows["hot_leaf"]["samples"], "image": "html_hot"}))
+roots, leaves = collections.Counter(), collections.Counter()
+for l in open(sys.argv[2]):
+    path, n = l.rsplit(" ", 1)
+    roots[path.split(";")[0]] += int(n)
+    leaves[path.split(";")[-1]] += int(n)
+total = sum(roots.values())
+# shares of the flame graph's samples (those with a stack; the report's
+# percentages also count the [kernel] row)
+print(json.dumps({"hot_leaf": 100.0 * leaves["hot_leaf"] / total, "warm": 100.0 * leaves["warm"] / total,
+                  "hot_leaf_samples": rows["hot_leaf"]["samples"], "image": roots.most_common(1)[0][0]}))
 PYEOF
 cat "$TMP/expect.json"
 check "hot_leaf is the planted ~70% ($(cat "$TMP/expect.json"))" \

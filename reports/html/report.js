@@ -181,8 +181,12 @@
 					var x = a.cells[col], y = b.cells[col], r;
 					if (num)
 						r = Number(x.dataset.v) - Number(y.dataset.v);
-					else
-						r = x.textContent.localeCompare(y.textContent);
+					else {
+						/* case-insensitive, code-point order: the same
+						 * in every locale ([kernel] before names) */
+						var p = x.textContent.toLowerCase(), q = y.textContent.toLowerCase();
+						r = p < q ? -1 : p > q ? 1 : 0;
+					}
 					return dir * r;
 				});
 				rows.forEach(function (r) { body.appendChild(r); });
