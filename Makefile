@@ -150,6 +150,7 @@ reliability: deps all
 	@VPROF_STRESS_BUILDS=20 MERGE_KILLS=100 CRASH_KILLS=100 FUZZ_SECONDS=600 \
 	    tests/run make_stress merge_kill crash fuzz
 	@scripts/cpython_full.sh
+	@scripts/continuous_long.sh
 
 demo: deps all
 	@scripts/demo.sh

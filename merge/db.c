@@ -523,18 +523,21 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 	if (s->event < MERGE_EV_MAX &&
 	    (err = merge_stacks_from_spool(&acc->stacks[s->event], &sp, im.r, im.n, &bads)) < 0)
 		goto out;
-	st->processes++;
+	/* A process rotating its spool (VPROF_EPOCH_SECS) leaves several: it
+	 * is counted once, at its last (exited 0 or 1). */
+	int last = l->exited != MERGE_EXITED_ROTATED && l->exited != MERGE_EXITED_CLOSED;
+	st->processes += last;
 	st->samples += l->samples;
 	st->merged += c.merged;
 	st->dropped += l->dropped + badn;
 	st->unknown += c.unknown;
-	st->killed += !l->exited;
-	st->cpu_ns += l->exited ? l->cpu_ns : 0;
+	st->killed += l->exited == MERGE_EXITED_NO;
+	st->cpu_ns += l->exited == MERGE_EXITED_NORMAL ? l->cpu_ns : 0;
 	if (s->event < MERGE_EV_MAX)
 		st->by_event[s->event] += c.merged;
 	if (s->backend < MERGE_EV_MAX)
-		st->by_backend[s->backend]++;
-	st->period_ns_sum += s->period;
+		st->by_backend[s->backend] += last;
+	st->period_ns_sum += last ? s->period : 0;
 	st->value_samples += merge_spool_value_samples(&sp);
 	st->values_dropped += l->values_dropped;
 	st->values_bad += badv;
@@ -548,7 +551,7 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 		uint64_t k = kernel_equiv(s, l, c.merged);
 		st->cpu_user_ns += l->cpu_user_ns;
 		st->cpu_sys_ns += l->cpu_sys_ns;
-		st->split_processes++;
+		st->split_processes += last;   /* a rotated spool has its interval's split */
 		if (k) {
 			struct merge_image_record kr;
 			synth_image(&kr, "kernel", s);
@@ -890,6 +893,7 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 		nf++;
 	}
 	closedir(d);
+	res->spools = (int)nf;
 	err = 0;
 	if (!nf && !res->stats.corrupt)
 		goto out;
@@ -939,6 +943,97 @@ out:
 	free(acc.p);
 	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
 		merge_stacks_free(&acc.stacks[ev]);
+	merge_db_unlock(db);
+	return err;
+}
+
+int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const char *proclines,
+		  size_t len, struct merge_stacks *stacks, struct merge_result *res, FILE *errf)
+{
+	char dir[600], stage[600], commit[600];
+	int err, epoch;
+	const char *knob;
+
+	memset(res, 0, sizeof(*res));
+	g_steps = 0;
+	g_die_at = (knob = getenv("VPROF_TEST_MERGE_DIE")) ? atol(knob) : -1;
+	g_delay_us = (knob = getenv("VPROF_TEST_MERGE_DELAY_US")) ? atol(knob) : 0;
+	if ((err = merge_db_lock(db)) < 0)
+		return err;
+	if ((err = journal_recover(db, errf)) < 0)
+		goto out;
+	epoch = merge_db_epoch(db);
+	merge_db_epoch_dir(db, epoch, dir, sizeof(dir));
+	snprintf(stage, sizeof(stage), "%s/merge.stage", db->root);
+	snprintf(commit, sizeof(commit), "%s/merge.commit", db->root);
+	if ((err = mkdir_p(dir, 0700)) < 0)
+		goto out;
+	if (mkdir(stage, 0700) < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		merge_profile_compact(&p[i]);
+		if (p[i].flags & MERGE_PROF_STATS)
+			res->stats = p[i].stats;
+		if ((err = fold_profile(dir, stage, &p[i], res, errf)) < 0)
+			goto rollback;
+	}
+	for (unsigned ev = 1; stacks && ev < MERGE_EV_MAX; ev++)
+		if ((stacks[ev].n || stacks[ev].dropped) &&
+		    (err = fold_stacks(dir, stage, &stacks[ev], ev, res, errf)) < 0)
+			goto rollback;
+	struct proclog pl = { .buf = (char *)proclines, .n = len, .cap = len };
+	if (len && (err = stage_proclog(dir, stage, &pl)) < 0)
+		goto rollback;
+	if ((err = stage_manifest(stage, epoch, NULL, NULL, 0)) < 0)
+		goto rollback;
+	if (rename(stage, commit) < 0) {
+		err = -errno;
+		goto rollback;
+	}
+	merge_step();
+	err = journal_apply(db, commit, errf);
+	goto out;
+rollback:
+	rm_flat_dir(stage);
+out:
+	merge_db_unlock(db);
+	return err;
+}
+
+int merge_db_epoch_drop(struct merge_db *db, int e)
+{
+	char p[600], to[900], ep[600];
+	struct stat st;
+	int err;
+	if ((err = merge_db_lock(db)) < 0)
+		return err;
+	snprintf(p, sizeof(p), "%s/epochs", db->root);
+	DIR *d = opendir(p);
+	if (d) {       /* a drop killed half-way */
+		for (struct dirent *de; (de = readdir(d));)
+			if (!strncmp(de->d_name, ".drop.", 6)) {
+				snprintf(to, sizeof(to), "%s/%s", p, de->d_name);
+				rm_flat_dir(to);
+			}
+		closedir(d);
+	}
+	snprintf(p, sizeof(p), "%s/merge.commit", db->root);
+	if (e == merge_db_epoch(db) || lstat(p, &st) == 0) {
+		err = -EBUSY;
+		goto out;
+	}
+	merge_db_epoch_dir(db, e, ep, sizeof(ep));
+	snprintf(to, sizeof(to), "%s/epochs/.drop.%d", db->root, e);
+	if (rename(ep, to) < 0) {
+		err = -errno;
+		goto out;
+	}
+	merge_step();
+	rm_flat_dir(to);
+	err = 0;
+out:
 	merge_db_unlock(db);
 	return err;
 }

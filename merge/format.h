@@ -183,7 +183,7 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t nothread;       /* samples of threads with no slot (SHARED) */
 	uint64_t image_seq;      /* next image record index */
 	uint64_t images_lost;    /* image records that did not fit */
-	uint64_t exited;         /* 1 once the process exited normally */
+	uint64_t exited;         /* MERGE_EXITED_*: 1 once the process exited normally */
 	uint64_t cpu_ns;         /* process CPU time at exit (if exited) */
 	/* Value sampling (zero in spools without a VALUES section). */
 	uint64_t value_samples;  /* values offered through merge_spool_value */
@@ -200,6 +200,12 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t cpu_split;      /* 1 when the two above were recorded */
 	uint64_t ring_fallbacks; /* threads sampled by signals: ring not mapped */
 };
+
+/* live.exited: 0 running (or killed), 1 the process exited normally (its
+ * last spool), 2 rotated out by its running owner (VPROF_EPOCH_SECS), its
+ * last writers maybe still in it, 3 rotated out and closed (unmapped). */
+enum { MERGE_EXITED_NO = 0, MERGE_EXITED_NORMAL = 1, MERGE_EXITED_ROTATED = 2,
+       MERGE_EXITED_CLOSED = 3 };
 
 struct merge_spool_header {
 	struct merge_spool_static s;

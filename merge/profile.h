@@ -87,11 +87,27 @@ struct merge_result {
 	int spools_busy;                 /* skipped: owner still running */
 	int profiles_written;
 	int profiles_corrupt;            /* existing profiles moved aside */
+	int spools;                      /* spools consumed (a rotating process leaves several) */
 };
 
 /* Fold every finished spool into the current epoch. Corrupt spools are
  * renamed to NAME.corrupt (kept for inspection) and reported on err. */
 int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *err);
+
+/* Fold ready-made profiles (image and unknown profiles, and one with
+ * MERGE_PROF_STATS) and processes.tsv lines (text, may be empty) into the
+ * current epoch, crash-safe as a merge: staged, committed by one rename,
+ * applied (vprof merge --from). Profiles are compacted in place. stacks:
+ * MERGE_EV_MAX call-stack sets by event (merge/stacks.h), or NULL. */
+struct merge_stacks;
+int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const char *proclines,
+		  size_t len, struct merge_stacks *stacks, struct merge_result *res, FILE *err);
+
+/* Delete epoch e (never the current one) under the database lock: renamed
+ * to epochs/.drop.E first (one rename: it is gone or whole), then emptied;
+ * leftovers of a killed drop are removed first. -EBUSY for the current
+ * epoch, or while a committed merge waits to be applied. */
+int merge_db_epoch_drop(struct merge_db *db, int e);
 
 /* Load every profile of an epoch (0: current). Calls fn for each; corrupt
  * files are reported on err and skipped. */

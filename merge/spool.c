@@ -266,15 +266,19 @@ int merge_spool_finished(int fd, const char *spool_path)
 	read_boot_id(boot);
 	if (boot_id_known(boot) && boot_id_known(o.boot_id) && memcmp(boot, o.boot_id, 16) != 0)
 		return 1;        /* written before the last reboot */
+	/* Rotated out and closed by its running owner (MERGE_EXITED_CLOSED):
+	 * no writer is left in it. Rotated out but maybe still written
+	 * (MERGE_EXITED_ROTATED): judged as a live owner's, by its mapping. */
+	uint64_t exited = 0;
+	if (pread(fd, &exited, sizeof(exited),
+		  (off_t)offsetof(struct merge_spool_header, live.exited)) != sizeof(exited))
+		exited = 0;
+	if (exited == MERGE_EXITED_CLOSED)
+		return 1;
 	uint64_t ns = read_pidns();
-	if (ns && o.pidns && ns != o.pidns) {
+	if (ns && o.pidns && ns != o.pidns)
 		/* Its pid means nothing here: trust only a normal exit. */
-		uint64_t exited = 0;
-		if (pread(fd, &exited, sizeof(exited),
-			  (off_t)offsetof(struct merge_spool_header, live.exited)) != sizeof(exited))
-			return 0;
-		return exited != 0;
-	}
+		return exited == MERGE_EXITED_NORMAL;
 	char path[64], buf[1024], state = 0, *q;
 	uint64_t threads = 0, start = 0;
 	q = put_str(path, path + sizeof(path), "/proc/");

@@ -98,6 +98,9 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	if ((rc = parse_u64("VPROF_SKEW_SKIP", 0, 64, &v, why, whylen)) < 0)
 		return rc;
 	c->skew_skip = (int)v;
+	/* Continuous mode (rotate.c): a new spool every S seconds. */
+	if ((rc = parse_u64("VPROF_EPOCH_SECS", 1, 100000000ull, &c->epoch_secs, why, whylen)) < 0)
+		return rc;
 	/* Call stacks (preload/stacks.c): a depth implies them, as a module
 	 * implies values; they need a signal per sample (no ring: the kernel's
 	 * callchain needs frame pointers, which Debian's code has not). */

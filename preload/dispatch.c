@@ -177,7 +177,7 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 	if (g_sigprof.prog_itimer && g_vprof.backend == MERGE_EV_ITIMER && si->si_code == SI_KERNEL) {
 		/* One process timer for two users: each tick is a sample of ours
 		 * and the program's own SIGPROF. */
-		if (g_vprof.active && g_vprof.spool.hdr)
+		if (g_vprof.active && preload_spool_ready())
 			preload_sample(sig, si, uc);
 		if (t->prog_blocked) {
 			t->prog_pending = 1;
@@ -199,7 +199,7 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 		upcall_ring_first(&t->up);   /* its PC is in the ring already */
 	else if (g_vprof.cfg.bench_empty)
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
-	else if (g_vprof.active && g_vprof.spool.hdr) {
+	else if (g_vprof.active && preload_spool_ready()) {
 		preload_sample(sig, si, uc);
 		preload_stacks_sample(si, uc);    /* VPROF_STACKS: preload/stacks.c */
 		if (g_vprof.cfg.values && !off_alt) {

@@ -85,7 +85,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 	const char *name = info->dlpi_name;
 	if (!name || !*name)
 		name = g_exe;        /* the main program */
-	merge_spool_image(&g_vprof.spool, MERGE_IMG_MAP, info->dlpi_addr, lo, hi, bid, bl, name);
+	merge_spool_image(arg, MERGE_IMG_MAP, info->dlpi_addr, lo, hi, bid, bl, name);
 	if (g_nknown < MAX_KNOWN)
 		g_known[g_nknown++] = (struct known){ info->dlpi_addr, lo, hi, 1 };
 	return 0;
@@ -93,23 +93,29 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 
 void preload_images_scan(void)
 {
+	struct merge_spool *prev, *sp;
 	if (!g_vprof.active)
 		return;
 	pthread_mutex_lock(&g_lock);
+	if (!(sp = preload_spool_enter(&prev))) {
+		pthread_mutex_unlock(&g_lock);
+		return;
+	}
 	if (!g_exe[0]) {
 		ssize_t n = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
 		g_exe[n > 0 ? n : 0] = 0;
 	}
 	for (int i = 0; i < g_nknown; i++)
 		g_known[i].seen = 0;
-	dl_iterate_phdr(scan_one, NULL);
+	dl_iterate_phdr(scan_one, sp);
 	for (int i = 0; i < g_nknown; i++) {
 		if (g_known[i].seen)
 			continue;
-		merge_spool_image(&g_vprof.spool, MERGE_IMG_UNMAP, g_known[i].bias, g_known[i].lo,
+		merge_spool_image(sp, MERGE_IMG_UNMAP, g_known[i].bias, g_known[i].lo,
 				  g_known[i].hi, NULL, 0, "");
 		g_known[i--] = g_known[--g_nknown];
 	}
+	preload_spool_exit(sp, prev);
 	pthread_mutex_unlock(&g_lock);
 }
 
@@ -118,16 +124,21 @@ void preload_images_scan(void)
  * have held at fork time. */
 static int copy_record(const struct merge_image_record *r, void *arg)
 {
-	merge_spool_image_gen(&g_vprof.spool, (int)r->kind, r->bias, r->lo, r->hi, r->build_id,
+	struct merge_spool *sp = arg;
+	merge_spool_image_gen(sp, (int)r->kind, r->bias, r->lo, r->hi, r->build_id,
 			      r->build_id_len, r->path, r->gen);
-	if (r->gen > g_vprof.spool.gen)
-		g_vprof.spool.gen = r->gen;
+	if (r->gen > sp->gen)
+		sp->gen = r->gen;
 	return 0;
 }
 
 void preload_images_inherit(const struct merge_spool *parent)
 {
-	merge_spool_images(parent, copy_record, NULL);
+	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	if (sp) {
+		merge_spool_images(parent, copy_record, sp);
+		preload_spool_exit(sp, prev);
+	}
 	/* g_known was copied with the rest of memory and stays right. */
 	pthread_mutex_init(&g_lock, NULL);
 }

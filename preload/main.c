@@ -66,7 +66,7 @@ void preload_sample(int sig, siginfo_t *si, void *ucv)
 {
 	struct preload_thread *t = &g_thread;
 	ucontext_t *uc = ucv;
-	struct merge_spool_live *live = &g_vprof.spool.hdr->live;
+	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
 
 	/* A PC sample is counted even inside vprof's own code (t->busy): the
 	 * slot is never in flux there (claim and release run with the signal
@@ -83,20 +83,26 @@ void preload_sample(int sig, siginfo_t *si, void *ucv)
 	int weight = 1;
 	if (si->si_code == SI_TIMER && si->si_overrun > 0)
 		weight += si->si_overrun > 63 ? 63 : si->si_overrun;
-	__atomic_fetch_add(&live->samples, (uint64_t)weight, __ATOMIC_RELAXED);
-	for (int i = 0; i < weight; i++)
-		merge_spool_count(&g_vprof.spool, t->slot,
-				  MERGE_KEY(g_vprof.backend, MERGE_GPC(g_vprof.spool.gen, pc)));
+	if (sp) {
+		__atomic_fetch_add(&sp->hdr->live.samples, (uint64_t)weight, __ATOMIC_RELAXED);
+		for (int i = 0; i < weight; i++)
+			merge_spool_count(sp, t->slot,
+					  MERGE_KEY(g_vprof.backend, MERGE_GPC(sp->gen, pc)));
+		preload_spool_exit(sp, prev);
+	}
 	if (t->armed)
 		upcall_rearm(&t->up);
+	preload_spool_tick();
 	(void)sig;
 }
 
+/* Ring drain callbacks: inside preload_drain's enter, g_thread.sp is set. */
 static void count_pc(void *arg, uint64_t pc)
 {
 	struct preload_thread *t = arg;
-	merge_spool_count(&g_vprof.spool, t->slot,
-			  MERGE_KEY(g_vprof.backend, MERGE_GPC(g_vprof.spool.gen, pc)));
+	struct merge_spool *sp = t->sp;
+	if (sp)
+		merge_spool_count(sp, t->slot, MERGE_KEY(g_vprof.backend, MERGE_GPC(sp->gen, pc)));
 }
 
 /* An executable mapping the kernel reported: an image record. The load
@@ -109,9 +115,9 @@ void preload_on_mmap(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
 {
 	/* Files only: anonymous executable memory (//anon), [vdso] and the
 	 * like, and memfd-backed code are JIT territory, kept as unknown. */
-	if (path[0] != '/' || path[1] == '/' || !strncmp(path, "/memfd:", 7))
+	if (path[0] != '/' || path[1] == '/' || !strncmp(path, "/memfd:", 7) || !g_thread.sp)
 		return;
-	merge_spool_image(&g_vprof.spool, MERGE_IMG_MAP, addr - pgoff, addr, addr + len, bid, bid_len,
+	merge_spool_image(g_thread.sp, MERGE_IMG_MAP, addr - pgoff, addr, addr + len, bid, bid_len,
 			  path);
 }
 
@@ -123,10 +129,10 @@ void preload_drain(void)
 {
 	struct preload_thread *t = &g_thread;
 	struct merge_spool_live *live;
+	struct merge_spool *prev, *sp;
 	uint64_t lost = 0, n;
-	if (!t->up.ring || !g_vprof.spool.hdr)
+	if (!t->up.ring)
 		return;
-	live = &g_vprof.spool.hdr->live;
 	/* Not interrupted by our own handler (before exec, this runs in normal
 	 * context): a drain signal would drain the same records twice, and the
 	 * first overflow's signal replaces, and unmaps, the ring being read. */
@@ -134,15 +140,22 @@ void preload_drain(void)
 	sigemptyset(&block);
 	sigaddset(&block, UPCALL_SIGNAL);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
+	if (!(sp = preload_spool_enter(&prev))) {
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+		return;
+	}
+	live = &sp->hdr->live;
 	n = t->up.ring ? upcall_drain(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost)
 		       : 0;
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	if (n + lost)
 		__atomic_fetch_add(&live->samples, n + lost, __ATOMIC_RELAXED);
 	if (lost) {   /* the kernel found the ring full: counted, not hidden */
 		__atomic_fetch_add(&live->dropped, lost, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&live->dropped_full, lost, __ATOMIC_RELAXED);
 	}
+	preload_spool_exit(sp, prev);
+	preload_spool_tick();
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 }
 
 static void read_cmdline(char *out, size_t cap)
@@ -174,8 +187,9 @@ static int open_spool(void)
 	p.exe = exe;
 	p.cmdline = cmd;
 	/* The spool keeps no descriptor: its mapping is all the process
-	 * needs, and its header says who owns it (merge/spool.h). */
-	return merge_spool_create(&g_vprof.spool, g_vprof.spool_dir, &p);
+	 * needs, and its header says who owns it (merge/spool.h). Rotation
+	 * (rotate.c) makes the next ones with the same parameters. */
+	return preload_spool_first(&p);
 }
 
 static void on_fork_child(void)
@@ -198,9 +212,8 @@ static void on_fork_child(void)
 	t->armed = 0;
 	t->slot = NULL;
 
-	struct merge_spool parent = g_vprof.spool;
-	g_vprof.spool.hdr = NULL;
-	upcall_ring_fallbacks = NULL;   /* the parent's mapping goes below */
+	struct merge_spool parent;
+	preload_spool_fork_child(&parent);
 	g_vprof.pid = getpid();
 	if (open_spool() < 0) {
 		/* No spool: stop sampling this child; it runs on unprofiled. */
@@ -211,7 +224,6 @@ static void on_fork_child(void)
 	}
 	preload_images_inherit(&parent);
 	merge_spool_forget(&parent);
-	upcall_ring_fallbacks = &g_vprof.spool.hdr->live.ring_fallbacks;
 	upcall_process_start(g_vprof.backend, g_vprof.period);
 	t->busy = 0;
 	preload_thread_begin();
@@ -235,22 +247,7 @@ __attribute__((destructor)) static void vprof_fini(void)
 	preload_thread_end();
 	g_thread.busy = 1;
 	preload_images_scan();      /* images dlopen'd since the last scan */
-	struct merge_spool_live *live = &g_vprof.spool.hdr->live;
-	live->cpu_ns = cpu_ns();
-	/* User and system CPU apart: the perf events see user mode only,
-	 * and reports show the system part as [kernel] (docs/formats.md).
-	 * getrusage splits the same total by the kernel's tick counts. */
-	struct rusage ru;
-	if (getrusage(RUSAGE_SELF, &ru) == 0) {
-		live->cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
-				    (uint64_t)ru.ru_utime.tv_usec * 1000ull;
-		live->cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
-				   (uint64_t)ru.ru_stime.tv_usec * 1000ull;
-		__atomic_store_n(&live->cpu_split, 1, __ATOMIC_RELEASE);
-	}
-	__atomic_store_n(&live->exited, 1, __ATOMIC_RELEASE);
-	/* The mapping stays until the process is gone: other threads may
-	 * still be sampled into it. */
+	preload_spool_exit_process(cpu_ns());
 }
 
 __attribute__((constructor)) static void vprof_init(void)
@@ -295,7 +292,6 @@ __attribute__((constructor)) static void vprof_init(void)
 	}
 	g_vprof.active = 1;
 	g_vprof.pid = getpid();
-	upcall_ring_fallbacks = &g_vprof.spool.hdr->live.ring_fallbacks;
 	g_thread.busy = 1;
 	preload_images_scan();
 	if ((rc = preload_signals_install()) < 0) {

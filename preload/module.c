@@ -196,8 +196,10 @@ static void emit(const struct vprof_sequence *s, unsigned kind, uint64_t pc, uin
 	struct module_thread *mt = s->host;
 	if (!merge_hot_kind_valid(kind))
 		return;
-	merge_spool_value(&g_vprof.spool, g_thread.slot,
-			  MERGE_HOT_KEY(kind, MERGE_GPC(g_vprof.spool.gen, pc)), value, aux, &mt->rng);
+	struct merge_spool *sp = g_thread.sp;   /* entered by preload_values_sample */
+	if (sp)
+		merge_spool_value(sp, g_thread.slot, MERGE_HOT_KEY(kind, MERGE_GPC(sp->gen, pc)), value,
+				  aux, &mt->rng);
 }
 
 static int is_cond(unsigned mn)

@@ -25,6 +25,7 @@ struct preload_config {
 	char module[400];        /* VPROF_MODULE: path or shipped name, "" none */
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
+	uint64_t epoch_secs;     /* VPROF_EPOCH_SECS: rotate the spool every S s (0: never) */
 	int stack_depth;         /* VPROF_STACK_DEPTH (default 32, with stacks) */
 	int stack_method;        /* VPROF_STACK_METHOD: MERGE_STACK_M_UNWIND or _FP */
 };
@@ -35,7 +36,6 @@ struct preload_global {
 	pid_t pid;               /* the process the spool belongs to */
 	uint64_t period;
 	struct preload_config cfg;
-	struct merge_spool spool;
 	char spool_dir[450];
 };
 
@@ -49,6 +49,9 @@ struct preload_thread {
 	int prog_pending;        /* its own SIGPROF arrived while so blocked */
 	siginfo_t prog_info;     /* ... and its siginfo */
 	int prog_signalfd;       /* reads SIGPROF through a signalfd: really block */
+	uint32_t tid;            /* set by preload_thread_begin; 0: no slot wanted */
+	uint64_t slot_seq;       /* rotation number of the spool t->slot lies in */
+	struct merge_spool *sp;  /* the spool this thread entered (rotate.c), NULL outside */
 	/* A program's handler that preload_forward runs on the thread's
 	 * stack from our frames on the alternate stack (dispatch.c): */
 	void *fwd_top;           /* its stack top; NULL when none is running */
@@ -59,6 +62,26 @@ struct preload_thread {
 
 extern struct preload_global g_vprof;
 extern __thread struct preload_thread g_thread PRELOAD_TLS;
+
+/* rotate.c: the process's spool, and its rotation (VPROF_EPOCH_SECS).
+ * Every writer brackets its use of the spool with _enter/_exit, which set
+ * g_thread.sp and move the thread's slot into the entered spool; a spool
+ * rotated out is unmapped only once no writer is left in it. _enter
+ * returns NULL when there is no spool. All async-signal-safe, lock-free
+ * (the rotation itself is taken by one thread with a try-lock). _tick, on
+ * the sample path outside _enter, rotates when the interval has passed
+ * and closes a rotated-out spool whose writers have left. _first installs
+ * the spool made by the constructor or a fork child (normal context,
+ * single-threaded as far as the spool goes); _fork_child forgets the
+ * parent's; _exit_process stops rotation and marks the spool exited. */
+struct merge_spool *preload_spool_enter(struct merge_spool **prev);
+void preload_spool_exit(struct merge_spool *sp, struct merge_spool *prev);
+int preload_spool_ready(void);
+void preload_spool_tick(void);
+int preload_spool_first(const struct merge_spool_params *p);
+struct merge_spool *preload_spool_current_unlocked(void);
+void preload_spool_fork_child(struct merge_spool *parent_copy);
+void preload_spool_exit_process(uint64_t cpu_ns);
 
 /* config.c: parse VPROF_*; on a bad value writes the reason (naming the
  * variable and the accepted values) to why and returns -EINVAL. */

@@ -296,7 +296,7 @@ void preload_stacks_sample(siginfo_t *si, void *ucv)
 	uint64_t pc[MERGE_STACK_MAX];
 	unsigned max = (unsigned)g_vprof.cfg.stack_depth, n;
 	int more = 0;
-	if (!g_vprof.cfg.stacks || !g_vprof.spool.stacks)
+	if (!g_vprof.cfg.stacks)
 		return;
 	if (max < 1 || max > MERGE_STACK_MAX)
 		max = MERGE_STACK_MAX;
@@ -316,5 +316,11 @@ void preload_stacks_sample(siginfo_t *si, void *ucv)
 								       : by_backtrace(uc, pc, max, &more);
 		g_thread.busy = 0;
 	}
-	merge_spool_stack(&g_vprof.spool, pc, n, g_vprof.spool.gen, more, weight);
+	/* Entered for the write only (rotate.c): the unwind reads no spool. */
+	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	if (!sp)
+		return;
+	if (sp->stacks)
+		merge_spool_stack(sp, pc, n, sp->gen, more, weight);
+	preload_spool_exit(sp, prev);
 }

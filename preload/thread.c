@@ -69,7 +69,12 @@ void preload_thread_begin(void)
 		}
 	}
 	pid_t tid = (pid_t)syscall(SYS_gettid);
-	t->slot = merge_spool_claim_slot(&g_vprof.spool, (uint32_t)tid);
+	/* Entering the spool claims the thread's slot there (rotate.c). */
+	struct merge_spool *prev, *sp;
+	t->tid = (uint32_t)tid;
+	t->slot_seq = 0;
+	if ((sp = preload_spool_enter(&prev)))
+		preload_spool_exit(sp, prev);
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)tid << 32) ^ (uint64_t)(uintptr_t)t;
@@ -92,10 +97,13 @@ void preload_thread_begin(void)
 		t->up.keep_fd = keep_fd;
 		t->armed = 1;
 		if (upcall_thread_enable(&t->up) == 0) {
-			__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1, __ATOMIC_RELAXED);
-			if (fell_back)
-				__atomic_fetch_add(&g_vprof.spool.hdr->live.ring_fallbacks, 1,
-						   __ATOMIC_RELAXED);
+			if ((sp = preload_spool_enter(&prev))) {
+				__atomic_fetch_add(&sp->hdr->live.threads, 1, __ATOMIC_RELAXED);
+				if (fell_back)
+					__atomic_fetch_add(&sp->hdr->live.ring_fallbacks, 1,
+							   __ATOMIC_RELAXED);
+				preload_spool_exit(sp, prev);
+			}
 		} else {
 			/* Not armed: release the event (and its descriptor). */
 			upcall_thread_stop(&t->up);
@@ -131,10 +139,14 @@ void preload_thread_arm_others(void)
 			if (upcall_thread_start(&up, g_vprof.backend, g_vprof.period,
 						(uint64_t)tid * 0x9e3779b97f4a7c15ull, tid, 0) == 0) {
 				up.keep_fd = keep_fd;
-				if (upcall_thread_enable(&up) == 0)
-					__atomic_fetch_add(&g_vprof.spool.hdr->live.threads, 1,
-							   __ATOMIC_RELAXED);
-				else
+				struct merge_spool *prev, *sp;
+				if (upcall_thread_enable(&up) == 0) {
+					if ((sp = preload_spool_enter(&prev))) {
+						__atomic_fetch_add(&sp->hdr->live.threads, 1,
+								   __ATOMIC_RELAXED);
+						preload_spool_exit(sp, prev);
+					}
+				} else
 					upcall_thread_stop(&up);
 			}
 		}
@@ -160,8 +172,16 @@ void preload_thread_end(void)
 	if (t->armed)
 		upcall_thread_stop(&t->up);
 	t->armed = 0;
-	merge_spool_release_slot(&g_vprof.spool, t->slot);
+	/* Entering moves the slot into the current spool if a rotation left
+	 * it in an older one (then it is new and empty); the old one stays
+	 * in its spool, merged with it. */
+	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	if (sp) {
+		merge_spool_release_slot(sp, t->slot);
+		preload_spool_exit(sp, prev);
+	}
 	t->slot = NULL;
+	t->tid = 0;              /* no slot from now on */
 	preload_values_thread_end();
 	/* A sample may have been raised before the trigger stopped: take it
 	 * now, so it is not handed to the program as its own SIGPROF after we

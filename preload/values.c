@@ -149,8 +149,10 @@ static uint64_t return_address(uint64_t pc)
 
 static void put(struct values_thread *v, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux)
 {
-	merge_spool_value(&g_vprof.spool, g_thread.slot,
-			  MERGE_HOT_KEY(kind, MERGE_GPC(g_vprof.spool.gen, pc)), value, aux, &v->rng);
+	struct merge_spool *sp = g_thread.sp;   /* entered by preload_values_sample */
+	if (sp)
+		merge_spool_value(sp, g_thread.slot, MERGE_HOT_KEY(kind, MERGE_GPC(sp->gen, pc)), value,
+				  aux, &v->rng);
 }
 
 static int observe(void *arg, const struct interp_state *st, const struct interp_record *r)
@@ -222,14 +224,14 @@ out:
 	return st->rip >= (uint64_t)(uintptr_t)__ehdr_start && st->rip < (uint64_t)(uintptr_t)__etext;
 }
 
-void preload_values_sample(ucontext_t *uc)
+static void values_sample(ucontext_t *uc, struct merge_spool *sp)
 {
 	struct preload_thread *t = &g_thread;
 	struct values_thread *v;
 	struct interp_result res;
 	int every = g_vprof.cfg.interp_every > 0 ? g_vprof.cfg.interp_every : 1;
 
-	if (t->busy || !t->altstack || !g_vprof.spool.values)
+	if (t->busy || !t->altstack || !sp->values)
 		return;
 	if (g_vt && ++g_vt->samples < (uint32_t)every)
 		return;
@@ -269,7 +271,18 @@ void preload_values_sample(ucontext_t *uc)
 	}
 	if (executed)
 		interp_to_ucontext(&v->st, uc);
-	merge_spool_interp(&g_vprof.spool, (uint64_t)executed, (unsigned)stop);
+	merge_spool_interp(sp, (uint64_t)executed, (unsigned)stop);
+}
+
+void preload_values_sample(ucontext_t *uc)
+{
+	/* The spool is entered for the whole run: put() and modules' emit()
+	 * write into g_thread.sp (rotate.c). */
+	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	if (!sp)
+		return;
+	values_sample(uc, sp);
+	preload_spool_exit(sp, prev);
 }
 
 void preload_values_thread_end(void)

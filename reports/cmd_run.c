@@ -21,13 +21,14 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void help(void)
 {
 	printf("usage: vprof run [--db DIR] [--event E] [--freq HZ | --period N] [--values [--interp-len N]\n"
 	       "                 [--interp-every K] [--skew-skip S]] [--module M]\n"
-	       "                 [--stacks [--stack-depth N]] [--no-merge] -- CMD [ARGS]\n"
+	       "                 [--stacks [--stack-depth N]] [--epoch-secs S] [--no-merge] -- CMD [ARGS]\n"
 	       "  --event E         auto (default), cycles, instructions, task-clock, cpu-timer, itimer\n"
 	       "  --freq HZ         mean samples per CPU-second (default 250, at most 20000)\n"
 	       "  --period N        mean period: ns of CPU time for clocks, events for counters\n"
@@ -45,6 +46,9 @@ static void help(void)
 	       "                    (VPROF_STACK_METHOD=fp: frame pointers, cheaper, needs\n"
 	       "                    code built with -fno-omit-frame-pointer)\n"
 	       "  --stack-depth N   frames kept per stack, 1 to 64 (default 32; implies --stacks)\n"
+	       "  --epoch-secs S    continuous mode: every S seconds each process hands its spool\n"
+	       "                    over and starts a new one (VPROF_EPOCH_SECS), and vprof run\n"
+	       "                    merges finished spools while CMD runs: spools stay bounded\n"
 	       "  --no-merge        leave the spools for a later `vprof merge`\n");
 }
 
@@ -123,10 +127,12 @@ int cmd_run(int argc, char **argv)
 		{ "interp-every", required_argument, 0, 'K' }, { "skew-skip", required_argument, 0, 'S' },
 		{ "module", required_argument, 0, 'M' },
 		{ "stacks", no_argument, 0, 'T' },       { "stack-depth", required_argument, 0, 'D' },
+		{ "epoch-secs", required_argument, 0, 'Q' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *dbopt = NULL;
 	int merge = 1, c;
+	long epoch_secs = 0;
 
 	while ((c = getopt_long(argc, argv, "+d:e:F:p:nh", opts, NULL)) != -1) {
 		switch (c) {
@@ -157,6 +163,14 @@ int cmd_run(int argc, char **argv)
 				return report_usage("run", "--stack-depth takes a number from 1 to 64");
 			setenv("VPROF_STACK_DEPTH", optarg, 1);
 			setenv("VPROF_STACKS", "on", 1);
+			break;
+		}
+		case 'Q': {
+			char *end;
+			epoch_secs = strtol(optarg, &end, 10);
+			if (*end || !*optarg || epoch_secs < 1 || epoch_secs > 100000000)
+				return report_usage("run", "--epoch-secs: expected whole seconds, at least 1");
+			setenv("VPROF_EPOCH_SECS", optarg, 1);
 			break;
 		}
 		case 'h': help(); return 0;
@@ -209,6 +223,14 @@ int cmd_run(int argc, char **argv)
 	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
 	sigaction(SIGINT, &ign, &oint);
 	sigaction(SIGQUIT, &ign, &oquit);
+	/* Continuous mode: woken by SIGCHLD (blocked, taken by sigtimedwait)
+	 * or every epoch to merge what the processes handed over. */
+	int follow = profiled && merge && epoch_secs > 0;
+	sigset_t chld, omask;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (follow)
+		sigprocmask(SIG_BLOCK, &chld, &omask);
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "vprof: fork: %s\n", strerror(errno));
@@ -217,20 +239,48 @@ int cmd_run(int argc, char **argv)
 	if (pid == 0) {
 		sigaction(SIGINT, &oint, NULL);
 		sigaction(SIGQUIT, &oquit, NULL);
+		if (follow)
+			sigprocmask(SIG_SETMASK, &omask, NULL);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "vprof: cannot run %s: %s\n", argv[optind], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
-	int status = 0;
+	int status = 0, merge_rc = 0;
 	struct rusage ru;
-	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-		;
+	struct merge_result res;
+	memset(&res, 0, sizeof(res));
+	if (follow) {
+		for (;;) {
+			pid_t w = wait4(pid, &status, WNOHANG, &ru);
+			if (w == pid || (w < 0 && errno != EINTR))
+				break;
+			struct timespec ts = { epoch_secs, 0 };
+			if (sigtimedwait(&chld, NULL, &ts) == SIGCHLD)
+				continue;
+			struct merge_result r;
+			int rc = merge_db_merge(&mdb, &r, stderr);
+			if (rc < 0)
+				merge_rc = rc;
+			else {
+				merge_stats_add(&res.stats, &r.stats);
+				res.spools += r.spools;
+			}
+		}
+		sigprocmask(SIG_SETMASK, &omask, NULL);
+	} else {
+		while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+			;
+	}
 	sigaction(SIGINT, &oint, NULL);
 	sigaction(SIGQUIT, &oquit, NULL);
 
 	if (profiled && merge) {
-		struct merge_result res;
-		int rc = merge_db_merge(&mdb, &res, stderr);
+		struct merge_result last;
+		int rc = merge_db_merge(&mdb, &last, stderr);
+		merge_stats_add(&res.stats, &last.stats);
+		res.spools += last.spools;
+		if (rc == 0 && merge_rc < 0)
+			rc = merge_rc;
 		double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 			     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 		const struct merge_stats *s = &res.stats;
