@@ -295,6 +295,9 @@
 	X(VPCOMPRESSD, K_COMPRESS, 0, 4, 0) X(VPCOMPRESSQ, K_COMPRESS, 0, 8, 0) \
 	X(VPEXPANDB, K_COMPRESS, 1, 1, 0) X(VPEXPANDW, K_COMPRESS, 1, 2, 0) \
 	X(VPEXPANDD, K_COMPRESS, 1, 4, 0) X(VPEXPANDQ, K_COMPRESS, 1, 8, 0) \
+	/* the FP forms move the same bits (no MXCSR effect, no exceptions) */ \
+	X(VCOMPRESSPS, K_COMPRESS, 0, 4, 0) X(VCOMPRESSPD, K_COMPRESS, 0, 8, 0) \
+	X(VEXPANDPS, K_COMPRESS, 1, 4, 0) X(VEXPANDPD, K_COMPRESS, 1, 8, 0) \
 	/* down-converts: op = source element size, esz = destination's;
 	 * F_UNS/F_SGN: saturating */ \
 	X(VPMOVWB, K_PMOVDOWN, 2, 1, 0) X(VPMOVDB, K_PMOVDOWN, 4, 1, 0) X(VPMOVQB, K_PMOVDOWN, 8, 1, 0) \
