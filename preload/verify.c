@@ -576,6 +576,14 @@ static int compare_pass(struct verify_thread *v, const struct step *s, int dry)
 	if (e->has_fpregs && a->has_fpregs) {
 		if ((av & INTERP_XS_SSE) && e->mxcsr != a->mxcsr)
 			report(&c, VERIFY_K_MXCSR, "mxcsr", -1, NULL, 0, &e->mxcsr, &a->mxcsr, 4);
+		/* x87 control words (interp/x87.c); the registers are never
+		 * written by the interpreter (x87 arithmetic stops a run) */
+		if (av & INTERP_XS_X87) {
+			static const char *const kw[3] = { "fcw", "fsw", "ftw" };
+			for (int w = 0; w < 3; w++)
+				cmp_bytes(&c, VERIFY_K_X87, kw[w], -1, NULL, e->x87 + 2 * w,
+					  a->x87 + 2 * w, w == 2 ? 1 : 2);
+		}
 		for (int r = 0; r < 16; r++) {
 			if (av & INTERP_XS_SSE)
 				cmp_bytes(&c, VERIFY_K_VEC, "xmm", r, NULL, e->zmm[r].b, a->zmm[r].b, 16);
