@@ -298,6 +298,11 @@
 	/* the FP forms move the same bits (no MXCSR effect, no exceptions) */ \
 	X(VCOMPRESSPS, K_COMPRESS, 0, 4, 0) X(VCOMPRESSPD, K_COMPRESS, 0, 8, 0) \
 	X(VEXPANDPS, K_COMPRESS, 1, 4, 0) X(VEXPANDPD, K_COMPRESS, 1, 8, 0) \
+	/* GFNI and AVX512CD (vec_gfni.c) */ \
+	X(GF2P8MULB, K_GFNI, 0, 1, 0) X(VGF2P8MULB, K_GFNI, 0, 1, 0) \
+	X(GF2P8AFFINEQB, K_GFNI, 1, 1, 0) X(VGF2P8AFFINEQB, K_GFNI, 1, 1, 0) \
+	X(GF2P8AFFINEINVQB, K_GFNI, 2, 1, 0) X(VGF2P8AFFINEINVQB, K_GFNI, 2, 1, 0) \
+	X(VPCONFLICTD, K_CONFLICT, 0, 4, 0) X(VPCONFLICTQ, K_CONFLICT, 0, 8, 0) \
 	/* down-converts: op = source element size, esz = destination's;
 	 * F_UNS/F_SGN: saturating */ \
 	X(VPMOVWB, K_PMOVDOWN, 2, 1, 0) X(VPMOVDB, K_PMOVDOWN, 4, 1, 0) X(VPMOVQB, K_PMOVDOWN, 8, 1, 0) \
@@ -1230,6 +1235,8 @@ static int h_vec(struct interp_exec *x)
 	case K_GATHER: return vx_h_gather(x, dd);
 	case K_SCATTER: return vx_h_scatter(x, dd);
 	case K_MASKMOV: return h_maskmov(x, dd);
+	case K_GFNI: return vx_h_gfni(x, dd);
+	case K_CONFLICT: return vx_h_conflict(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

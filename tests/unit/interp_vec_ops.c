@@ -377,7 +377,26 @@
 	X(D, 0, "vmovsd (%rdi), %xmm17{%k1}{z}") X(D, 0, "vmovsd (%rsi), %xmm17{%k2}") \
 	X(D, 0, "vmovsd (%rdi), %xmm18") X(D, 0, "vmovsd %xmm17, (%rsi){%k2}") \
 	X(D, 0, "vmovsd %xmm18, (%rdi)") X(D, 0, "vmovsd %xmm17, %xmm18, %xmm19{%k1}") \
-	X(D, 0, "vmovsd %xmm17, %xmm18, %xmm19{%k3}{z}") X(D, 0, "vmovsd %xmm17, %xmm18, %xmm19")
+	X(D, 0, "vmovsd %xmm17, %xmm18, %xmm19{%k3}{z}") X(D, 0, "vmovsd %xmm17, %xmm18, %xmm19") \
+	/* GFNI: legacy, VEX and EVEX, every length, masked, broadcast */ \
+	X(I, 0, "gf2p8mulb %xmm1, %xmm2") X(I, 0, "gf2p8mulb (%rdi), %xmm2") \
+	X(I, 0, "gf2p8affineqb $0x63, %xmm1, %xmm2") X(I, 0, "gf2p8affineqb $0, (%rsi), %xmm2") \
+	X(I, 0, "gf2p8affineinvqb $0x63, %xmm1, %xmm2") X(I, 0, "gf2p8affineinvqb $5, (%rdi), %xmm2") \
+	X(I, 0, "vgf2p8mulb %xmm1, %xmm2, %xmm3") X(I, 0, "vgf2p8mulb (%rdi), %ymm2, %ymm3") \
+	X(I, 0, "vgf2p8affineqb $0xa5, %ymm1, %ymm2, %ymm3") X(I, 0, "vgf2p8affineqb $1, (%rdi), %xmm2, %xmm3") \
+	X(I, 0, "vgf2p8affineinvqb $0x63, %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vgf2p8mulb %zmm17, %zmm18, %zmm19") X(I, 0, "vgf2p8mulb (%rdi), %zmm18, %zmm19{%k1}") \
+	X(I, 0, "vgf2p8mulb %xmm17, %xmm18, %xmm19{%k2}{z}") X(I, 0, "vgf2p8mulb (%rsi), %ymm18, %ymm19{%k1}{z}") \
+	X(I, 0, "vgf2p8affineqb $0x3c, %zmm17, %zmm18, %zmm19") X(I, 0, "vgf2p8affineqb $0, (%rdi){1to8}, %zmm18, %zmm19{%k1}") \
+	X(I, 0, "vgf2p8affineqb $7, (%rsi), %ymm18, %ymm19{%k2}{z}") X(I, 0, "vgf2p8affineqb $9, %xmm17, %xmm18, %xmm19{%k1}") \
+	X(I, 0, "vgf2p8affineinvqb $0x63, %zmm17, %zmm18, %zmm19{%k1}{z}") X(I, 0, "vgf2p8affineinvqb $0, (%rdi), %zmm18, %zmm19") \
+	X(I, 0, "vgf2p8affineinvqb $1, (%rsi){1to2}, %xmm18, %xmm19{%k2}") \
+	/* AVX512CD */ \
+	X(I, 0, "vpconflictd %zmm17, %zmm18") X(I, 0, "vpconflictd %ymm17, %ymm18{%k1}") \
+	X(I, 0, "vpconflictd %xmm17, %xmm18{%k2}{z}") X(I, 0, "vpconflictd (%rdi), %zmm18{%k1}") \
+	X(I, 0, "vpconflictd (%rsi){1to8}, %ymm18") X(I, 0, "vpconflictq %zmm17, %zmm18{%k2}{z}") \
+	X(I, 0, "vpconflictq %ymm17, %ymm18") X(I, 0, "vpconflictq (%rdi), %xmm18{%k1}") \
+	X(I, 0, "vpconflictq (%rsi), %zmm18")
 
 #define I 0
 #define D 1
