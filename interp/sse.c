@@ -961,7 +961,9 @@ static int h_extract(struct interp_exec *x, const struct vdesc *dd)
 		return rc;
 	if ((rc = vx_get(x, &o, o.src[0], &a)))
 		return rc;
-	sel = (unsigned)vx_imm(x, &o) & ((s >= 16 ? x->in->op[o.src[0]].size : 16) / s - 1);
+	/* lanes of the source: its vector length (Zydis gives vextractf128's
+	 * ymm source as 16 bytes, which picked the low lane for imm 1) */
+	sel = (unsigned)vx_imm(x, &o) & ((s >= 16 ? o.vl : 16) / s - 1);
 	memset(&r, 0, sizeof r);
 	memcpy(r.b, a.b + sel * s, s);
 	d = &x->in->op[o.dst];

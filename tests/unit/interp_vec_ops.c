@@ -396,7 +396,11 @@
 	X(I, 0, "vpconflictd %xmm17, %xmm18{%k2}{z}") X(I, 0, "vpconflictd (%rdi), %zmm18{%k1}") \
 	X(I, 0, "vpconflictd (%rsi){1to8}, %ymm18") X(I, 0, "vpconflictq %zmm17, %zmm18{%k2}{z}") \
 	X(I, 0, "vpconflictq %ymm17, %ymm18") X(I, 0, "vpconflictq (%rdi), %xmm18{%k1}") \
-	X(I, 0, "vpconflictq (%rsi), %zmm18")
+	X(I, 0, "vpconflictq (%rsi), %zmm18") X(S, 0, "vextractf128 $1, %ymm1, %xmm0") X(I, 0, "vextractf128 $1, %ymm2, %xmm3") \
+	X(I, 0, "vextractf128 $1, %ymm2, (%rdi)") X(I, 0, "vextractf32x4 $3, %zmm17, %xmm18{%k1}") \
+	X(I, 0, "vinsertf128 $1, %xmm1, %ymm2, %ymm3") X(I, 0, "vinsertf128 $1, (%rdi), %ymm2, %ymm3") \
+	X(I, 0, "vperm2f128 $0x21, %ymm1, %ymm2, %ymm3") X(I, 0, "vbroadcastf128 (%rdi), %ymm2") \
+	X(I, 0, "vextractf64x4 $1, %zmm17, %ymm18") X(I, 0, "vinsertf64x4 $1, %ymm17, %zmm18, %zmm19")
 
 #define I 0
 #define D 1
