@@ -528,6 +528,14 @@ static void compare_mem(struct cmp *c)
 				report(c, VERIFY_K_MEM, "unreadable", -1, NULL, e->addr + o, want, want, 0);
 				continue;
 			}
+			/* bytes a later store of the same instruction overwrote
+			 * (a scatter's overlapping elements) are compared there */
+			for (uint32_t k2 = k + 1; k2 < c->s->sh_hi; k2++) {
+				const struct interp_shadow_entry *l = &sh->e[k2];
+				for (unsigned i = 0; i < n; i++)
+					if (e->addr + o + i - l->addr < l->size)
+						want[i] = real[i];
+			}
 			if (pushf && o == 0 && n >= 3) {
 				/* pushf stores the trap flag we set, and RF as 0 */
 				real[1] &= (uint8_t)~(TF_BIT >> 8);
