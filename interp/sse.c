@@ -303,6 +303,9 @@
 	X(GF2P8AFFINEQB, K_GFNI, 1, 1, 0) X(VGF2P8AFFINEQB, K_GFNI, 1, 1, 0) \
 	X(GF2P8AFFINEINVQB, K_GFNI, 2, 1, 0) X(VGF2P8AFFINEINVQB, K_GFNI, 2, 1, 0) \
 	X(VPCONFLICTD, K_CONFLICT, 0, 4, 0) X(VPCONFLICTQ, K_CONFLICT, 0, 8, 0) \
+	/* vfixupimm (vec_fixup.c): op 1 scalar */ \
+	X(VFIXUPIMMPS, K_FIXUP, 0, 4, 0) X(VFIXUPIMMPD, K_FIXUP, 0, 8, 0) \
+	X(VFIXUPIMMSS, K_FIXUP, 1, 4, 0) X(VFIXUPIMMSD, K_FIXUP, 1, 8, 0) \
 	/* down-converts: op = source element size, esz = destination's;
 	 * F_UNS/F_SGN: saturating */ \
 	X(VPMOVWB, K_PMOVDOWN, 2, 1, 0) X(VPMOVDB, K_PMOVDOWN, 4, 1, 0) X(VPMOVQB, K_PMOVDOWN, 8, 1, 0) \
@@ -1239,6 +1242,7 @@ static int h_vec(struct interp_exec *x)
 	case K_MASKMOV: return h_maskmov(x, dd);
 	case K_GFNI: return vx_h_gfni(x, dd);
 	case K_CONFLICT: return vx_h_conflict(x, dd);
+	case K_FIXUP: return vx_h_fixup(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

@@ -396,7 +396,15 @@
 	X(I, 0, "vpconflictd %xmm17, %xmm18{%k2}{z}") X(I, 0, "vpconflictd (%rdi), %zmm18{%k1}") \
 	X(I, 0, "vpconflictd (%rsi){1to8}, %ymm18") X(I, 0, "vpconflictq %zmm17, %zmm18{%k2}{z}") \
 	X(I, 0, "vpconflictq %ymm17, %ymm18") X(I, 0, "vpconflictq (%rdi), %xmm18{%k1}") \
-	X(I, 0, "vpconflictq (%rsi), %zmm18") X(S, 0, "vextractf128 $1, %ymm1, %xmm0") X(I, 0, "vextractf128 $1, %ymm2, %xmm3") \
+	X(I, 0, "vpconflictq (%rsi), %zmm18") \
+	/* vfixupimm: every length, masked, zeroing, memory, broadcast, scalar */ \
+	X(D, 0, "vfixupimmpd $0, %zmm17, %zmm18, %zmm19") X(D, 0, "vfixupimmpd $0xff, %ymm17, %ymm18, %ymm19{%k1}") \
+	X(D, 0, "vfixupimmpd $0x11, (%rdi), %xmm18, %xmm19{%k2}{z}") X(D, 0, "vfixupimmpd $0x22, (%rsi){1to8}, %zmm18, %zmm19{%k1}") \
+	X(S, 0, "vfixupimmps $0, %zmm17, %zmm18, %zmm19") X(S, 0, "vfixupimmps $0x5a, %ymm17, %ymm18, %ymm19{%k2}{z}") \
+	X(S, 0, "vfixupimmps $0x81, (%rdi), %zmm18, %zmm19{%k1}") X(S, 0, "vfixupimmps $3, (%rsi){1to4}, %xmm18, %xmm19") \
+	X(D, 0, "vfixupimmsd $0, %xmm17, %xmm18, %xmm19") X(D, 0, "vfixupimmsd $0x0c, (%rdi), %xmm18, %xmm19{%k1}") \
+	X(D, 0, "vfixupimmsd $0xf0, %xmm17, %xmm18, %xmm19{%k2}{z}") X(S, 0, "vfixupimmss $0, %xmm17, %xmm18, %xmm19") \
+	X(S, 0, "vfixupimmss $0x13, (%rsi), %xmm18, %xmm19{%k1}{z}") X(S, 0, "vfixupimmss $0xff, %xmm17, %xmm18, %xmm19{%k3}") X(S, 0, "vextractf128 $1, %ymm1, %xmm0") X(I, 0, "vextractf128 $1, %ymm2, %xmm3") \
 	X(I, 0, "vextractf128 $1, %ymm2, (%rdi)") X(I, 0, "vextractf32x4 $3, %zmm17, %xmm18{%k1}") \
 	X(I, 0, "vinsertf128 $1, %xmm1, %ymm2, %ymm3") X(I, 0, "vinsertf128 $1, (%rdi), %ymm2, %ymm3") \
 	X(I, 0, "vperm2f128 $0x21, %ymm1, %ymm2, %ymm3") X(I, 0, "vbroadcastf128 (%rdi), %ymm2") \
@@ -494,7 +502,7 @@ static void fill(uint8_t *p, size_t n, int style)
 static const double kdbl[] = {
 	0.0, -0.0, 1.0, -1.5, 3.0, 1e300, -1e-300, 4.9e-324, 2.2250738585072014e-308,
 	1.0 / 0.0, -1.0 / 0.0, 0.1, 1e16, 9007199254740993.0, -2147483648.0, 2147483648.5,
-	9.3e18, -9.3e18, 0.5, 2.5,
+	9.3e18, -9.3e18, 0.5, 2.5, -4.9e-324, -2.2250738585072009e-308,
 };
 
 static void fill_fp(uint8_t *p, size_t n, int kind)
