@@ -8,7 +8,7 @@
  *
  * Families, in the order they are gathered (a later table overrides an
  * earlier one for the same mnemonic, which should not happen):
- *   vector families                              sse, sse2, sse4, evex
+ *   vector families                              sse, sse2, sse4, evex, x87
  *   mov     mov/movzx/movsx/lea/cmov/set/xchg/bswap/cbw..   ~35% of insns
  *   alu     add/sub/cmp/test/and/or/xor/inc/dec/neg/not/adc/
  *           sbb/cmpxchg/xadd                                ~30%
@@ -48,6 +48,7 @@ int interp_dispatch_init(void)
 	add_family(kvec, interp_family_sse2);
 	add_family(kvec, interp_family_sse4);
 	add_family(kvec, interp_family_evex);
+	add_family(kvec, interp_family_x87);
 	add_family(kgp, interp_family_mov);
 	add_family(kgp, interp_family_alu);
 	add_family(kgp, interp_family_ctrl);

@@ -97,9 +97,11 @@ struct interp_state {
 	uint8_t  seg_valid;        /* 1: fs_base/gs_base hold real values */
 	uint8_t  has_fpregs;       /* 1: the ucontext had an FP/XSAVE area */
 	uint8_t  pad[6];
-	/* x87/MMX: bytes 0..159 of the FXSAVE image (FCW..ST7), kept opaque;
-	 * x87 and MMX instructions stop the run (INTERP_STOP_UNSUPPORTED)
-	 * until a family handles them. */
+	/* x87/MMX: bytes 0..159 of the FXSAVE image (FCW..ST7; bytes 24..31
+	 * are a stale copy of MXCSR: use mxcsr). The control instructions
+	 * (x87.c) read and write FCW/FSW/FTW/FOP/FIP/FDP, marking INTERP_XS_X87
+	 * dirty so interp_to_ucontext writes the image back; other x87 and
+	 * MMX instructions stop the run (INTERP_STOP_UNSUPPORTED). */
 	uint8_t  x87[160];
 	/* Set by interp_from_ucontext_lazy: the frame's FP area, whose x87,
 	 * vector and opmask registers (x87[], zmm[], k[]) have not been
@@ -398,6 +400,9 @@ extern const struct interp_family interp_family_sse[];
 extern const struct interp_family interp_family_sse2[];
 extern const struct interp_family interp_family_sse4[];
 extern const struct interp_family interp_family_evex[];
+/* x87 control and status words (x87.c): in the vector table too, so that
+ * a lazily converted state is loaded before they run. */
+extern const struct interp_family interp_family_x87[];
 
 /* ------------------------------------------------------ entry points */
 

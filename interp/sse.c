@@ -295,6 +295,17 @@
 	X(VPCOMPRESSD, K_COMPRESS, 0, 4, 0) X(VPCOMPRESSQ, K_COMPRESS, 0, 8, 0) \
 	X(VPEXPANDB, K_COMPRESS, 1, 1, 0) X(VPEXPANDW, K_COMPRESS, 1, 2, 0) \
 	X(VPEXPANDD, K_COMPRESS, 1, 4, 0) X(VPEXPANDQ, K_COMPRESS, 1, 8, 0) \
+	/* the FP forms move the same bits (no MXCSR effect, no exceptions) */ \
+	X(VCOMPRESSPS, K_COMPRESS, 0, 4, 0) X(VCOMPRESSPD, K_COMPRESS, 0, 8, 0) \
+	X(VEXPANDPS, K_COMPRESS, 1, 4, 0) X(VEXPANDPD, K_COMPRESS, 1, 8, 0) \
+	/* GFNI and AVX512CD (vec_gfni.c) */ \
+	X(GF2P8MULB, K_GFNI, 0, 1, 0) X(VGF2P8MULB, K_GFNI, 0, 1, 0) \
+	X(GF2P8AFFINEQB, K_GFNI, 1, 1, 0) X(VGF2P8AFFINEQB, K_GFNI, 1, 1, 0) \
+	X(GF2P8AFFINEINVQB, K_GFNI, 2, 1, 0) X(VGF2P8AFFINEINVQB, K_GFNI, 2, 1, 0) \
+	X(VPCONFLICTD, K_CONFLICT, 0, 4, 0) X(VPCONFLICTQ, K_CONFLICT, 0, 8, 0) \
+	/* vfixupimm (vec_fixup.c): op 1 scalar */ \
+	X(VFIXUPIMMPS, K_FIXUP, 0, 4, 0) X(VFIXUPIMMPD, K_FIXUP, 0, 8, 0) \
+	X(VFIXUPIMMSS, K_FIXUP, 1, 4, 0) X(VFIXUPIMMSD, K_FIXUP, 1, 8, 0) \
 	/* down-converts: op = source element size, esz = destination's;
 	 * F_UNS/F_SGN: saturating */ \
 	X(VPMOVWB, K_PMOVDOWN, 2, 1, 0) X(VPMOVDB, K_PMOVDOWN, 4, 1, 0) X(VPMOVQB, K_PMOVDOWN, 8, 1, 0) \
@@ -953,7 +964,9 @@ static int h_extract(struct interp_exec *x, const struct vdesc *dd)
 		return rc;
 	if ((rc = vx_get(x, &o, o.src[0], &a)))
 		return rc;
-	sel = (unsigned)vx_imm(x, &o) & ((s >= 16 ? x->in->op[o.src[0]].size : 16) / s - 1);
+	/* lanes of the source: its vector length (Zydis gives vextractf128's
+	 * ymm source as 16 bytes, which picked the low lane for imm 1) */
+	sel = (unsigned)vx_imm(x, &o) & ((s >= 16 ? o.vl : 16) / s - 1);
 	memset(&r, 0, sizeof r);
 	memcpy(r.b, a.b + sel * s, s);
 	d = &x->in->op[o.dst];
@@ -1227,6 +1240,9 @@ static int h_vec(struct interp_exec *x)
 	case K_GATHER: return vx_h_gather(x, dd);
 	case K_SCATTER: return vx_h_scatter(x, dd);
 	case K_MASKMOV: return h_maskmov(x, dd);
+	case K_GFNI: return vx_h_gfni(x, dd);
+	case K_CONFLICT: return vx_h_conflict(x, dd);
+	case K_FIXUP: return vx_h_fixup(x, dd);
 	default: return INTERP_STOP_UNSUPPORTED;
 	}
 }

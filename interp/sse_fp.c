@@ -514,7 +514,9 @@ static int h_fimm(struct interp_exec *x, const struct fdesc *fd)
 	fp_fn *fn;
 	int rc, ia, ib;
 
-	if (VX_EVEX(x->in) && !(fd->flags & FF_CMPK))
+	/* EVEX: vcmp* (into an opmask) and vpclmulqdq (no write mask: EVEX.aaa
+	 * must be 0, the 16-byte lanes are independent) */
+	if (VX_EVEX(x->in) && !(fd->flags & (FF_CMPK | FF_IMM11)))
 		return INTERP_STOP_UNSUPPORTED;
 	if ((rc = fp_layout(x, &o, fd)))
 		return rc;
@@ -546,7 +548,7 @@ static int h_fimm(struct interp_exec *x, const struct fdesc *fd)
 	memset(&r, 0, sizeof r);
 	if ((rc = fp_run(x, fn, r.b, a.b, b.b, b.b, o.vl, &raised)))
 		return rc;
-	if (VX_EVEX(x->in)) {
+	if (VX_EVEX(x->in) && (fd->flags & FF_CMPK)) {
 		/* EVEX vcmp: the all-ones/zero elements become opmask bits */
 		unsigned n = fd->flags & FF_SCALAR ? 1 : o.vl / fd->esz;
 		uint64_t m = 0;
@@ -665,20 +667,24 @@ static int h_cvti2f(struct interp_exec *x, const struct fdesc *fd)
 
 /* movss/movsd: a load zeroes the rest of the xmm (VEX: of the zmm); a
  * register move replaces the low element only (VEX: the rest from src1);
- * a store writes the low element. */
+ * a store writes the low element. EVEX write-masked (bit 0 of k counts):
+ * a selected element moves as above; a masked-off one is neither read
+ * nor stored (no fault, measured), and the destination's element 0 keeps
+ * its value (merging) or becomes zero ({z}), the rest as unmasked. */
 static int h_movs(struct interp_exec *x, const struct fdesc *fd)
 {
 	struct vx_ops o;
 	const struct interp_operand *d = &x->in->op[0];
 	interp_vec a, b;
 	unsigned s = fd->esz;
-	int rc;
+	int rc, off;
 
 	if ((rc = vx_layout(x, &o, s)))
 		return rc;
-	if (o.masked)
-		return INTERP_STOP_UNSUPPORTED;
+	off = o.masked && !(o.kmask & 1);
 	if (d->type == INTERP_OP_MEM) {
+		if (off)
+			return INTERP_OK;
 		if ((rc = vx_get(x, &o, o.src[0], &b)))
 			return rc;
 		return interp_store(x, interp_ea(x, 0), b.b, s);
@@ -687,8 +693,10 @@ static int h_movs(struct interp_exec *x, const struct fdesc *fd)
 		return INTERP_STOP_UNSUPPORTED;
 	if (o.nsrc == 1 && x->in->op[o.src[0]].type == INTERP_OP_MEM) {
 		memset(&a, 0, sizeof a);
-		if ((rc = interp_load(x, interp_ea(x, o.src[0]), a.b, s)))
+		if (!off && (rc = interp_load(x, interp_ea(x, o.src[0]), a.b, s)))
 			return rc;
+	} else if (o.masked && o.nsrc != 2) {
+		return INTERP_STOP_UNSUPPORTED;
 	} else if (VX_LEGACY(x->in) && o.nsrc == 1) {
 		if ((rc = vx_get(x, &o, o.src[0], &b)))
 			return rc;
@@ -701,6 +709,10 @@ static int h_movs(struct interp_exec *x, const struct fdesc *fd)
 	} else {
 		return INTERP_STOP_UNSUPPORTED;
 	}
+	if (off && o.zeroing)
+		memset(a.b, 0, s);
+	else if (off)
+		memcpy(a.b, x->st->zmm[d->idx].b, s);
 	{
 		interp_vec *reg = &x->st->zmm[d->idx];
 		int legacy = VX_LEGACY(x->in);

@@ -118,7 +118,8 @@ enum vop {
 /* Handler kinds. */
 enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTEST,
        K_TERN, K_MOVHL, K_INSERT, K_EXTRACT, K_PMOVX, K_PCMPSTR, K_BLENDV, K_MADD52, K_INSPS, K_BLENDM,
-       K_PERM2T, K_TOMASK, K_FROMMASK, K_COMPRESS, K_PMOVDOWN, K_ACC3, K_GATHER, K_MASKMOV, K_SCATTER };
+       K_PERM2T, K_TOMASK, K_FROMMASK, K_COMPRESS, K_PMOVDOWN, K_ACC3, K_GATHER, K_MASKMOV, K_SCATTER,
+       K_GFNI, K_CONFLICT, K_FIXUP };
 
 /* Flags. */
 #define F_ALIGN   1   /* aligned move: memory operand must be vl-aligned */
@@ -186,5 +187,10 @@ int vx_h_pmovdown(struct interp_exec *x, const struct vdesc *dd);
 int vx_h_acc3(struct interp_exec *x, const struct vdesc *dd);
 int vx_h_gather(struct interp_exec *x, const struct vdesc *dd);
 int vx_h_scatter(struct interp_exec *x, const struct vdesc *dd);
+/* vec_gfni.c */
+int vx_h_gfni(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_conflict(struct interp_exec *x, const struct vdesc *dd);
+/* vec_fixup.c */
+int vx_h_fixup(struct interp_exec *x, const struct vdesc *dd);
 
 #endif

@@ -224,12 +224,20 @@ int interp_to_ucontext(const struct interp_state *st, ucontext_t *uc)
 	if (st->lazy_fp)
 		return 0;  /* never loaded, so nothing written but MXCSR */
 	xfeat = frame_xfeatures(fp);
+	if (st->xstate_dirty & INTERP_XS_X87) {
+		/* x87 control/status (x87.c): FCW..FDP and ST0-7, not the
+		 * MXCSR words between them (bytes 24..31, written above) */
+		memcpy(fp, st->x87, 24);
+		memcpy(fp + 32, st->x87 + 32, 128);
+	}
 	if (!xfeat) {
 		for (int i = 0; i < 16; i++)
 			memcpy(fp + 160 + 16 * i, st->zmm[i].b, 16);
 		return 0;
 	}
 	memcpy(&bv, fp + 512, 8);
+	if (st->xstate_dirty & INTERP_XS_X87)
+		bv |= INTERP_XS_X87;
 	/* Write what was written, and whatever became live that the frame
 	 * holds as initial; set its bit, or XRSTOR ignores the bytes. */
 	w = (st->xstate_dirty | (st->xstate_bv & ~bv)) & xfeat & INTERP_XS_ALL & ~INTERP_XS_X87;

@@ -528,6 +528,14 @@ static void compare_mem(struct cmp *c)
 				report(c, VERIFY_K_MEM, "unreadable", -1, NULL, e->addr + o, want, want, 0);
 				continue;
 			}
+			/* bytes a later store of the same instruction overwrote
+			 * (a scatter's overlapping elements) are compared there */
+			for (uint32_t k2 = k + 1; k2 < c->s->sh_hi; k2++) {
+				const struct interp_shadow_entry *l = &sh->e[k2];
+				for (unsigned i = 0; i < n; i++)
+					if (e->addr + o + i - l->addr < l->size)
+						want[i] = real[i];
+			}
 			if (pushf && o == 0 && n >= 3) {
 				/* pushf stores the trap flag we set, and RF as 0 */
 				real[1] &= (uint8_t)~(TF_BIT >> 8);
@@ -576,6 +584,14 @@ static int compare_pass(struct verify_thread *v, const struct step *s, int dry)
 	if (e->has_fpregs && a->has_fpregs) {
 		if ((av & INTERP_XS_SSE) && e->mxcsr != a->mxcsr)
 			report(&c, VERIFY_K_MXCSR, "mxcsr", -1, NULL, 0, &e->mxcsr, &a->mxcsr, 4);
+		/* x87 control words (interp/x87.c); the registers are never
+		 * written by the interpreter (x87 arithmetic stops a run) */
+		if (av & INTERP_XS_X87) {
+			static const char *const kw[3] = { "fcw", "fsw", "ftw" };
+			for (int w = 0; w < 3; w++)
+				cmp_bytes(&c, VERIFY_K_X87, kw[w], -1, NULL, e->x87 + 2 * w,
+					  a->x87 + 2 * w, w == 2 ? 1 : 2);
+		}
 		for (int r = 0; r < 16; r++) {
 			if (av & INTERP_XS_SSE)
 				cmp_bytes(&c, VERIFY_K_VEC, "xmm", r, NULL, e->zmm[r].b, a->zmm[r].b, 16);

@@ -33,6 +33,8 @@ enum verify_kind {
 	VERIFY_K_MXCSR,
 	VERIFY_K_FAULT,        /* the hardware faulted where the interpreter
 				* had not stopped (expected/actual empty) */
+	VERIFY_K_X87,          /* what = fcw/fsw/ftw: the x87 control, status
+				* and abridged tag words of the FXSAVE image */
 };
 
 /* Memory the run had loaded changed while the hardware was stepped, in

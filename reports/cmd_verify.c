@@ -31,9 +31,10 @@ static void help(void)
 	       "Co-simulation: at each sample the interpreter runs up to N instructions in a\n"
 	       "shadow (stores buffered, not written), then the CPU single-steps the same\n"
 	       "instructions (trap flag) and registers, arithmetic flags and DF, MXCSR,\n"
-	       "vector and opmask registers and the bytes each instruction stored are\n"
-	       "compared after every instruction; the first difference ends that run.\n"
-	       "Not compared: TF and RF, x87 registers (the interpreter stops on x87),\n"
+	       "the x87 control, status and tag words, vector and opmask registers and\n"
+	       "the bytes each instruction stored are compared after every instruction;\n"
+	       "the first difference ends that run. Not compared: TF and RF, x87 data\n"
+	       "registers (the interpreter stops on x87 arithmetic),\n"
 	       "instructions the CPU may answer differently each time (rdtsc, cpuid,\n"
 	       "rdrand, xgetbv; they end a run), and differences explained by memory\n"
 	       "that changed under the run where this thread cannot have changed it\n"
@@ -49,7 +50,7 @@ static void help(void)
 }
 
 static const char *const kkind[] = { "?", "gpr", "rip", "flags", "mem", "vec", "kmask", "mxcsr",
-				     "fault" };
+				     "fault", "x87" };
 
 static void disasm(const struct verify_record *r, char *out, size_t cap)
 {
@@ -112,7 +113,7 @@ static void print_text(FILE *f, const struct verify_sum *s, int status)
 		fprintf(f, "  mismatch: %s pid %d tid %u pc 0x%llx (%s+0x%llx) [%s] %s (insn %u of its run): "
 			"%s %s", x->exe, x->pid, r->tid, (unsigned long long)r->pc,
 			r->image[0] ? r->image : "?", (unsigned long long)r->file_off, b, d, r->index,
-			kkind[r->kind < 9 ? r->kind : 0], r->what);
+			kkind[r->kind < sizeof kkind / sizeof kkind[0] ? r->kind : 0], r->what);
 		if (r->kind == VERIFY_K_MEM || r->kind == VERIFY_K_FAULT)
 			fprintf(f, " at 0x%llx", (unsigned long long)r->addr);
 		if (r->size)
@@ -167,7 +168,7 @@ static void print_json(FILE *f, const struct verify_sum *s, const char *tag, int
 			(unsigned long long)r->file_off, b);
 		report_json_str(f, d);
 		fprintf(f, ", \"index\": %u, \"kind\": \"%s\", \"what\": ", r->index,
-			kkind[r->kind < 9 ? r->kind : 0]);
+			kkind[r->kind < sizeof kkind / sizeof kkind[0] ? r->kind : 0]);
 		report_json_str(f, r->what);
 		fprintf(f, ", \"addr\": \"0x%llx\", \"expected\": \"%s\", \"actual\": \"%s\", "
 			"\"loads_changed\": %s, \"atomic\": %s}", (unsigned long long)r->addr, e, a,

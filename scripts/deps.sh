@@ -6,7 +6,8 @@ need="gcc make libunwind-dev libelf-dev libdw-dev libxxhash-dev libzydis-dev
       google-perftools libgoogle-perftools-dev linux-perf python3 binutils
       sqlite3 bc gzip lua5.4 xz-utils libc6-dbg g++ zlib1g-dev libprotobuf-c-dev
       protobuf-c-compiler protobuf-compiler golang-go clang libjpeg-turbo-progs
-      libpython3.11-testsuite chromium chromium-driver python3-selenium nodejs"
+      libpython3.11-testsuite chromium chromium-driver python3-selenium nodejs
+      isal python3-numpy"
 missing=""
 for p in $need; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

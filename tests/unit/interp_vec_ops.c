@@ -329,7 +329,86 @@
 	X(D, 0, "vfmadd231sd %xmm1, %xmm2, %xmm3") X(D, 0, "vfmsub132sd %xmm1, %xmm2, %xmm3") \
 	X(D, 0, "vfnmadd231sd %xmm1, %xmm2, %xmm3") X(D, 0, "vfnmsub213sd %xmm1, %xmm2, %xmm3") \
 	X(S, 0, "vfmadd231ss %xmm1, %xmm2, %xmm3") X(D, 0, "vfmadd231pd %ymm1, %ymm2, %ymm3") \
-	X(S, 0, "vfmadd213ps (%rdi), %ymm2, %ymm3") X(D, 0, "vfmadd132sd %xmm17, %xmm18, %xmm19")
+	X(S, 0, "vfmadd213ps (%rdi), %ymm2, %ymm3") X(D, 0, "vfmadd132sd %xmm17, %xmm18, %xmm19") \
+	/* issue 9: carry-less multiply in every encoding and length */ \
+	X(I, 0, "pclmulqdq $0x10, (%rsi), %xmm2") X(I, 0, "vpclmulqdq $0x11, %xmm1, %xmm2, %xmm3") \
+	X(I, 0, "vpclmulqdq $0x01, (%rdi), %xmm2, %xmm3") X(I, 0, "vpclmulqdq $0x11, %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vpclmulqdq $0x10, (%rdi), %ymm2, %ymm3") X(I, 0, "vpclmulqdq $0x00, %xmm17, %xmm18, %xmm19") \
+	X(I, 0, "vpclmulqdq $0x11, %ymm17, %ymm18, %ymm19") X(I, 0, "vpclmulqdq $0x01, (%rsi), %ymm18, %ymm19") \
+	X(I, 0, "vpclmulqdq $0x10, %zmm17, %zmm18, %zmm19") X(I, 0, "vpclmulqdq $0x11, (%rdi), %zmm18, %zmm19") \
+	X(I, 0, "vpclmulqdq $0xee, %zmm1, %zmm2, %zmm3") \
+	/* compress/expand: every element type, length, destination and mask mode */ \
+	X(I, 0, "vpcompressb %xmm17, %xmm18{%k1}") X(I, 0, "vpcompressb %ymm17, %ymm18{%k1}{z}") \
+	X(I, 0, "vpcompressb %zmm17, %zmm18") X(I, 0, "vpcompressb %xmm17, (%rdi){%k2}") \
+	X(I, 0, "vpcompressb %zmm17, (%rsi)") \
+	X(I, 0, "vpcompressw %xmm17, %xmm18{%k1}{z}") X(I, 0, "vpcompressw %ymm17, %ymm18{%k2}") \
+	X(I, 0, "vpcompressw %zmm17, %zmm18{%k1}") X(I, 0, "vpcompressw %ymm17, (%rdi){%k1}") \
+	X(I, 0, "vpcompressw %zmm17, (%rsi){%k3}") \
+	X(I, 0, "vpcompressd %xmm17, %xmm18{%k1}") X(I, 0, "vpcompressd %ymm17, %ymm18{%k2}{z}") \
+	X(I, 0, "vpcompressd %zmm17, (%rdi){%k1}") X(I, 0, "vpcompressd %xmm17, (%rsi)") \
+	X(I, 0, "vpcompressq %xmm17, %xmm18{%k1}{z}") X(I, 0, "vpcompressq %zmm17, %zmm18{%k2}") \
+	X(I, 0, "vpcompressq %zmm17, (%rsi){%k1}") X(I, 0, "vpcompressq %ymm17, %ymm18") \
+	X(I, 0, "vcompressps %xmm17, %xmm18{%k1}") X(I, 0, "vcompressps %ymm17, %ymm18{%k1}{z}") \
+	X(I, 0, "vcompressps %zmm17, %zmm18{%k2}") X(I, 0, "vcompressps %zmm17, (%rdi){%k1}") \
+	X(I, 0, "vcompressps %xmm17, (%rsi){%k3}") X(I, 0, "vcompressps %ymm17, (%rdi)") \
+	X(I, 0, "vcompresspd %xmm17, %xmm18{%k2}{z}") X(I, 0, "vcompresspd %ymm17, %ymm18{%k1}") \
+	X(I, 0, "vcompresspd %zmm17, %zmm18{%k1}{z}") X(I, 0, "vcompresspd %ymm17, (%rsi){%k2}") \
+	X(I, 0, "vcompresspd %zmm17, (%rdi){%k1}") \
+	X(I, 0, "vpexpandb %xmm17, %xmm18{%k1}") X(I, 0, "vpexpandb %zmm17, %zmm18{%k1}{z}") \
+	X(I, 0, "vpexpandb (%rdi), %ymm18{%k2}") X(I, 0, "vpexpandb (%rsi), %zmm18{%k1}{z}") \
+	X(I, 0, "vpexpandb (%rdi), %xmm18") \
+	X(I, 0, "vpexpandw %ymm17, %ymm18{%k2}") X(I, 0, "vpexpandw %zmm17, %zmm18") \
+	X(I, 0, "vpexpandw (%rdi), %xmm18{%k1}{z}") X(I, 0, "vpexpandw (%rsi), %zmm18{%k3}") \
+	X(I, 0, "vpexpandd %xmm17, %xmm18{%k1}{z}") X(I, 0, "vpexpandd %ymm17, %ymm18{%k2}") \
+	X(I, 0, "vpexpandd (%rsi), %xmm18{%k1}") X(I, 0, "vpexpandd (%rdi), %ymm18") \
+	X(I, 0, "vpexpandq %xmm17, %xmm18{%k1}") X(I, 0, "vpexpandq %zmm17, %zmm18{%k2}{z}") \
+	X(I, 0, "vpexpandq (%rdi), %zmm18{%k1}") \
+	X(I, 0, "vexpandps %xmm17, %xmm18{%k1}") X(I, 0, "vexpandps %ymm17, %ymm18{%k1}{z}") \
+	X(I, 0, "vexpandps %zmm17, %zmm18{%k2}") X(I, 0, "vexpandps (%rdi), %zmm18{%k1}{z}") \
+	X(I, 0, "vexpandps (%rsi), %xmm18{%k2}") X(I, 0, "vexpandps (%rdi), %ymm18") \
+	X(I, 0, "vexpandpd %xmm17, %xmm18{%k2}{z}") X(I, 0, "vexpandpd %ymm17, %ymm18{%k1}") \
+	X(I, 0, "vexpandpd %zmm17, %zmm18") X(I, 0, "vexpandpd (%rdi), %ymm18{%k1}{z}") \
+	X(I, 0, "vexpandpd (%rsi), %zmm18{%k3}") \
+	/* EVEX scalar moves: load, store, register, masked and zeroing */ \
+	X(S, 0, "vmovss (%rdi), %xmm17{%k1}") X(S, 0, "vmovss (%rsi), %xmm17{%k2}{z}") \
+	X(S, 0, "vmovss %xmm17, (%rdi){%k1}") X(S, 0, "vmovss %xmm18, (%rsi)") \
+	X(S, 0, "vmovss %xmm17, %xmm18, %xmm19{%k1}") X(S, 0, "vmovss %xmm17, %xmm18, %xmm19{%k2}{z}") \
+	X(S, 0, "vmovss %xmm17, %xmm18, %xmm19") \
+	X(D, 0, "vmovsd (%rdi), %xmm17{%k1}{z}") X(D, 0, "vmovsd (%rsi), %xmm17{%k2}") \
+	X(D, 0, "vmovsd (%rdi), %xmm18") X(D, 0, "vmovsd %xmm17, (%rsi){%k2}") \
+	X(D, 0, "vmovsd %xmm18, (%rdi)") X(D, 0, "vmovsd %xmm17, %xmm18, %xmm19{%k1}") \
+	X(D, 0, "vmovsd %xmm17, %xmm18, %xmm19{%k3}{z}") X(D, 0, "vmovsd %xmm17, %xmm18, %xmm19") \
+	/* GFNI: legacy, VEX and EVEX, every length, masked, broadcast */ \
+	X(I, 0, "gf2p8mulb %xmm1, %xmm2") X(I, 0, "gf2p8mulb (%rdi), %xmm2") \
+	X(I, 0, "gf2p8affineqb $0x63, %xmm1, %xmm2") X(I, 0, "gf2p8affineqb $0, (%rsi), %xmm2") \
+	X(I, 0, "gf2p8affineinvqb $0x63, %xmm1, %xmm2") X(I, 0, "gf2p8affineinvqb $5, (%rdi), %xmm2") \
+	X(I, 0, "vgf2p8mulb %xmm1, %xmm2, %xmm3") X(I, 0, "vgf2p8mulb (%rdi), %ymm2, %ymm3") \
+	X(I, 0, "vgf2p8affineqb $0xa5, %ymm1, %ymm2, %ymm3") X(I, 0, "vgf2p8affineqb $1, (%rdi), %xmm2, %xmm3") \
+	X(I, 0, "vgf2p8affineinvqb $0x63, %ymm1, %ymm2, %ymm3") \
+	X(I, 0, "vgf2p8mulb %zmm17, %zmm18, %zmm19") X(I, 0, "vgf2p8mulb (%rdi), %zmm18, %zmm19{%k1}") \
+	X(I, 0, "vgf2p8mulb %xmm17, %xmm18, %xmm19{%k2}{z}") X(I, 0, "vgf2p8mulb (%rsi), %ymm18, %ymm19{%k1}{z}") \
+	X(I, 0, "vgf2p8affineqb $0x3c, %zmm17, %zmm18, %zmm19") X(I, 0, "vgf2p8affineqb $0, (%rdi){1to8}, %zmm18, %zmm19{%k1}") \
+	X(I, 0, "vgf2p8affineqb $7, (%rsi), %ymm18, %ymm19{%k2}{z}") X(I, 0, "vgf2p8affineqb $9, %xmm17, %xmm18, %xmm19{%k1}") \
+	X(I, 0, "vgf2p8affineinvqb $0x63, %zmm17, %zmm18, %zmm19{%k1}{z}") X(I, 0, "vgf2p8affineinvqb $0, (%rdi), %zmm18, %zmm19") \
+	X(I, 0, "vgf2p8affineinvqb $1, (%rsi){1to2}, %xmm18, %xmm19{%k2}") \
+	/* AVX512CD */ \
+	X(I, 0, "vpconflictd %zmm17, %zmm18") X(I, 0, "vpconflictd %ymm17, %ymm18{%k1}") \
+	X(I, 0, "vpconflictd %xmm17, %xmm18{%k2}{z}") X(I, 0, "vpconflictd (%rdi), %zmm18{%k1}") \
+	X(I, 0, "vpconflictd (%rsi){1to8}, %ymm18") X(I, 0, "vpconflictq %zmm17, %zmm18{%k2}{z}") \
+	X(I, 0, "vpconflictq %ymm17, %ymm18") X(I, 0, "vpconflictq (%rdi), %xmm18{%k1}") \
+	X(I, 0, "vpconflictq (%rsi), %zmm18") \
+	/* vfixupimm: every length, masked, zeroing, memory, broadcast, scalar */ \
+	X(D, 0, "vfixupimmpd $0, %zmm17, %zmm18, %zmm19") X(D, 0, "vfixupimmpd $0xff, %ymm17, %ymm18, %ymm19{%k1}") \
+	X(D, 0, "vfixupimmpd $0x11, (%rdi), %xmm18, %xmm19{%k2}{z}") X(D, 0, "vfixupimmpd $0x22, (%rsi){1to8}, %zmm18, %zmm19{%k1}") \
+	X(S, 0, "vfixupimmps $0, %zmm17, %zmm18, %zmm19") X(S, 0, "vfixupimmps $0x5a, %ymm17, %ymm18, %ymm19{%k2}{z}") \
+	X(S, 0, "vfixupimmps $0x81, (%rdi), %zmm18, %zmm19{%k1}") X(S, 0, "vfixupimmps $3, (%rsi){1to4}, %xmm18, %xmm19") \
+	X(D, 0, "vfixupimmsd $0, %xmm17, %xmm18, %xmm19") X(D, 0, "vfixupimmsd $0x0c, (%rdi), %xmm18, %xmm19{%k1}") \
+	X(D, 0, "vfixupimmsd $0xf0, %xmm17, %xmm18, %xmm19{%k2}{z}") X(S, 0, "vfixupimmss $0, %xmm17, %xmm18, %xmm19") \
+	X(S, 0, "vfixupimmss $0x13, (%rsi), %xmm18, %xmm19{%k1}{z}") X(S, 0, "vfixupimmss $0xff, %xmm17, %xmm18, %xmm19{%k3}") X(S, 0, "vextractf128 $1, %ymm1, %xmm0") X(I, 0, "vextractf128 $1, %ymm2, %xmm3") \
+	X(I, 0, "vextractf128 $1, %ymm2, (%rdi)") X(I, 0, "vextractf32x4 $3, %zmm17, %xmm18{%k1}") \
+	X(I, 0, "vinsertf128 $1, %xmm1, %ymm2, %ymm3") X(I, 0, "vinsertf128 $1, (%rdi), %ymm2, %ymm3") \
+	X(I, 0, "vperm2f128 $0x21, %ymm1, %ymm2, %ymm3") X(I, 0, "vbroadcastf128 (%rdi), %ymm2") \
+	X(I, 0, "vextractf64x4 $1, %zmm17, %ymm18") X(I, 0, "vinsertf64x4 $1, %ymm17, %zmm18, %zmm19")
 
 #define I 0
 #define D 1
@@ -423,7 +502,7 @@ static void fill(uint8_t *p, size_t n, int style)
 static const double kdbl[] = {
 	0.0, -0.0, 1.0, -1.5, 3.0, 1e300, -1e-300, 4.9e-324, 2.2250738585072014e-308,
 	1.0 / 0.0, -1.0 / 0.0, 0.1, 1e16, 9007199254740993.0, -2147483648.0, 2147483648.5,
-	9.3e18, -9.3e18, 0.5, 2.5,
+	9.3e18, -9.3e18, 0.5, 2.5, -4.9e-324, -2.2250738585072009e-308,
 };
 
 static void fill_fp(uint8_t *p, size_t n, int kind)
