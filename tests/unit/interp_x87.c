@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 			if (memcmp(st.x87, nfx, 8) || (ptrs && memcmp(st.x87 + 8, nfx + 8, 16)) ||
 			    memcmp(st.x87 + 32, nfx + 32, 128) ||
 			    st.gpr[INTERP_RAX] != nrax || imem != nmem ||
-			    (memcmp(img, nfx, 24) && !(st.xstate_dirty & INTERP_XS_X87))) {
+			    (memcmp(img, nfx, ptrs ? 24 : 8) && !(st.xstate_dirty & INTERP_XS_X87))) {
 				if (bad++ == 0) {
 					printf("FAIL %s: differs (rax %lx/%lx mem %04x/%04x dirty %d)\n",
 					       knames[t], (unsigned long)nrax,
