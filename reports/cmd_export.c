@@ -6,6 +6,7 @@
  */
 #include "reports/report.h"
 #include "reports/export.h"
+#include "reports/values.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -71,6 +72,22 @@ int cmd_export(int argc, char **argv)
 		return report_usage("export", "unknown format; expected pprof, folded or json");
 	if (pprof && !a.out)
 		return report_usage("export", "--format pprof writes a binary file: give -o FILE");
+	if (pprof) {
+		/* With the value hotlists, as samples of a third type. */
+		struct value_model vm;
+		if ((rc = value_model_load(&vm, &o, "export")))
+			return rc;
+		unsigned ev = report_model_main_event(&vm.m, o.event);
+		if (!ev) {
+			fprintf(stderr, "vprof export: no samples in %s epoch %s%s%s\n", vm.m.db, vm.m.epoch,
+				o.event ? " for event " : "", o.event ? merge_event_name(o.event) : "");
+			value_model_free(&vm);
+			return 1;
+		}
+		rc = report_export_pprof(&vm.m, ev, a.out, &vm) ? 1 : 0;
+		value_model_free(&vm);
+		return rc;
+	}
 	if ((rc = report_model_load(&m, o.db, o.epoch, o.event, 1, "export")))
 		return rc;
 	unsigned ev = report_model_main_event(&m, o.event);
@@ -79,11 +96,6 @@ int cmd_export(int argc, char **argv)
 			o.event ? " for event " : "", o.event ? merge_event_name(o.event) : "");
 		report_model_free(&m);
 		return 1;
-	}
-	if (pprof) {
-		rc = report_export_pprof(&m, ev, a.out) ? 1 : 0;
-		report_model_free(&m);
-		return rc;
 	}
 	FILE *f = stdout;
 	if (a.out && !(f = fopen(a.out, "w"))) {

@@ -22,7 +22,9 @@
  * above the leaf), and locations for every frame. Returns 0, or -errno
  * after a message on stderr.
  */
-int report_export_pprof(const struct report_model *m, unsigned ev, const char *path);
+struct value_model;
+int report_export_pprof(const struct report_model *m, unsigned ev, const char *path,
+			struct value_model *vm);
 
 /* One call stack and its samples; frames[0] is the root (main). */
 struct folded_stack {

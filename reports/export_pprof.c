@@ -13,6 +13,7 @@
  */
 #include "reports/export.h"
 #include "reports/stacks.h"
+#include "reports/values.h"
 
 #include "profile.pb-c.h"
 
@@ -29,12 +30,14 @@ typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
 typedef Perftools__Profiles__Mapping Mapping;
 typedef Perftools__Profiles__ValueType ValueType;
+typedef Perftools__Profiles__Label Label;
 
 struct strings {
 	char **v;               /* the string table; v[0] is "" */
 	size_t n;
 	struct { const char *key; size_t idx; } *map;
 	size_t cap;             /* power of two, at least twice n */
+	size_t vcap;            /* room in v (0: as sized up front, never grown) */
 };
 
 static void *xcalloc(size_t n, size_t size)
@@ -47,11 +50,46 @@ static void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
+/* Room for one more string: the table and its map grow (value labels are
+ * added after the arrays sized up front). */
+static void str_room(struct strings *t)
+{
+	if (t->vcap && t->n + 1 >= t->vcap) {
+		t->vcap *= 2;
+		char **v = realloc(t->v, t->vcap * sizeof(*v));
+		if (!v) {
+			perror("vprof export");
+			exit(1);
+		}
+		t->v = v;
+	}
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap * 2, mask = cap - 1;
+		__typeof__(t->map) map = calloc(cap, sizeof(*map));
+		if (!map) {
+			perror("vprof export");
+			exit(1);
+		}
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->map[i].key)
+				continue;
+			size_t h = ((uintptr_t)t->map[i].key >> 3) * 0x9e3779b97f4a7c15ull & mask;
+			while (map[h].key)
+				h = (h + 1) & mask;
+			map[h] = t->map[i];
+		}
+		free(t->map);
+		t->map = map;
+		t->cap = cap;
+	}
+}
+
 /* The string-table index of s (NULL counts as ""). */
 static int64_t str_idx(struct strings *t, const char *s)
 {
 	if (!s || !*s)
 		return 0;
+	str_room(t);
 	size_t mask = t->cap - 1, h = ((uintptr_t)s >> 3) * 0x9e3779b97f4a7c15ull & mask;
 	for (; t->map[h].key; h = (h + 1) & mask)
 		if (t->map[h].key == s)
@@ -99,11 +137,161 @@ static size_t *id_slot(struct idmap *t, uint64_t a, const void *b, int *fresh)
 	return &t->v[h].idx;
 }
 
+/* Allocations of the value samples, freed after packing. */
+struct extra {
+	void **p;
+	size_t n, cap;
+};
+
+static void *keep(struct extra *x, void *p)
+{
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 32;
+		void **v = realloc(x->p, x->cap * sizeof(*v));
+		if (!v) {
+			perror("vprof export");
+			exit(1);
+		}
+		x->p = v;
+	}
+	return x->p[x->n++] = p;
+}
+
+static void extra_free(struct extra *x)
+{
+	for (size_t i = 0; i < x->n; i++)
+		free(x->p[i]);
+	free(x->p);
+}
+
+static char *xstrdup(struct extra *x, const char *s)
+{
+	char *d = strdup(s);
+	if (!d) {
+		perror("vprof export");
+		exit(1);
+	}
+	return keep(x, d);
+}
+
+/* Value hotlists (vprof run --values) as samples of a third type,
+ * value_samples: one Sample per hotlist entry at its instruction (a
+ * Location added per hotlist, with its function and line), valued by the
+ * entry's estimated count and labelled value_kind (src2@site, ...), value
+ * (as vprof prints it) and, for the @site kinds, site (the call's
+ * file:line). The other types are 0 there, so the profile's time is
+ * unchanged; `go tool pprof -sample_index=value_samples -tags` lists the
+ * values, -tagfocus selects them. */
+static void add_values(Profile *prof, struct strings *t, struct value_model *vm, struct extra *x)
+{
+	size_t nv = 0, nh = 0;
+	for (size_t i = 0; i < vm->nhot; i++)
+		if (vm->hot[i].h.n) {
+			nh++;
+			nv += vm->hot[i].h.n;
+		}
+	if (!nv)
+		return;
+	size_t ns = prof->n_sample, nl = prof->n_location, nf = prof->n_function, nt = prof->n_sample_type;
+	ValueType **vtp = keep(x, xcalloc(nt + 1, sizeof(*vtp)));
+	ValueType *vt = keep(x, xcalloc(1, sizeof(*vt)));
+	memcpy(vtp, prof->sample_type, nt * sizeof(*vtp));
+	perftools__profiles__value_type__init(vt);
+	vt->type = str_idx(t, "value_samples");
+	vt->unit = str_idx(t, "count");
+	vtp[nt] = vt;
+	int64_t *vals = keep(x, xcalloc((ns + nv) * (nt + 1), sizeof(*vals)));
+	for (size_t i = 0; i < ns; i++) {
+		memcpy(&vals[i * (nt + 1)], prof->sample[i]->value, nt * sizeof(*vals));
+		prof->sample[i]->value = &vals[i * (nt + 1)];
+		prof->sample[i]->n_value = nt + 1;
+	}
+	Sample **sp = keep(x, xcalloc(ns + nv, sizeof(*sp)));
+	Location **lp = keep(x, xcalloc(nl + nh, sizeof(*lp)));
+	Function **fp = keep(x, xcalloc(nf + nh, sizeof(*fp)));
+	memcpy(sp, prof->sample, ns * sizeof(*sp));
+	memcpy(lp, prof->location, nl * sizeof(*lp));
+	memcpy(fp, prof->function, nf * sizeof(*fp));
+	Location *locs = keep(x, xcalloc(nh, sizeof(*locs)));
+	Line *lines = keep(x, xcalloc(nh, sizeof(*lines)));
+	Line **linep = keep(x, xcalloc(nh, sizeof(*linep)));
+	Function *fns = keep(x, xcalloc(nh, sizeof(*fns)));
+	uint64_t *locids = keep(x, xcalloc(nh, sizeof(*locids)));
+	Sample *smp = keep(x, xcalloc(nv, sizeof(*smp)));
+	Label *labels = keep(x, xcalloc(3 * nv, sizeof(*labels)));
+	Label **labp = keep(x, xcalloc(3 * nv, sizeof(*labp)));
+	int64_t kkind = str_idx(t, "value_kind"), kval = str_idx(t, "value"), ksite = str_idx(t, "site");
+	size_t h = 0, k = 0;
+	for (size_t i = 0; i < vm->nhot; i++) {
+		struct value_hot *v = &vm->hot[i];
+		if (!v->h.n)
+			continue;
+		Function *f = &fns[h];
+		perftools__profiles__function__init(f);
+		f->id = nf + h + 1;
+		f->name = str_idx(t, v->w.proc);
+		f->system_name = str_idx(t, v->w.sysname);
+		f->filename = str_idx(t, v->w.file);
+		perftools__profiles__line__init(&lines[h]);
+		lines[h].function_id = f->id;
+		lines[h].line = v->w.line;
+		linep[h] = &lines[h];
+		Location *l = &locs[h];
+		perftools__profiles__location__init(l);
+		l->id = nl + h + 1;
+		l->mapping_id = v->image + 1;
+		l->address = v->vaddr;
+		l->n_line = 1;
+		l->line = &linep[h];
+		locids[h] = l->id;
+		lp[nl + h] = l;
+		fp[nf + h] = f;
+		int64_t kname = str_idx(t, merge_hot_kind_name(v->kind));
+		for (uint32_t j = 0; j < v->h.n; j++, k++) {
+			char vb[96], sb[600];
+			struct value_where w;
+			Sample *s = &smp[k];
+			Label *lb = &labels[3 * k];
+			perftools__profiles__sample__init(s);
+			s->n_location_id = 1;
+			s->location_id = &locids[h];
+			s->n_value = nt + 1;
+			s->value = &vals[(ns + k) * (nt + 1)];
+			s->value[nt] = (int64_t)(merge_hot_estimate(&v->h, (int)j) + 0.5);
+			for (int q = 0; q < 3; q++) {
+				perftools__profiles__label__init(&lb[q]);
+				labp[3 * k + q] = &lb[q];
+			}
+			lb[0].key = kkind;
+			lb[0].str = kname;
+			lb[1].key = kval;
+			lb[1].str = str_idx(t, xstrdup(x, value_fmt(vm, v->kind, v->h.e[j].value, vb, sizeof(vb))));
+			s->n_label = 2;
+			s->label = &labp[3 * k];
+			if (value_kind_by_site(v->kind) && value_site(vm, v->h.e[j].aux, &w) == 0) {
+				lb[2].key = ksite;
+				lb[2].str = str_idx(t, xstrdup(x, value_source(&w, sb, sizeof(sb))));
+				s->n_label = 3;
+			}
+			sp[ns + k] = s;
+		}
+		h++;
+	}
+	prof->sample_type = vtp;
+	prof->n_sample_type = nt + 1;
+	prof->sample = sp;
+	prof->n_sample = ns + nv;
+	prof->location = lp;
+	prof->n_location = nl + nh;
+	prof->function = fp;
+	prof->n_function = nf + nh;
+}
+
 /* Recorded call stacks as pprof samples: one Sample per distinct stack
  * (its frames leaf first, as pprof wants), one Location per (image,
  * address), one Function per (image, procedure). */
 static int export_stacks(const struct report_model *m, const struct report_stacks *st, unsigned ev,
-			 const char *path)
+			 const char *path, struct value_model *vm)
 {
 	size_t nst = 0, nfr = 0, nimg = m->nimages;
 	for (size_t i = 0; i < st->n; i++)
@@ -113,7 +301,8 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 		}
 	uint64_t period = report_model_period_ns(m);
 	int clock = report_event_is_clock(ev);
-	struct strings t = { xcalloc(16 + 2 * nimg + 2 * nfr, sizeof(char *)), 1, NULL, 64 };
+	struct strings t = { xcalloc(16 + 2 * nimg + 2 * nfr, sizeof(char *)), 1, NULL, 64,
+			     16 + 2 * nimg + 2 * nfr };
 	while (t.cap < 2 * (16 + 2 * nimg + 2 * nfr))
 		t.cap *= 2;
 	t.map = xcalloc(t.cap, sizeof(*t.map));
@@ -226,12 +415,16 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 	prof.function = fnp;
 	prof.n_sample = k;
 	prof.sample = sp;
+	struct extra x = { 0 };
+	if (vm)
+		add_values(&prof, &t, vm, &x);
 	prof.n_string_table = t.n;
 	prof.string_table = t.v;
 	size_t len = perftools__profiles__profile__get_packed_size(&prof);
 	uint8_t *buf = xcalloc(len, 1);
 	perftools__profiles__profile__pack(&prof, buf);
 	int rc = write_gzip(path, buf, len);
+	extra_free(&x);
 	free(buf);
 	free(ids);
 	free(mapp);
@@ -254,7 +447,8 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 	return rc;
 }
 
-int report_export_pprof(const struct report_model *m, unsigned ev, const char *path)
+int report_export_pprof(const struct report_model *m, unsigned ev, const char *path,
+			struct value_model *vm)
 {
 	/* With recorded stacks, samples are whole call stacks. The stacks add
 	 * the images they name to the model's table (a cache of opened
@@ -262,7 +456,7 @@ int report_export_pprof(const struct report_model *m, unsigned ev, const char *p
 	struct report_stacks st;
 	report_stacks_load(&st, (struct report_model *)m);
 	if (st.total[ev]) {
-		int rc = export_stacks(m, &st, ev, path);
+		int rc = export_stacks(m, &st, ev, path, vm);
 		report_stacks_free(&st);
 		return rc;
 	}
@@ -273,7 +467,8 @@ int report_export_pprof(const struct report_model *m, unsigned ev, const char *p
 	int clock = report_event_is_clock(ev);
 	/* strings: a few constants, a build-id and path per image, and per
 	 * PC at most a procedure, a system name and two files */
-	struct strings t = { xcalloc(16 + 2 * nimg + 4 * n, sizeof(char *)), 1, NULL, 64 };
+	struct strings t = { xcalloc(16 + 2 * nimg + 4 * n, sizeof(char *)), 1, NULL, 64,
+			     16 + 2 * nimg + 4 * n };
 	while (t.cap < 2 * (16 + 2 * nimg + 4 * n))
 		t.cap *= 2;
 	t.map = xcalloc(t.cap, sizeof(*t.map));
@@ -374,6 +569,9 @@ int report_export_pprof(const struct report_model *m, unsigned ev, const char *p
 	prof.function = fnp;
 	prof.n_sample = n;
 	prof.sample = sp;
+	struct extra x = { 0 };
+	if (vm)
+		add_values(&prof, &t, vm, &x);
 	prof.n_string_table = t.n;
 	prof.string_table = t.v;
 
@@ -381,6 +579,7 @@ int report_export_pprof(const struct report_model *m, unsigned ev, const char *p
 	uint8_t *buf = xcalloc(len, 1);
 	perftools__profiles__profile__pack(&prof, buf);
 	int rc = write_gzip(path, buf, len);
+	extra_free(&x);
 
 	free(buf);
 	free(values);

@@ -90,6 +90,56 @@ print(("PASS" if files and all(im["build_id"] for im in files) else "FAIL") + " 
 PYEOF
 
 # Bad input: one message, non-zero status, no file left behind.
+# Value hotlists in the pprof file: a third sample type, value_samples,
+# one sample per hotlist entry at its instruction, labelled value_kind,
+# value and site. pprof reads the planted invariant back with the
+# estimate `vprof list` has for it.
+cc -O2 -g -o "$TMP/inv" "$TOP/tests/fixtures/values_inv.c"
+"$VPROF" run --db "$TMP/vdb" --values --interp-every 1 --interp-len 8 --freq 2000 -- "$TMP/inv" 4000000 \
+	>/dev/null 2>"$TMP/vrun.err"
+"$VPROF" export --db "$TMP/vdb" --format pprof -o "$TMP/v.pb.gz"
+"$VPROF" list scale --db "$TMP/vdb" --json >"$TMP/vlist.json"
+go tool pprof -raw "$TMP/v.pb.gz" >"$TMP/v.raw" 2>"$TMP/v.rawerr"
+check "go tool pprof -raw reads the value samples ($(head -c 200 "$TMP/v.rawerr"))" \
+	grep -q 'value_samples/count' "$TMP/v.raw"
+"$PY" - "$TMP/v.raw" "$TMP/vlist.json" <<'PYEOF' >"$TMP/vcmp"
+import json, re, sys
+raw = open(sys.argv[1]).read().split("\n")
+# the imul's src2@site entry of value 3 from vprof list
+want = None
+for l in open(sys.argv[2]):
+    r = json.loads(l) if l.strip() else {}
+    if r.get("instruction", "").startswith("imul"):
+        for v in r["values"]:
+            if v["kind"] == "src2@site":
+                t = [e for e in v["top"] if e["value"] == 3]
+                if t:
+                    want = (int(r["pc"], 16), t[0]["estimate"], t[0]["site"])
+# locations: id -> address
+locs = {}
+at = raw.index("Locations") if "Locations" in raw else len(raw)
+for l in raw[at + 1:]:
+    m = re.match(r"\s*(\d+): (0x[0-9a-f]+) ", l)
+    if m:
+        locs[int(m.group(1))] = int(m.group(2), 16)
+# samples: "  0   0   679: 39" then a label line
+got = None
+for i, l in enumerate(raw[:at]):
+    m = re.match(r"\s*0\s+0\s+(\d+): (\d+)\s*$", l)
+    if m and i + 1 < at and "value_kind:[src2@site]" in raw[i + 1] and "value:[3 (0x3)]" in raw[i + 1] \
+            and want and locs.get(int(m.group(2))) == want[0] and want[2] in raw[i + 1]:
+        got = int(m.group(1))
+print("none" if not want else "%d %.1f %s" % (got if got is not None else -1, want[1], want[2]))
+PYEOF
+read -r pgot lwant lsite <"$TMP/vcmp"
+check "pprof has the imul's 'src2@site = 3 from $lsite' at vprof list's estimate ($pgot against $lwant)" \
+	"$PY" -c 'import sys; g, w = float(sys.argv[1]), float(sys.argv[2]); sys.exit(not (g > 0 and abs(g - w) <= 1))' \
+	"${pgot:--1}" "${lwant:-0}"
+go tool pprof -top "$TMP/v.pb.gz" >"$TMP/vtop" 2>&1
+first=$(awk 'f { print; exit } /flat%/ { f = 1 }' "$TMP/vtop")
+check "the value samples leave the time alone: pprof -top shows scale first ($(echo "$first" | tr -s ' '))" \
+	sh -c "echo '$first' | grep -q ' scale$'"
+
 bad() {   # bad WHAT STATUS ARGS...
 	local what=$1 want=$2; shift 2
 	"$VPROF" export "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?
