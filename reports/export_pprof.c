@@ -287,6 +287,30 @@ static void add_values(Profile *prof, struct strings *t, struct value_model *vm,
 	prof->n_function = nf + nh;
 }
 
+/* pprof takes the first Mapping for the main binary (its "File:" line):
+ * put there the real image with the most samples of ev, not a synthetic
+ * [kernel:...] or [jit:...] one. Mapping ids stay image + 1. */
+static void main_first(Mapping **mapp, size_t n, const struct report_model *m, unsigned ev)
+{
+	uint64_t *cnt = xcalloc(m->nimages, sizeof(*cnt));
+	size_t best = n;
+	for (size_t i = 0; i < m->npcs; i++)
+		if (m->pcs[i].event == ev && m->pcs[i].image < m->nimages)
+			cnt[m->pcs[i].image] += m->pcs[i].count;
+	for (size_t i = 0; i < n; i++) {
+		size_t im = mapp[i]->id - 1;
+		if (im < m->nimages && m->images[im].path[0] != '[' &&
+		    (best == n || cnt[im] > cnt[mapp[best]->id - 1]))
+			best = i;
+	}
+	if (best < n && best) {
+		Mapping *x = mapp[0];
+		mapp[0] = mapp[best];
+		mapp[best] = x;
+	}
+	free(cnt);
+}
+
 /* Recorded call stacks as pprof samples: one Sample per distinct stack
  * (its frames leaf first, as pprof wants), one Location per (image,
  * address), one Function per (image, procedure). */
@@ -407,6 +431,7 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 		mp->has_functions = im->sym != NULL;
 		mapp[i] = mp;
 	}
+	main_first(mapp, nimg, m, ev);
 	prof.n_mapping = nimg;
 	prof.mapping = mapp;
 	prof.n_location = nloc;
@@ -561,6 +586,7 @@ int report_export_pprof(const struct report_model *m, unsigned ev, const char *p
 		/* every image gets a mapping, so that mapping_id = image + 1 */
 		mapp[nmap++] = mp;
 	}
+	main_first(mapp, nmap, m, ev);
 	prof.n_mapping = nmap;
 	prof.mapping = mapp;
 	prof.n_location = n;
