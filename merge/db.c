@@ -538,6 +538,12 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 		st->interp_stops[i] += l->interp_stops[i];
 	st->jit_samples += c.jit;
 	st->ring_fallbacks += l->ring_fallbacks;
+	st->cost_ns += l->cost_ns;
+	st->limit_threads += l->limit_threads;
+	st->limit_lowerings += l->limit_lowerings;
+	st->limit_cpu_ns += l->limit_cpu_ns;
+	st->limit_samples += l->limit_samples;
+	st->limit_interp_threads += l->limit_interp_threads;
 	if (l->exited && l->cpu_split == 1) {
 		uint64_t k = kernel_equiv(s, l, c.merged);
 		st->cpu_user_ns += l->cpu_user_ns;

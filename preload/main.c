@@ -15,6 +15,7 @@
  */
 #include "preload/preload.h"
 #include "merge/profile.h"
+#include "preload/selflimit.h"
 
 _Static_assert(UPCALL_PATH_MAX == MERGE_PATH_MAX, "a ring mmap path is an image record path");
 
@@ -64,6 +65,12 @@ static void disable(void)
 
 void preload_sample(int sig, siginfo_t *si, void *ucv)
 {
+	preload_sample_weighted(si, ucv, 1);
+	(void)sig;
+}
+
+void preload_sample_weighted(siginfo_t *si, void *ucv, uint32_t times)
+{
 	struct preload_thread *t = &g_thread;
 	ucontext_t *uc = ucv;
 	struct merge_spool_live *live = &g_vprof.spool.hdr->live;
@@ -83,13 +90,15 @@ void preload_sample(int sig, siginfo_t *si, void *ucv)
 	int weight = 1;
 	if (si->si_code == SI_TIMER && si->si_overrun > 0)
 		weight += si->si_overrun > 63 ? 63 : si->si_overrun;
+	/* An itimer thinned by the bound on vprof's cost (selflimit.c):
+	 * this tick stands for the ones not handled. */
+	weight *= (int)times;
 	__atomic_fetch_add(&live->samples, (uint64_t)weight, __ATOMIC_RELAXED);
 	for (int i = 0; i < weight; i++)
 		merge_spool_count(&g_vprof.spool, t->slot,
 				  MERGE_KEY(g_vprof.backend, MERGE_GPC(g_vprof.spool.gen, pc)));
 	if (t->armed)
 		upcall_rearm(&t->up);
-	(void)sig;
 }
 
 static void count_pc(void *arg, uint64_t pc)
@@ -134,8 +143,13 @@ void preload_drain(void)
 	sigemptyset(&block);
 	sigaddset(&block, UPCALL_SIGNAL);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
+	uint64_t c0 = preload_cost_begin();
 	n = t->up.ring ? upcall_drain(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost)
 		       : 0;
+	preload_selflimit_test_work(n);
+	/* What the drain cost, against the bound (it may lower the rate:
+	 * not from the first overflow's switch, nor at thread end). */
+	preload_cost_end(c0, 0, n, !t->busy && !t->up.switch_pending);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	if (n + lost)
 		__atomic_fetch_add(&live->samples, n + lost, __ATOMIC_RELAXED);
@@ -293,6 +307,7 @@ __attribute__((constructor)) static void vprof_init(void)
 	}
 	g_vprof.active = 1;
 	g_vprof.pid = getpid();
+	preload_selflimit_init();
 	upcall_ring_fallbacks = &g_vprof.spool.hdr->live.ring_fallbacks;
 	g_thread.busy = 1;
 	preload_images_scan();

@@ -25,6 +25,8 @@ struct preload_config {
 	char module[400];        /* VPROF_MODULE: path or shipped name, "" none */
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
+	int max_cost;            /* VPROF_MAX_COST: % of a thread's CPU, 0 off (selflimit.c) */
+	uint64_t test_handler_work; /* VPROF_TEST_HANDLER_WORK: us per sample (tests only) */
 };
 
 struct preload_global {
@@ -58,6 +60,8 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen);
 
 /* main.c: count one signalled sample (its PC, from the ucontext). Signal-safe. */
 void preload_sample(int sig, siginfo_t *si, void *uc);
+/* ... counted `times` times over (a thinned itimer, selflimit.c). */
+void preload_sample_weighted(siginfo_t *si, void *uc, uint32_t times);
 
 /* main.c: drain the thread's perf ring into the spool. Signal-safe. */
 void preload_drain(void);

@@ -202,6 +202,9 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 	       (unsigned long long)s->unknown, (unsigned long long)s->corrupt);
 	print_values(s);
 	print_kernel_jit(s);
+	char limited[200];
+	if (report_selflimit_line(s, limited, sizeof(limited)))
+		printf("self-limit: %s\n", limited);
 	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
 		uint64_t total = m->total[ev], cum = 0;
 		long shown = 0;
@@ -256,6 +259,17 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 		       (unsigned long long)s->kernel_samples);
 	if (s->jit_samples)
 		printf("\"jit_samples\":%llu,", (unsigned long long)s->jit_samples);
+	/* vprof's own measured cost (handler and drains), and what its
+	 * bound did (preload/selflimit.c). */
+	if (s->cost_ns)
+		printf("\"cost_ns\":%llu,\"cpu_ns\":%llu,", (unsigned long long)s->cost_ns,
+		       (unsigned long long)s->cpu_ns);
+	if (s->limit_threads || s->limit_interp_threads)
+		printf("\"limit_threads\":%llu,\"limit_lowerings\":%llu,"
+		       "\"limit_cpu_ns\":%llu,\"limit_samples\":%llu,\"limit_interp_threads\":%llu,",
+		       (unsigned long long)s->limit_threads,
+		       (unsigned long long)s->limit_lowerings, (unsigned long long)s->limit_cpu_ns,
+		       (unsigned long long)s->limit_samples, (unsigned long long)s->limit_interp_threads);
 	if (s->interp_runs) {
 		printf("\"value_samples\":%llu,\"interp_runs\":%llu,\"interp_insns\":%llu,\"interp_stops\":{",
 		       (unsigned long long)s->value_samples, (unsigned long long)s->interp_runs,

@@ -36,6 +36,8 @@ static void help(void)
 	       "  --module M        customization module (implies --values): a path to a .so\n"
 	       "                    built against vprof-module.h, or a shipped one by name:\n"
 	       "                    values, latency, indirect, stride (docs/modules.md)\n"
+	       "  --max-cost PCT    bound vprof's own cost (handler and drains) to PCT%% of each\n"
+	       "                    thread's CPU by lowering that thread's rate (default 25; 0 off)\n"
 	       "  --no-merge        leave the spools for a later `vprof merge`\n");
 }
 
@@ -71,6 +73,7 @@ int cmd_run(int argc, char **argv)
 		{ "values", no_argument, 0, 'V' },       { "interp-len", required_argument, 0, 'L' },
 		{ "interp-every", required_argument, 0, 'K' }, { "skew-skip", required_argument, 0, 'S' },
 		{ "module", required_argument, 0, 'M' },
+		{ "max-cost", required_argument, 0, 'C' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *dbopt = NULL;
@@ -87,6 +90,7 @@ int cmd_run(int argc, char **argv)
 		case 'L': setenv("VPROF_INTERP_LEN", optarg, 1); break;
 		case 'K': setenv("VPROF_INTERP_EVERY", optarg, 1); break;
 		case 'S': setenv("VPROF_SKEW_SKIP", optarg, 1); break;
+		case 'C': setenv("VPROF_MAX_COST", optarg, 1); break;
 		case 'M': {
 			/* A path is made absolute (the program may change
 			 * directory); a bare name is libvprof.so's to find in its
@@ -190,6 +194,9 @@ int cmd_run(int argc, char **argv)
 					 " (ring mode fell back to a signal per sample in %llu thread%s)",
 					 (unsigned long long)s->ring_fallbacks,
 					 s->ring_fallbacks == 1 ? "" : "s");
+			char limited[200] = "", lim[190];
+			if (report_selflimit_line(s, lim, sizeof(lim)))
+				snprintf(limited, sizeof(limited), " (%s)", lim);
 			char asked[64] = "asked a PMU period";
 			if (!s->processes)
 				snprintf(asked, sizeof(asked), "nothing sampled");
@@ -197,13 +204,13 @@ int cmd_run(int argc, char **argv)
 				snprintf(asked, sizeof(asked), "asked %.0f Hz", mean_hz);
 			fprintf(stderr,
 				"vprof: %llu samples from %llu process%s (%llu dropped, %llu unknown"
-				"%s), backend %s%s, %s, achieved %.0f Hz over %.2f CPU-s; "
+				"%s), backend %s%s%s, %s, achieved %.0f Hz over %.2f CPU-s; "
 				"database %s epoch %d\n",
 				(unsigned long long)s->merged, (unsigned long long)s->processes,
 				s->processes == 1 ? "" : "es", (unsigned long long)s->dropped,
 				(unsigned long long)s->unknown,
 				s->corrupt ? ", some spools corrupt" : "",
-				o ? backends : "none", fell, asked, cpu > 0 ? (double)s->samples / cpu : 0, cpu,
+				o ? backends : "none", fell, limited, asked, cpu > 0 ? (double)s->samples / cpu : 0, cpu,
 				db, merge_db_epoch(&mdb));
 		}
 	}

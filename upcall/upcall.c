@@ -584,6 +584,43 @@ static void switch_to_mean(struct upcall_thread *t)
 		t->fd = -1;
 }
 
+int upcall_set_period(struct upcall_thread *t, uint64_t period)
+{
+	switch (t->backend) {
+	case MERGE_EV_CYCLES:
+	case MERGE_EV_INSTRUCTIONS:
+	case MERGE_EV_TASK_CLOCK: {
+		if (t->switch_pending || t->fd < 0 || !t->map)
+			return -EAGAIN;
+		/* The new event first, so that a failure (locked memory,
+		 * descriptors) leaves the thread sampled as it was. */
+		struct upcall_thread old = *t;
+		int ring = t->ring != NULL;
+		int err = event_open(t, t->backend, jitter(&t->rng, period), (pid_t)syscall(SYS_gettid),
+				     0, ring, !ring);
+		if (err == 0 && (err = event_enable(t, 0)) < 0)
+			event_release(t);
+		if (err < 0) {
+			uint64_t rng = t->rng;
+			*t = old;
+			t->rng = rng;
+			return err;
+		}
+		event_release(&old);
+		return 0;
+	}
+	case MERGE_EV_CPU_TIMER: {
+		if (!t->has_timer)
+			return -EAGAIN;
+		struct itimerspec its;
+		its.it_value.tv_sec = its.it_interval.tv_sec = (time_t)(period / 1000000000ull);
+		its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)(period % 1000000000ull);
+		return timer_settime(t->timer, 0, &its, NULL) < 0 ? -errno : 0;
+	}
+	}
+	return -EAGAIN;
+}
+
 void upcall_ring_first(struct upcall_thread *t)
 {
 	upcall_rearm(t);

@@ -158,6 +158,16 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
  * to no signals. Async-signal-safe. */
 void upcall_ring_first(struct upcall_thread *t);
 
+/* Lower (or restore) a thread's sampling rate: re-arm its trigger at
+ * period (in the backend's unit; t->period, the asked mean, is kept).
+ * Perf backends: a new event at period, jittered, replaces the old one
+ * (opened first: if it cannot be made, the old one stays and the error is
+ * returned); ring mode: the caller drained the ring just before. CPU
+ * timer: its interval. -EAGAIN before the first overflow switched to the
+ * mean, and for the process-wide itimer. Async-signal-safe (system calls
+ * only); on the owning thread, from its handler or with SIGPROF blocked. */
+int upcall_set_period(struct upcall_thread *t, uint64_t period);
+
 /* Was fd the number of one of our events when its signals were set up?
  * Async-signal-safe. */
 int upcall_is_tag(int fd);
