@@ -206,6 +206,14 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t limit_cpu_ns;   /* thread CPU spent at a lowered rate */
 	uint64_t limit_samples;  /* samples taken in that CPU */
 	uint64_t limit_interp_threads; /* threads whose interpretation was thinned */
+	/* Appended (issue 8, proportionality): the process's CPU before its
+	 * first thread's trigger was armed (exec, the dynamic loader, the
+	 * constructors up to the end of ours), which no sample can see;
+	 * precise (CLOCK_PROCESS_CPUTIME_ID), and its system part as
+	 * getrusage then split it. armed_valid 1 when recorded. */
+	uint64_t armed_cpu_ns;
+	uint64_t armed_sys_ns;
+	uint64_t armed_valid;
 };
 
 struct merge_spool_header {
@@ -290,6 +298,9 @@ struct merge_stats {
 	uint64_t limit_cpu_ns;
 	uint64_t limit_samples;
 	uint64_t limit_interp_threads;
+	/* The CPU before sampling began ([start-up:EXE] rows, issue 8). */
+	uint64_t startup_samples;   /* sample-equivalents in [start-up] rows */
+	uint64_t startup_cpu_ns;    /* the processes' CPU before arming */
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */

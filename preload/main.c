@@ -265,6 +265,22 @@ __attribute__((destructor)) static void vprof_fini(void)
 	 * still be sampled into it. */
 }
 
+/* The CPU the process used before sampling began (format.h,
+ * armed_cpu_ns): the merge shows it as a [start-up] row. */
+static void record_armed(void)
+{
+	struct merge_spool_live *live = &g_vprof.spool.hdr->live;
+	struct rusage ru;
+	uint64_t cpu = cpu_ns();
+	live->armed_cpu_ns = cpu;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		uint64_t sys = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
+			       (uint64_t)ru.ru_stime.tv_usec * 1000ull;
+		live->armed_sys_ns = sys < cpu ? sys : cpu;
+	}
+	__atomic_store_n(&live->armed_valid, 1, __ATOMIC_RELEASE);
+}
+
 __attribute__((constructor)) static void vprof_init(void)
 {
 	char why[300];
@@ -335,4 +351,5 @@ __attribute__((constructor)) static void vprof_init(void)
 	preload_thread_begin();
 	preload_thread_arm_others();
 	upcall_process_start(g_vprof.backend, g_vprof.period);
+	record_armed();
 }

@@ -184,6 +184,10 @@ static void print_kernel_jit(const struct merge_stats *s)
 		else
 			printf("no [kernel] rows (under one sample's worth)\n");
 	}
+	if (s->startup_samples)
+		printf("start-up: %.2f CPU-s before sampling began (exec, loader, constructors), "
+		       "shown as [start-up] rows, %llu sample-equivalents\n",
+		       (double)s->startup_cpu_ns / 1e9, (unsigned long long)s->startup_samples);
 	if (s->jit_samples)
 		printf("jit: %llu samples named from perf maps ([jit:EXE] images)\n",
 		       (unsigned long long)s->jit_samples);
@@ -259,6 +263,9 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 		       (unsigned long long)s->kernel_samples);
 	if (s->jit_samples)
 		printf("\"jit_samples\":%llu,", (unsigned long long)s->jit_samples);
+	if (s->startup_samples)
+		printf("\"startup_samples\":%llu,\"startup_cpu_ns\":%llu,",
+		       (unsigned long long)s->startup_samples, (unsigned long long)s->startup_cpu_ns);
 	/* vprof's own measured cost (handler and drains), and what its
 	 * bound did (preload/selflimit.c). */
 	if (s->cost_ns)
