@@ -38,8 +38,12 @@ check "the page forbids every fetch (Content-Security-Policy default-src 'none')
 import json, sys
 ev = json.load(open(sys.argv[1]))["events"][0]
 rows = {r["procedure"]: r for r in ev["rows"]}
+# The image's frame is its rows' share: [kernel:html_hot] and
+# [start-up:html_hot] rows (system CPU, CPU before sampling) are beside it.
+img = sum(r["percent"] for r in ev["rows"] if r["image"].endswith("/html_hot"))
 print(json.dumps({"hot_leaf": rows["hot_leaf"]["percent"], "warm": rows["warm"]["percent"],
-                  "hot_leaf_samples": rows["hot_leaf"]["samples"], "image": "html_hot"}))
+                  "hot_leaf_samples": rows["hot_leaf"]["samples"], "image": "html_hot",
+                  "image_share": img}))
 PYEOF
 cat "$TMP/expect.json"
 check "hot_leaf is the planted ~70% ($(cat "$TMP/expect.json"))" \

@@ -82,6 +82,16 @@ VPROF_TEST_HANDLER_WORK=3000 "$VPROF" run --max-cost 10 --db "$TMP/db" -- "$TMP/
 hz=$("$PY" -c "print(int($(field limit_samples) / ($(field limit_cpu_ns) / 1e9 + 1e-9)))")
 check "--max-cost 10: lowered, to $hz Hz (under 33 Hz)" [ "$(field limit_threads)" = 1 -a "$hz" -lt 33 ]
 
+# Value sampling made expensive for real (4096 instructions interpreted at
+# every sample, 4 kHz): interpretation is thinned first.
+rm -rf "$TMP/db"
+VPROF_INTERP_LEN=4096 VPROF_INTERP_EVERY=1 "$VPROF" run --values --freq 4000 --db "$TMP/db" -- "$TMP/spin" 60 \
+	>"$TMP/i.out" 2>"$TMP/i.err"
+"$VPROF" report --db "$TMP/db" --json >"$TMP/r.json"
+check "values: interpretation thinned in $(field limit_interp_threads) thread(s), and said ($(grep -o 'interpretation thinned[^;)]*' "$TMP/i.err"))" \
+	[ "$(field limit_interp_threads)" = 1 -a -n "$(grep -o 'interpretation thinned in 1 thread' "$TMP/i.err")" ]
+check "values: the program's output is unchanged" cmp -s "$TMP/want.out" "$TMP/i.out"
+
 # Threads: each counted.
 rm -rf "$TMP/db"
 VPROF_TEST_HANDLER_WORK=3000 "$VPROF" run --db "$TMP/db" -- "$TMP/threads" 3 400 >"$TMP/t.out" 2>"$TMP/t.err"
