@@ -12,11 +12,9 @@
 #include <x86intrin.h>
 
 /* Start timing a piece of vprof's work on this thread (a handler's
- * sample, a drain): a TSC reading. */
-static inline uint64_t preload_cost_begin(void)
-{
-	return __rdtsc();
-}
+ * sample, a drain): a TSC reading (and, while a share over the bound is
+ * being confirmed, the thread's CPU clock). AS-safe. */
+uint64_t preload_cost_begin(void);
 
 /* Constructor (and fork child): the TSC/CLOCK_MONOTONIC base the rate is
  * measured against. Normal context. */

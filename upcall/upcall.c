@@ -550,8 +550,12 @@ uint64_t *upcall_ring_fallbacks;
 static void switch_to_mean(struct upcall_thread *t)
 {
 	t->switch_pending = 0;
+	/* The drain may want a new period (preload/selflimit.c): not while
+	 * this event is being replaced. */
+	t->switching = 1;
 	if (t->ring && t->drain_now)
 		t->drain_now();
+	t->switching = 0;
 	event_release(t);
 	/* The mean period itself. It was jittered by +-1/16 once per thread:
 	 * a period drawn once does not randomize the intervals within the
@@ -587,7 +591,7 @@ int upcall_set_period(struct upcall_thread *t, uint64_t period)
 	case MERGE_EV_CYCLES:
 	case MERGE_EV_INSTRUCTIONS:
 	case MERGE_EV_TASK_CLOCK: {
-		if (t->switch_pending || t->fd < 0 || !t->map)
+		if (t->switch_pending || t->switching || t->fd < 0 || !t->map)
 			return -EAGAIN;
 		/* The new event first, so that a failure (locked memory,
 		 * descriptors) leaves the thread sampled as it was. */

@@ -59,6 +59,7 @@ struct upcall_thread {
 	size_t map_bytes;
 	int ring_mode;           /* this thread asked for ring mode */
 	int switch_pending;      /* first period armed: switch to the mean */
+	int switching;           /* in that switch (upcall_set_period waits) */
 	timer_t timer;           /* cpu-timer */
 	int has_timer;
 	uint64_t period;         /* mean, in the backend's unit */
