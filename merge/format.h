@@ -199,6 +199,22 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t cpu_sys_ns;     /* system (kernel) CPU at exit (if cpu_split) */
 	uint64_t cpu_split;      /* 1 when the two above were recorded */
 	uint64_t ring_fallbacks; /* threads sampled by signals: ring not mapped */
+	/* Appended (issue 8, the bound on vprof's own cost,
+	 * preload/selflimit.c); zero in older spools. */
+	uint64_t cost_ns;        /* handler and drain time measured, all threads */
+	uint64_t limit_threads;  /* threads whose sampling rate was lowered */
+	uint64_t limit_lowerings;/* times a thread's rate was lowered */
+	uint64_t limit_cpu_ns;   /* thread CPU spent at a lowered rate */
+	uint64_t limit_samples;  /* samples taken in that CPU */
+	uint64_t limit_interp_threads; /* threads whose interpretation was thinned */
+	/* Appended (issue 8, proportionality): the process's CPU before its
+	 * first thread's trigger was armed (exec, the dynamic loader, the
+	 * constructors up to the end of ours), which no sample can see;
+	 * precise (CLOCK_PROCESS_CPUTIME_ID), and its system part as
+	 * getrusage then split it. armed_valid 1 when recorded. */
+	uint64_t armed_cpu_ns;
+	uint64_t armed_sys_ns;
+	uint64_t armed_valid;
 };
 
 /* live.exited: 0 running (or killed), 1 the process exited normally (its
@@ -317,6 +333,17 @@ struct merge_stats {
 	uint64_t kernel_samples; /* sample-equivalents in [kernel] profiles */
 	uint64_t jit_samples;    /* samples named from perf maps ([jit:EXE]) */
 	uint64_t ring_fallbacks; /* threads whose ring could not be mapped */
+	/* Appended with the bound on vprof's own cost (issue 8): the
+	 * spools' live counters of the same names, added. */
+	uint64_t cost_ns;
+	uint64_t limit_threads;
+	uint64_t limit_lowerings;
+	uint64_t limit_cpu_ns;
+	uint64_t limit_samples;
+	uint64_t limit_interp_threads;
+	/* The CPU before sampling began ([start-up:EXE] rows, issue 8). */
+	uint64_t startup_samples;   /* sample-equivalents in [start-up] rows */
+	uint64_t startup_cpu_ns;    /* the processes' CPU before arming */
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */

@@ -86,6 +86,14 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	    (rc = parse_bool("VPROF_BENCH_EMPTY", &c->bench_empty, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_RING", &c->ring, why, whylen)) < 0)
 		return rc;
+	/* The bound on vprof's own cost (selflimit.c), and its test-only
+	 * knob: that many microseconds of busy work per sample. */
+	v = 25;
+	if ((rc = parse_u64("VPROF_MAX_COST", 0, 100, &v, why, whylen)) < 0)
+		return rc;
+	c->max_cost = (int)v;
+	if ((rc = parse_u64("VPROF_TEST_HANDLER_WORK", 0, 1000000, &c->test_handler_work, why, whylen)) < 0)
+		return rc;
 	v = (uint64_t)c->interp_len;
 	if ((rc = parse_u64("VPROF_INTERP_LEN", 1, 4096, &v, why, whylen)) < 0)
 		return rc;

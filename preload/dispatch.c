@@ -14,6 +14,7 @@
  * run in normal context.
  */
 #include "preload/sigprof.h"
+#include "preload/selflimit.h"
 
 #include <errno.h>
 #include <string.h>
@@ -177,8 +178,15 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 	if (g_sigprof.prog_itimer && g_vprof.backend == MERGE_EV_ITIMER && si->si_code == SI_KERNEL) {
 		/* One process timer for two users: each tick is a sample of ours
 		 * and the program's own SIGPROF. */
-		if (g_vprof.active && preload_spool_ready())
-			preload_sample(sig, si, uc);
+		if (g_vprof.active && preload_spool_ready()) {
+			uint64_t c0 = preload_cost_begin();
+			uint32_t w = preload_selflimit_itimer_tick();
+			if (w) {
+				preload_sample_weighted(si, uc, w);
+				preload_selflimit_test_work(1);
+			}
+			preload_cost_end(c0, 0, w ? 1 : 0, 1);
+		}
 		if (t->prog_blocked) {
 			t->prog_pending = 1;
 			t->prog_info = *si;
@@ -200,9 +208,17 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 	else if (g_vprof.cfg.bench_empty)
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
 	else if (g_vprof.active && preload_spool_ready()) {
-		preload_sample(sig, si, uc);
+		/* What this costs the thread is measured, and bounded
+		 * (selflimit.c): the itimer's ticks are thinned there. */
+		uint64_t c0 = preload_cost_begin(), ic = 0;
+		uint32_t w = g_vprof.backend == MERGE_EV_ITIMER ? preload_selflimit_itimer_tick() : 1;
+		if (!w)
+			goto done;
+		preload_sample_weighted(si, uc, w);
 		preload_stacks_sample(si, uc);    /* VPROF_STACKS: preload/stacks.c */
+		preload_selflimit_test_work(1);
 		if (g_vprof.cfg.values && !off_alt) {
+			uint64_t i0 = __rdtsc();   /* not cost_begin: it is the piece's */
 			/* The interpreter executes the program's next
 			 * instructions for it, and they may store errno
 			 * (libc's syscall error path: `mov %eax,%fs:(%rdx)`
@@ -216,9 +232,12 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 			errno = saved;
 			preload_values_sample(uc);
 			saved = errno;
+			ic = __rdtsc() - i0;
 		}
 		if (g_vprof.cfg.verify && !t->busy && !off_alt)
 			preload_verify_sample(sig, si, uc);
+	done:
+		preload_cost_end(c0, ic, w ? 1 : 0, 1);
 	}
 	errno = saved;
 }

@@ -15,6 +15,7 @@
  */
 #include "preload/preload.h"
 #include "merge/profile.h"
+#include "preload/selflimit.h"
 
 _Static_assert(UPCALL_PATH_MAX == MERGE_PATH_MAX, "a ring mmap path is an image record path");
 
@@ -64,6 +65,12 @@ static void disable(void)
 
 void preload_sample(int sig, siginfo_t *si, void *ucv)
 {
+	preload_sample_weighted(si, ucv, 1);
+	(void)sig;
+}
+
+void preload_sample_weighted(siginfo_t *si, void *ucv, uint32_t times)
+{
 	struct preload_thread *t = &g_thread;
 	ucontext_t *uc = ucv;
 	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
@@ -83,6 +90,9 @@ void preload_sample(int sig, siginfo_t *si, void *ucv)
 	int weight = 1;
 	if (si->si_code == SI_TIMER && si->si_overrun > 0)
 		weight += si->si_overrun > 63 ? 63 : si->si_overrun;
+	/* An itimer thinned by the bound on vprof's cost (selflimit.c):
+	 * this tick stands for the ones not handled. */
+	weight *= (int)times;
 	if (sp) {
 		__atomic_fetch_add(&sp->hdr->live.samples, (uint64_t)weight, __ATOMIC_RELAXED);
 		for (int i = 0; i < weight; i++)
@@ -93,7 +103,6 @@ void preload_sample(int sig, siginfo_t *si, void *ucv)
 	if (t->armed)
 		upcall_rearm(&t->up);
 	preload_spool_tick();
-	(void)sig;
 }
 
 /* Ring drain callbacks: inside preload_drain's enter, g_thread.sp is set. */
@@ -145,8 +154,13 @@ void preload_drain(void)
 		return;
 	}
 	live = &sp->hdr->live;
+	uint64_t c0 = preload_cost_begin();
 	n = t->up.ring ? upcall_drain(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost)
 		       : 0;
+	preload_selflimit_test_work(n);
+	/* What the drain cost, against the bound (it may lower the rate:
+	 * not from the first overflow's switch, nor at thread end). */
+	preload_cost_end(c0, 0, n, !t->busy && !t->up.switch_pending);
 	if (n + lost)
 		__atomic_fetch_add(&live->samples, n + lost, __ATOMIC_RELAXED);
 	if (lost) {   /* the kernel found the ring full: counted, not hidden */
@@ -250,6 +264,26 @@ __attribute__((destructor)) static void vprof_fini(void)
 	preload_spool_exit_process(cpu_ns());
 }
 
+/* The CPU the process used before sampling began (format.h,
+ * armed_cpu_ns): the merge shows it as a [start-up] row. */
+static void record_armed(void)
+{
+	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	if (!sp)
+		return;
+	struct merge_spool_live *live = &sp->hdr->live;
+	struct rusage ru;
+	uint64_t cpu = cpu_ns();
+	live->armed_cpu_ns = cpu;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		uint64_t sys = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
+			       (uint64_t)ru.ru_stime.tv_usec * 1000ull;
+		live->armed_sys_ns = sys < cpu ? sys : cpu;
+	}
+	__atomic_store_n(&live->armed_valid, 1, __ATOMIC_RELEASE);
+	preload_spool_exit(sp, prev);
+}
+
 __attribute__((constructor)) static void vprof_init(void)
 {
 	char why[300];
@@ -292,6 +326,7 @@ __attribute__((constructor)) static void vprof_init(void)
 	}
 	g_vprof.active = 1;
 	g_vprof.pid = getpid();
+	preload_selflimit_init();
 	g_thread.busy = 1;
 	preload_images_scan();
 	if ((rc = preload_signals_install()) < 0) {
@@ -323,4 +358,5 @@ __attribute__((constructor)) static void vprof_init(void)
 	preload_thread_begin();
 	preload_thread_arm_others();
 	upcall_process_start(g_vprof.backend, g_vprof.period);
+	record_armed();
 }

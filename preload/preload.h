@@ -28,6 +28,8 @@ struct preload_config {
 	uint64_t epoch_secs;     /* VPROF_EPOCH_SECS: rotate the spool every S s (0: never) */
 	int stack_depth;         /* VPROF_STACK_DEPTH (default 32, with stacks) */
 	int stack_method;        /* VPROF_STACK_METHOD: MERGE_STACK_M_UNWIND or _FP */
+	int max_cost;            /* VPROF_MAX_COST: % of a thread's CPU, 0 off (selflimit.c) */
+	uint64_t test_handler_work; /* VPROF_TEST_HANDLER_WORK: us per sample (tests only) */
 };
 
 struct preload_global {
@@ -89,6 +91,8 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen);
 
 /* main.c: count one signalled sample (its PC, from the ucontext). Signal-safe. */
 void preload_sample(int sig, siginfo_t *si, void *uc);
+/* ... counted `times` times over (a thinned itimer, selflimit.c). */
+void preload_sample_weighted(siginfo_t *si, void *uc, uint32_t times);
 
 /* main.c: drain the thread's perf ring into the spool. Signal-safe. */
 void preload_drain(void);

@@ -8,6 +8,7 @@
  * thread exit). Not signal-safe.
  */
 #include "preload/preload.h"
+#include "preload/selflimit.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -97,6 +98,7 @@ void preload_thread_begin(void)
 		t->up.keep_fd = keep_fd;
 		t->armed = 1;
 		if (upcall_thread_enable(&t->up) == 0) {
+			preload_selflimit_thread_begin();
 			if ((sp = preload_spool_enter(&prev))) {
 				__atomic_fetch_add(&sp->hdr->live.threads, 1, __ATOMIC_RELAXED);
 				if (fell_back)
@@ -168,6 +170,7 @@ void preload_thread_end(void)
 	t->busy = 1;
 	int requeue = 0;
 	preload_drain();         /* what the kernel wrote since the last drain */
+	preload_selflimit_thread_end();
 	/* A descriptor kept open is unmarked (keep_fd) before it is closed. */
 	if (t->armed)
 		upcall_thread_stop(&t->up);

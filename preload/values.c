@@ -35,6 +35,7 @@
  * enters vprof's own code. Stops are counted by reason in the spool.
  */
 #include "preload/preload.h"
+#include "preload/selflimit.h"
 #include "interp/interp.h"
 #include "merge/hotlist.h"
 #include "vprof-module.h"
@@ -230,6 +231,8 @@ static void values_sample(ucontext_t *uc, struct merge_spool *sp)
 	struct values_thread *v;
 	struct interp_result res;
 	int every = g_vprof.cfg.interp_every > 0 ? g_vprof.cfg.interp_every : 1;
+	/* Thinned when interpretation made vprof too costly (selflimit.c). */
+	every *= (int)preload_selflimit_interp_mult();
 
 	if (t->busy || !t->altstack || !sp->values)
 		return;

@@ -248,6 +248,10 @@ static void print_kernel_jit(const struct merge_stats *s)
 		else
 			printf("no [kernel] rows (under one sample's worth)\n");
 	}
+	if (s->startup_samples)
+		printf("start-up: %.2f CPU-s before sampling began (exec, loader, constructors), "
+		       "shown as [start-up] rows, %llu sample-equivalents\n",
+		       (double)s->startup_cpu_ns / 1e9, (unsigned long long)s->startup_samples);
 	if (s->jit_samples)
 		printf("jit: %llu samples named from perf maps ([jit:EXE] images)\n",
 		       (unsigned long long)s->jit_samples);
@@ -329,6 +333,9 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 	print_values(s);
 	print_kernel_jit(s);
 	report_stacks_print_summary(&rs->st, stdout);
+	char limited[200];
+	if (report_selflimit_line(s, limited, sizeof(limited)))
+		printf("self-limit: %s\n", limited);
 	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
 		uint64_t total = m->total[ev];
 		long shown = 0;
@@ -363,6 +370,20 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 		       (unsigned long long)s->kernel_samples);
 	if (s->jit_samples)
 		printf("\"jit_samples\":%llu,", (unsigned long long)s->jit_samples);
+	if (s->startup_samples)
+		printf("\"startup_samples\":%llu,\"startup_cpu_ns\":%llu,",
+		       (unsigned long long)s->startup_samples, (unsigned long long)s->startup_cpu_ns);
+	/* vprof's own measured cost (handler and drains), and what its
+	 * bound did (preload/selflimit.c). */
+	if (s->cost_ns)
+		printf("\"cost_ns\":%llu,\"cpu_ns\":%llu,", (unsigned long long)s->cost_ns,
+		       (unsigned long long)s->cpu_ns);
+	if (s->limit_threads || s->limit_interp_threads)
+		printf("\"limit_threads\":%llu,\"limit_lowerings\":%llu,"
+		       "\"limit_cpu_ns\":%llu,\"limit_samples\":%llu,\"limit_interp_threads\":%llu,",
+		       (unsigned long long)s->limit_threads,
+		       (unsigned long long)s->limit_lowerings, (unsigned long long)s->limit_cpu_ns,
+		       (unsigned long long)s->limit_samples, (unsigned long long)s->limit_interp_threads);
 	if (s->interp_runs) {
 		printf("\"value_samples\":%llu,\"interp_runs\":%llu,\"interp_insns\":%llu,\"interp_stops\":{",
 		       (unsigned long long)s->value_samples, (unsigned long long)s->interp_runs,

@@ -49,6 +49,8 @@ static void help(void)
 	       "  --epoch-secs S    continuous mode: every S seconds each process hands its spool\n"
 	       "                    over and starts a new one (VPROF_EPOCH_SECS), and vprof run\n"
 	       "                    merges finished spools while CMD runs: spools stay bounded\n"
+	       "  --max-cost PCT    bound vprof's own cost (handler and drains) to PCT%% of each\n"
+	       "                    thread's CPU by lowering that thread's rate (default 25; 0 off)\n"
 	       "  --no-merge        leave the spools for a later `vprof merge`\n");
 }
 
@@ -128,6 +130,7 @@ int cmd_run(int argc, char **argv)
 		{ "module", required_argument, 0, 'M' },
 		{ "stacks", no_argument, 0, 'T' },       { "stack-depth", required_argument, 0, 'D' },
 		{ "epoch-secs", required_argument, 0, 'Q' },
+		{ "max-cost", required_argument, 0, 'C' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *dbopt = NULL;
@@ -145,6 +148,7 @@ int cmd_run(int argc, char **argv)
 		case 'L': setenv("VPROF_INTERP_LEN", optarg, 1); break;
 		case 'K': setenv("VPROF_INTERP_EVERY", optarg, 1); break;
 		case 'S': setenv("VPROF_SKEW_SKIP", optarg, 1); break;
+		case 'C': setenv("VPROF_MAX_COST", optarg, 1); break;
 		case 'M': {
 			/* A path is made absolute (the program may change
 			 * directory); a bare name is libvprof.so's to find in its
@@ -307,6 +311,9 @@ int cmd_run(int argc, char **argv)
 					 " (ring mode fell back to a signal per sample in %llu thread%s)",
 					 (unsigned long long)s->ring_fallbacks,
 					 s->ring_fallbacks == 1 ? "" : "s");
+			char limited[200] = "", lim[190];
+			if (report_selflimit_line(s, lim, sizeof(lim)))
+				snprintf(limited, sizeof(limited), " (%s)", lim);
 			char asked[64] = "asked a PMU period";
 			if (!s->processes)
 				snprintf(asked, sizeof(asked), "nothing sampled");
@@ -314,13 +321,13 @@ int cmd_run(int argc, char **argv)
 				snprintf(asked, sizeof(asked), "asked %.0f Hz", mean_hz);
 			fprintf(stderr,
 				"vprof: %llu samples from %llu process%s (%llu dropped, %llu unknown"
-				"%s), backend %s%s, %s, achieved %.0f Hz over %.2f CPU-s; "
+				"%s), backend %s%s%s, %s, achieved %.0f Hz over %.2f CPU-s; "
 				"database %s epoch %d\n",
 				(unsigned long long)s->merged, (unsigned long long)s->processes,
 				s->processes == 1 ? "" : "es", (unsigned long long)s->dropped,
 				(unsigned long long)s->unknown,
 				s->corrupt ? ", some spools corrupt" : "",
-				o ? backends : "none", fell, asked, cpu > 0 ? (double)s->samples / cpu : 0, cpu,
+				o ? backends : "none", fell, limited, asked, cpu > 0 ? (double)s->samples / cpu : 0, cpu,
 				db, merge_db_epoch(&mdb));
 		}
 	}

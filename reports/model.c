@@ -168,7 +168,7 @@ static int on_profile(const struct merge_profile *p, void *arg)
 		else if (p->flags & MERGE_PROF_JIT)
 			sys = merge_jit_name(p, pc->vaddr), start = pc->vaddr;
 		else if (p->flags & MERGE_PROF_KERNEL)
-			sys = "[kernel]", start = 0;
+			sys = strncmp(p->path, "[start-up:", 10) ? "[kernel]" : "[start-up]", start = 0;
 		if (sys) {
 			pc->sysname = intern(m, sys);
 			pc->proc = demangled(m, sys);

@@ -80,6 +80,11 @@ int report_usage(const char *cmd, const char *msg);
  * For `vprof run`, `verify`, `coverage`: the profiled command's status is
  * the user's. */
 int report_exit_like(int status);
+/* reports/selflimit.c: "vprof's cost over its bound: ..." into out
+ * when the bound on vprof's cost lowered any rate; returns 1 then, else 0
+ * and "". */
+struct merge_stats;
+int report_selflimit_line(const struct merge_stats *s, char *out, size_t cap);
 
 /* Flush stdout and turn a write error (full disk, closed pipe) into a
  * message and exit status 1, as perf does. */

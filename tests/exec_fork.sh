@@ -49,11 +49,12 @@ r = json.load(sys.stdin)
 print(sum(x["samples"] for e in r["events"] for x in e["rows"] if x.get("procedure") == sys.argv[1]))' "$1"
 }
 # Sampled counts only: the [kernel] rows (system CPU as sample-equivalents,
-# kernel_samples) are not samples of any process's tables.
+# kernel_samples) and [start-up] rows (CPU before arming, startup_samples)
+# are not samples of any process's tables.
 report_total() { "$VPROF" report --db "$DB" --json 2>>"$TMP/report.err" | "$PY" -c '
 import json, sys
 r = json.load(sys.stdin)
-print(sum(e["total"] for e in r["events"]) - r.get("kernel_samples", 0))'; }
+print(sum(e["total"] for e in r["events"]) - r.get("kernel_samples", 0) - r.get("startup_samples", 0))'; }
 
 # 1. sh -c 'exec FIXTURE': the exec'd program is profiled, under its own exe.
 for ev in task-clock cpu-timer; do

@@ -52,7 +52,8 @@ total = sum(roots.values())
 # shares of the flame graph's samples (those with a stack; the report's
 # percentages also count the [kernel] row)
 print(json.dumps({"hot_leaf": 100.0 * leaves["hot_leaf"] / total, "warm": 100.0 * leaves["warm"] / total,
-                  "hot_leaf_samples": rows["hot_leaf"]["samples"], "image": roots.most_common(1)[0][0]}))
+                  "hot_leaf_samples": rows["hot_leaf"]["samples"], "image": roots.most_common(1)[0][0],
+                  "image_share": 100.0 * roots.most_common(1)[0][1] / total}))
 PYEOF
 cat "$TMP/expect.json"
 check "hot_leaf is the planted ~70% ($(cat "$TMP/expect.json"))" \

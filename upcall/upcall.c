@@ -50,15 +50,6 @@ static uint64_t xorshift(uint64_t *s)
 	return *s = x;
 }
 
-/* Mean period -> this sample's period, uniform in [p - p/16, p + p/16]. */
-static uint64_t jitter(uint64_t *rng, uint64_t p)
-{
-	uint64_t w = p / 8;
-	if (w == 0)
-		return p;
-	return p - p / 16 + xorshift(rng) % (w + 1);
-}
-
 /* VPROF_TEST_UPCALL_NOMAP=1 (tests only): every event mapping fails, as
  * with perf's locked-memory allowance spent, to exercise the one case that
  * keeps a descriptor. Read once, by upcall_choose (not in a handler). */
@@ -559,10 +550,20 @@ uint64_t *upcall_ring_fallbacks;
 static void switch_to_mean(struct upcall_thread *t)
 {
 	t->switch_pending = 0;
+	/* The drain may want a new period (preload/selflimit.c): not while
+	 * this event is being replaced. */
+	t->switching = 1;
 	if (t->ring && t->drain_now)
 		t->drain_now();
+	t->switching = 0;
 	event_release(t);
-	uint64_t p = jitter(&t->rng, t->period);
+	/* The mean period itself. It was jittered by +-1/16 once per thread:
+	 * a period drawn once does not randomize the intervals within the
+	 * thread (DCPI drew one per sample), it only scaled the thread's
+	 * count by up to 6% (one single-threaded run in five more than 5%
+	 * off the asked rate, tests/proportion.sh). The random first period
+	 * still gives each thread its own phase. */
+	uint64_t p = t->period;
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 	/* Ring mode wants no signal per sample; if the ring cannot be mapped,
 	 * a signal per sample (its PC then comes from the signal). */
@@ -582,6 +583,40 @@ static void switch_to_mean(struct upcall_thread *t)
 	}
 	if (err < 0)
 		t->fd = -1;
+}
+
+int upcall_set_period(struct upcall_thread *t, uint64_t period)
+{
+	switch (t->backend) {
+	case MERGE_EV_CYCLES:
+	case MERGE_EV_INSTRUCTIONS:
+	case MERGE_EV_TASK_CLOCK: {
+		if (t->switch_pending || t->switching || t->fd < 0 || !t->map)
+			return -EAGAIN;
+		/* The new event first, so that a failure (locked memory,
+		 * descriptors) leaves the thread sampled as it was. */
+		struct upcall_thread old = *t;
+		int ring = t->ring != NULL;
+		int err = event_open(t, t->backend, period, (pid_t)syscall(SYS_gettid), 0, ring, !ring);
+		if (err == 0 && (err = event_enable(t, 0)) < 0)
+			event_release(t);
+		if (err < 0) {
+			*t = old;
+			return err;
+		}
+		event_release(&old);
+		return 0;
+	}
+	case MERGE_EV_CPU_TIMER: {
+		if (!t->has_timer)
+			return -EAGAIN;
+		struct itimerspec its;
+		its.it_value.tv_sec = its.it_interval.tv_sec = (time_t)(period / 1000000000ull);
+		its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)(period % 1000000000ull);
+		return timer_settime(t->timer, 0, &its, NULL) < 0 ? -errno : 0;
+	}
+	}
+	return -EAGAIN;
 }
 
 void upcall_ring_first(struct upcall_thread *t)

@@ -14,12 +14,11 @@
  *
  * All deliver SIGPROF to the thread that ran (itimer: to whichever thread
  * the kernel picks); upcall_is_ours() tells our signals from the program's
- * own SIGPROFs. Periods are randomized around their mean (uniform within
- * +-1/16), as DCPI did, so samples do not fall into step with periodic
- * behaviour of the program: once per thread for the perf backends (their
- * period cannot change without a descriptor, and none is kept: see
- * struct upcall_thread), and the first period of every trigger is a
- * random fraction of the mean.
+ * own SIGPROFs. The first period of every trigger is a random fraction of
+ * the mean, which gives each thread its own phase; then the period is the
+ * mean (a perf event's cannot change without a descriptor, and none is
+ * kept: see struct upcall_thread; a jitter drawn once per thread scaled
+ * its count by up to 6% without randomizing its intervals).
  *
  * Thread contract: upcall_thread_start/stop run on the thread they arm, in
  * normal context. upcall_is_ours and upcall_rearm are async-signal-safe.
@@ -60,6 +59,7 @@ struct upcall_thread {
 	size_t map_bytes;
 	int ring_mode;           /* this thread asked for ring mode */
 	int switch_pending;      /* first period armed: switch to the mean */
+	int switching;           /* in that switch (upcall_set_period waits) */
 	timer_t timer;           /* cpu-timer */
 	int has_timer;
 	uint64_t period;         /* mean, in the backend's unit */
@@ -157,6 +157,16 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
  * t->ring set; its PC is in the ring too): switch to the mean period and
  * to no signals. Async-signal-safe. */
 void upcall_ring_first(struct upcall_thread *t);
+
+/* Lower (or restore) a thread's sampling rate: re-arm its trigger at
+ * period (in the backend's unit; t->period, the asked mean, is kept).
+ * Perf backends: a new event at period replaces the old one
+ * (opened first: if it cannot be made, the old one stays and the error is
+ * returned); ring mode: the caller drained the ring just before. CPU
+ * timer: its interval. -EAGAIN before the first overflow switched to the
+ * mean, and for the process-wide itimer. Async-signal-safe (system calls
+ * only); on the owning thread, from its handler or with SIGPROF blocked. */
+int upcall_set_period(struct upcall_thread *t, uint64_t period);
 
 /* Was fd the number of one of our events when its signals were set up?
  * Async-signal-safe. */
