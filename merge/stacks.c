@@ -442,7 +442,8 @@ int merge_stacks_read(const char *path, struct merge_stacks *s, char *why, size_
 			err = -ENOMEM;
 			goto out;
 		}
-		memcpy(one.img, p, fh.nimages * sizeof(struct merge_stack_image));
+		if (fh.nimages)          /* none: one.img is NULL, and memcpy's NULL is UB */
+			memcpy(one.img, p, fh.nimages * sizeof(struct merge_stack_image));
 		one.nimg = fh.nimages;
 		for (size_t j = 0; j < one.nimg; j++) {
 			one.img[j].path[sizeof(one.img[j].path) - 1] = 0;
