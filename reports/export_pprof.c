@@ -311,6 +311,28 @@ static void main_first(Mapping **mapp, size_t n, const struct report_model *m, u
 	free(cnt);
 }
 
+/* What both shapes end with: the main binary's mapping first, the value
+ * samples, the string table; packed, gzipped and written. */
+static int finish(Profile *prof, struct strings *t, const struct report_model *m, unsigned ev,
+		  Mapping **mapp, size_t nmap, struct value_model *vm, const char *path)
+{
+	struct extra x = { 0 };
+	main_first(mapp, nmap, m, ev);
+	prof->n_mapping = nmap;
+	prof->mapping = mapp;
+	if (vm)
+		add_values(prof, t, vm, &x);
+	prof->n_string_table = t->n;
+	prof->string_table = t->v;
+	size_t len = perftools__profiles__profile__get_packed_size(prof);
+	uint8_t *buf = xcalloc(len, 1);
+	perftools__profiles__profile__pack(prof, buf);
+	int rc = write_gzip(path, buf, len);
+	extra_free(&x);
+	free(buf);
+	return rc;
+}
+
 /* Recorded call stacks as pprof samples: one Sample per distinct stack
  * (its frames leaf first, as pprof wants), one Location per (image,
  * address), one Function per (image, procedure). */
@@ -431,26 +453,13 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 		mp->has_functions = im->sym != NULL;
 		mapp[i] = mp;
 	}
-	main_first(mapp, nimg, m, ev);
-	prof.n_mapping = nimg;
-	prof.mapping = mapp;
 	prof.n_location = nloc;
 	prof.location = locp;
 	prof.n_function = nfn;
 	prof.function = fnp;
 	prof.n_sample = k;
 	prof.sample = sp;
-	struct extra x = { 0 };
-	if (vm)
-		add_values(&prof, &t, vm, &x);
-	prof.n_string_table = t.n;
-	prof.string_table = t.v;
-	size_t len = perftools__profiles__profile__get_packed_size(&prof);
-	uint8_t *buf = xcalloc(len, 1);
-	perftools__profiles__profile__pack(&prof, buf);
-	int rc = write_gzip(path, buf, len);
-	extra_free(&x);
-	free(buf);
+	int rc = finish(&prof, &t, m, ev, mapp, nimg, vm, path);
 	free(ids);
 	free(mapp);
 	free(maps);
@@ -586,28 +595,14 @@ int report_export_pprof(const struct report_model *m, unsigned ev, const char *p
 		/* every image gets a mapping, so that mapping_id = image + 1 */
 		mapp[nmap++] = mp;
 	}
-	main_first(mapp, nmap, m, ev);
-	prof.n_mapping = nmap;
-	prof.mapping = mapp;
 	prof.n_location = n;
 	prof.location = locp;
 	prof.n_function = nfn;
 	prof.function = fnp;
 	prof.n_sample = n;
 	prof.sample = sp;
-	struct extra x = { 0 };
-	if (vm)
-		add_values(&prof, &t, vm, &x);
-	prof.n_string_table = t.n;
-	prof.string_table = t.v;
+	int rc = finish(&prof, &t, m, ev, mapp, nmap, vm, path);
 
-	size_t len = perftools__profiles__profile__get_packed_size(&prof);
-	uint8_t *buf = xcalloc(len, 1);
-	perftools__profiles__profile__pack(&prof, buf);
-	int rc = write_gzip(path, buf, len);
-	extra_free(&x);
-
-	free(buf);
 	free(values);
 	free(locids);
 	free(sp);
