@@ -40,7 +40,9 @@ for e in json.load(sys.stdin)["events"]:
     for x in e["rows"]:
         print("%d\t%s\t%s" % (x["samples"], x.get("procedure", ""), x["image"]))'
 }
-total() { rows "$1" | awk -F'\t' '{ s += $1 } END { print s + 0 }'; }
+# (samples only: the [kernel:EXE] and [start-up:EXE] rows are CPU
+# accounting, system time and start-up, not samples of the program's code)
+total() { rows "$1" | awk -F'\t' '$3 !~ /^\[(kernel|start-up):/ { s += $1 } END { print s + 0 }'; }
 # samples DB FN IMAGE: samples of procedure FN attributed to IMAGE
 samples() { rows "$1" | awk -F'\t' -v f="$2" -v i="$3" '$2 == f && $3 == i { s += $1 } END { print s + 0 }'; }
 

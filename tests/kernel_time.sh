@@ -45,8 +45,14 @@ sys.exit(not (len(c) >= 12 and c[9].endswith("sysloop 2 70") and s > 0.2 * (u + 
 
 out=$(nice -n 10 "$VPROF" run --db "$TMP/db2" --event task-clock -- "$TMP/sysloop" 2 0 2>"$TMP/v.err")
 check "pure user loop ran (exit 0): $out" [ $? -eq 0 ]
+read -r _ u _ s <<<"$out"
+meas=$("$PY" -c "print('%.1f' % (100 * $s / ($u + $s)))")
 got=$(share "$TMP/db2")
-check "pure user loop: [kernel] share $got% is ~0 (< 5%: start-up and sampling cost some)" "$PY" -c "import sys; sys.exit($got >= 5)"
+# ~0 on a quiet machine (1-3%); under load the kernel charges the loop
+# more system time (12% seen in CI with a fuzzer beside it): the row
+# must follow what the process measured itself, within 5 points.
+check "pure user loop: [kernel] share $got% within 5 points of its measured system share $meas%" \
+	"$PY" -c "import sys; sys.exit(abs($got - $meas) > 5)"
 
 # CPU timers deliver their signal on the return to user mode: their
 # samples already hold the kernel time, at the system-call sites.
