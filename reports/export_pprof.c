@@ -311,6 +311,25 @@ static void main_first(Mapping **mapp, size_t n, const struct report_model *m, u
 	free(cnt);
 }
 
+/* Image i's Mapping (id i + 1): addresses are ELF vaddrs from 0 to past
+ * the larger of the image's highest sampled one and hi; its hex build-id
+ * is written into id. */
+static Mapping *fill_mapping(Mapping *mp, size_t i, const struct model_image *im, uint64_t hi,
+			     struct strings *t, char *id)
+{
+	perftools__profiles__mapping__init(mp);
+	mp->id = i + 1;
+	if (hi < im->max_vaddr)
+		hi = im->max_vaddr;
+	mp->memory_limit = (hi | 0xfff) + 1;
+	mp->filename = str_idx(t, im->path);
+	for (uint32_t b = 0; b < im->build_id_len; b++)
+		snprintf(id + 2 * b, 3, "%02x", im->build_id[b]);
+	mp->build_id = str_idx(t, id);
+	mp->has_functions = im->sym != NULL;
+	return mp;
+}
+
 /* What both shapes end with: the main binary's mapping first, the value
  * samples, the string table; packed, gzipped and written. */
 static int finish(Profile *prof, struct strings *t, const struct report_model *m, unsigned ev,
@@ -439,20 +458,8 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 	}
 	Mapping *maps = xcalloc(nimg, sizeof(*maps)), **mapp = xcalloc(nimg, sizeof(*mapp));
 	char (*ids)[2 * MERGE_BUILD_ID_MAX + 1] = xcalloc(nimg, sizeof(*ids));
-	for (size_t i = 0; i < nimg; i++) {
-		const struct model_image *im = &m->images[i];
-		Mapping *mp = &maps[i];
-		perftools__profiles__mapping__init(mp);
-		mp->id = i + 1;
-		uint64_t hi = maxv[i] > im->max_vaddr ? maxv[i] : im->max_vaddr;
-		mp->memory_limit = (hi | 0xfff) + 1;
-		mp->filename = str_idx(&t, im->path);
-		for (uint32_t b = 0; b < im->build_id_len; b++)
-			snprintf(ids[i] + 2 * b, 3, "%02x", im->build_id[b]);
-		mp->build_id = str_idx(&t, ids[i]);
-		mp->has_functions = im->sym != NULL;
-		mapp[i] = mp;
-	}
+	for (size_t i = 0; i < nimg; i++)
+		mapp[i] = fill_mapping(&maps[i], i, &m->images[i], maxv[i], &t, ids[i]);
 	prof.n_location = nloc;
 	prof.location = locp;
 	prof.n_function = nfn;
@@ -578,22 +585,10 @@ int report_export_pprof(const struct report_model *m, unsigned ev, const char *p
 		s->value = &values[2 * i];
 		sp[i] = s;
 	}
-	size_t nmap = 0;
+	/* every image gets a mapping, so that mapping_id = image + 1 */
 	for (size_t i = 0; i < nimg; i++) {
-		const struct model_image *im = &m->images[i];
-		Mapping *mp = &maps[i];
-		perftools__profiles__mapping__init(mp);
-		mp->id = i + 1;
-		mp->memory_start = 0;
-		mp->memory_limit = (im->max_vaddr | 0xfff) + 1;
-		mp->filename = str_idx(&t, im->path);
-		for (uint32_t b = 0; b < im->build_id_len; b++)
-			snprintf(ids[i] + 2 * b, 3, "%02x", im->build_id[b]);
-		mp->build_id = str_idx(&t, ids[i]);
-		mp->has_functions = im->sym != NULL;
+		Mapping *mp = mapp[i] = fill_mapping(&maps[i], i, &m->images[i], 0, &t, ids[i]);
 		mp->has_filenames = mp->has_line_numbers = (used[i] & 2) != 0;
-		/* every image gets a mapping, so that mapping_id = image + 1 */
-		mapp[nmap++] = mp;
 	}
 	prof.n_location = n;
 	prof.location = locp;
@@ -601,7 +596,7 @@ int report_export_pprof(const struct report_model *m, unsigned ev, const char *p
 	prof.function = fnp;
 	prof.n_sample = n;
 	prof.sample = sp;
-	int rc = finish(&prof, &t, m, ev, mapp, nmap, vm, path);
+	int rc = finish(&prof, &t, m, ev, mapp, nimg, vm, path);
 
 	free(values);
 	free(locids);
