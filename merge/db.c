@@ -860,6 +860,35 @@ static int stage_manifest(const char *stage, int epoch, char (*names)[700],
 	return 0;
 }
 
+/* What every merge into the current epoch starts with: the test knobs
+ * read, the database locked, an interrupted commit finished, the current
+ * epoch's directory made; *epoch, dir, stage and commit (600 bytes each)
+ * set. Returns
+ * 0 locked, or negative errno unlocked. */
+static int merge_begin(struct merge_db *db, FILE *errf, int *epoch, char *dir, char *stage,
+		       char *commit)
+{
+	const char *knob;
+	int err;
+	g_steps = 0;
+	g_die_at = (knob = getenv("VPROF_TEST_MERGE_DIE")) ? atol(knob) : -1;
+	g_delay_us = (knob = getenv("VPROF_TEST_MERGE_DELAY_US")) ? atol(knob) : 0;
+	if ((err = merge_db_lock(db)) < 0)
+		return err;
+	if ((err = journal_recover(db, errf)) == 0) {
+		*epoch = merge_db_epoch(db);
+		merge_db_epoch_dir(db, *epoch, dir, 600);
+		err = mkdir_p(dir, 0700);
+	}
+	if (err < 0) {
+		merge_db_unlock(db);
+		return err;
+	}
+	snprintf(stage, 600, "%s/merge.stage", db->root);
+	snprintf(commit, 600, "%s/merge.commit", db->root);
+	return 0;
+}
+
 int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 {
 	char dir[600], sdir[600], stage[600], commit[600];
@@ -869,23 +898,11 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 	char (*names)[700] = NULL;
 	size_t nf = 0, capf = 0;
 	int err, epoch;
-	const char *knob;
 
 	memset(res, 0, sizeof(*res));
-	g_steps = 0;
-	g_die_at = (knob = getenv("VPROF_TEST_MERGE_DIE")) ? atol(knob) : -1;
-	g_delay_us = (knob = getenv("VPROF_TEST_MERGE_DELAY_US")) ? atol(knob) : 0;
-	if ((err = merge_db_lock(db)) < 0)
+	if ((err = merge_begin(db, errf, &epoch, dir, stage, commit)) < 0)
 		return err;
-	if ((err = journal_recover(db, errf)) < 0)
-		goto out;
-	epoch = merge_db_epoch(db);
-	merge_db_epoch_dir(db, epoch, dir, sizeof(dir));
-	if ((err = mkdir_p(dir, 0700)) < 0)
-		goto out;
 	snprintf(sdir, sizeof(sdir), "%s/spool", db->root);
-	snprintf(stage, sizeof(stage), "%s/merge.stage", db->root);
-	snprintf(commit, sizeof(commit), "%s/merge.commit", db->root);
 	DIR *d = opendir(sdir);
 	if (!d) {
 		err = -errno;
@@ -1010,22 +1027,10 @@ int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const 
 {
 	char dir[600], stage[600], commit[600];
 	int err, epoch;
-	const char *knob;
 
 	memset(res, 0, sizeof(*res));
-	g_steps = 0;
-	g_die_at = (knob = getenv("VPROF_TEST_MERGE_DIE")) ? atol(knob) : -1;
-	g_delay_us = (knob = getenv("VPROF_TEST_MERGE_DELAY_US")) ? atol(knob) : 0;
-	if ((err = merge_db_lock(db)) < 0)
+	if ((err = merge_begin(db, errf, &epoch, dir, stage, commit)) < 0)
 		return err;
-	if ((err = journal_recover(db, errf)) < 0)
-		goto out;
-	epoch = merge_db_epoch(db);
-	merge_db_epoch_dir(db, epoch, dir, sizeof(dir));
-	snprintf(stage, sizeof(stage), "%s/merge.stage", db->root);
-	snprintf(commit, sizeof(commit), "%s/merge.commit", db->root);
-	if ((err = mkdir_p(dir, 0700)) < 0)
-		goto out;
 	if (mkdir(stage, 0700) < 0) {
 		err = -errno;
 		goto out;
