@@ -203,14 +203,15 @@ static int fail(char *why, size_t whylen, const char *msg)
 	return -EBADMSG;
 }
 
-int merge_profile_read(const char *path, struct merge_profile *p, char *why, size_t whylen)
+int merge_profile_file_read(const char *path, uint8_t **bufp, struct merge_profile_header *hp,
+			    char *why, size_t whylen)
 {
 	struct merge_profile_header h;
 	uint8_t *buf = NULL;
 	struct stat st;
 	int err = 0, fd;
 
-	merge_profile_init(p);
+	*bufp = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
@@ -259,6 +260,32 @@ int merge_profile_read(const char *path, struct merge_profile *p, char *why, siz
 		err = fail(why, whylen, "implausible header");
 		goto out;
 	}
+	for (uint32_t i = 0; i < h.nsections; i++) {
+		const struct merge_section *s = &h.section[i];
+		if (s->offset < h.header_size || s->offset > h.file_size ||
+		    s->size > h.file_size - s->offset) {
+			err = fail(why, whylen, "section out of bounds");
+			goto out;
+		}
+	}
+	*hp = h;
+	*bufp = buf;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return err;
+}
+
+int merge_profile_read(const char *path, struct merge_profile *p, char *why, size_t whylen)
+{
+	struct merge_profile_header h;
+	uint8_t *buf;
+	int err;
+
+	merge_profile_init(p);
+	if ((err = merge_profile_file_read(path, &buf, &h, why, whylen)) < 0)
+		return err;
 	p->event = h.event;
 	p->flags = (uint32_t)h.flags;
 	p->build_id_len = h.build_id_len;
@@ -267,11 +294,6 @@ int merge_profile_read(const char *path, struct merge_profile *p, char *why, siz
 	p->path[sizeof(p->path) - 1] = 0;
 	for (uint32_t i = 0; i < h.nsections; i++) {
 		const struct merge_section *s = &h.section[i];
-		if (s->offset < h.header_size || s->offset > h.file_size ||
-		    s->size > h.file_size - s->offset) {
-			err = fail(why, whylen, "section out of bounds");
-			goto out;
-		}
 		if (s->kind == MERGE_SEC_PCS) {
 			size_t n = s->size / sizeof(struct merge_pc_record);
 			const struct merge_pc_record *r = (const void *)(buf + s->offset);
@@ -317,7 +339,6 @@ out:
 	if (err < 0)
 		merge_profile_free(p);
 	free(buf);
-	close(fd);
 	return err;
 }
 

@@ -59,6 +59,13 @@ void merge_profile_name(const struct merge_profile *p, char *out, size_t cap);
 
 /* Read a profile file. -EBADMSG with a reason in why if it is corrupt. */
 int merge_profile_read(const char *path, struct merge_profile *p, char *why, size_t whylen);
+/* A file in the profile format (profiles, an epoch's stacks file) read
+ * whole into *buf (malloc'd, the caller frees it) with its header checked:
+ * magic, byte order, version, size, checksum, section count and every
+ * section's bounds. 0, or negative errno with the reason in why. */
+struct merge_profile_header;
+int merge_profile_file_read(const char *path, uint8_t **buf, struct merge_profile_header *h,
+			    char *why, size_t whylen);
 /* Write whole to path via a temporary file and rename. */
 int merge_profile_write(const char *path, const struct merge_profile *p);
 

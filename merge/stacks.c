@@ -375,52 +375,18 @@ static int fail(char *why, size_t whylen, const char *msg)
 int merge_stacks_read(const char *path, struct merge_stacks *s, char *why, size_t whylen)
 {
 	struct merge_profile_header h;
-	uint8_t *buf = NULL;
-	struct stat st;
-	int err = 0;
+	uint8_t *buf;
+	int err;
 
 	merge_stacks_init(s);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		snprintf(why, whylen, "%s", strerror(errno));
+	if ((err = merge_profile_file_read(path, &buf, &h, why, whylen)) < 0)
 		return err;
-	}
-	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(h) || st.st_size > (1ll << 32)) {
-		err = fail(why, whylen, "truncated or oversized");
-		goto out;
-	}
-	if (!(buf = malloc((size_t)st.st_size))) {
-		err = -ENOMEM;
-		snprintf(why, whylen, "out of memory");
-		goto out;
-	}
-	if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
-		err = fail(why, whylen, "short read");
-		goto out;
-	}
-	memcpy(&h, buf, sizeof(h));
-	if (memcmp(h.magic, MERGE_PROFILE_MAGIC, 8) || h.bom != MERGE_BOM ||
-	    h.version != MERGE_PROFILE_VERSION || !(h.flags & MERGE_PROF_STACKS)) {
-		err = fail(why, whylen, "not a vprof stacks file of this version");
-		goto out;
-	}
-	size_t ck = offsetof(struct merge_profile_header, checksum) + 8;
-	if (h.file_size != (uint64_t)st.st_size || XXH64(buf + ck, h.file_size - ck, 0) != h.checksum) {
-		err = fail(why, whylen, "checksum mismatch or truncated");
-		goto out;
-	}
-	if (h.nsections > MERGE_MAX_SECTIONS) {
-		err = fail(why, whylen, "implausible header");
+	if (!(h.flags & MERGE_PROF_STACKS)) {
+		err = fail(why, whylen, "not a vprof stacks file");
 		goto out;
 	}
 	for (uint32_t i = 0; i < h.nsections; i++) {
 		const struct merge_section *sec = &h.section[i];
-		if (sec->offset < h.header_size || sec->offset > h.file_size ||
-		    sec->size > h.file_size - sec->offset) {
-			err = fail(why, whylen, "section out of bounds");
-			goto out;
-		}
 		if (sec->kind != MERGE_SEC_STACKS)
 			continue;
 		const uint8_t *p = buf + sec->offset, *end = p + sec->size;
@@ -491,7 +457,6 @@ out:
 	if (err < 0)
 		merge_stacks_free(s);
 	free(buf);
-	close(fd);
 	return err;
 }
 
