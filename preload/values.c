@@ -227,16 +227,10 @@ out:
 
 static void values_sample(ucontext_t *uc, struct merge_spool *sp)
 {
-	struct preload_thread *t = &g_thread;
 	struct values_thread *v;
 	struct interp_result res;
-	int every = g_vprof.cfg.interp_every > 0 ? g_vprof.cfg.interp_every : 1;
-	/* Thinned when interpretation made vprof too costly (selflimit.c). */
-	every *= (int)preload_selflimit_interp_mult();
 
-	if (t->busy || !t->altstack || !sp->values)
-		return;
-	if (g_vt && ++g_vt->samples < (uint32_t)every)
+	if (!sp->values)
 		return;
 	if (!(v = thread_state()))
 		return;
@@ -281,6 +275,17 @@ void preload_values_sample(ucontext_t *uc)
 {
 	/* The spool is entered for the whole run: put() and modules' emit()
 	 * write into g_thread.sp (rotate.c). */
+	struct preload_thread *t = &g_thread;
+	int every = g_vprof.cfg.interp_every > 0 ? g_vprof.cfg.interp_every : 1;
+	/* Thinned when interpretation made vprof too costly (selflimit.c). */
+	every *= (int)preload_selflimit_interp_mult();
+	/* The refusals that need no spool come first: most samples do not
+	 * interpret (every 2nd by default), and entering the spool costs two
+	 * atomics on a counter all threads share. */
+	if (t->busy || !t->altstack)
+		return;
+	if (g_vt && ++g_vt->samples < (uint32_t)every)
+		return;
 	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
 		return;
