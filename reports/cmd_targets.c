@@ -112,7 +112,7 @@ static void target_cols(struct table *t)
 {
 	table_init(t);
 	table_col(t, (struct table_col){ .head = "image", .key = "image", .type = TABLE_STR, .tpos = 3 });
-	table_col(t, (struct table_col){ .head = "target", .key = "target", .type = TABLE_UINT, .width = 12,
+	table_col(t, (struct table_col){ .head = "target", .key = "target", .type = TABLE_UINT, .width = TABLE_AUTO,
 					 .flags = TABLE_LEFT, .fmt = "%#llx", .jfmt = "\"%#llx\"",
 					 .gap = 2, .tpos = 1 });
 	table_col(t, (struct table_col){ .key = "foreign", .type = TABLE_BOOL });
