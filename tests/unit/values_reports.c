@@ -112,7 +112,9 @@ static int json_ok(const char *cmd, const char *check)
 	int rc = run(buf, sizeof(buf),
 		     "%s | /usr/bin/python3 -c 'import json,os,sys\n"
 		     "rows=[json.loads(l) for l in sys.stdin if l.strip()]\n"
-		     "sys.exit(0 if eval(os.environ[\"VALUES_CHECK\"]) else 1)' 2>&1", cmd);
+		     "ok=eval(os.environ[\"VALUES_CHECK\"])\n"
+		     "ok or print(\"rows:\", rows)\n"
+		     "sys.exit(0 if ok else 1)' 2>&1", cmd);
 	if (rc)
 		printf("  %s: %s", cmd, buf);
 	return rc == 0;
