@@ -26,7 +26,7 @@ for l in open(sys.argv[1]):
     print(r["level"], 1 << ((a + b) // 2))
 PYEOF
 while read -r level size; do
-	steps=$((size < 8388608 ? 200000000 : 12000000))
+	steps=$((size < 8388608 ? 500000000 : 12000000))   # >= 1000 load samples either way, with room
 	"$TMP/chase" "$size" 1000 >/dev/null || { fail "chase $size runs"; continue; }
 	rm -rf "$TMP/c"; mkdir -p "$TMP/c"; cp "$TMP/db/calibration" "$TMP/c/"
 	st=$(runst "$TMP/c.out" "$TMP/c.err" "$VPROF" run --db "$TMP/c" --values --interp-every 1 \
