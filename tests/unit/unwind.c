@@ -1,0 +1,250 @@
+/*
+ * preload/unwind.c (the cfi unwinder) against libgcc's _Unwind_Backtrace,
+ * at signal time inside Debian's library code: a 20 kHz CLOCK_MONOTONIC
+ * timer signals two threads (SA_ONSTACK, as vprof's handler) while they
+ * run qsort with a callback, memcpy, strtod, snprintf, libm (exp, log,
+ * pow, sin, cbrt) and a SIGUSR1 handler of the program's own doing the
+ * same (so the unwind goes through the kernel's signal frame twice).
+ * At every signal the handler unwinds the ucontext with cfi_backtrace
+ * and libgcc from the handler through the signal frame, and the two
+ * lists of PCs from the interrupted one on must be equal: any difference
+ * fails (the first ones are printed with their symbols). Also checked:
+ * enough signals landed in libc, in libm, in the program's handler (the
+ * walk through __restore_rt), and stacks are deep; a stack read off the
+ * thread's stack is refused; values.c's one step gives the caller.
+ */
+#include "preload/unwind.c"
+#include "tests/unit/check.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#define MAXF 64
+#define KEEP 6
+
+struct bt {
+	uint64_t ip[MAXF + 16];
+	int n;
+};
+
+static _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
+{
+	struct bt *b = arg;
+	uint64_t ip = _Unwind_GetIP(ctx);
+	if (!ip)
+		return _URC_END_OF_STACK;
+	b->ip[b->n++] = ip;
+	return b->n == MAXF + 16 ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+static struct {
+	uintptr_t lo, hi;
+} g_libc, g_libm;
+static volatile long n_total, n_match, n_diff, n_lost, n_libc, n_libm, n_usr, n_deep, n_step_ok;
+static volatile sig_atomic_t in_usr;
+static __thread int t_in_usr;
+static struct {
+	uint64_t a[MAXF], b[MAXF];
+	int na, nb;
+} g_bad[KEEP];
+
+static int in(uint64_t pc, uintptr_t lo, uintptr_t hi) { return pc >= lo && pc < hi; }
+
+static void on_prof(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uint64_t a[MAXF];
+	int more;
+	unsigned na = cfi_backtrace(uc, a, MAXF, &more);
+	struct bt b = { .n = 0 };
+	_Unwind_Backtrace(collect, &b);
+	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	int i;
+	__atomic_add_fetch(&n_total, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < b.n && i < 8 && b.ip[i] != rip; i++)
+		;
+	if (i >= b.n || i >= 8) {
+		__atomic_add_fetch(&n_lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	int nb = b.n - i;
+	if (nb > MAXF)
+		nb = MAXF;
+	int same = (int)na == nb;
+	for (int k = 0; same && k < nb; k++)
+		same = a[k] == b.ip[i + k];
+	if (!same) {
+		long d = __atomic_fetch_add(&n_diff, 1, __ATOMIC_RELAXED);
+		if (d < KEEP) {
+			memcpy(g_bad[d].a, a, na * 8);
+			memcpy(g_bad[d].b, b.ip + i, (size_t)nb * 8);
+			g_bad[d].na = (int)na;
+			g_bad[d].nb = nb;
+		}
+		return;
+	}
+	__atomic_add_fetch(&n_match, 1, __ATOMIC_RELAXED);
+	if (in(rip, g_libc.lo, g_libc.hi))
+		__atomic_add_fetch(&n_libc, 1, __ATOMIC_RELAXED);
+	if (in(rip, g_libm.lo, g_libm.hi))
+		__atomic_add_fetch(&n_libm, 1, __ATOMIC_RELAXED);
+	if (t_in_usr && na >= 6)
+		__atomic_add_fetch(&n_usr, 1, __ATOMIC_RELAXED);
+	if (na >= 6)
+		__atomic_add_fetch(&n_deep, 1, __ATOMIC_RELAXED);
+	/* values.c's use: one step from the ucontext is the caller's frame. */
+	struct cfi_cursor c;
+	if (na >= 2 && cfi_init_ucontext(&c, uc) == 0 && cfi_step(&c) == 1 && c.reg[CFI_RIP] == a[1])
+		__atomic_add_fetch(&n_step_ok, 1, __ATOMIC_RELAXED);
+}
+
+static volatile double sink;
+static int cmp(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+	return (a > b) - (a < b);
+}
+
+static void __attribute__((noinline)) libc_work(unsigned *seed)
+{
+	static __thread int v[3000];
+	static __thread char src[1 << 18], dst[1 << 18];
+	char buf[128];
+	for (int i = 0; i < 3000; i++)
+		v[i] = (int)rand_r(seed);
+	qsort(v, 3000, sizeof(int), cmp);
+	for (int i = 0; i < 20; i++)
+		memcpy(dst, src + (i & 7), sizeof(src) - 8);
+	for (int i = 0; i < 300; i++) {
+		snprintf(buf, sizeof(buf), "%.17g %d %s", v[i] / 7.0, v[i], "x");
+		sink += strtod(buf, NULL);
+	}
+}
+
+static void __attribute__((noinline)) libm_work(void)
+{
+	double s = 0;
+	for (int i = 1; i < 20000; i++)
+		s += exp(i * 1e-4) + log(i) + pow(i, 0.3) + sin(i) + cbrt(i);
+	sink += s;
+}
+
+static void on_usr(int sig)
+{
+	unsigned seed = 7;
+	t_in_usr = 1;
+	in_usr = 1;
+	libc_work(&seed);
+	libm_work();
+	t_in_usr = 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void *worker(void *arg)
+{
+	double secs = *(double *)arg;
+	unsigned seed = (unsigned)(uintptr_t)&seed;
+	stack_t ss = { .ss_sp = malloc(1 << 16), .ss_size = 1 << 16 };
+	sigaltstack(&ss, NULL);
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGPROF };
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	timer_t t;
+	if (timer_create(CLOCK_MONOTONIC, &ev, &t) < 0)
+		return NULL;
+	struct itimerspec it = { { 0, 50000 }, { 0, 50000 } };
+	timer_settime(t, 0, &it, NULL);
+	double end = now() + secs;
+	for (int k = 0; now() < end; k++) {
+		libc_work(&seed);
+		libm_work();
+		if (k % 3 == 0)
+			raise(SIGUSR1);
+	}
+	timer_delete(t);
+	return NULL;
+}
+
+static void range_of(void *sym, uintptr_t *lo, uintptr_t *hi)
+{
+	struct dl_find_object fo;
+	if (_dl_find_object(sym, &fo) == 0) {
+		*lo = (uintptr_t)fo.dlfo_map_start;
+		*hi = (uintptr_t)fo.dlfo_map_end;
+	}
+}
+
+static void print_pc(const char *tag, uint64_t pc)
+{
+	Dl_info di;
+	if (dladdr((void *)(uintptr_t)pc, &di) && di.dli_fname)
+		printf("    %s %#lx %s+%#lx (%s)\n", tag, (unsigned long)pc, di.dli_sname ? di.dli_sname : "?",
+		       (unsigned long)(pc - (uintptr_t)(di.dli_sname ? di.dli_saddr : di.dli_fbase)), di.dli_fname);
+	else
+		printf("    %s %#lx\n", tag, (unsigned long)pc);
+}
+
+/* A stack read outside [lo, hi) is refused, not made. */
+static void bounds_check(void)
+{
+	uint64_t words[4] = { 1, 2, 3, 4 }, v = 0;
+	struct cfi_cursor c = { .lo = (uintptr_t)&words[1], .hi = (uintptr_t)&words[3] };
+	int ok = stack_read(&c, (uintptr_t)&words[1], &v) == 0 && v == 2 &&
+		 stack_read(&c, (uintptr_t)&words[2], &v) == 0 && v == 3 &&
+		 stack_read(&c, (uintptr_t)&words[0], &v) < 0 && stack_read(&c, (uintptr_t)&words[3], &v) < 0 &&
+		 stack_read(&c, (uintptr_t)&words[2] + 4, &v) < 0;
+	CHECK(ok, "stack reads inside [lo, hi) are made, outside (below, at hi, straddling) refused");
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 1.5;
+	cfi_init();
+	range_of((void *)qsort, &g_libc.lo, &g_libc.hi);
+	range_of((void *)cbrt, &g_libm.lo, &g_libm.hi);
+	bounds_check();
+	struct sigaction sa = { .sa_sigaction = on_prof, .sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPROF, &sa, NULL);
+	struct sigaction su = { .sa_handler = on_usr, .sa_flags = SA_RESTART };
+	sigemptyset(&su.sa_mask);
+	sigaction(SIGUSR1, &su, NULL);
+	/* Warm libgcc (its first use may allocate) outside a handler. */
+	struct bt b = { .n = 0 };
+	_Unwind_Backtrace(collect, &b);
+	pthread_t th;
+	pthread_create(&th, NULL, worker, &secs);
+	worker(&secs);
+	pthread_join(th, NULL);
+	CHECK(n_diff == 0, "cfi and libgcc give the same frames at every signal (%ld of %ld differ)", n_diff,
+	      n_total);
+	for (int d = 0; d < KEEP && d < n_diff; d++) {
+		printf("  difference %d: cfi %d frames, libgcc %d\n", d, g_bad[d].na, g_bad[d].nb);
+		for (int k = 0; k < g_bad[d].na || k < g_bad[d].nb; k++) {
+			if (k < g_bad[d].na)
+				print_pc("cfi   ", g_bad[d].a[k]);
+			if (k < g_bad[d].nb)
+				print_pc("libgcc", g_bad[d].b[k]);
+		}
+	}
+	CHECK(n_lost == 0, "libgcc found the interrupted PC through the signal frame every time (%ld lost)", n_lost);
+	CHECK(n_total >= 2000, "enough signals (%ld)", n_total);
+	CHECK(n_libc >= 200, "interrupted in libc %ld times, stacks equal", n_libc);
+	CHECK(n_libm >= 100, "interrupted in libm %ld times, stacks equal", n_libm);
+	CHECK(n_usr >= 50, "interrupted in the program's SIGUSR1 handler %ld times, equal through __restore_rt",
+	      n_usr);
+	CHECK(n_deep * 2 >= n_match && n_match > 0, "stacks of 6 frames or more: %ld of %ld", n_deep, n_match);
+	CHECK(n_step_ok * 10 >= n_match * 9, "one cfi_step from the ucontext gives frame 2: %ld of %ld", n_step_ok,
+	      n_match);
+	return g_fail;
+}
