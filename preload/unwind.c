@@ -601,6 +601,173 @@ static int eval(const struct cfi_cursor *c, const uint8_t *p, uint64_t len, int 
 /* glibc's __restore_rt: mov $0xf,%rax; syscall (rt_sigreturn). */
 static const uint8_t sigreturn_code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 
+/* ---- a cache of frame recipes ----
+ *
+ * Most frames' rules are "CFA = register + offset; rbx, rbp, r12-r15 and
+ * the return address saved at CFA + small offsets or unchanged": 12
+ * bytes, kept in a global direct-mapped table keyed by the PC looked up
+ * (with the frame's exactness), so a hit skips _dl_find_object, the
+ * binary search and the CFA program (bench/stacks.sh: the walk was ~5x
+ * slower without it). Shared by all threads without a lock: each entry
+ * is a seqlock (a writer takes it by CAS from an even to an odd count,
+ * writes, releases it even; a reader copies and rechecks the count, and
+ * a torn or busy entry is a miss). A handler that interrupts a writer of
+ * its own thread sees the entry busy and misses; it never waits. The
+ * generation, bumped at every dlclose (cfi_forget, from interpose.c),
+ * retires every entry at once: an unloaded object's PCs may come back
+ * with other code. Frames with other rules (expressions, a caller-saved
+ * register saved, a signal trampoline's registers) take the slow path
+ * every time, except the trampoline, cached as such. */
+enum { REC_RULES = 1, REC_SIGRETURN = 2 };
+#define OFF_SAME 127
+#define OFF_UNDEF (-128)
+#define CFI_CACHE 1024     /* entries, 32 bytes each */
+
+struct crec {
+	uint8_t kind, cfa_reg, signal;
+	int8_t off[7];         /* rbx, rbp, r12, r13, r14, r15, ra: (saved at CFA + 8 off) or SAME/UNDEF */
+	int32_t cfa_off;
+};
+static const unsigned char rec_reg[7] = { 3, 6, 12, 13, 14, 15, CFI_RIP };
+
+static struct {
+	uint64_t w[4];         /* seq << 32 | generation, key, payload[2] */
+} g_cache[CFI_CACHE] __attribute__((aligned(64)));
+static uint32_t g_cfi_gen;
+static __thread int g_cfi_nocache __attribute__((tls_model("initial-exec")));   /* tests: the slow path */
+
+void cfi_forget(void)
+{
+	__atomic_add_fetch(&g_cfi_gen, 1, __ATOMIC_RELEASE);
+}
+
+static unsigned slot_of(uint64_t key)
+{
+	return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 54) & (CFI_CACHE - 1);
+}
+
+static int cache_get(uint64_t key, struct crec *r)
+{
+	if (g_cfi_nocache)
+		return 0;
+	unsigned i = slot_of(key);
+	uint64_t w0 = __atomic_load_n(&g_cache[i].w[0], __ATOMIC_ACQUIRE);
+	uint32_t gen = __atomic_load_n(&g_cfi_gen, __ATOMIC_ACQUIRE);
+	if ((w0 >> 32 & 1) || (uint32_t)w0 != gen || (w0 >> 32) == 0)
+		return 0;
+	uint64_t k = __atomic_load_n(&g_cache[i].w[1], __ATOMIC_RELAXED);
+	uint64_t p[2] = { __atomic_load_n(&g_cache[i].w[2], __ATOMIC_RELAXED),
+			  __atomic_load_n(&g_cache[i].w[3], __ATOMIC_RELAXED) };
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&g_cache[i].w[0], __ATOMIC_RELAXED) != w0 || k != key)
+		return 0;
+	_Static_assert(sizeof(struct crec) <= sizeof(p), "crec fits two words");
+	memcpy(r, p, sizeof(*r));
+	return 1;
+}
+
+static void cache_put(uint64_t key, const struct crec *r)
+{
+	if (g_cfi_nocache)
+		return;
+	unsigned i = slot_of(key);
+	uint64_t p[2] = { 0, 0 };
+	memcpy(p, r, sizeof(*r));
+	uint32_t gen = __atomic_load_n(&g_cfi_gen, __ATOMIC_ACQUIRE);
+	uint64_t w0 = __atomic_load_n(&g_cache[i].w[0], __ATOMIC_RELAXED);
+	if (w0 >> 32 & 1)
+		return;   /* being written (by another thread, or the code this interrupted) */
+	uint64_t busy = ((w0 >> 32) + 1) << 32 | (uint32_t)w0;
+	if (!__atomic_compare_exchange_n(&g_cache[i].w[0], &w0, busy, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&g_cache[i].w[1], key, __ATOMIC_RELAXED);
+	__atomic_store_n(&g_cache[i].w[2], p[0], __ATOMIC_RELAXED);
+	__atomic_store_n(&g_cache[i].w[3], p[1], __ATOMIC_RELAXED);
+	__atomic_store_n(&g_cache[i].w[0], ((busy >> 32) + 1) << 32 | gen, __ATOMIC_RELEASE);
+}
+
+static int sigreturn_frame(struct cfi_cursor *c);
+
+/* The caller's frame by a recipe. */
+static int apply(struct cfi_cursor *c, const struct crec *r)
+{
+	if (r->kind == REC_SIGRETURN)
+		return sigreturn_frame(c);
+	if (!(c->valid >> r->cfa_reg & 1))
+		return -1;
+	uint64_t cfa = c->reg[r->cfa_reg] + (uint64_t)(int64_t)r->cfa_off;
+	uint64_t v[7];
+	for (int k = 0; k < 7; k++)
+		if (r->off[k] != OFF_SAME && r->off[k] != OFF_UNDEF &&
+		    stack_read(c, cfa + (uint64_t)(8 * (int64_t)r->off[k]), &v[k]) < 0)
+			return -1;
+	if (r->off[6] == OFF_UNDEF)
+		return 0;   /* the outermost frame */
+	for (int k = 0; k < 7; k++) {
+		if (r->off[k] == OFF_SAME)
+			continue;
+		if (r->off[k] == OFF_UNDEF) {
+			c->valid &= ~(1u << rec_reg[k]);
+		} else {
+			c->reg[rec_reg[k]] = v[k];
+			c->valid |= 1u << rec_reg[k];
+		}
+	}
+	c->reg[CFI_RSP] = cfa;
+	c->valid |= 1u << CFI_RSP;
+	if (!(c->valid >> CFI_RIP & 1) || !c->reg[CFI_RIP])
+		return 0;
+	c->exact = r->signal;
+	return 1;
+}
+
+/* The recipe of a state, if it has one: 0, or -1. */
+static int make_rec(const struct regstate *s, const struct fde *f, struct crec *r)
+{
+	if (s->cfa_how != CFA_REG || f->ra_reg != CFI_RIP || s->cfa_off != (int32_t)s->cfa_off)
+		return -1;
+	memset(r, 0, sizeof(*r));
+	r->kind = REC_RULES;
+	r->cfa_reg = s->cfa_reg;
+	r->cfa_off = (int32_t)s->cfa_off;
+	r->signal = (uint8_t)f->signal;
+	for (int reg = 0, k; reg < CFI_NREGS; reg++) {
+		for (k = 0; k < 7 && rec_reg[k] != reg; k++)
+			;
+		const struct rule *ru = &s->r[reg];
+		if (k == 7) {
+			if (ru->how != RULE_SAME && reg != CFI_RSP)
+				return -1;
+			if (reg == CFI_RSP && ru->how != RULE_SAME)
+				return -1;
+			continue;
+		}
+		if (ru->how == RULE_SAME)
+			r->off[k] = OFF_SAME;
+		else if (ru->how == RULE_UNDEF)
+			r->off[k] = OFF_UNDEF;
+		else if (ru->how == RULE_OFF && !(ru->off & 7) && ru->off / 8 > OFF_UNDEF && ru->off / 8 < OFF_SAME)
+			r->off[k] = (int8_t)(ru->off / 8);
+		else
+			return -1;
+	}
+	return 0;
+}
+
+static int sigreturn_frame(struct cfi_cursor *c)
+{
+	uint64_t uc = c->reg[CFI_RSP];
+	greg_t g[NGREG] = { 0 };
+	uint64_t at = uc + offsetof(ucontext_t, uc_mcontext.gregs);
+	if (!(c->valid >> CFI_RSP & 1))
+		return -1;
+	for (int i = 0; i < NGREG; i++)
+		if (stack_read(c, at + 8 * (uint64_t)i, (uint64_t *)&g[i]) < 0)
+			return -1;
+	from_gregs(c, g);
+	return c->reg[CFI_RIP] ? 1 : 0;
+}
+
 int cfi_step(struct cfi_cursor *c)
 {
 	uint64_t pc = c->reg[CFI_RIP];
@@ -610,6 +777,10 @@ int cfi_step(struct cfi_cursor *c)
 	if (c->hi <= c->lo)
 		return -1;
 	uint64_t look = c->exact ? pc : pc - 1;
+	uint64_t key = pc << 1 | (uint64_t)(c->exact & 1);
+	struct crec rec;
+	if (cache_get(key, &rec))
+		return apply(c, &rec);
 	if (_dl_find_object((void *)(uintptr_t)look, &fo) != 0)
 		return -1;
 	/* The signal trampoline: the interrupted context is the ucontext the
@@ -617,16 +788,9 @@ int cfi_step(struct cfi_cursor *c)
 	if (pc + sizeof(sigreturn_code) <= (uint64_t)(uintptr_t)fo.dlfo_map_end &&
 	    pc >= (uint64_t)(uintptr_t)fo.dlfo_map_start &&
 	    !memcmp((const void *)(uintptr_t)pc, sigreturn_code, sizeof(sigreturn_code))) {
-		uint64_t uc = c->reg[CFI_RSP];
-		greg_t g[NGREG] = { 0 };
-		uint64_t at = uc + offsetof(ucontext_t, uc_mcontext.gregs);
-		if (!(c->valid >> CFI_RSP & 1))
-			return -1;
-		for (int i = 0; i < NGREG; i++)
-			if (stack_read(c, at + 8 * (uint64_t)i, (uint64_t *)&g[i]) < 0)
-				return -1;
-		from_gregs(c, g);
-		return c->reg[CFI_RIP] ? 1 : 0;
+		rec = (struct crec){ .kind = REC_SIGRETURN };
+		cache_put(key, &rec);
+		return sigreturn_frame(c);
 	}
 	struct fde f;
 	if (find_fde(look, fo.dlfo_eh_frame, fo.dlfo_map_end, &f) < 0)
@@ -638,6 +802,10 @@ int cfi_step(struct cfi_cursor *c)
 	s = init;
 	if (run_cfa(&s, &init, f.insns, f.end, &f, f.begin, look) < 0)
 		return -1;
+	if (make_rec(&s, &f, &rec) == 0) {
+		cache_put(key, &rec);
+		return apply(c, &rec);
+	}
 	uint64_t cfa;
 	if (s.cfa_how == CFA_REG) {
 		if (!(c->valid >> s.cfa_reg & 1))

@@ -24,6 +24,8 @@ struct cfi_cursor {
 
 /* Records the main thread (call once, from a constructor). */
 void cfi_init(void);
+/* Forgets the cached frame recipes: an object was unloaded (dlclose). */
+void cfi_forget(void);
 /* The top of the calling thread's stack: __libc_stack_end for the main
  * thread, the thread descriptor (at the top of its stack) for others. */
 uintptr_t cfi_stack_top(void);

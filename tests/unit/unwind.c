@@ -8,7 +8,9 @@
  * At every signal the handler unwinds the ucontext with cfi_backtrace
  * and libgcc from the handler through the signal frame, and the two
  * lists of PCs from the interrupted one on must be equal: any difference
- * fails (the first ones are printed with their symbols). Also checked:
+ * fails (the first ones are printed with their symbols); so does a walk
+ * that differs with the frame-recipe cache off (retired now and then, as
+ * by dlclose). Also checked:
  * enough signals landed in libc, in libm, in the program's handler (the
  * walk through __restore_rt), and stacks are deep; a stack read off the
  * thread's stack is refused; values.c's one step gives the caller.
@@ -45,7 +47,7 @@ static _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
 static struct {
 	uintptr_t lo, hi;
 } g_libc, g_libm;
-static volatile long n_total, n_match, n_diff, n_lost, n_libc, n_libm, n_usr, n_deep, n_step_ok;
+static volatile long n_cache_diff, n_total, n_match, n_diff, n_lost, n_libc, n_libm, n_usr, n_deep, n_step_ok;
 static volatile sig_atomic_t in_usr;
 static __thread int t_in_usr;
 static struct {
@@ -61,6 +63,13 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 	uint64_t a[MAXF];
 	int more;
 	unsigned na = cfi_backtrace(uc, a, MAXF, &more);
+	/* The same walk without the recipe cache: every frame the slow way. */
+	uint64_t a2[MAXF];
+	g_cfi_nocache = 1;
+	unsigned na2 = cfi_backtrace(uc, a2, MAXF, &more);
+	g_cfi_nocache = 0;
+	if (na2 != na || memcmp(a, a2, na * 8))
+		__atomic_add_fetch(&n_cache_diff, 1, __ATOMIC_RELAXED);
 	struct bt b = { .n = 0 };
 	_Unwind_Backtrace(collect, &b);
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -170,6 +179,8 @@ static void *worker(void *arg)
 		libm_work();
 		if (k % 3 == 0)
 			raise(SIGUSR1);
+		if (k % 5 == 0)
+			cfi_forget();   /* as a dlclose does: every cached recipe retired */
 	}
 	timer_delete(t);
 	return NULL;
@@ -237,6 +248,7 @@ int main(int argc, char **argv)
 				print_pc("libgcc", g_bad[d].b[k]);
 		}
 	}
+	CHECK(n_cache_diff == 0, "with and without the recipe cache, the same frames (%ld differ)", n_cache_diff);
 	CHECK(n_lost == 0, "libgcc found the interrupted PC through the signal frame every time (%ld lost)", n_lost);
 	CHECK(n_total >= 2000, "enough signals (%ld)", n_total);
 	CHECK(n_libc >= 200, "interrupted in libc %ld times, stacks equal", n_libc);
