@@ -32,7 +32,7 @@
  *
  * A frame whose PC is the kernel's sigreturn trampoline (glibc's
  * __restore_rt: mov $0xf,%rax; syscall, checked by its bytes as libgcc's
- * fallback does) continues from the ucontext the kernel saved at its RSP,
+ * fallback does, inside the code its FDE covers) continues from the ucontext the kernel saved at its RSP,
  * so a program's own signal handler is unwound through into what it
  * interrupted.
  *
@@ -104,7 +104,7 @@ int cfi_init_ucontext(struct cfi_cursor *c, const ucontext_t *uc)
 
 static int stack_read(const struct cfi_cursor *c, uint64_t addr, uint64_t *v)
 {
-	if (addr < c->lo || addr > c->hi || c->hi - addr < 8 || (addr & 7))
+	if (addr < c->lo || addr > c->hi || c->hi - addr < 8)
 		return -1;
 	*v = *(const uint64_t *)(uintptr_t)addr;
 	return 0;
@@ -783,18 +783,20 @@ int cfi_step(struct cfi_cursor *c)
 		return apply(c, &rec);
 	if (_dl_find_object((void *)(uintptr_t)look, &fo) != 0)
 		return -1;
+	struct fde f;
+	if (find_fde(look, fo.dlfo_eh_frame, fo.dlfo_map_end, &f) < 0)
+		return -1;
 	/* The signal trampoline: the interrupted context is the ucontext the
-	 * kernel saved at rsp (struct rt_sigframe, after its return address). */
-	if (pc + sizeof(sigreturn_code) <= (uint64_t)(uintptr_t)fo.dlfo_map_end &&
-	    pc >= (uint64_t)(uintptr_t)fo.dlfo_map_start &&
+	 * kernel saved at rsp (struct rt_sigframe, after its return address).
+	 * Its bytes are read only inside the code its FDE covers (glibc's
+	 * starts at the nop before __restore_rt, so pc - 1 finds it): an
+	 * object's map range has unmapped gaps between its segments. */
+	if (pc >= f.begin && pc - f.begin <= f.range && f.range - (pc - f.begin) >= sizeof(sigreturn_code) &&
 	    !memcmp((const void *)(uintptr_t)pc, sigreturn_code, sizeof(sigreturn_code))) {
 		rec = (struct crec){ .kind = REC_SIGRETURN };
 		cache_put(key, &rec);
 		return sigreturn_frame(c);
 	}
-	struct fde f;
-	if (find_fde(look, fo.dlfo_eh_frame, fo.dlfo_map_end, &f) < 0)
-		return -1;
 	struct regstate init, s;
 	memset(&init, 0, sizeof(init));
 	if (run_cfa(&init, NULL, f.cie_insns, f.cie_end, &f, f.begin, UINT64_MAX) < 0)
