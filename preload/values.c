@@ -19,8 +19,8 @@
  * latency in cycles, binned (LATENCY), the target of an indirect call or
  * jump (TARGET); with the return address of the procedure the sample
  * landed in (RETADDR, one step of vprof's CFI unwinder from the
- * ucontext, preload/unwind.c), the sources and result again paired with it (*_BY_SITE), so a
- * value invariant from one call site and not another is found. With a
+ * ucontext, preload/unwind.c), the sources and result again paired with
+ * it (*_BY_SITE), so a value invariant from one call site and not another is found. With a
  * customization module (VPROF_MODULE, module.c) the module decides
  * instead: observe() hands it each record, it asks for latency timing
  * and the return address only if it wants them, and gets the run's
@@ -40,7 +40,6 @@
 #include "merge/hotlist.h"
 #include "vprof-module.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
