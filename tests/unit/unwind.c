@@ -230,6 +230,59 @@ static void bounds_check(void)
 	CHECK(ok, "stack reads inside [lo, hi) are made, outside (below, at hi, straddling) refused");
 }
 
+/* The PLT's CFA is an expression (rsp + 8, + 8 more from byte 11 of an
+ * entry, after its push): found in this program's own .eh_frame_hdr, a
+ * frame at an entry's first byte and at its byte 11 steps to the return
+ * address on a stack of our making. */
+static void plt_check(void)
+{
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)plt_check, &fo) != 0) {
+		CHECK(0, "_dl_find_object finds this program");
+		return;
+	}
+	const uint8_t *hdr = fo.dlfo_eh_frame;
+	if (hdr[1] != (PE_pcrel | PE_sdata4) || hdr[2] != PE_udata4) {
+		CHECK(0, "this program's .eh_frame_hdr has ld's encodings (%#x %#x)", hdr[1], hdr[2]);
+		return;
+	}
+	uint64_t count = *(const uint32_t *)(hdr + 8);
+	const int32_t *tab = (const int32_t *)(hdr + 12);
+	uint64_t plt = 0;
+	for (uint64_t i = 0; i < count && !plt; i++) {
+		struct fde f;
+		uint64_t at = (uint64_t)(uintptr_t)hdr + tab[2 * i];
+		if (find_fde(at, hdr, fo.dlfo_map_end, &f) < 0 || f.range < 48)
+			continue;
+		struct regstate init, st;
+		memset(&init, 0, sizeof(init));
+		if (run_cfa(&init, NULL, f.cie_insns, f.cie_end, &f, f.begin, UINT64_MAX) < 0)
+			continue;
+		st = init;
+		if (run_cfa(&st, &init, f.insns, f.end, &f, f.begin, f.begin + 32) == 0 && st.cfa_how == CFA_EXPR)
+			plt = f.begin + 32;
+	}
+	if (hdr[3] != (PE_datarel | PE_sdata4) || !plt) {
+		CHECK(0, "this program's .plt has an FDE with a CFA expression");
+		return;
+	}
+	uint64_t stk[4] = { 0x1111, 0x2222, 0, 0 };
+	struct cfi_cursor c = { .lo = (uintptr_t)stk, .hi = (uintptr_t)(stk + 4), .exact = 1 };
+	c.valid = 1u << CFI_RSP | 1u << CFI_RIP;
+	c.reg[CFI_RSP] = (uintptr_t)stk;
+	c.reg[CFI_RIP] = plt;
+	int r1 = cfi_step(&c);
+	int ok1 = r1 == 1 && c.reg[CFI_RIP] == 0x1111 && c.reg[CFI_RSP] == (uintptr_t)(stk + 1);
+	c.valid = 1u << CFI_RSP | 1u << CFI_RIP;
+	c.exact = 1;
+	c.reg[CFI_RSP] = (uintptr_t)stk;
+	c.reg[CFI_RIP] = plt + 11;
+	int r2 = cfi_step(&c);
+	int ok2 = r2 == 1 && c.reg[CFI_RIP] == 0x2222 && c.reg[CFI_RSP] == (uintptr_t)(stk + 2);
+	CHECK(ok1 && ok2, "a PLT entry (CFA expression): byte 0 returns to stack[0], byte 11 to stack[1] (%d %d)",
+	      r1, r2);
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 1.5;
@@ -240,6 +293,7 @@ int main(int argc, char **argv)
 	if (cxx && (*(void **)&g_demangle = dlsym(cxx, "__cxa_demangle")))
 		range_of((void *)g_demangle, &g_cxx.lo, &g_cxx.hi);
 	bounds_check();
+	plt_check();
 	struct sigaction sa = { .sa_sigaction = on_prof, .sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGPROF, &sa, NULL);
