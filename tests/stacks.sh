@@ -134,6 +134,26 @@ check "python3 --stacks: identical output and status ($st)" [ "$st" = "$pst" ] &
 check "python3: folded stacks from __libc_start_call_main through the eval loop" \
 	awk '$1 ~ /__libc_start_call_main;.*_PyEval_EvalFrameDefault/ { ok = 1 } END { exit !ok }' "$TMP/py.folded"
 
+# Through a program's own signal handler: samples in the handler's work
+# are unwound through the kernel's signal frame into main (cfi's
+# __restore_rt rule), same output and status.
+cat >"$TMP/sigh.c" <<'CEOF'
+#include <signal.h>
+#include <stdio.h>
+static volatile double sink;
+__attribute__((noinline)) static void burn(void) { for (int i = 0; i < 200000; i++) sink += i * 0.5; }
+static void on_usr(int sig) { burn(); }
+__attribute__((noinline)) static void kick(void) { raise(SIGUSR1); }
+int main(void) { signal(SIGUSR1, on_usr); for (int i = 0; i < 3000; i++) kick(); printf("sigh %d\n", sink > 0); return 0; }
+CEOF
+cc -O1 -g -o "$TMP/sigh" "$TMP/sigh.c"
+st=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db_sigh" --stacks --freq 1000 -- "$TMP/sigh")
+"$VPROF" export --db "$TMP/db_sigh" --format folded >"$TMP/sigh.folded" 2>/dev/null
+through=$(awk '$1 ~ /;main;kick;.*;on_usr;burn$/ { s += $NF } END { print s + 0 }' "$TMP/sigh.folded")
+inburn=$(awk '$1 ~ /burn$/ { s += $NF } END { print s + 0 }' "$TMP/sigh.folded")
+check "program's signal handler: same output and status, $through of $inburn samples in burn() unwound through the signal frame into main;kick" \
+	[ "$st" = 0 -a "$(cat "$TMP/v.out")" = "sigh 1" -a "$inburn" -gt 100 -a "$through" -ge $((inburn * 9 / 10)) ]
+
 # Descriptors: the default (cfi) and the frame-pointer walk hold none;
 # libunwind's validation pipe is moved out of the program's way (top
 # quarter, marked ours).
