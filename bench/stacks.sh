@@ -15,8 +15,10 @@
 #   ring      vprof, PC only, ring mode (the default way)
 #   sig       vprof, PC only, a signal per sample (VPROF_RING=0): what
 #             --stacks runs on
-#   unwind    vprof --stacks --stack-depth 64: libunwind's unw_backtrace
-#             through the signal frame (the default)
+#   cfi       vprof --stacks --stack-depth 64: vprof's own CFI unwinder
+#             from the ucontext (preload/unwind.c; the default)
+#   unwind    ... VPROF_STACK_METHOD=unwind: libunwind's unw_backtrace
+#             through the signal frame (the default before cfi)
 #   cursor    ... VPROF_STACK_METHOD=cursor: libunwind's cursor from the
 #             ucontext (unw_init_local2 + unw_step)
 #   fp        vprof --stacks --stack-depth 64, VPROF_STACK_METHOD=fp
@@ -63,10 +65,11 @@ run() {
 	rm -rf "$W/db" "$W/p.data"
 	case $v in
 	base) CALLTREE_TRUTH=$W/truth "$W/ct" -r "$d" "$UNITS" >/dev/null ;;
-	ring|sig|unwind|cursor|fp)
+	ring|sig|cfi|unwind|cursor|fp)
 		local env=() opt=()
 		[ "$v" = sig ] && env=(VPROF_RING=0)
-		[ "$v" = unwind ] && opt=(--stacks --stack-depth 64)
+		[ "$v" = cfi ] && { opt=(--stacks --stack-depth 64); env=(VPROF_STACK_METHOD=cfi); }
+		[ "$v" = unwind ] && { opt=(--stacks --stack-depth 64); env=(VPROF_STACK_METHOD=unwind); }
 		[ "$v" = fp ] && { opt=(--stacks --stack-depth 64); env=(VPROF_STACK_METHOD=fp); }
 		[ "$v" = cursor ] && { opt=(--stacks --stack-depth 64); env=(VPROF_STACK_METHOD=cursor); }
 		env "${env[@]}" CALLTREE_TRUTH="$W/truth" "$VPROF" run --db "$W/db" --event task-clock \
@@ -83,7 +86,7 @@ run() {
 	echo "$(cpu) ${s:-0}"
 }
 
-cc -O2 -fno-omit-frame-pointer -o "$W/micro" "$TOP/bench/stacks_micro.c" -lunwind || exit 1
+cc -O2 -fno-omit-frame-pointer -I"$TOP" -o "$W/micro" "$TOP/bench/stacks_micro.c" -lunwind || exit 1
 micro() {
 	echo
 	echo "unwind alone, in a SIGPROF handler raised D frames deep (bench/stacks_micro.c):"
@@ -92,7 +95,7 @@ micro() {
 	done
 }
 [ $MACRO = 1 ] || { micro; exit 0; }
-variants="ring sig unwind cursor fp"
+variants="ring sig cfi unwind cursor fp"
 [ $have_perf = 1 ] && variants="$variants perf perf-fp perf-dwarf"
 : >"$W/results"
 for r in $(seq 1 "$ROUNDS"); do
@@ -124,7 +127,7 @@ print("| depth | variant | us per sample | x sig | slowdown | samples |")
 print("|---:|---|---:|---:|---:|---:|")
 for d in sorted({k[0] for k in cost}):
     sig = st.median(x[0] for x in cost.get((d, "sig"), [(float("nan"), 0, 0)]))
-    for v in ["ring", "sig", "unwind", "cursor", "fp", "perf", "perf-fp", "perf-dwarf"]:
+    for v in ["ring", "sig", "cfi", "unwind", "cursor", "fp", "perf", "perf-fp", "perf-dwarf"]:
         if (d, v) not in cost:
             continue
         xs = cost[(d, v)]

@@ -9,8 +9,9 @@
  *                        (CLOCK_MONOTONIC, vDSO). Prints the median ns
  *                        and the frames found per method.
  *
- * Methods as in preload/stacks.c: libunwind's unw_backtrace through the
- * signal frame (unwind), its cursor from the ucontext (cursor), the
+ * Methods as in preload/stacks.c: vprof's own CFI unwinder from the
+ * ucontext (cfi, preload/unwind.c compiled in), libunwind's unw_backtrace
+ * through the signal frame (unwind), its cursor from the ucontext (cursor), the
  * frame-pointer walk (fp; build with -fno-omit-frame-pointer).
  */
 #define _GNU_SOURCE
@@ -23,9 +24,10 @@
 #include <string.h>
 #include <time.h>
 #include <ucontext.h>
+#include "preload/unwind.c"
 
-enum { M_UNWIND, M_CURSOR, M_FP, M_N };
-static const char *const names[M_N] = { "unwind", "cursor", "fp" };
+enum { M_CFI, M_UNWIND, M_CURSOR, M_FP, M_N };
+static const char *const names[M_N] = { "cfi", "unwind", "cursor", "fp" };
 static uint64_t *ns[M_N];
 static int frames[M_N];
 static volatile int iter, method;
@@ -86,8 +88,10 @@ static void handler(int sig, siginfo_t *si, void *ucv)
 {
 	uint64_t pc[64];
 	uint64_t t0 = now();
-	int n = method == M_UNWIND ? by_backtrace(ucv, pc) : method == M_CURSOR ? by_cursor(ucv, pc)
-									     : by_fp(ucv, pc);
+	int more;
+	int n = method == M_CFI ? (int)cfi_backtrace(ucv, pc, 64, &more)
+		: method == M_UNWIND ? by_backtrace(ucv, pc) : method == M_CURSOR ? by_cursor(ucv, pc)
+										 : by_fp(ucv, pc);
 	ns[method][iter] = now() - t0;
 	frames[method] = n;
 }
@@ -121,6 +125,7 @@ int main(int argc, char **argv)
 	a.sa_flags = SA_SIGINFO;
 	sigaction(SIGPROF, &a, NULL);
 	top = (uintptr_t)__libc_stack_end;
+	cfi_init();
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	for (int m = 0; m < M_N; m++)
 		ns[m] = calloc((size_t)n, sizeof(uint64_t));

@@ -281,7 +281,7 @@ struct merge_stacks_head {      /* 64 bytes, the geometry first */
 	uint8_t pad[12];
 };
 enum { MERGE_STACK_M_NONE = 0, MERGE_STACK_M_UNWIND = 1, MERGE_STACK_M_FP = 2,
-       MERGE_STACK_M_CURSOR = 3 };
+       MERGE_STACK_M_CURSOR = 3, MERGE_STACK_M_CFI = 4 };
 struct merge_stack_entry {      /* 544 bytes */
 	uint64_t hash;           /* of gen and pc[0..depth) */
 	uint32_t state;          /* MERGE_HOT_FREE/BUSY/READY */

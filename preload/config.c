@@ -126,17 +126,19 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	if ((rc = parse_u64("VPROF_STACK_DEPTH", 1, MERGE_STACK_MAX, &v, why, whylen)) < 0)
 		return rc;
 	c->stack_depth = (int)v;
-	c->stack_method = MERGE_STACK_M_UNWIND;
+	c->stack_method = MERGE_STACK_M_CFI;
 	s = getenv("VPROF_STACK_METHOD");
 	if (s && *s) {
-		if (!strcmp(s, "unwind"))
+		if (!strcmp(s, "cfi"))
+			c->stack_method = MERGE_STACK_M_CFI;
+		else if (!strcmp(s, "unwind"))
 			c->stack_method = MERGE_STACK_M_UNWIND;
 		else if (!strcmp(s, "fp"))
 			c->stack_method = MERGE_STACK_M_FP;
 		else if (!strcmp(s, "cursor"))
 			c->stack_method = MERGE_STACK_M_CURSOR;
 		else {
-			snprintf(why, whylen, "VPROF_STACK_METHOD=%s: expected one of unwind, fp, cursor", s);
+			snprintf(why, whylen, "VPROF_STACK_METHOD=%s: expected one of cfi, unwind, fp, cursor", s);
 			return -EINVAL;
 		}
 	}

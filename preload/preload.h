@@ -27,7 +27,7 @@ struct preload_config {
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
 	uint64_t epoch_secs;     /* VPROF_EPOCH_SECS: rotate the spool every S s (0: never) */
 	int stack_depth;         /* VPROF_STACK_DEPTH (default 32, with stacks) */
-	int stack_method;        /* VPROF_STACK_METHOD: MERGE_STACK_M_UNWIND or _FP */
+	int stack_method;        /* VPROF_STACK_METHOD: MERGE_STACK_M_CFI, _UNWIND, _FP or _CURSOR */
 	int max_cost;            /* VPROF_MAX_COST: % of a thread's CPU, 0 off (selflimit.c) */
 	uint64_t test_handler_work; /* VPROF_TEST_HANDLER_WORK: us per sample (tests only) */
 };

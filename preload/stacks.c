@@ -4,9 +4,16 @@
  * In the SIGPROF handler, after the PC is counted, the interrupted thread's
  * stack is unwound from the signal's ucontext, up to VPROF_STACK_DEPTH
  * frames (sampled PC first, then return addresses), and counted in the
- * spool's STACKS table (merge/stacks.c). Two unwinders:
+ * spool's STACKS table (merge/stacks.c). The unwinders:
  *
- *   unwind (default)  libunwind's unw_backtrace() from the handler, through
+ *   cfi (default)     vprof's own DWARF CFI unwinder (preload/unwind.c)
+ *                     from the ucontext: .eh_frame through glibc's
+ *                     lock-free _dl_find_object, every stack read checked
+ *                     against the thread's stack, no malloc, no locks, no
+ *                     system calls, no descriptor; through a program's own
+ *                     signal handlers (the kernel's sigreturn frame).
+ *                     libunwind is not loaded.
+ *   unwind            libunwind's unw_backtrace() from the handler, through
  *                     the kernel's signal frame (its fast path, a per-thread
  *                     cache of frame descriptions built from .eh_frame):
  *                     right through Debian's libraries and programs, built
@@ -36,6 +43,7 @@
  */
 #include "preload/preload.h"
 #include "merge/stacks.h"
+#include "preload/unwind.h"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -48,8 +56,6 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-extern void *__libc_stack_end;
 
 /* libunwind is dlopen'ed RTLD_LOCAL, and only with stacks on: linked in,
  * its _Unwind_* exports (it has a whole libgcc_s-compatible set) would
@@ -169,8 +175,6 @@ static int load_libunwind(void)
 	       U.backtrace && U.local_as ? 0 : -ENOSYS;
 }
 
-static pthread_t g_main_thread;
-static __thread uintptr_t t_stack_top PRELOAD_TLS;
 
 /* A warm-up unwind from here: libunwind initializes its tables (and may
  * allocate) at its first use, which must not be in a handler. */
@@ -188,8 +192,8 @@ static __attribute__((noinline)) int warm(void)
 
 int preload_stacks_init(void)
 {
-	g_main_thread = pthread_self();
-	if (g_vprof.cfg.stack_method != MERGE_STACK_M_FP) {
+	cfi_init();
+	if (g_vprof.cfg.stack_method == MERGE_STACK_M_UNWIND || g_vprof.cfg.stack_method == MERGE_STACK_M_CURSOR) {
 		void *buf[8];
 		int rc = load_libunwind();
 		if (rc < 0)
@@ -253,21 +257,11 @@ static unsigned by_backtrace(ucontext_t *uc, uint64_t *pc, unsigned max, int *mo
 	return k;
 }
 
-static uintptr_t stack_top(void)
-{
-	if (!t_stack_top) {
-		pthread_t self = pthread_self();
-		t_stack_top = pthread_equal(self, g_main_thread) ? (uintptr_t)__libc_stack_end
-								  : (uintptr_t)self;
-	}
-	return t_stack_top;
-}
-
 static unsigned by_fp(ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
 {
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-	uintptr_t top = stack_top();
+	uintptr_t top = cfi_stack_top();   /* the bounds cfi checks its reads with */
 	unsigned n = 0;
 	*more = 0;
 	pc[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -311,9 +305,12 @@ void preload_stacks_sample(siginfo_t *si, void *ucv)
 		n = 1;
 	} else {
 		g_thread.busy = 1;
-		n = g_vprof.cfg.stack_method == MERGE_STACK_M_FP       ? by_fp(uc, pc, max, &more)
-		    : g_vprof.cfg.stack_method == MERGE_STACK_M_CURSOR ? by_unwind(uc, pc, max, &more)
-								       : by_backtrace(uc, pc, max, &more);
+		switch (g_vprof.cfg.stack_method) {
+		case MERGE_STACK_M_FP: n = by_fp(uc, pc, max, &more); break;
+		case MERGE_STACK_M_CURSOR: n = by_unwind(uc, pc, max, &more); break;
+		case MERGE_STACK_M_UNWIND: n = by_backtrace(uc, pc, max, &more); break;
+		default: n = cfi_backtrace(uc, pc, max, &more); break;
+		}
 		g_thread.busy = 0;
 	}
 	/* Entered for the write only (rotate.c): the unwind reads no spool. */

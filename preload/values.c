@@ -18,9 +18,9 @@
  * effective address of the first memory access (ADDR), each load's
  * latency in cycles, binned (LATENCY), the target of an indirect call or
  * jump (TARGET); with the return address of the procedure the sample
- * landed in (RETADDR, from libgcc's _Unwind_Backtrace through the signal
- * frame), the sources and result again paired with it (*_BY_SITE), so a
- * value invariant from one call site and not another is found. With a
+ * landed in (RETADDR, one step of vprof's CFI unwinder from the
+ * ucontext, preload/unwind.c), the sources and result again paired with
+ * it (*_BY_SITE), so a value invariant from one call site and not another is found. With a
  * customization module (VPROF_MODULE, module.c) the module decides
  * instead: observe() hands it each record, it asks for latency timing
  * and the return address only if it wants them, and gets the run's
@@ -40,13 +40,12 @@
 #include "merge/hotlist.h"
 #include "vprof-module.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
-#include <unwind.h>
+#include "preload/unwind.h"
 
 /* This library's own text, from the linker: runs stop at its border. */
 extern char __ehdr_start[] __attribute__((visibility("hidden")));
@@ -64,11 +63,6 @@ struct values_thread {
 };
 
 static __thread struct values_thread *g_vt PRELOAD_TLS;
-
-/* libgcc's unwinder, local to us (dlopen'd, RTLD_LOCAL). */
-typedef _Unwind_Reason_Code unwind_trace_fn(struct _Unwind_Context *, void *);
-static _Unwind_Reason_Code (*g_backtrace)(unwind_trace_fn *, void *);
-static uintptr_t (*g_getip)(struct _Unwind_Context *);
 
 /* Decode-cache entries per thread. bench/values.sh section 6 (Debian
  * programs' value samples, length 4, every 2nd): misses 34% of look-ups
@@ -114,38 +108,22 @@ static uint64_t next(uint64_t *s)
 	return *s = x;
 }
 
-struct walk {
-	uint64_t want, ret;
-	int found, n;
-};
-
-static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
+/* The return address of the procedure interrupted at uc's PC: one step
+ * of vprof's CFI unwinder (preload/unwind.c) from the ucontext. 0 when
+ * unknown (no unwind information, a stack not the thread's). It was
+ * libgcc's _Unwind_Backtrace from this handler through the signal frame
+ * (and, before that, libunwind's unw_backtrace, whose locking fallback
+ * deadlocked): ~30% of a value sample's cost walking our own frames, and
+ * its reads of the stack unchecked. No fallback to libgcc is kept: what
+ * libgcc finds and this does not is code registered with
+ * __register_frame (a JIT's) and frames on stacks that are not the
+ * thread's, where an unchecked read is what we must not do. */
+static uint64_t return_address(const ucontext_t *uc)
 {
-	struct walk *w = arg;
-	uint64_t ip = g_getip(ctx);
-	if (w->found) {
-		w->ret = ip;
-		return _URC_END_OF_STACK;
-	}
-	w->found = ip == w->want;
-	return ++w->n > 16 ? _URC_END_OF_STACK : _URC_NO_REASON;
-}
-
-/* The return address of the procedure interrupted at pc: libgcc's
- * unwinder walks from this handler through the signal frame (its
- * __restore_rt rule); the frame after pc's is its caller. 0 when not
- * found (no unwind info). libgcc finds FDEs through glibc's lock-free
- * _dl_find_object and allocates nothing. libunwind's unw_backtrace, tried
- * first, falls back to unw_step, which takes a lock and sigprocmasks:
- * a sample inside it deadlocked. (A JIT that registers frames with
- * __register_frame makes libgcc take its object lock: not seen here.) */
-static uint64_t return_address(uint64_t pc)
-{
-	struct walk w = { .want = pc };
-	if (!g_backtrace)
+	struct cfi_cursor c;
+	if (cfi_init_ucontext(&c, uc) < 0 || cfi_step(&c) <= 0)
 		return 0;
-	g_backtrace(walk_frame, &w);
-	return w.ret;
+	return c.reg[CFI_RIP];
 }
 
 static void put(struct values_thread *v, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux)
@@ -255,7 +233,7 @@ static void values_sample(ucontext_t *uc, struct merge_spool *sp)
 		/* A module asks for what it needs: unwinding and timing cost. */
 		unsigned mcap = preload_module_capture();
 		v->site = !mcap || (mcap & VPROF_CAP_SITE)
-			  ? return_address((uint64_t)uc->uc_mcontext.gregs[REG_RIP]) : 0;
+			  ? return_address(uc) : 0;
 		v->lat_skip = 1;
 		v->first = executed == 0;
 		struct interp_observer obs = { .insn = observe, .arg = v,
@@ -311,14 +289,7 @@ int preload_values_init(void)
 		return rc;
 	if ((rc = preload_faults_init(NULL, NULL)) < 0)
 		return rc;
-	/* Without libgcc_s, no return addresses (and no *_BY_SITE kinds). */
-	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (h) {
-		g_getip = (uintptr_t (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetIP");
-		g_backtrace = (_Unwind_Reason_Code (*)(unwind_trace_fn *, void *))dlsym(h, "_Unwind_Backtrace");
-		if (!g_getip)
-			g_backtrace = NULL;
-	}
+	cfi_init();   /* the main thread's stack, for return_address() */
 	/* A module that does not load is refused with one message; value
 	 * sampling goes on with the default capture. Children inherit the
 	 * environment: without VPROF_MODULE they do the same, quietly. */

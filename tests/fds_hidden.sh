@@ -7,7 +7,8 @@
 # listings under vprof must equal the plain run's, in ring mode (the
 # default), with signals per sample (VPROF_RING=0 and --values, whose
 # events keep only a mapped header page), with the CPU-timer backend,
-# and at 10 kHz. Then CPython's own test_pass_fds_redirected and
+# at 10 kHz, and with --stacks (the default cfi unwinder: no libunwind,
+# no pipe; with and without --values). Then CPython's own test_pass_fds_redirected and
 # test_close_fds (Debian's libpython3.11-testsuite) pass under vprof as
 # they pass plain.
 . "$(dirname "$0")/lib.sh"
@@ -52,6 +53,8 @@ mode ring-10k -- --freq 10000
 mode signals VPROF_RING=0 -- --freq 1000
 mode values -- --freq 1000 --values
 mode cpu-timer -- --event cpu-timer --freq 1000
+mode stacks -- --freq 1000 --stacks
+mode stacks-values -- --freq 1000 --stacks --values
 
 # The one exception: an event that cannot be mapped (perf's locked-memory
 # allowance spent; forced here by a test knob) keeps its descriptor. The
@@ -183,10 +186,11 @@ for m in sorted(re.findall(r"^(test_\w+) \(([\w.]+)\)\n?[^\n]*?\.\.\. (\w+)", t,
 	cpy "$TMP/cpy.plain" plain
 	cpy "$TMP/cpy.ring" --freq 1000
 	cpy "$TMP/cpy.values" --freq 1000 --values
+	cpy "$TMP/cpy.stacks" --freq 1000 --stacks
 	np=$(results "$TMP/cpy.plain" | grep -c 'POSIXProcessTestCase.* ok$')
 	[ "$np" -eq 2 ] && pass "CPython test_subprocess fd tests pass plain ($np ok)" ||
 		fail "CPython test_subprocess fd tests pass plain: $(tail -5 "$TMP/cpy.plain" | tr '\n' '|')"
-	for m in ring values; do
+	for m in ring values stacks; do
 		if [ -n "$(results "$TMP/cpy.plain")" ] && [ "$(results "$TMP/cpy.plain")" = "$(results "$TMP/cpy.$m")" ] &&
 			grep -q '^Tests result: SUCCESS' "$TMP/cpy.$m"; then
 			pass "CPython test_pass_fds_redirected, test_close_fds under vprof ($m): same results, SUCCESS"

@@ -2,8 +2,8 @@
 # Call stacks (vprof run --stacks): a fixture with a planted call tree
 # (tests/fixtures/calltree.c: main -> a -> leaf with ~60% of the CPU,
 # main -> b -> leaf with ~40%, the truth measured by the fixture itself),
-# built with and without frame pointers and unwound by libunwind and by
-# the frame-pointer walk: --callers leaf and --callees main within 3
+# built with and without frame pointers and unwound by vprof's own CFI
+# unwinder (the default), libunwind and the frame-pointer walk: --callers leaf and --callees main within 3
 # points of the truth, folded paths main;a;leaf and main;b;leaf summing to
 # the samples, pprof with cumulative time; Debian's xz -T2 and python3
 # unchanged under --stacks with stacks through libc; merges of two runs
@@ -31,7 +31,7 @@ print("none")' "$4"
 near() { "$PY" -c 'import sys; a, b, p = sys.argv[1:]; sys.exit(not (a != "none" and abs(float(a) - float(b)) <= float(p)))' "$1" "$2" "$3"; }
 
 "$TMP/ct_nofp" "$N" >"$TMP/plain.out"; plain_st=$?
-for variant in "nofp unwind" "nofp cursor" "fp unwind" "fp fp"; do
+for variant in "nofp cfi" "nofp unwind" "nofp cursor" "fp cfi" "fp unwind" "fp fp"; do
 	set -- $variant
 	bin=$TMP/ct_$1 db=$TMP/db_$1_$2 tag="-O1 $([ "$1" = fp ] && echo -fno-omit-frame-pointer || echo -fomit-frame-pointer), method $2"
 	st=$(VPROF_STACK_METHOD=$2 CALLTREE_TRUTH=$TMP/truth runst "$TMP/v.out" "$TMP/v.err" \
@@ -66,7 +66,7 @@ for combo in "--event cpu-timer" "--values --freq 1000"; do
 done
 
 # Report columns: inclusive time, main at ~100% inclusive and 0 exclusive.
-db=$TMP/db_nofp_unwind
+db=$TMP/db_nofp_cfi
 "$VPROF" report --db "$db" --json -n 0 >"$TMP/r.json" 2>/dev/null
 check "report --json: main has inclusive >= 95% and exclusive < 1%" "$PY" -c '
 import json, sys
@@ -134,10 +134,37 @@ check "python3 --stacks: identical output and status ($st)" [ "$st" = "$pst" ] &
 check "python3: folded stacks from __libc_start_call_main through the eval loop" \
 	awk '$1 ~ /__libc_start_call_main;.*_PyEval_EvalFrameDefault/ { ok = 1 } END { exit !ok }' "$TMP/py.folded"
 
-# Descriptors: libunwind's validation pipe is moved out of the program's
-# way (top quarter, marked ours); the frame-pointer walk holds none.
+# Through a program's own signal handler: samples in the handler's work
+# are unwound through the kernel's signal frame into main (cfi's
+# __restore_rt rule), same output and status.
+cat >"$TMP/sigh.c" <<'CEOF'
+#include <signal.h>
+#include <stdio.h>
+static volatile double sink;
+__attribute__((noinline)) static void burn(void) { for (int i = 0; i < 200000; i++) sink += i * 0.5; }
+static void on_usr(int sig) { burn(); }
+__attribute__((noinline)) static void kick(void) { raise(SIGUSR1); }
+int main(void) { signal(SIGUSR1, on_usr); for (int i = 0; i < 3000; i++) kick(); printf("sigh %d\n", sink > 0); return 0; }
+CEOF
+cc -O1 -g -o "$TMP/sigh" "$TMP/sigh.c"
+st=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db_sigh" --stacks --freq 1000 -- "$TMP/sigh")
+"$VPROF" export --db "$TMP/db_sigh" --format folded >"$TMP/sigh.folded" 2>/dev/null
+through=$(awk '$1 ~ /;main;kick;.*;on_usr;burn$/ { s += $NF } END { print s + 0 }' "$TMP/sigh.folded")
+inburn=$(awk '$1 ~ /burn$/ { s += $NF } END { print s + 0 }' "$TMP/sigh.folded")
+check "program's signal handler: same output and status, $through of $inburn samples in burn() unwound through the signal frame into main;kick" \
+	[ "$st" = 0 -a "$(cat "$TMP/v.out")" = "sigh 1" -a "$inburn" -gt 100 -a "$through" -ge $((inburn * 9 / 10)) ]
+
+# Descriptors: the default (cfi) and the frame-pointer walk hold none;
+# libunwind's validation pipe is moved out of the program's way (top
+# quarter, marked ours).
 plain_fds=$(ls /proc/self/fd | sort -n | tr '\n' ' ')
-"$VPROF" run --db "$TMP/db_fd" --stacks -- ls /proc/self/fd 2>/dev/null | sort -n | tr '\n' ' ' >"$TMP/fd.unwind"
+"$VPROF" run --db "$TMP/db_fd" --stacks -- ls /proc/self/fd 2>/dev/null | sort -n | tr '\n' ' ' >"$TMP/fd.cfi"
+check "--stacks (cfi, the default): no descriptor at all beyond ls's own ($(cat "$TMP/fd.cfi"))" [ "$(cat "$TMP/fd.cfi")" = "$plain_fds" ]
+"$VPROF" run --db "$TMP/db_fd" --stacks -- cat /proc/self/maps >"$TMP/maps.cfi" 2>/dev/null
+VPROF_STACK_METHOD=unwind "$VPROF" run --db "$TMP/db_fd" --stacks -- cat /proc/self/maps >"$TMP/maps.unwind" 2>/dev/null
+check "--stacks (cfi): libunwind is not loaded ($(grep -c libunwind "$TMP/maps.cfi") mappings; $(grep -c libunwind "$TMP/maps.unwind") with unwind)" \
+	[ "$(grep -c libvprof "$TMP/maps.cfi")" -gt 0 -a "$(grep -c libunwind "$TMP/maps.cfi")" = 0 -a "$(grep -c libunwind "$TMP/maps.unwind")" -gt 0 ]
+VPROF_STACK_METHOD=unwind "$VPROF" run --db "$TMP/db_fd" --stacks -- ls /proc/self/fd 2>/dev/null | sort -n | tr '\n' ' ' >"$TMP/fd.unwind"
 VPROF_STACK_METHOD=fp "$VPROF" run --db "$TMP/db_fd" --stacks -- ls /proc/self/fd 2>/dev/null | sort -n | tr '\n' ' ' >"$TMP/fd.fp"
 low=$(tr ' ' '\n' <"$TMP/fd.unwind" | awk '$1 != "" && $1 < 1000' | tr '\n' ' ')
 check "--stacks (unwind): no descriptor below the top quarter beyond ls's own ($low / $plain_fds)" [ "$low" = "$plain_fds" ]
@@ -157,6 +184,6 @@ st=$(runst "$TMP/o" "$TMP/e" env VPROF_DB="$TMP/db_env" VPROF_STACKS=off VPROF_S
 check "VPROF_STACKS=off with VPROF_STACK_DEPTH: one message saying so" \
 	[ "$st" = 0 -a "$(wc -l <"$TMP/e")" = 1 ] && grep -q 'turns off' "$TMP/e" || fail "stacks off + depth"
 st=$(runst "$TMP/o" "$TMP/e" env VPROF_DB="$TMP/db_env" VPROF_STACKS=on VPROF_STACK_METHOD=dwarf LD_PRELOAD="$LIBVPROF" "$TMP/ct_nofp" 200)
-check "VPROF_STACK_METHOD=dwarf: one message naming unwind and fp" \
-	[ "$st" = 0 -a "$(wc -l <"$TMP/e")" = 1 ] && grep -q 'expected one of unwind, fp, cursor' "$TMP/e" || fail "method message"
+check "VPROF_STACK_METHOD=dwarf: one message naming cfi, unwind, fp and cursor" \
+	[ "$st" = 0 -a "$(wc -l <"$TMP/e")" = 1 ] && grep -q 'expected one of cfi, unwind, fp, cursor' "$TMP/e" || fail "method message"
 finish
