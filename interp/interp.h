@@ -390,7 +390,7 @@ extern const struct interp_family interp_family_bit[];
 extern const struct interp_family interp_family_string[];
 extern const struct interp_family interp_family_ctrl[];
 extern const struct interp_family interp_family_misc[];
-/* Vector families (sse_fp.c, sse.c, sse4.c, evex.c). Referenced directly,
+/* Vector families (vec_fp.c, vec_int.c, crc32_movnti.c, opmask.c). Referenced directly,
  * so linking libinterp.a pulls them in like any other member. They go in
  * a second table: a mnemonic shared by a string op and an SSE op (MOVSD,
  * CMPSD) resolves by encoding — legacy one-byte-map instructions prefer

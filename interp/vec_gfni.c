@@ -1,7 +1,7 @@
 /* interp/vec_gfni.c — Galois-field instructions (GFNI: gf2p8mulb,
  * gf2p8affineqb, gf2p8affineinvqb in legacy, VEX and EVEX forms) and
- * AVX512CD's vpconflictd/q. Routed here by kdesc (sse.c, kinds K_GFNI
- * and K_CONFLICT); operand machinery in sse_vec.c.
+ * AVX512CD's vpconflictd/q. Routed here by kdesc (vec_int.c, kinds K_GFNI
+ * and K_CONFLICT); operand machinery in vec_operand.c.
  *
  * Workload: GFNI shows up in crypto (SM4, AES-based ciphers' S-boxes),
  * erasure coding (isa-l) and byte permutations compilers build from
@@ -17,7 +17,7 @@
  * Concurrency: thread state and, through interp_load/interp_store, program
  * memory.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 /* x * y in GF(2^8) modulo x^8 + x^4 + x^3 + x + 1 */
 static uint8_t gf_mul(uint8_t a, uint8_t b)

@@ -1,4 +1,4 @@
-/* interp/evex.c — AVX-512 opmask instructions (kmov, kortest, ktest, the
+/* interp/opmask.c — AVX-512 opmask instructions (kmov, kortest, ktest, the
  * k-register logic, shifts and unpacks) and vzeroupper/vzeroall.
  *
  * Workload: glibc's EVEX string functions end nearly every loop iteration
@@ -10,7 +10,7 @@
  * Concurrency: thread state only (kmov to/from memory through
  * interp_load/interp_store).
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 static unsigned kwidth(int m)
 {

@@ -1,8 +1,8 @@
-/* interp/sse.c — the integer and move vector instructions in all three
+/* interp/vec_int.c — the integer and move vector instructions in all three
  * encodings: SSE2..SSE4.2 (legacy), AVX/AVX2 (VEX) and their AVX-512
  * (EVEX) forms, through one table (kdesc) from mnemonic to operation. The
- * AVX-512-only handlers are in evex_vec.c, the operand machinery in
- * sse_vec.c, floating point in sse_fp.c.
+ * AVX-512-only handlers are in vec_avx512.c, the operand machinery in
+ * vec_operand.c, floating point in vec_fp.c.
  *
  * Workload: measured by sampling python3, sqlite3, gzip and cc1 on this
  * machine (Zen 5, AVX-512): the hot vector instructions are glibc's
@@ -15,7 +15,7 @@
  * Concurrency: touches only the thread's state and, through interp_load /
  * interp_store, program memory.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 /* ------------------------------------------------------- the operations */
 

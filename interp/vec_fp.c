@@ -1,4 +1,4 @@
-/* interp/sse_fp.c — floating point of SSE/SSE2 and AVX/FMA: scalar and
+/* interp/vec_fp.c — floating point of SSE/SSE2 and AVX/FMA: scalar and
  * packed arithmetic, conversions, (u)comis, movss/movsd, fused
  * multiply-add.
  *
@@ -22,7 +22,7 @@
  * Concurrency: the host MXCSR is saved and restored inside each asm block,
  * so nothing leaks into the interpreter's (or the handler's) own FP code.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 /* d = op(a, b, c); mx[0] MXCSR to run under, mx[1] MXCSR after, mx[2]
  * scratch for the host's. In the bodies: %0 d, %1 a, %2 b, %3 c. */

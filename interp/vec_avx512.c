@@ -1,8 +1,8 @@
-/* interp/evex_vec.c — the AVX-512-only vector operations: compares and
+/* interp/vec_avx512.c — the AVX-512-only vector operations: compares and
  * tests into opmasks (vpcmp*, vptestm/nm), ternary logic, IFMA, vpblendm,
  * two-table permutes, mask<->vector moves, compress/expand and the
  * down-converting moves. The table that routes mnemonics here is kdesc in
- * sse.c; the operand machinery is sse_vec.c.
+ * vec_int.c; the operand machinery is vec_operand.c.
  *
  * Workload: vpcmp and vptestnm into k, and vpternlogd, sit in the inner loops
  * of glibc's EVEX string functions; the rest shows up in OpenSSL and in
@@ -11,7 +11,7 @@
  * Concurrency: thread state and, through interp_load/interp_store, program
  * memory.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 /* Compare into an opmask (EVEX) or into a vector (VEX vpcmpeq/vpcmpgt). */
 static int cmp_pred(unsigned pred, int uns, uint64_t x, uint64_t y, unsigned s)

@@ -1,11 +1,11 @@
-/* interp/sse4.c — the general-register members of the SSE families:
+/* interp/crc32_movnti.c — the general-register members of the SSE families:
  * CRC32 (SSE4.2: CRC-32C, as used by hash tables, iSCSI/ext4 checksums,
  * leveldb/rocksdb) and MOVNTI (SSE2 non-temporal store, in memset/memcpy
- * tails of some libraries). The vector members live in sse.c/sse_fp.c.
+ * tails of some libraries). The vector members live in vec_int.c/vec_fp.c.
  *
  * Concurrency: thread state and buffered stores only.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 /* CRC-32C (Castagnoli), reflected polynomial 0x82F63B78, eight shift
  * steps per byte: no table to initialise, and at most 8 bytes per

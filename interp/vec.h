@@ -1,4 +1,4 @@
-/* interp/sse_vec.h — shared machinery of the vector families (sse*.c,
+/* interp/vec.h — shared machinery of the vector families (sse*.c,
  * avx*.c, evex*.c); not for other users.
  *
  * One model serves legacy SSE, VEX and EVEX forms of an operation: a
@@ -16,8 +16,8 @@
  * Everything here is AS-safe: no allocation, program memory only through
  * interp_load/interp_store.
  */
-#ifndef VPROF_INTERP_SSE_VEC_H
-#define VPROF_INTERP_SSE_VEC_H
+#ifndef VPROF_INTERP_VEC_H
+#define VPROF_INTERP_VEC_H
 
 #include <string.h>
 #include "interp/interp.h"
@@ -101,7 +101,7 @@ static inline int vx_imm(struct interp_exec *x, const struct vx_ops *o)
 }
 
 /* ------------------------------------------ the integer operation table
- * (kdesc in sse.c; handlers in sse.c and evex_vec.c) */
+ * (kdesc in vec_int.c; handlers in vec_int.c and vec_avx512.c) */
 
 enum vop {
 	V_NONE, V_MOV, V_AND, V_ANDN, V_OR, V_XOR, V_ADD, V_SUB, V_ADDUS, V_SUBUS,
@@ -173,7 +173,7 @@ static inline uint64_t sat_u(int64_t v, unsigned s)
 	return (uint64_t)(v > hi ? hi : v < 0 ? 0 : v);
 }
 
-/* Handlers (sse.c, evex_vec.c); each takes its kdesc entry. */
+/* Handlers (vec_int.c, vec_avx512.c); each takes its kdesc entry. */
 int vx_h_bin(struct interp_exec *x, const struct vdesc *dd);
 int vx_h_cmpk(struct interp_exec *x, const struct vdesc *dd);
 int vx_h_tern(struct interp_exec *x, const struct vdesc *dd);
