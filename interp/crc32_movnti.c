@@ -50,8 +50,10 @@ static int h_movnti(struct interp_exec *x)
 	return interp_write_u64(x, 0, v);
 }
 
-const struct interp_family interp_family_sse4[] = {
-	{ ZYDIS_MNEMONIC_CRC32, h_crc32 },
-	{ ZYDIS_MNEMONIC_MOVNTI, h_movnti },
-	{ 0, NULL }
-};
+/* The rows: mnemonic, handler, arithmetic flags read, written, left
+ * undefined, and the vendor rule the undefined ones follow. */
+#define CRC32_MOVNTI_OPS(X) \
+	X(CRC32, h_crc32, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(MOVNTI, h_movnti, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE)
+
+const struct interp_op interp_ops_crc32_movnti[] = { CRC32_MOVNTI_OPS(INTERP_GPV_ROW) INTERP_OPS_END };

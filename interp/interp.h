@@ -199,6 +199,7 @@ struct interp_avx {
 };
 
 struct interp_exec;
+struct interp_op;
 /* The one handler signature. Returns INTERP_OK or a stop reason; on a stop
  * reason, the handler must not have changed the state or memory (stores go
  * through interp_write, which buffers them until the handler returns OK). */
@@ -207,7 +208,9 @@ typedef int interp_handler(struct interp_exec *x);
 /* A decoded instruction as kept in the decode cache. */
 struct interp_insn {
 	uint64_t pc;
-	interp_handler *fn;        /* resolved from the dispatch table */
+	interp_handler *fn;        /* row->fn, or NULL: unsupported */
+	const struct interp_op *row;   /* the instruction table's row (its
+					* spec), see internal.h */
 	uint64_t attrib;           /* ZYDIS_ATTRIB_* (lock, rep, segment...) */
 	uint32_t epoch;            /* decode-cache validation, see decode.c */
 	uint16_t mnemonic;         /* ZydisMnemonic */
@@ -373,36 +376,6 @@ void interp_flags(struct interp_exec *x, int op, uint64_t a, uint64_t b,
 		  uint64_t carry_in, uint64_t res, unsigned size);
 /* Evaluate condition code cc (the low nibble of Jcc/SETcc/CMOVcc). */
 int interp_cond(uint64_t rflags, unsigned cc);
-
-/* ------------------------------------------------- family tables */
-
-struct interp_family {
-	uint16_t mnemonic;         /* ZydisMnemonic; 0 (INVALID) ends a table */
-	interp_handler *fn;
-};
-
-/* General-purpose families (this folder's alu.c, shift.c, ...). */
-extern const struct interp_family interp_family_alu[];
-extern const struct interp_family interp_family_mov[];
-extern const struct interp_family interp_family_shift[];
-extern const struct interp_family interp_family_muldiv[];
-extern const struct interp_family interp_family_bit[];
-extern const struct interp_family interp_family_string[];
-extern const struct interp_family interp_family_ctrl[];
-extern const struct interp_family interp_family_misc[];
-/* Vector families (vec_fp.c, vec_int.c, crc32_movnti.c, opmask.c). Referenced directly,
- * so linking libinterp.a pulls them in like any other member. They go in
- * a second table: a mnemonic shared by a string op and an SSE op (MOVSD,
- * CMPSD) resolves by encoding — legacy one-byte-map instructions prefer
- * the general families, all others the vector families. Within a table a
- * later family overrides an earlier one: sse, sse2, sse4, evex. */
-extern const struct interp_family interp_family_sse[];
-extern const struct interp_family interp_family_sse2[];
-extern const struct interp_family interp_family_sse4[];
-extern const struct interp_family interp_family_evex[];
-/* x87 control and status words (x87.c): in the vector table too, so that
- * a lazily converted state is loaded before they run. */
-extern const struct interp_family interp_family_x87[];
 
 /* ------------------------------------------------------ entry points */
 

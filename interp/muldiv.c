@@ -194,9 +194,13 @@ static int h_mulx(struct interp_exec *x)
 	return INTERP_OK;
 }
 
-const struct interp_family interp_family_muldiv[] = {
-	{ ZYDIS_MNEMONIC_MUL, h_mul }, { ZYDIS_MNEMONIC_IMUL, h_imul },
-	{ ZYDIS_MNEMONIC_DIV, h_div }, { ZYDIS_MNEMONIC_IDIV, h_idiv },
-	{ ZYDIS_MNEMONIC_MULX, h_mulx },
-	{ 0, NULL }
-};
+/* The rows: mnemonic, handler, arithmetic flags read, written, left
+ * undefined, and the vendor rule the undefined ones follow. */
+#define MULDIV_OPS(X) \
+	X(MUL, h_mul, IFL_NONE, IFL_C | IFL_O, IFL_SZP | IFL_A, INTERP_VR_MUL) \
+	X(IMUL, h_imul, IFL_NONE, IFL_C | IFL_O, IFL_SZP | IFL_A, INTERP_VR_MUL) \
+	X(DIV, h_div, IFL_NONE, IFL_NONE, IFL_ALL, INTERP_VR_DIV) \
+	X(IDIV, h_idiv, IFL_NONE, IFL_NONE, IFL_ALL, INTERP_VR_DIV) \
+	X(MULX, h_mulx, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE)
+
+const struct interp_op interp_ops_muldiv[] = { MULDIV_OPS(INTERP_GP_ROW) INTERP_OPS_END };

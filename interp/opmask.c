@@ -4,38 +4,17 @@
  * Workload: glibc's EVEX string functions end nearly every loop iteration
  * with kmovd/kmovq of a compare mask into a GPR (then tzcnt/bsf) or a
  * kortestd to test two masks at once, and every AVX2/EVEX function returns
- * through vzeroupper. The opmask width (b/w/d/q) comes from the mnemonic:
- * Zydis reports k operands as 64 bits whatever the instruction uses.
+ * through vzeroupper.
  *
  * Concurrency: thread state only (kmov to/from memory through
  * interp_load/interp_store).
  */
 #include "interp/vec.h"
 
-static unsigned kwidth(int m)
-{
-	switch (m) {
-	case ZYDIS_MNEMONIC_KMOVB: case ZYDIS_MNEMONIC_KORTESTB: case ZYDIS_MNEMONIC_KTESTB:
-	case ZYDIS_MNEMONIC_KANDB: case ZYDIS_MNEMONIC_KANDNB: case ZYDIS_MNEMONIC_KORB:
-	case ZYDIS_MNEMONIC_KXORB: case ZYDIS_MNEMONIC_KXNORB: case ZYDIS_MNEMONIC_KNOTB:
-	case ZYDIS_MNEMONIC_KADDB: case ZYDIS_MNEMONIC_KSHIFTLB: case ZYDIS_MNEMONIC_KSHIFTRB:
-		return 1;
-	case ZYDIS_MNEMONIC_KMOVW: case ZYDIS_MNEMONIC_KORTESTW: case ZYDIS_MNEMONIC_KTESTW:
-	case ZYDIS_MNEMONIC_KANDW: case ZYDIS_MNEMONIC_KANDNW: case ZYDIS_MNEMONIC_KORW:
-	case ZYDIS_MNEMONIC_KXORW: case ZYDIS_MNEMONIC_KXNORW: case ZYDIS_MNEMONIC_KNOTW:
-	case ZYDIS_MNEMONIC_KADDW: case ZYDIS_MNEMONIC_KSHIFTLW: case ZYDIS_MNEMONIC_KSHIFTRW:
-	case ZYDIS_MNEMONIC_KUNPCKBW:
-		return 2;
-	case ZYDIS_MNEMONIC_KMOVD: case ZYDIS_MNEMONIC_KORTESTD: case ZYDIS_MNEMONIC_KTESTD:
-	case ZYDIS_MNEMONIC_KANDD: case ZYDIS_MNEMONIC_KANDND: case ZYDIS_MNEMONIC_KORD:
-	case ZYDIS_MNEMONIC_KXORD: case ZYDIS_MNEMONIC_KXNORD: case ZYDIS_MNEMONIC_KNOTD:
-	case ZYDIS_MNEMONIC_KADDD: case ZYDIS_MNEMONIC_KSHIFTLD: case ZYDIS_MNEMONIC_KSHIFTRD:
-	case ZYDIS_MNEMONIC_KUNPCKWD:
-		return 4;
-	default:
-		return 8;
-	}
-}
+/* The operation and the opmask width (b/w/d/q) come from the row:
+ * Zydis reports k operands as 64 bits whatever the instruction uses. */
+enum { KL_AND, KL_ANDN, KL_OR, KL_XOR, KL_XNOR, KL_ADD, KL_NOT, KL_UNPCK };
+#define KROW(x) (&(x)->in->row->spec.g)
 
 static int kcheck(struct interp_exec *x)
 {
@@ -83,7 +62,7 @@ static int kput(struct interp_exec *x, int i, unsigned w, uint64_t v)
 
 static int h_kmov(struct interp_exec *x)
 {
-	unsigned w = kwidth(x->in->mnemonic);
+	unsigned w = KROW(x)->width;
 	uint64_t v;
 	int rc;
 
@@ -96,10 +75,8 @@ static int h_kmov(struct interp_exec *x)
  * zero, CF if (~a&b) is zero. The other arithmetic flags are cleared. */
 static int h_ktest(struct interp_exec *x)
 {
-	int m = x->in->mnemonic;
-	unsigned w = kwidth(m);
-	int ortest = m == ZYDIS_MNEMONIC_KORTESTB || m == ZYDIS_MNEMONIC_KORTESTW ||
-		     m == ZYDIS_MNEMONIC_KORTESTD || m == ZYDIS_MNEMONIC_KORTESTQ;
+	unsigned w = KROW(x)->width;
+	int ortest = KROW(x)->op;   /* 1: kortest, 0: ktest */
 	uint64_t a, b, f = 0, all = interp_mask(w);
 	int rc;
 
@@ -122,8 +99,7 @@ static int h_ktest(struct interp_exec *x)
 
 static int h_klogic(struct interp_exec *x)
 {
-	int m = x->in->mnemonic;
-	unsigned w = kwidth(m);
+	unsigned w = KROW(x)->width;
 	uint64_t a, b = 0, r;
 	int rc;
 
@@ -131,30 +107,15 @@ static int h_klogic(struct interp_exec *x)
 		return rc;
 	if (x->in->nvis > 2 && (rc = kget(x, 2, w, &b)))
 		return rc;
-	switch (m) {
-	case ZYDIS_MNEMONIC_KANDB: case ZYDIS_MNEMONIC_KANDW:
-	case ZYDIS_MNEMONIC_KANDD: case ZYDIS_MNEMONIC_KANDQ:
-		r = a & b; break;
-	case ZYDIS_MNEMONIC_KANDNB: case ZYDIS_MNEMONIC_KANDNW:
-	case ZYDIS_MNEMONIC_KANDND: case ZYDIS_MNEMONIC_KANDNQ:
-		r = ~a & b; break;
-	case ZYDIS_MNEMONIC_KORB: case ZYDIS_MNEMONIC_KORW:
-	case ZYDIS_MNEMONIC_KORD: case ZYDIS_MNEMONIC_KORQ:
-		r = a | b; break;
-	case ZYDIS_MNEMONIC_KXORB: case ZYDIS_MNEMONIC_KXORW:
-	case ZYDIS_MNEMONIC_KXORD: case ZYDIS_MNEMONIC_KXORQ:
-		r = a ^ b; break;
-	case ZYDIS_MNEMONIC_KXNORB: case ZYDIS_MNEMONIC_KXNORW:
-	case ZYDIS_MNEMONIC_KXNORD: case ZYDIS_MNEMONIC_KXNORQ:
-		r = ~(a ^ b); break;
-	case ZYDIS_MNEMONIC_KADDB: case ZYDIS_MNEMONIC_KADDW:
-	case ZYDIS_MNEMONIC_KADDD: case ZYDIS_MNEMONIC_KADDQ:
-		r = a + b; break;
-	case ZYDIS_MNEMONIC_KNOTB: case ZYDIS_MNEMONIC_KNOTW:
-	case ZYDIS_MNEMONIC_KNOTD: case ZYDIS_MNEMONIC_KNOTQ:
-		r = ~a; break;
-	case ZYDIS_MNEMONIC_KUNPCKBW: case ZYDIS_MNEMONIC_KUNPCKWD:
-	case ZYDIS_MNEMONIC_KUNPCKDQ: {
+	switch (KROW(x)->op) {
+	case KL_AND: r = a & b; break;
+	case KL_ANDN: r = ~a & b; break;
+	case KL_OR: r = a | b; break;
+	case KL_XOR: r = a ^ b; break;
+	case KL_XNOR: r = ~(a ^ b); break;
+	case KL_ADD: r = a + b; break;
+	case KL_NOT: r = ~a; break;
+	case KL_UNPCK: {
 		/* dst = src1's low half above src2's low half */
 		unsigned h = w * 4;
 		r = ((a & (interp_mask(w) >> h)) << h) | (b & (interp_mask(w) >> h));
@@ -168,11 +129,9 @@ static int h_klogic(struct interp_exec *x)
 
 static int h_kshift(struct interp_exec *x)
 {
-	int m = x->in->mnemonic;
-	unsigned w = kwidth(m), c;
+	unsigned w = KROW(x)->width, c;
 	uint64_t a, r;
-	int left = m == ZYDIS_MNEMONIC_KSHIFTLB || m == ZYDIS_MNEMONIC_KSHIFTLW ||
-		   m == ZYDIS_MNEMONIC_KSHIFTLD || m == ZYDIS_MNEMONIC_KSHIFTLQ;
+	int left = KROW(x)->op;     /* 1: kshiftl, 0: kshiftr */
 	int rc;
 
 	if ((rc = kcheck(x)) || (rc = kget(x, 1, w, &a)))
@@ -198,33 +157,64 @@ static int h_vzero(struct interp_exec *x)
 	return INTERP_OK;
 }
 
-const struct interp_family interp_family_evex[] = {
-	{ ZYDIS_MNEMONIC_KMOVB, h_kmov }, { ZYDIS_MNEMONIC_KMOVW, h_kmov },
-	{ ZYDIS_MNEMONIC_KMOVD, h_kmov }, { ZYDIS_MNEMONIC_KMOVQ, h_kmov },
-	{ ZYDIS_MNEMONIC_KORTESTB, h_ktest }, { ZYDIS_MNEMONIC_KORTESTW, h_ktest },
-	{ ZYDIS_MNEMONIC_KORTESTD, h_ktest }, { ZYDIS_MNEMONIC_KORTESTQ, h_ktest },
-	{ ZYDIS_MNEMONIC_KTESTB, h_ktest }, { ZYDIS_MNEMONIC_KTESTW, h_ktest },
-	{ ZYDIS_MNEMONIC_KTESTD, h_ktest }, { ZYDIS_MNEMONIC_KTESTQ, h_ktest },
-	{ ZYDIS_MNEMONIC_KANDB, h_klogic }, { ZYDIS_MNEMONIC_KANDW, h_klogic },
-	{ ZYDIS_MNEMONIC_KANDD, h_klogic }, { ZYDIS_MNEMONIC_KANDQ, h_klogic },
-	{ ZYDIS_MNEMONIC_KANDNB, h_klogic }, { ZYDIS_MNEMONIC_KANDNW, h_klogic },
-	{ ZYDIS_MNEMONIC_KANDND, h_klogic }, { ZYDIS_MNEMONIC_KANDNQ, h_klogic },
-	{ ZYDIS_MNEMONIC_KORB, h_klogic }, { ZYDIS_MNEMONIC_KORW, h_klogic },
-	{ ZYDIS_MNEMONIC_KORD, h_klogic }, { ZYDIS_MNEMONIC_KORQ, h_klogic },
-	{ ZYDIS_MNEMONIC_KXORB, h_klogic }, { ZYDIS_MNEMONIC_KXORW, h_klogic },
-	{ ZYDIS_MNEMONIC_KXORD, h_klogic }, { ZYDIS_MNEMONIC_KXORQ, h_klogic },
-	{ ZYDIS_MNEMONIC_KXNORB, h_klogic }, { ZYDIS_MNEMONIC_KXNORW, h_klogic },
-	{ ZYDIS_MNEMONIC_KXNORD, h_klogic }, { ZYDIS_MNEMONIC_KXNORQ, h_klogic },
-	{ ZYDIS_MNEMONIC_KADDB, h_klogic }, { ZYDIS_MNEMONIC_KADDW, h_klogic },
-	{ ZYDIS_MNEMONIC_KADDD, h_klogic }, { ZYDIS_MNEMONIC_KADDQ, h_klogic },
-	{ ZYDIS_MNEMONIC_KNOTB, h_klogic }, { ZYDIS_MNEMONIC_KNOTW, h_klogic },
-	{ ZYDIS_MNEMONIC_KNOTD, h_klogic }, { ZYDIS_MNEMONIC_KNOTQ, h_klogic },
-	{ ZYDIS_MNEMONIC_KUNPCKBW, h_klogic }, { ZYDIS_MNEMONIC_KUNPCKWD, h_klogic },
-	{ ZYDIS_MNEMONIC_KUNPCKDQ, h_klogic },
-	{ ZYDIS_MNEMONIC_KSHIFTLB, h_kshift }, { ZYDIS_MNEMONIC_KSHIFTLW, h_kshift },
-	{ ZYDIS_MNEMONIC_KSHIFTLD, h_kshift }, { ZYDIS_MNEMONIC_KSHIFTLQ, h_kshift },
-	{ ZYDIS_MNEMONIC_KSHIFTRB, h_kshift }, { ZYDIS_MNEMONIC_KSHIFTRW, h_kshift },
-	{ ZYDIS_MNEMONIC_KSHIFTRD, h_kshift }, { ZYDIS_MNEMONIC_KSHIFTRQ, h_kshift },
-	{ ZYDIS_MNEMONIC_VZEROUPPER, h_vzero }, { ZYDIS_MNEMONIC_VZEROALL, h_vzero },
-	{ 0, NULL }
-};
+/* The rows: mnemonic, handler, operation, opmask width in bytes,
+ * arithmetic flags written (kortest/ktest: ZF, CF, the others cleared). */
+#define OPMASK_OPS(X) \
+	X(KMOVB, h_kmov, 0, 1, IFL_NONE) \
+	X(KMOVW, h_kmov, 0, 2, IFL_NONE) \
+	X(KMOVD, h_kmov, 0, 4, IFL_NONE) \
+	X(KMOVQ, h_kmov, 0, 8, IFL_NONE) \
+	X(KORTESTB, h_ktest, 1, 1, IFL_ALL) \
+	X(KORTESTW, h_ktest, 1, 2, IFL_ALL) \
+	X(KORTESTD, h_ktest, 1, 4, IFL_ALL) \
+	X(KORTESTQ, h_ktest, 1, 8, IFL_ALL) \
+	X(KTESTB, h_ktest, 0, 1, IFL_ALL) \
+	X(KTESTW, h_ktest, 0, 2, IFL_ALL) \
+	X(KTESTD, h_ktest, 0, 4, IFL_ALL) \
+	X(KTESTQ, h_ktest, 0, 8, IFL_ALL) \
+	X(KANDB, h_klogic, KL_AND, 1, IFL_NONE) \
+	X(KANDW, h_klogic, KL_AND, 2, IFL_NONE) \
+	X(KANDD, h_klogic, KL_AND, 4, IFL_NONE) \
+	X(KANDQ, h_klogic, KL_AND, 8, IFL_NONE) \
+	X(KANDNB, h_klogic, KL_ANDN, 1, IFL_NONE) \
+	X(KANDNW, h_klogic, KL_ANDN, 2, IFL_NONE) \
+	X(KANDND, h_klogic, KL_ANDN, 4, IFL_NONE) \
+	X(KANDNQ, h_klogic, KL_ANDN, 8, IFL_NONE) \
+	X(KORB, h_klogic, KL_OR, 1, IFL_NONE) \
+	X(KORW, h_klogic, KL_OR, 2, IFL_NONE) \
+	X(KORD, h_klogic, KL_OR, 4, IFL_NONE) \
+	X(KORQ, h_klogic, KL_OR, 8, IFL_NONE) \
+	X(KXORB, h_klogic, KL_XOR, 1, IFL_NONE) \
+	X(KXORW, h_klogic, KL_XOR, 2, IFL_NONE) \
+	X(KXORD, h_klogic, KL_XOR, 4, IFL_NONE) \
+	X(KXORQ, h_klogic, KL_XOR, 8, IFL_NONE) \
+	X(KXNORB, h_klogic, KL_XNOR, 1, IFL_NONE) \
+	X(KXNORW, h_klogic, KL_XNOR, 2, IFL_NONE) \
+	X(KXNORD, h_klogic, KL_XNOR, 4, IFL_NONE) \
+	X(KXNORQ, h_klogic, KL_XNOR, 8, IFL_NONE) \
+	X(KADDB, h_klogic, KL_ADD, 1, IFL_NONE) \
+	X(KADDW, h_klogic, KL_ADD, 2, IFL_NONE) \
+	X(KADDD, h_klogic, KL_ADD, 4, IFL_NONE) \
+	X(KADDQ, h_klogic, KL_ADD, 8, IFL_NONE) \
+	X(KNOTB, h_klogic, KL_NOT, 1, IFL_NONE) \
+	X(KNOTW, h_klogic, KL_NOT, 2, IFL_NONE) \
+	X(KNOTD, h_klogic, KL_NOT, 4, IFL_NONE) \
+	X(KNOTQ, h_klogic, KL_NOT, 8, IFL_NONE) \
+	X(KUNPCKBW, h_klogic, KL_UNPCK, 2, IFL_NONE) \
+	X(KUNPCKWD, h_klogic, KL_UNPCK, 4, IFL_NONE) \
+	X(KUNPCKDQ, h_klogic, KL_UNPCK, 8, IFL_NONE) \
+	X(KSHIFTLB, h_kshift, 1, 1, IFL_NONE) \
+	X(KSHIFTLW, h_kshift, 1, 2, IFL_NONE) \
+	X(KSHIFTLD, h_kshift, 1, 4, IFL_NONE) \
+	X(KSHIFTLQ, h_kshift, 1, 8, IFL_NONE) \
+	X(KSHIFTRB, h_kshift, 0, 1, IFL_NONE) \
+	X(KSHIFTRW, h_kshift, 0, 2, IFL_NONE) \
+	X(KSHIFTRD, h_kshift, 0, 4, IFL_NONE) \
+	X(KSHIFTRQ, h_kshift, 0, 8, IFL_NONE) \
+	X(VZEROUPPER, h_vzero, 0, 0, IFL_NONE) \
+	X(VZEROALL, h_vzero, 0, 0, IFL_NONE)
+
+#define OPMASK_ROW(m, h, op, w, wr) \
+	INTERP_ROW(m, h, INTERP_FORM_ANY, INTERP_OPF_VEC, IFL_NONE, wr, IFL_NONE, INTERP_VR_NONE, \
+		   { .g = { op, w } })
+const struct interp_op interp_ops_opmask[] = { OPMASK_OPS(OPMASK_ROW) INTERP_OPS_END };

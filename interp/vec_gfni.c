@@ -1,6 +1,6 @@
 /* interp/vec_gfni.c — Galois-field instructions (GFNI: gf2p8mulb,
  * gf2p8affineqb, gf2p8affineinvqb in legacy, VEX and EVEX forms) and
- * AVX512CD's vpconflictd/q. Routed here by kdesc (vec_int.c, kinds K_GFNI
+ * AVX512CD's vpconflictd/q. Routed here by VDESC_LIST rows (vec_int.c, kinds K_GFNI
  * and K_CONFLICT); operand machinery in vec_operand.c.
  *
  * Workload: GFNI shows up in crypto (SM4, AES-based ciphers' S-boxes),
@@ -60,8 +60,9 @@ static uint8_t gf_affine(uint64_t A, uint8_t x, uint8_t imm)
 
 /* dd->op: 0 gf2p8mulb, 1 gf2p8affineqb, 2 gf2p8affineinvqb. Legacy:
  * op dst(x), src(A/y) [, imm]; VEX/EVEX: op dst, src1(x), src2(A/y). */
-int vx_h_gfni(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_gfni(struct interp_exec *x)
 {
+	const struct vdesc *dd = &x->in->row->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	int rc, ia, ib, imm;
@@ -99,8 +100,9 @@ int vx_h_gfni(struct interp_exec *x, const struct vdesc *dd)
 
 /* vpconflictd/q: element i gets a bit j set for every earlier element j
  * equal to it. */
-int vx_h_conflict(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_conflict(struct interp_exec *x)
 {
+	const struct vdesc *dd = &x->in->row->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	unsigned s = dd->esz, n;
