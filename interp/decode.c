@@ -235,7 +235,7 @@ static int compact(struct interp_insn *e, const ZydisDecodedInstruction *d,
  * register among its operands (hidden ones included: LDMXCSR, XSAVE). */
 static int touches_vec(const struct interp_insn *e)
 {
-	if (!e->fn || (e->row->opf & INTERP_OPF_VEC))
+	if (!e->fn || (interp_row(e)->opf & INTERP_OPF_VEC))
 		return 1;
 	for (int i = 0; i < e->nops; i++) {
 		const struct interp_operand *o = &e->op[i];
@@ -275,11 +275,11 @@ interp_decode_slow(struct interp_thread *th, struct interp_insn *e, uint64_t pc,
 	e->pc = pc;
 	e->epoch = th->epoch;
 	memcpy(e->bytes, buf, d.length);
-	e->row = compact(e, &d, ops) == 0 ? interp_optab_lookup(e) : NULL;
-	e->fn = e->row ? e->row->fn : NULL;
+	e->row = compact(e, &d, ops) == 0 ? interp_optab_lookup(e) : 0;
+	e->fn = interp_row(e)->fn;
 	/* An EVEX control mask (element selector, not a write mask) means
 	 * what the instruction says; rows that do not model it stop. */
-	if (e->row && (e->row->opf & INTERP_OPF_NOCTL) && e->avx.mask_idx &&
+	if ((interp_row(e)->opf & INTERP_OPF_NOCTL) && e->avx.mask_idx &&
 	    (e->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL ||
 	     e->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL_ZEROING))
 		e->fn = NULL;
@@ -309,7 +309,7 @@ const struct interp_op *interp_optab_decode(const uint8_t *b, unsigned n)
 		return NULL;
 	e.pc = (uint64_t)(uintptr_t)b;
 	memcpy(e.bytes, b, d.length);
-	if (compact(&e, &d, ops))
+	if (compact(&e, &d, ops) || !interp_optab_lookup(&e))
 		return NULL;
-	return interp_optab_lookup(&e);
+	return &interp_optab[interp_optab_lookup(&e)];
 }

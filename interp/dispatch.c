@@ -2,11 +2,12 @@
  *
  * The table is the families' rows (struct interp_op, internal.h): one row
  * per mnemonic with its handler and its spec, each family file listing
- * its rows in one X-macro list. This file indexes them by mnemonic once,
- * at interp_init; the decoder looks a row up once per decoded
- * instruction and keeps it in the decode cache (in->row, in->fn), so the
- * run loop calls in->fn directly and a handler reads its spec from
- * in->row.
+ * its rows in one X-macro list. This file gathers them into one array,
+ * interp_optab[], and indexes them by mnemonic, once, at interp_init; the
+ * decoder looks a row up once per decoded instruction and keeps it in the
+ * decode cache (in->row, a 16-bit index, and in->fn), so the run loop
+ * calls in->fn directly and a handler reads its spec from
+ * interp_row(in).
  *
  * Families, in table order (a mnemonic must have one row per form: a
  * second is counted by interp_optab_dups and fails interp_optab's test):
@@ -45,39 +46,46 @@ static const struct interp_op *const kfamilies[] = {
 	interp_ops_vec_int, interp_ops_vec_fp,
 };
 
+struct interp_op interp_optab[INTERP_OPTAB_MAX];
+
 /* By mnemonic: the row for any encoding, and the row that the legacy
- * one-byte map takes first. */
-static const struct interp_op *g_any[ZYDIS_MNEMONIC_MAX_VALUE + 1];
-static const struct interp_op *g_map0[ZYDIS_MNEMONIC_MAX_VALUE + 1];
+ * one-byte map takes first (indices into interp_optab, 0 none). */
+static uint16_t g_any[ZYDIS_MNEMONIC_MAX_VALUE + 1];
+static uint16_t g_map0[ZYDIS_MNEMONIC_MAX_VALUE + 1];
 static int g_ready, g_rows, g_dups;
 
 int interp_dispatch_init(void)
 {
+	int n = 1;     /* row 0: no row (fn NULL) */
+
 	for (size_t f = 0; f < sizeof kfamilies / sizeof kfamilies[0]; f++) {
 		for (const struct interp_op *r = kfamilies[f]; r->fn; r++) {
-			const struct interp_op **slot;
+			uint16_t *slot;
 
 			g_rows++;
-			if (r->mnemonic == 0 || r->mnemonic > ZYDIS_MNEMONIC_MAX_VALUE) {
+			if (r->mnemonic == 0 || r->mnemonic > ZYDIS_MNEMONIC_MAX_VALUE ||
+			    n >= INTERP_OPTAB_MAX) {
 				g_dups++;
 				continue;
 			}
 			slot = r->form == INTERP_FORM_MAP0 ? &g_map0[r->mnemonic] : &g_any[r->mnemonic];
-			if (*slot)
-				g_dups++;   /* first row wins */
-			else
-				*slot = r;
+			if (*slot) {
+				g_dups++;   /* the first row wins */
+				continue;
+			}
+			interp_optab[n] = *r;
+			*slot = (uint16_t)n++;
 		}
 	}
 	return 0;
 }
 
-const struct interp_op *interp_optab_lookup(const struct interp_insn *in)
+unsigned interp_optab_lookup(const struct interp_insn *in)
 {
-	const struct interp_op *a, *m0;
+	unsigned a, m0;
 
 	if (in->mnemonic > ZYDIS_MNEMONIC_MAX_VALUE)
-		return NULL;
+		return 0;
 	a = g_any[in->mnemonic];
 	m0 = g_map0[in->mnemonic];
 	if (in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&

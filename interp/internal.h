@@ -25,9 +25,10 @@ extern uint8_t interp_vmodel[INTERP_VR__COUNT];
  * the one-byte map and an SSE2 op elsewhere): the handler and the spec it
  * runs from. Each family file lists its rows in an X-macro list and
  * exports them as interp_ops_<family>[] (ending with a row whose fn is
- * NULL); dispatch.c indexes them by mnemonic once, at interp_init, and
- * the decoder stores the row with the decoded instruction (in->row), so a
- * handler reads its spec with one load: no second table, no switch. */
+ * NULL); dispatch.c gathers and indexes them by mnemonic once, at
+ * interp_init, and the decoder stores the row's index with the decoded
+ * instruction (in->row), so a handler reads its spec with one load
+ * (interp_row(x->in)): no second table, no switch. */
 
 /* Spec of a vector integer/move row (vec_int.c's VDESC_LIST; kinds,
  * operations and flags in vec.h). */
@@ -123,10 +124,20 @@ extern const struct interp_op interp_ops_mov[], interp_ops_alu[], interp_ops_ctr
 	interp_ops_misc[], interp_ops_crc32_movnti[], interp_ops_x87[], interp_ops_opmask[],
 	interp_ops_vec_int[], interp_ops_vec_fp[];
 
-/* The row for a decoded instruction, or NULL (unsupported). */
-const struct interp_op *interp_optab_lookup(const struct interp_insn *in);
+/* The table: the families' rows copied once by interp_init into one
+ * array, so that a decoded instruction keeps its row as a 16-bit index
+ * (struct interp_insn stays 320 bytes) and a handler reaches its spec
+ * with one indexed load. Row 0 is no row. */
+#define INTERP_OPTAB_MAX 1536
+extern struct interp_op interp_optab[INTERP_OPTAB_MAX];
+static inline const struct interp_op *interp_row(const struct interp_insn *in)
+{
+	return &interp_optab[in->row];
+}
+/* The row index for a decoded instruction, or 0 (unsupported). */
+unsigned interp_optab_lookup(const struct interp_insn *in);
 /* For tests: rows in the table, and rows that claimed a mnemonic (and
- * form) another row already had (0 in a sound table). */
+ * form) another row already had or did not fit (0 in a sound table). */
 int interp_optab_rows(void);
 int interp_optab_dups(void);
 /* For tests: every row, in family order; NULL after the last. */

@@ -199,7 +199,6 @@ struct interp_avx {
 };
 
 struct interp_exec;
-struct interp_op;
 /* The one handler signature. Returns INTERP_OK or a stop reason; on a stop
  * reason, the handler must not have changed the state or memory (stores go
  * through interp_write, which buffers them until the handler returns OK). */
@@ -208,9 +207,7 @@ typedef int interp_handler(struct interp_exec *x);
 /* A decoded instruction as kept in the decode cache. */
 struct interp_insn {
 	uint64_t pc;
-	interp_handler *fn;        /* row->fn, or NULL: unsupported */
-	const struct interp_op *row;   /* the instruction table's row (its
-					* spec), see internal.h */
+	interp_handler *fn;        /* its row's handler, or NULL: unsupported */
 	uint64_t attrib;           /* ZYDIS_ATTRIB_* (lock, rep, segment...) */
 	uint32_t epoch;            /* decode-cache validation, see decode.c */
 	uint16_t mnemonic;         /* ZydisMnemonic */
@@ -225,6 +222,8 @@ struct interp_insn {
 	uint8_t  bytes[15];
 	struct interp_avx avx;
 	uint8_t  xflags;           /* INTERP_XF_*, set at decode */
+	uint16_t row;              /* its row in the instruction table
+				    * (internal.h: interp_row), 0 none */
 	struct interp_operand op[INTERP_MAX_OPS];
 };
 

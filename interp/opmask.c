@@ -14,7 +14,7 @@
 /* The operation and the opmask width (b/w/d/q) come from the row:
  * Zydis reports k operands as 64 bits whatever the instruction uses. */
 enum { KL_AND, KL_ANDN, KL_OR, KL_XOR, KL_XNOR, KL_ADD, KL_NOT, KL_UNPCK };
-#define KROW(x) (&(x)->in->row->spec.g)
+#define KROW(x) (&interp_row((x)->in)->spec.g)
 
 static int kcheck(struct interp_exec *x)
 {

@@ -172,7 +172,7 @@ static inline uint64_t sat_u(int64_t v, unsigned s)
 }
 
 /* Handlers (vec_int.c, vec_avx512.c); each reads its spec from
- * x->in->row->spec.v. */
+ * interp_row(x->in)->spec.v. */
 int vx_h_bin(struct interp_exec *x);
 /* vx_h_bin under another spec (VEX vpcmpeq/gt, legacy forms). */
 int vx_bin(struct interp_exec *x, const struct vdesc *dd);

@@ -33,7 +33,7 @@ static int cmp_pred(unsigned pred, int uns, uint64_t x, uint64_t y, unsigned s)
 
 int vx_h_cmpk(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b;
 	unsigned s = dd->esz, n;
@@ -83,7 +83,7 @@ int vx_h_cmpk(struct interp_exec *x)
  * source bits; a is the destination. */
 int vx_h_tern(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, c, r;
 	unsigned imm;
@@ -114,7 +114,7 @@ int vx_h_tern(struct interp_exec *x)
  * sources' low 52 bits, per quadword. */
 int vx_h_madd52(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, c, r;
 	const uint64_t m52 = (1ull << 52) - 1;
@@ -140,7 +140,7 @@ int vx_h_madd52(struct interp_exec *x)
  * every element is written. */
 int vx_h_blendm(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	unsigned s = dd->esz;
@@ -173,7 +173,7 @@ int vx_h_blendm(struct interp_exec *x)
  * by src1; vpermi2*: dst holds the indices, src1/src2 the tables. */
 int vx_h_perm2t(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec d, a, b, r;
 	unsigned s = dd->esz, n;
@@ -200,7 +200,7 @@ int vx_h_perm2t(struct interp_exec *x)
 /* vpmov?2m: the sign bit of each element into an opmask. */
 int vx_h_tomask(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a;
 	unsigned s = dd->esz;
@@ -220,7 +220,7 @@ int vx_h_tomask(struct interp_exec *x)
  * is operand 1, which vx_layout would take for a write mask. */
 int vx_h_frommask(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec r;
 	unsigned s = dd->esz;
@@ -244,7 +244,7 @@ int vx_h_frommask(struct interp_exec *x)
  * positions (memory: only as many as are selected are read). */
 int vx_h_compress(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	unsigned s = dd->esz, n, j = 0;
@@ -293,7 +293,7 @@ int vx_h_compress(struct interp_exec *x)
  * saturated) into a destination of vl * esz / op bytes. */
 int vx_h_pmovdown(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	unsigned si = dd->op, so = dd->esz, n;
@@ -322,7 +322,7 @@ int vx_h_pmovdown(struct interp_exec *x)
  * +4: the sum saturates to int32. */
 int vx_h_acc3(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, c, r;
 	unsigned s = dd->esz;
@@ -368,7 +368,7 @@ int vx_h_acc3(struct interp_exec *x)
  * changed: the hardware then does its partial progress itself. */
 int vx_h_gather(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	const struct interp_insn *in = x->in;
 	unsigned isz = dd->op, dsz = dd->esz, n, big = isz > dsz ? isz : dsz;
 	int evex = VX_EVEX(in), mi = -1, rc;
@@ -443,7 +443,7 @@ int vx_h_gather(struct interp_exec *x)
  * as unsupported, a fault on any stops before anything is written. */
 int vx_h_scatter(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	const struct interp_insn *in = x->in;
 	unsigned isz = dd->op, dsz = dd->esz, n, big = isz > dsz ? isz : dsz;
 	const struct interp_operand *m = &in->op[0], *s = &in->op[2];

@@ -89,7 +89,7 @@ static uint64_t fixup1(uint64_t dst, uint64_t v, uint64_t t, unsigned s, unsigne
 
 int vx_h_fixup(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec d, a, b, r;
 	unsigned s = dd->esz, n, imm;

@@ -437,7 +437,7 @@ static void fp_scalar_merge(struct interp_exec *x, struct vx_ops *o, const struc
 
 static int h_fbin(struct interp_exec *x)
 {
-	const struct fdesc *fd = &x->in->row->spec.f;
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, b, r, t;
 	uint32_t raised = 0, lr;
@@ -495,7 +495,7 @@ static int h_fbin(struct interp_exec *x)
  * the lane results become its bits. */
 static int h_fimm(struct interp_exec *x)
 {
-	const struct fdesc *fd = &x->in->row->spec.f;
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	uint32_t raised;
@@ -555,7 +555,7 @@ static int h_fimm(struct interp_exec *x)
 
 static int h_fma(struct interp_exec *x)
 {
-	const struct fdesc *fd = &x->in->row->spec.f;
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, b, c, r;
 	uint32_t raised;
@@ -586,7 +586,7 @@ static int h_fma(struct interp_exec *x)
 
 static int h_fcmp(struct interp_exec *x)
 {
-	const struct fdesc *fd = &x->in->row->spec.f;
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	uint32_t raised;
@@ -607,7 +607,7 @@ static int h_fcmp(struct interp_exec *x)
 
 static int h_cvt2i(struct interp_exec *x)
 {
-	const struct fdesc *fd = &x->in->row->spec.f;
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec b, r;
 	uint32_t raised;
@@ -634,7 +634,7 @@ static int h_cvt2i(struct interp_exec *x)
 
 static int h_cvti2f(struct interp_exec *x)
 {
-	const struct fdesc *fd = &x->in->row->spec.f;
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	uint32_t raised;
@@ -666,7 +666,7 @@ static int h_cvti2f(struct interp_exec *x)
  * its value (merging) or becomes zero ({z}), the rest as unmasked. */
 static int h_movs(struct interp_exec *x)
 {
-	const struct fdesc *fd = &x->in->row->spec.f;
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	const struct interp_operand *d = &x->in->op[0];
 	interp_vec a, b;
@@ -729,7 +729,7 @@ static int h_movs(struct interp_exec *x)
  * (ShiftRows then moves nothing). */
 static int h_aeskg(struct interp_exec *x)
 {
-	const struct fdesc *fd = &x->in->row->spec.f;
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec b, t, z, r;
 	uint32_t sub[2], raised, rcon;
@@ -761,7 +761,7 @@ static int h_aeskg(struct interp_exec *x)
  * lane gives 8 bytes; imm[2:0] is the rounding control. */
 static int h_ps2ph(struct interp_exec *x)
 {
-	const struct fdesc *fd = &x->in->row->spec.f;
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, t, z, r;
 	uint32_t raised = 0, lr;
@@ -794,7 +794,7 @@ static int h_ps2ph(struct interp_exec *x)
 /* ldmxcsr/stmxcsr: loading reserved bits is #GP (left to the hardware). */
 static int h_mxcsr(struct interp_exec *x)
 {
-	const struct fdesc *fd = &x->in->row->spec.f;
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	int m = x->in->mnemonic;
 	uint32_t v, allowed = x->st->mxcsr_mask ? x->st->mxcsr_mask : 0xffbf;
 	int rc;

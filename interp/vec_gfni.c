@@ -62,7 +62,7 @@ static uint8_t gf_affine(uint64_t A, uint8_t x, uint8_t imm)
  * op dst(x), src(A/y) [, imm]; VEX/EVEX: op dst, src1(x), src2(A/y). */
 int vx_h_gfni(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	int rc, ia, ib, imm;
@@ -102,7 +102,7 @@ int vx_h_gfni(struct interp_exec *x)
  * equal to it. */
 int vx_h_conflict(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	unsigned s = dd->esz, n;

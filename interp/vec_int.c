@@ -714,14 +714,14 @@ int vx_bin(struct interp_exec *x, const struct vdesc *dd)
 
 int vx_h_bin(struct interp_exec *x)
 {
-	return vx_bin(x, &x->in->row->spec.v);
+	return vx_bin(x, &interp_row(x->in)->spec.v);
 }
 
 /* Shifts by immediate are encoded with one source (legacy: the
  * destination itself); K_UN ops read one source and use the imm. */
 static int h_un(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	int rc, ia;
@@ -748,7 +748,7 @@ static int h_un(struct interp_exec *x)
 
 static int h_mov(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec v;
 	int rc, s;
@@ -785,7 +785,7 @@ static int h_mov(struct interp_exec *x)
  * destination gets it zero-extended to 128 bits (VEX/EVEX: to 512). */
 static int h_movdq(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	const struct interp_operand *d;
 	interp_vec v, r;
@@ -817,7 +817,7 @@ static int h_movdq(struct interp_exec *x)
  * half; store: the high/low half), movhlps, movlhps, legacy and VEX. */
 static int h_movhl(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	int rc;
@@ -855,7 +855,7 @@ static int h_movhl(struct interp_exec *x)
 
 static int h_movmsk(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec v;
 	uint64_t m = 0;
@@ -874,7 +874,7 @@ static int h_movmsk(struct interp_exec *x)
 
 static int h_bcst(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec v, r;
 	unsigned s = dd->esz;
@@ -896,7 +896,7 @@ static int h_bcst(struct interp_exec *x)
 /* ptest/vptest: ZF = (a & b) == 0, CF = (~a & b) == 0, others clear. */
 static int h_ptest(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b;
 	uint64_t z = 0, c = 0;
@@ -923,7 +923,7 @@ static int h_ptest(struct interp_exec *x)
 /* pmovzx/pmovsx: dd->op = source element size, esz = destination's. */
 static int h_pmovx(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	int rc;
@@ -946,7 +946,7 @@ static int h_pmovx(struct interp_exec *x)
 /* pinsrb..q, vinserti128: legacy pinsr dst,src,imm; VEX dst,src1,src2,imm. */
 static int h_insert(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b;
 	unsigned s = dd->esz, sel;
@@ -966,7 +966,7 @@ static int h_insert(struct interp_exec *x)
 
 static int h_extract(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	unsigned s = dd->esz, sel;
@@ -1003,7 +1003,7 @@ static int h_extract(struct interp_exec *x)
  * most-significant index / byte mask. */
 static int h_pcmpstr(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b;
 	unsigned imm, n, s, len1, len2, agg, res1 = 0, res2;
@@ -1128,7 +1128,7 @@ static int h_pcmpstr(struct interp_exec *x)
  * Legacy: dst, src, implicit xmm0; VEX: dst, src1, src2, mask. */
 static int h_blendv(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, m, r;
 	unsigned s = dd->esz;
@@ -1159,7 +1159,7 @@ static int h_blendv(struct interp_exec *x)
  * then the dwords in imm[3:0] are zeroed. VEX: the rest from src1. */
 static int h_insps(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b;
 	unsigned imm;
@@ -1189,7 +1189,7 @@ static int h_insps(struct interp_exec *x)
  * Masked-off elements are not touched (no fault), as with EVEX masks. */
 static int h_maskmov(struct interp_exec *x)
 {
-	const struct vdesc *dd = &x->in->row->spec.v;
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec m, v;
 	unsigned s = dd->esz;
