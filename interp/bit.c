@@ -106,7 +106,7 @@ static int bsx(struct interp_exec *x, int rev)
 
 	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
-	if (interp_vmodel[INTERP_VR_BSX] == INTERP_VENDOR_NONE)
+	if (interp_vmodel_row(x) == INTERP_VENDOR_NONE)
 		return INTERP_STOP_UNSUPPORTED;   /* both models agree; the host not */
 	if (s == 0) {
 		/* destination unchanged (AMD documents it; Intel does it);
@@ -130,7 +130,7 @@ static int cnt(struct interp_exec *x, int which)
 {
 	unsigned size = OPS(0), bits = size * 8;
 	uint64_t s, r, f = x->rflags;
-	int rc, v = interp_vmodel[INTERP_VR_CNT];
+	int rc, v = which == 2 ? 0 : interp_vmodel_row(x);   /* popcnt: none */
 
 	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
@@ -168,7 +168,7 @@ static int h_andn(struct interp_exec *x)
 {
 	unsigned size = OPS(0);
 	uint64_t a, b, r, f = x->rflags;
-	int rc, v = interp_vmodel[INTERP_VR_BMI];
+	int rc, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 1, &a)) || (rc = interp_rd(x, 2, &b)))
 		return rc;
@@ -186,7 +186,7 @@ static int h_bextr(struct interp_exec *x)
 {
 	unsigned size = OPS(0), bits = size * 8, start, len;
 	uint64_t s, c, r, f = x->rflags;
-	int rc, v = interp_vmodel[INTERP_VR_BMI];
+	int rc, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 2, &c)))
 		return rc;
@@ -213,7 +213,7 @@ static int bls(struct interp_exec *x, int kind)
 {
 	unsigned size = OPS(0);
 	uint64_t s, r, f = x->rflags, m = interp_mask(size);
-	int rc, v = interp_vmodel[INTERP_VR_BMI];
+	int rc, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
@@ -240,7 +240,7 @@ static int h_bzhi(struct interp_exec *x)
 {
 	unsigned size = OPS(0), bits = size * 8, n;
 	uint64_t s, i, r, f = x->rflags;
-	int rc, v = interp_vmodel[INTERP_VR_BMI];
+	int rc, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 2, &i)))
 		return rc;

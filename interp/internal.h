@@ -134,6 +134,10 @@ static inline const struct interp_op *interp_row(const struct interp_insn *in)
 {
 	return &interp_optab[in->row];
 }
+/* The vendor model (enum interp_vendor) in effect for the instruction's
+ * row: the row names its rule (vrule), so the handler does not. Only for
+ * rows that name one. */
+static inline int interp_vmodel_row(const struct interp_exec *x);
 /* The row index for a decoded instruction, or 0 (unsupported). */
 unsigned interp_optab_lookup(const struct interp_insn *in);
 /* For tests: rows in the table, and rows that claimed a mnemonic (and
@@ -379,6 +383,11 @@ static inline const struct interp_insn *interp_decode_fast(struct interp_thread 
 	if (__builtin_expect(e->pc == pc && e->epoch == th->epoch && e->len, 1))
 		return e;
 	return interp_decode_slow(th, e, pc, stop);
+}
+
+static inline int interp_vmodel_row(const struct interp_exec *x)
+{
+	return interp_vmodel[(uint8_t)interp_row(x->in)->vrule];
 }
 
 /* Shorthand for handler files. */

@@ -51,7 +51,7 @@ static int h_mul(struct interp_exec *x)
 {
 	unsigned size = OPS(0), bits = size * 8;
 	uint64_t a = interp_gpr_get(x, INTERP_RAX, size), b, lo, hi;
-	int rc, v = interp_vmodel[INTERP_VR_MUL];
+	int rc, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 0, &b)))
 		return rc;
@@ -74,7 +74,7 @@ static int h_mul(struct interp_exec *x)
 static int h_imul(struct interp_exec *x)
 {
 	uint64_t a, b, r;
-	int rc, v = interp_vmodel[INTERP_VR_MUL];
+	int rc, v = interp_vmodel_row(x);
 
 	if (v == INTERP_VENDOR_NONE)
 		return INTERP_STOP_UNSUPPORTED;
@@ -130,7 +130,7 @@ static int divide(struct interp_exec *x, int sgn)
 		return rc;
 	if (d == 0)
 		return INTERP_STOP_WOULD_FAULT;
-	if (interp_vmodel[INTERP_VR_DIV] != INTERP_VENDOR_AMD)
+	if (interp_vmodel_row(x) != INTERP_VENDOR_AMD)
 		return INTERP_STOP_UNSUPPORTED;   /* only Zen 5's flags are known */
 	if (size == 1) {
 		uint64_t ax = interp_gpr_get(x, INTERP_RAX, 2);

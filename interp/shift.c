@@ -143,7 +143,7 @@ static int shift(struct interp_exec *x, int kind)
 {
 	unsigned size = OPS(0);
 	uint64_t a, c = 1, r, f = x->rflags;
-	int rc, v = interp_vmodel[kind >= S_SHL ? INTERP_VR_SHIFT : INTERP_VR_ROTATE];
+	int rc, v = interp_vmodel_row(x);   /* shift or rotate */
 
 	if (IN->nvis > 1 && (rc = interp_rd(x, 1, &c)))
 		return rc;
@@ -176,7 +176,7 @@ static int dshift(struct interp_exec *x, int left)
 {
 	unsigned size = OPS(0), bits = size * 8;
 	uint64_t a, b, c, r, f = x->rflags, m = interp_mask(size), am;
-	int rc, cf, of, v = interp_vmodel[INTERP_VR_DSHIFT];
+	int rc, cf, of, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 2, &c)) || (rc = interp_rd(x, 1, &b)) ||
 	    (rc = interp_rd(x, 0, &a)))

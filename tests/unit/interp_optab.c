@@ -28,9 +28,33 @@ static const char *mn(const struct interp_op *r)
 	return r ? ZydisMnemonicGetString(r->mnemonic) : "(none)";
 }
 
+/* The rule families as interp.h's enum interp_vrule states them: the
+ * mnemonics whose undefined flags each covers (vendor.c probes them). */
+static const struct { const char *names; int rule; } kvrules[] = {
+	{ " shl shr sar ", INTERP_VR_SHIFT },
+	{ " rol ror rcl rcr ", INTERP_VR_ROTATE },
+	{ " shld shrd ", INTERP_VR_DSHIFT },
+	{ " mul imul ", INTERP_VR_MUL },
+	{ " div idiv ", INTERP_VR_DIV },
+	{ " andn bextr blsi blsmsk blsr bzhi ", INTERP_VR_BMI },
+	{ " lzcnt tzcnt ", INTERP_VR_CNT },
+	{ " bsf bsr ", INTERP_VR_BSX },
+};
+
+static int expected_rule(const char *mnemonic)
+{
+	char key[40];
+
+	snprintf(key, sizeof key, " %s ", mnemonic);
+	for (size_t i = 0; i < sizeof kvrules / sizeof kvrules[0]; i++)
+		if (strstr(kvrules[i].names, key))
+			return kvrules[i].rule;
+	return INTERP_VR_NONE;
+}
+
 int main(void)
 {
-	int n = 0, nvec = 0, bad_vr = 0, bad_fn = 0;
+	int n = 0, nvec = 0, bad_vr = 0, bad_fn = 0, bad_rule = 0, nrule = 0;
 	const struct interp_op *r;
 
 	interp_init();
@@ -40,6 +64,14 @@ int main(void)
 			nvec++;
 		if (!r->fn || r->mnemonic == 0 || r->mnemonic > ZYDIS_MNEMONIC_MAX_VALUE)
 			bad_fn++;
+		/* the handler takes its vendor model from the row's rule:
+		 * each mnemonic names the rule interp.h gives it */
+		if (r->vrule != expected_rule(mn(r))) {
+			printf("    %s: vendor rule %d, interp.h says %d\n", mn(r), r->vrule,
+			       expected_rule(mn(r)));
+			bad_rule++;
+		}
+		nrule += r->vrule != INTERP_VR_NONE;
 		/* a vendor rule governs undefined flags: none without them,
 		 * and a rule that exists */
 		if (r->vrule != INTERP_VR_NONE && (!r->fl_undef || r->vrule < 0 ||
@@ -54,6 +86,8 @@ int main(void)
 	      interp_optab_dups());
 	CHECK(bad_fn == 0, "table: every row has a handler and a mnemonic (%d without)", bad_fn);
 	CHECK(bad_vr == 0, "table: every vendor rule names undefined flags and exists (%d bad)", bad_vr);
+	CHECK(bad_rule == 0 && nrule == 23, "table: the 23 rows with a vendor rule name the one interp.h "
+	      "gives their mnemonic (%d rows with a rule, %d wrong)", nrule, bad_rule);
 	CHECK(nvec > 600, "table: the vector families are linked in (%d vector rows)", nvec);
 
 	/* MOVSD and CMPSD: string op in the one-byte map, SSE2 elsewhere */
