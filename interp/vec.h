@@ -1,5 +1,5 @@
-/* interp/vec.h — shared machinery of the vector families (sse*.c,
- * avx*.c, evex*.c); not for other users.
+/* interp/vec.h — shared machinery of the vector families (vec_*.c,
+ * opmask.c, crc32_movnti.c); not for other users.
  *
  * One model serves legacy SSE, VEX and EVEX forms of an operation: a
  * handler reads its sources as whole 64-byte vectors (struct vx_ops says
