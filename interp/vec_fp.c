@@ -1,8 +1,8 @@
 /* interp/vec_fp.c — floating point of SSE/SSE2 and AVX/FMA: scalar and
  * packed arithmetic, conversions, (u)comis, movss/movsd, fused
- * multiply-add; and the instructions run the same way on the host (AES,
- * SHA, (V)PCLMULQDQ, the imm8 compares and rounds, LDMXCSR/STMXCSR). Each
- * is one row (FDESC_LIST, FIMM_LIST) naming its handler by kind.
+ * multiply-add; AES, SHA and (V)PCLMULQDQ, run on the host the same way;
+ * the imm8 compares and rounds; LDMXCSR/STMXCSR. Each is one row
+ * (FDESC_LIST, FIMM_LIST) naming its handler by kind.
  *
  * Exactness comes from the hardware: the interpreter runs on the very CPU
  * whose behaviour it must reproduce, so each operation executes the real
