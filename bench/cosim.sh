@@ -95,7 +95,7 @@ progs=(
 	"bc|numeric: bc -l, pi to 1500 digits|echo 'scale=1500; 4*a(1)' | bc -l | md5sum"
 	"xz|compressor: xz -6 round trip of 6 MB|xz -6 -T1 -c $W/in.bin | xz -d -c | md5sum"
 	"zstd|compressor: zstd -15 round trip of 6 MB|zstd -q -15 -c $W/in.bin | zstd -q -d -c | md5sum"
-	"openssl|crypto: openssl speed -seconds 1 -bytes 16384 sha256 aes-256-gcm, dgst -sha512|openssl speed -seconds 1 -bytes 16384 -evp aes-256-gcm sha256 >/dev/null 2>&1; openssl dgst -sha512 -r $W/in.bin"
+	"openssl|crypto: openssl speed -seconds 1 -bytes 16384 sha256 aes-256-gcm; enc -aes-256-ctr of 48 MB, dgst -sha256 -sha512|openssl speed -seconds 1 -bytes 16384 -evp aes-256-gcm sha256 >/dev/null 2>&1; for i in 1 2 3 4 5 6 7 8; do cat $W/in.bin; done | openssl enc -aes-256-ctr -K 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f -iv 0f0e0d0c0b0a09080706050403020100 | openssl dgst -sha256 -r; openssl dgst -sha512 -r $W/in.bin"
 	"perl|interpreter: perl 5 hash/sprintf/regex loop|perl $W/pl.pl"
 	"lua5.4|numeric: Lua 5.4 Mandelbrot 500x500, floating point|lua5.4 $W/mandel.lua"
 	"jq|JSON: jq group_by/sum over 200k lines|jq -s -c 'group_by(.k) | map({k: .[0].k, n: length, s: (map(.v) | add)}) | sort_by(.s) | .[-3:]' $W/in.jsonl | md5sum"
