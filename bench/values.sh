@@ -401,7 +401,7 @@ if on dcache; then
 	progs=(
 		"xz|xz -6 -c $D/in.txt"
 		"python3|/usr/bin/python3 $ROOT/bench/workloads/loop.py 600"
-		"gcc -O2 (cc1)|gcc -O2 -D_GNU_SOURCE -I$ROOT -c $ROOT/interp/sse.c $ROOT/interp/sse_fp.c $ROOT/interp/alu.c"
+		"gcc -O2 (cc1)|gcc -O2 -D_GNU_SOURCE -I$ROOT -c $ROOT/interp/vec_int.c $ROOT/interp/vec_fp.c $ROOT/interp/alu.c"
 		"sqlite3|sqlite3 :memory: \"create table t(a,b); with recursive c(x) as (select 1 union all select x+1 from c where x<2000000) insert into t select x, x*7%1000 from c; create index i on t(b); select b, count(*), sum(a) from t group by b order by 2 desc limit 1;\""
 		"lua5.4|lua5.4 $D/t.lua"
 		"bc|sh -c \"echo 'scale=3000; 4*a(1)' | bc -l\""

@@ -239,17 +239,25 @@ static int h_cmpxchgNb(struct interp_exec *x)
 	return INTERP_OK;
 }
 
-const struct interp_family interp_family_alu[] = {
-	{ ZYDIS_MNEMONIC_ADD, h_add }, { ZYDIS_MNEMONIC_ADC, h_adc },
-	{ ZYDIS_MNEMONIC_SUB, h_sub }, { ZYDIS_MNEMONIC_SBB, h_sbb },
-	{ ZYDIS_MNEMONIC_AND, h_and }, { ZYDIS_MNEMONIC_OR, h_or },
-	{ ZYDIS_MNEMONIC_XOR, h_xor }, { ZYDIS_MNEMONIC_CMP, h_cmp },
-	{ ZYDIS_MNEMONIC_TEST, h_test },
-	{ ZYDIS_MNEMONIC_INC, h_inc }, { ZYDIS_MNEMONIC_DEC, h_dec },
-	{ ZYDIS_MNEMONIC_NEG, h_neg }, { ZYDIS_MNEMONIC_NOT, h_not },
-	{ ZYDIS_MNEMONIC_XADD, h_xadd },
-	{ ZYDIS_MNEMONIC_CMPXCHG, h_cmpxchg },
-	{ ZYDIS_MNEMONIC_CMPXCHG8B, h_cmpxchgNb },
-	{ ZYDIS_MNEMONIC_CMPXCHG16B, h_cmpxchgNb },
-	{ 0, NULL }
-};
+/* The rows: mnemonic, handler, arithmetic flags read, written, left
+ * undefined, and the vendor rule the undefined ones follow. */
+#define ALU_OPS(X) \
+	X(ADD, h_add, IFL_NONE, IFL_ALL, IFL_NONE, INTERP_VR_NONE) \
+	X(ADC, h_adc, IFL_C, IFL_ALL, IFL_NONE, INTERP_VR_NONE) \
+	X(SUB, h_sub, IFL_NONE, IFL_ALL, IFL_NONE, INTERP_VR_NONE) \
+	X(SBB, h_sbb, IFL_C, IFL_ALL, IFL_NONE, INTERP_VR_NONE) \
+	X(AND, h_and, IFL_NONE, IFL_C | IFL_O | IFL_SZP, IFL_A, INTERP_VR_NONE) \
+	X(OR, h_or, IFL_NONE, IFL_C | IFL_O | IFL_SZP, IFL_A, INTERP_VR_NONE) \
+	X(XOR, h_xor, IFL_NONE, IFL_C | IFL_O | IFL_SZP, IFL_A, INTERP_VR_NONE) \
+	X(CMP, h_cmp, IFL_NONE, IFL_ALL, IFL_NONE, INTERP_VR_NONE) \
+	X(TEST, h_test, IFL_NONE, IFL_C | IFL_O | IFL_SZP, IFL_A, INTERP_VR_NONE) \
+	X(INC, h_inc, IFL_NONE, IFL_O | IFL_SZP | IFL_A, IFL_NONE, INTERP_VR_NONE) \
+	X(DEC, h_dec, IFL_NONE, IFL_O | IFL_SZP | IFL_A, IFL_NONE, INTERP_VR_NONE) \
+	X(NEG, h_neg, IFL_NONE, IFL_ALL, IFL_NONE, INTERP_VR_NONE) \
+	X(NOT, h_not, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(XADD, h_xadd, IFL_NONE, IFL_ALL, IFL_NONE, INTERP_VR_NONE) \
+	X(CMPXCHG, h_cmpxchg, IFL_NONE, IFL_ALL, IFL_NONE, INTERP_VR_NONE) \
+	X(CMPXCHG8B, h_cmpxchgNb, IFL_NONE, IFL_Z, IFL_NONE, INTERP_VR_NONE) \
+	X(CMPXCHG16B, h_cmpxchgNb, IFL_NONE, IFL_Z, IFL_NONE, INTERP_VR_NONE)
+
+const struct interp_op interp_ops_alu[] = { ALU_OPS(INTERP_GP_ROW) INTERP_OPS_END };

@@ -106,7 +106,7 @@ static int bsx(struct interp_exec *x, int rev)
 
 	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
-	if (interp_vmodel[INTERP_VR_BSX] == INTERP_VENDOR_NONE)
+	if (interp_vmodel_row(x) == INTERP_VENDOR_NONE)
 		return INTERP_STOP_UNSUPPORTED;   /* both models agree; the host not */
 	if (s == 0) {
 		/* destination unchanged (AMD documents it; Intel does it);
@@ -130,7 +130,7 @@ static int cnt(struct interp_exec *x, int which)
 {
 	unsigned size = OPS(0), bits = size * 8;
 	uint64_t s, r, f = x->rflags;
-	int rc, v = interp_vmodel[INTERP_VR_CNT];
+	int rc, v = which == 2 ? 0 : interp_vmodel_row(x);   /* popcnt: none */
 
 	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
@@ -168,7 +168,7 @@ static int h_andn(struct interp_exec *x)
 {
 	unsigned size = OPS(0);
 	uint64_t a, b, r, f = x->rflags;
-	int rc, v = interp_vmodel[INTERP_VR_BMI];
+	int rc, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 1, &a)) || (rc = interp_rd(x, 2, &b)))
 		return rc;
@@ -186,7 +186,7 @@ static int h_bextr(struct interp_exec *x)
 {
 	unsigned size = OPS(0), bits = size * 8, start, len;
 	uint64_t s, c, r, f = x->rflags;
-	int rc, v = interp_vmodel[INTERP_VR_BMI];
+	int rc, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 2, &c)))
 		return rc;
@@ -213,7 +213,7 @@ static int bls(struct interp_exec *x, int kind)
 {
 	unsigned size = OPS(0);
 	uint64_t s, r, f = x->rflags, m = interp_mask(size);
-	int rc, v = interp_vmodel[INTERP_VR_BMI];
+	int rc, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 1, &s)))
 		return rc;
@@ -240,7 +240,7 @@ static int h_bzhi(struct interp_exec *x)
 {
 	unsigned size = OPS(0), bits = size * 8, n;
 	uint64_t s, i, r, f = x->rflags;
-	int rc, v = interp_vmodel[INTERP_VR_BMI];
+	int rc, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 1, &s)) || (rc = interp_rd(x, 2, &i)))
 		return rc;
@@ -307,16 +307,27 @@ static int adx(struct interp_exec *x, uint64_t flag)
 static int h_adcx(struct interp_exec *x) { return adx(x, INTERP_CF); }
 static int h_adox(struct interp_exec *x) { return adx(x, INTERP_OF); }
 
-const struct interp_family interp_family_bit[] = {
-	{ ZYDIS_MNEMONIC_BT, h_bt }, { ZYDIS_MNEMONIC_BTS, h_bts },
-	{ ZYDIS_MNEMONIC_BTR, h_btr }, { ZYDIS_MNEMONIC_BTC, h_btc },
-	{ ZYDIS_MNEMONIC_BSF, h_bsf }, { ZYDIS_MNEMONIC_BSR, h_bsr },
-	{ ZYDIS_MNEMONIC_TZCNT, h_tzcnt }, { ZYDIS_MNEMONIC_LZCNT, h_lzcnt },
-	{ ZYDIS_MNEMONIC_POPCNT, h_popcnt },
-	{ ZYDIS_MNEMONIC_ANDN, h_andn }, { ZYDIS_MNEMONIC_BEXTR, h_bextr },
-	{ ZYDIS_MNEMONIC_BLSI, h_blsi }, { ZYDIS_MNEMONIC_BLSMSK, h_blsmsk },
-	{ ZYDIS_MNEMONIC_BLSR, h_blsr }, { ZYDIS_MNEMONIC_BZHI, h_bzhi },
-	{ ZYDIS_MNEMONIC_PDEP, h_pdep }, { ZYDIS_MNEMONIC_PEXT, h_pext },
-	{ ZYDIS_MNEMONIC_ADCX, h_adcx }, { ZYDIS_MNEMONIC_ADOX, h_adox },
-	{ 0, NULL }
-};
+/* The rows: mnemonic, handler, arithmetic flags read, written, left
+ * undefined, and the vendor rule the undefined ones follow. */
+#define BIT_OPS(X) \
+	X(BT, h_bt, IFL_NONE, IFL_C, IFL_O | IFL_S | IFL_A | IFL_P, INTERP_VR_NONE) \
+	X(BTS, h_bts, IFL_NONE, IFL_C, IFL_O | IFL_S | IFL_A | IFL_P, INTERP_VR_NONE) \
+	X(BTR, h_btr, IFL_NONE, IFL_C, IFL_O | IFL_S | IFL_A | IFL_P, INTERP_VR_NONE) \
+	X(BTC, h_btc, IFL_NONE, IFL_C, IFL_O | IFL_S | IFL_A | IFL_P, INTERP_VR_NONE) \
+	X(BSF, h_bsf, IFL_NONE, IFL_Z, IFL_C | IFL_P | IFL_A | IFL_S | IFL_O, INTERP_VR_BSX) \
+	X(BSR, h_bsr, IFL_NONE, IFL_Z, IFL_C | IFL_P | IFL_A | IFL_S | IFL_O, INTERP_VR_BSX) \
+	X(TZCNT, h_tzcnt, IFL_NONE, IFL_C | IFL_Z, IFL_O | IFL_S | IFL_P | IFL_A, INTERP_VR_CNT) \
+	X(LZCNT, h_lzcnt, IFL_NONE, IFL_C | IFL_Z, IFL_O | IFL_S | IFL_P | IFL_A, INTERP_VR_CNT) \
+	X(POPCNT, h_popcnt, IFL_NONE, IFL_ALL, IFL_NONE, INTERP_VR_NONE) \
+	X(ANDN, h_andn, IFL_NONE, IFL_S | IFL_Z | IFL_C | IFL_O, IFL_A | IFL_P, INTERP_VR_BMI) \
+	X(BEXTR, h_bextr, IFL_NONE, IFL_Z | IFL_C | IFL_O, IFL_A | IFL_S | IFL_P, INTERP_VR_BMI) \
+	X(BLSI, h_blsi, IFL_NONE, IFL_S | IFL_Z | IFL_C | IFL_O, IFL_A | IFL_P, INTERP_VR_BMI) \
+	X(BLSMSK, h_blsmsk, IFL_NONE, IFL_S | IFL_Z | IFL_C | IFL_O, IFL_A | IFL_P, INTERP_VR_BMI) \
+	X(BLSR, h_blsr, IFL_NONE, IFL_S | IFL_Z | IFL_C | IFL_O, IFL_A | IFL_P, INTERP_VR_BMI) \
+	X(BZHI, h_bzhi, IFL_NONE, IFL_S | IFL_Z | IFL_C | IFL_O, IFL_A | IFL_P, INTERP_VR_BMI) \
+	X(PDEP, h_pdep, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(PEXT, h_pext, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(ADCX, h_adcx, IFL_C, IFL_C, IFL_NONE, INTERP_VR_NONE) \
+	X(ADOX, h_adox, IFL_O, IFL_O, IFL_NONE, INTERP_VR_NONE)
+
+const struct interp_op interp_ops_bit[] = { BIT_OPS(INTERP_GP_ROW) INTERP_OPS_END };

@@ -182,24 +182,39 @@ static int h_popf(struct interp_exec *x)
 	return INTERP_OK;
 }
 
-const struct interp_family interp_family_ctrl[] = {
-	{ ZYDIS_MNEMONIC_JO, h_jcc }, { ZYDIS_MNEMONIC_JNO, h_jcc },
-	{ ZYDIS_MNEMONIC_JB, h_jcc }, { ZYDIS_MNEMONIC_JNB, h_jcc },
-	{ ZYDIS_MNEMONIC_JZ, h_jcc }, { ZYDIS_MNEMONIC_JNZ, h_jcc },
-	{ ZYDIS_MNEMONIC_JBE, h_jcc }, { ZYDIS_MNEMONIC_JNBE, h_jcc },
-	{ ZYDIS_MNEMONIC_JS, h_jcc }, { ZYDIS_MNEMONIC_JNS, h_jcc },
-	{ ZYDIS_MNEMONIC_JP, h_jcc }, { ZYDIS_MNEMONIC_JNP, h_jcc },
-	{ ZYDIS_MNEMONIC_JL, h_jcc }, { ZYDIS_MNEMONIC_JNL, h_jcc },
-	{ ZYDIS_MNEMONIC_JLE, h_jcc }, { ZYDIS_MNEMONIC_JNLE, h_jcc },
-	{ ZYDIS_MNEMONIC_JMP, h_jmp },
-	{ ZYDIS_MNEMONIC_JRCXZ, h_jrcxz }, { ZYDIS_MNEMONIC_JECXZ, h_jrcxz },
-	{ ZYDIS_MNEMONIC_LOOP, h_loop }, { ZYDIS_MNEMONIC_LOOPE, h_loop },
-	{ ZYDIS_MNEMONIC_LOOPNE, h_loop },
-	{ ZYDIS_MNEMONIC_CALL, h_call },
-	{ ZYDIS_MNEMONIC_RET, h_ret },
-	{ ZYDIS_MNEMONIC_PUSH, h_push }, { ZYDIS_MNEMONIC_POP, h_pop },
-	{ ZYDIS_MNEMONIC_LEAVE, h_leave },
-	{ ZYDIS_MNEMONIC_PUSHFQ, h_pushf }, { ZYDIS_MNEMONIC_PUSHF, h_pushf },
-	{ ZYDIS_MNEMONIC_POPFQ, h_popf }, { ZYDIS_MNEMONIC_POPF, h_popf },
-	{ 0, NULL }
-};
+/* The rows: mnemonic, handler, arithmetic flags read, written, left
+ * undefined, and the vendor rule the undefined ones follow. */
+#define CTRL_OPS(X) \
+	X(JO, h_jcc, IFL_O, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JNO, h_jcc, IFL_O, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JB, h_jcc, IFL_C, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JNB, h_jcc, IFL_C, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JZ, h_jcc, IFL_Z, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JNZ, h_jcc, IFL_Z, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JBE, h_jcc, IFL_C | IFL_Z, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JNBE, h_jcc, IFL_C | IFL_Z, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JS, h_jcc, IFL_S, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JNS, h_jcc, IFL_S, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JP, h_jcc, IFL_P, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JNP, h_jcc, IFL_P, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JL, h_jcc, IFL_S | IFL_O, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JNL, h_jcc, IFL_S | IFL_O, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JLE, h_jcc, IFL_Z | IFL_S | IFL_O, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JNLE, h_jcc, IFL_Z | IFL_S | IFL_O, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JMP, h_jmp, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JRCXZ, h_jrcxz, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(JECXZ, h_jrcxz, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(LOOP, h_loop, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(LOOPE, h_loop, IFL_Z, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(LOOPNE, h_loop, IFL_Z, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(CALL, h_call, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(RET, h_ret, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(PUSH, h_push, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(POP, h_pop, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(LEAVE, h_leave, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(PUSHFQ, h_pushf, IFL_ALL | IFL_D, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(PUSHF, h_pushf, IFL_ALL | IFL_D, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(POPFQ, h_popf, IFL_NONE, IFL_ALL | IFL_D, IFL_NONE, INTERP_VR_NONE) \
+	X(POPF, h_popf, IFL_NONE, IFL_ALL | IFL_D, IFL_NONE, INTERP_VR_NONE)
+
+const struct interp_op interp_ops_ctrl[] = { CTRL_OPS(INTERP_GP_ROW) INTERP_OPS_END };

@@ -235,7 +235,7 @@ static int compact(struct interp_insn *e, const ZydisDecodedInstruction *d,
  * register among its operands (hidden ones included: LDMXCSR, XSAVE). */
 static int touches_vec(const struct interp_insn *e)
 {
-	if (!interp_dispatch_is_gp(e, e->fn))
+	if (!e->fn || (interp_row(e)->opf & INTERP_OPF_VEC))
 		return 1;
 	for (int i = 0; i < e->nops; i++) {
 		const struct interp_operand *o = &e->op[i];
@@ -275,9 +275,13 @@ interp_decode_slow(struct interp_thread *th, struct interp_insn *e, uint64_t pc,
 	e->pc = pc;
 	e->epoch = th->epoch;
 	memcpy(e->bytes, buf, d.length);
-	if (compact(e, &d, ops) == 0)
-		e->fn = interp_dispatch_lookup(e);
-	else
+	e->row = compact(e, &d, ops) == 0 ? interp_optab_lookup(e) : 0;
+	e->fn = interp_row(e)->fn;
+	/* An EVEX control mask (element selector, not a write mask) means
+	 * what the instruction says; rows that do not model it stop. */
+	if ((interp_row(e)->opf & INTERP_OPF_NOCTL) && e->avx.mask_idx &&
+	    (e->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL ||
+	     e->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL_ZEROING))
 		e->fn = NULL;
 	e->xflags = touches_vec(e) ? INTERP_XF_VEC : 0;
 	return e;
@@ -290,4 +294,22 @@ const struct interp_insn *interp_decode(struct interp_thread *th, uint64_t pc, i
 	if (__builtin_expect(e->pc == pc && e->epoch == th->epoch && e->len, 1))
 		return e;
 	return interp_decode_slow(th, e, pc, stop);
+}
+
+/* For tests: the row the decoder would give the instruction in b[0..n)
+ * (decoded as if at address b). Not AS-safe (uses the stack freely). */
+const struct interp_op *interp_optab_decode(const uint8_t *b, unsigned n)
+{
+	ZydisDecodedInstruction d;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct interp_insn e;
+
+	memset(&e, 0, sizeof e);
+	if (n > sizeof e.bytes || ZYAN_FAILED(ZydisDecoderDecodeFull(&g_decoder, b, n, &d, ops)))
+		return NULL;
+	e.pc = (uint64_t)(uintptr_t)b;
+	memcpy(e.bytes, b, d.length);
+	if (compact(&e, &d, ops) || !interp_optab_lookup(&e))
+		return NULL;
+	return &interp_optab[interp_optab_lookup(&e)];
 }

@@ -1,24 +1,34 @@
-/* interp/dispatch.c — the mnemonic-indexed dispatch table and interp_init.
+/* interp/dispatch.c — the instruction table's index, and interp_init.
  *
- * Owns the one table from ZydisMnemonic to handler. Each family file
- * exports an array of {mnemonic, handler} ending with {0, NULL}; this file
- * gathers them at start-up into kgp[] and kvec[] (below), so a lookup is
- * a load or two and the decode cache stores the result with the
- * instruction.
+ * The table is the families' rows (struct interp_op, internal.h): one row
+ * per mnemonic with its handler and its spec, each family file listing
+ * its rows in one X-macro list. This file gathers them into one array,
+ * interp_optab[], and indexes them by mnemonic, once, at interp_init; the
+ * decoder looks a row up once per decoded instruction and keeps it in the
+ * decode cache (in->row, a 16-bit index, and in->fn), so the run loop
+ * calls in->fn directly and a handler reads its spec from
+ * interp_row(in).
  *
- * Families, in the order they are gathered (a later table overrides an
- * earlier one for the same mnemonic, which should not happen):
- *   vector families                              sse, sse2, sse4, evex, x87
- *   mov     mov/movzx/movsx/lea/cmov/set/xchg/bswap/cbw..   ~35% of insns
- *   alu     add/sub/cmp/test/and/or/xor/inc/dec/neg/not/adc/
- *           sbb/cmpxchg/xadd                                ~30%
- *   ctrl    jcc/jmp/call/ret/push/pop/leave/loop            ~25%
- *   shift   shl/shr/sar/rol/ror/rcl/rcr/shld/shrd/sarx..     ~3%
- *   muldiv  imul/mul/div/idiv, mulx                          ~2%
- *   bit     bt,bts,btr,btc, bsf/bsr/popcnt/lzcnt/tzcnt/BMI1/BMI2         ~2%
- *   string  movs/stos/lods/cmps/scas (+REP)                  <1% (but long)
- *   misc    nop/endbr/cpuid/rdtsc/xgetbv/cpuid/fences/syscall
+ * Families, in table order (a mnemonic must have one row per form: a
+ * second is counted by interp_optab_dups and fails interp_optab's test):
+ *   mov      mov/movzx/movsx/lea/cmov/set/xchg/bswap/cbw..   ~35% of insns
+ *   alu      add/sub/cmp/test/and/or/xor/inc/dec/neg/not/adc/
+ *            sbb/cmpxchg/xadd                                ~30%
+ *   ctrl     jcc/jmp/call/ret/push/pop/leave/loop            ~25%
+ *   shift    shl/shr/sar/rol/ror/rcl/rcr/shld/shrd/sarx..     ~3%
+ *   muldiv   imul/mul/div/idiv, mulx                          ~2%
+ *   bit      bt/bts/btr/btc, bsf/bsr/popcnt/lzcnt/tzcnt, BMI1/BMI2 ~2%
+ *   string   movs/stos/lods/cmps/scas (+REP)                 <1% (but long)
+ *   misc     nop/endbr/cpuid/rdtsc/xgetbv/fences/syscall
+ *   crc32_movnti  crc32, movnti (general registers, SSE families)
+ *   x87      x87 control and status words
+ *   opmask   AVX-512 k-register instructions, vzeroupper/vzeroall
+ *   vec_int  integer and move vector instructions, every encoding
+ *   vec_fp   floating-point vector and scalar instructions, AES, SHA, CLMUL
  * (percentages: rough dynamic mix of compiled C on x86-64.)
+ *
+ * MOVSD and CMPSD have two rows: the string op (form MAP0, taken for the
+ * legacy one-byte map) and the SSE2 op (form ANY, taken elsewhere).
  *
  * Concurrency: written once by interp_init (before any handler runs),
  * read-only afterwards.
@@ -27,57 +37,73 @@
 #include "interp/interp.h"
 #include "interp/internal.h"
 
-/* Two tables because a few mnemonics name both a general-purpose and a
- * vector instruction (MOVSD and CMPSD are string ops in the one-byte map
- * and SSE2 ops in 0F): legacy one-byte-map instructions look in kgp
- * first, everything else in kvec first. */
-static interp_handler *kgp[ZYDIS_MNEMONIC_MAX_VALUE + 1];
-static interp_handler *kvec[ZYDIS_MNEMONIC_MAX_VALUE + 1];
-static int g_ready;
+/* The families are referenced here directly, so linking libinterp.a
+ * pulls every one in (no weak symbols, no --whole-archive). */
+static const struct interp_op *const kfamilies[] = {
+	interp_ops_mov, interp_ops_alu, interp_ops_ctrl, interp_ops_shift,
+	interp_ops_muldiv, interp_ops_bit, interp_ops_string, interp_ops_misc,
+	interp_ops_crc32_movnti, interp_ops_x87, interp_ops_opmask,
+	interp_ops_vec_int, interp_ops_vec_fp,
+};
 
-static void add_family(interp_handler **t, const struct interp_family *f)
-{
-	for (; f->mnemonic; f++)
-		if (f->mnemonic <= ZYDIS_MNEMONIC_MAX_VALUE)
-			t[f->mnemonic] = f->fn;
-}
+struct interp_op interp_optab[INTERP_OPTAB_MAX];
+
+/* By mnemonic: the row for any encoding, and the row that the legacy
+ * one-byte map takes first (indices into interp_optab, 0 none). */
+static uint16_t g_any[ZYDIS_MNEMONIC_MAX_VALUE + 1];
+static uint16_t g_map0[ZYDIS_MNEMONIC_MAX_VALUE + 1];
+static int g_ready, g_rows, g_dups;
 
 int interp_dispatch_init(void)
 {
-	add_family(kvec, interp_family_sse);
-	add_family(kvec, interp_family_sse2);
-	add_family(kvec, interp_family_sse4);
-	add_family(kvec, interp_family_evex);
-	add_family(kvec, interp_family_x87);
-	add_family(kgp, interp_family_mov);
-	add_family(kgp, interp_family_alu);
-	add_family(kgp, interp_family_ctrl);
-	add_family(kgp, interp_family_shift);
-	add_family(kgp, interp_family_muldiv);
-	add_family(kgp, interp_family_bit);
-	add_family(kgp, interp_family_string);
-	add_family(kgp, interp_family_misc);
+	int n = 1;     /* row 0: no row (fn NULL) */
+
+	for (size_t f = 0; f < sizeof kfamilies / sizeof kfamilies[0]; f++) {
+		for (const struct interp_op *r = kfamilies[f]; r->fn; r++) {
+			uint16_t *slot;
+
+			g_rows++;
+			if (r->mnemonic == 0 || r->mnemonic > ZYDIS_MNEMONIC_MAX_VALUE ||
+			    n >= INTERP_OPTAB_MAX) {
+				g_dups++;
+				continue;
+			}
+			slot = r->form == INTERP_FORM_MAP0 ? &g_map0[r->mnemonic] : &g_any[r->mnemonic];
+			if (*slot) {
+				g_dups++;   /* the first row wins */
+				continue;
+			}
+			interp_optab[n] = *r;
+			*slot = (uint16_t)n++;
+		}
+	}
 	return 0;
 }
 
-interp_handler *interp_dispatch_lookup(const struct interp_insn *in)
+unsigned interp_optab_lookup(const struct interp_insn *in)
 {
-	interp_handler *a, *b;
+	unsigned a, m0;
 
 	if (in->mnemonic > ZYDIS_MNEMONIC_MAX_VALUE)
-		return NULL;
-	a = kgp[in->mnemonic];
-	b = kvec[in->mnemonic];
+		return 0;
+	a = g_any[in->mnemonic];
+	m0 = g_map0[in->mnemonic];
 	if (in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
 	    in->encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY)
-		return a ? a : b;
-	return b ? b : a;
+		return m0 ? m0 : a;
+	return a ? a : m0;
 }
 
-/* Was fn found in the general-purpose table for in's mnemonic? */
-int interp_dispatch_is_gp(const struct interp_insn *in, interp_handler *fn)
+int interp_optab_rows(void) { return g_rows; }
+int interp_optab_dups(void) { return g_dups; }
+
+const struct interp_op *interp_optab_row(int i)
 {
-	return fn && in->mnemonic <= ZYDIS_MNEMONIC_MAX_VALUE && kgp[in->mnemonic] == fn;
+	for (size_t f = 0; f < sizeof kfamilies / sizeof kfamilies[0]; f++)
+		for (const struct interp_op *r = kfamilies[f]; r->fn; r++)
+			if (i-- == 0)
+				return r;
+	return NULL;
 }
 
 int interp_init(void)

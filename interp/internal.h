@@ -19,10 +19,136 @@ int interp_vendor_init(void);
  * only, read by the handlers. */
 extern uint8_t interp_vmodel[INTERP_VR__COUNT];
 
-/* Handler for a decoded instruction, or NULL (unsupported). */
-interp_handler *interp_dispatch_lookup(const struct interp_insn *in);
-/* Was fn found in the general-purpose families' table? */
-int interp_dispatch_is_gp(const struct interp_insn *in, interp_handler *fn);
+/* ------------------------------------------------ the instruction table
+ *
+ * One row per mnemonic (two for MOVSD and CMPSD, which name a string op in
+ * the one-byte map and an SSE2 op elsewhere): the handler and the spec it
+ * runs from. Each family file lists its rows in an X-macro list and
+ * exports them as interp_ops_<family>[] (ending with a row whose fn is
+ * NULL); dispatch.c gathers and indexes them by mnemonic once, at
+ * interp_init, and the decoder stores the row's index with the decoded
+ * instruction (in->row), so a handler reads its spec with one load
+ * (interp_row(x->in)): no second table, no switch. */
+
+/* Spec of a vector integer/move row (vec_int.c's VDESC_LIST; kinds,
+ * operations and flags in vec.h). */
+struct vdesc {
+	uint8_t kind, op, esz, flags;
+};
+
+/* d = op(a, b, c); mx[0] MXCSR to run under, mx[1] MXCSR after, mx[2]
+ * scratch for the host's. (vec_fp.c) */
+typedef void interp_fp_fn(uint8_t *d, const uint8_t *a, const uint8_t *b,
+			  const uint8_t *c, uint32_t *mx);
+
+/* Spec of a floating-point row (vec_fp.c's FDESC_LIST and FIMM_LIST). */
+struct fdesc {
+	uint8_t kind, esz;
+	uint16_t flags;
+	interp_fp_fn *fn, *fn64;       /* fn64: the 64-bit integer form (cvt*) */
+	interp_fp_fn *const *byimm;    /* FK_IMM: one function per imm8 value */
+};
+
+/* Spec of a general-purpose or opmask row: what its handler takes from
+ * the row instead of testing the mnemonic. */
+struct gdesc {
+	uint8_t op;                    /* family-defined operation */
+	uint8_t width;                 /* operand width in bytes the mnemonic
+					* implies (opmask b/w/d/q), 0: from
+					* the operands */
+};
+
+enum interp_form {
+	INTERP_FORM_ANY,               /* any encoding and map */
+	INTERP_FORM_MAP0,              /* legacy one-byte map only (string
+					* MOVSD/CMPSD): preferred there */
+};
+
+/* interp_op.opf */
+#define INTERP_OPF_VEC    1u   /* may touch x87/vector/opmask/MXCSR state:
+				* the run loop loads a lazy state first */
+#define INTERP_OPF_NOCTL  2u   /* an EVEX control mask (element selector)
+				* is not modelled: such a form is
+				* unsupported */
+
+/* Arithmetic flags as the rows name them (bits of RFLAGS). */
+#define IFL_C INTERP_CF
+#define IFL_P INTERP_PF
+#define IFL_A INTERP_AF
+#define IFL_Z INTERP_ZF
+#define IFL_S INTERP_SF
+#define IFL_O INTERP_OF
+#define IFL_D INTERP_DF
+#define IFL_SZP  (IFL_S | IFL_Z | IFL_P)
+#define IFL_ALL  INTERP_ARITH_FLAGS
+#define IFL_NONE 0
+
+#define INTERP_VR_NONE (-1)
+
+struct interp_op {
+	interp_handler *fn;
+	uint16_t mnemonic;             /* ZydisMnemonic */
+	uint8_t form;                  /* enum interp_form */
+	uint8_t opf;                   /* INTERP_OPF_* */
+	uint16_t fl_read;              /* arithmetic flags (and DF) read */
+	uint16_t fl_written;           /* written with a defined value */
+	uint16_t fl_undef;             /* left undefined by the manuals (some
+					* forms or counts): their value
+					* follows vendor rule vrule */
+	int8_t vrule;                  /* enum interp_vrule, INTERP_VR_NONE */
+	union {
+		struct gdesc g;
+		struct vdesc v;
+		struct fdesc f;
+	} spec;
+};
+
+/* A row in full: mnemonic, handler, form, INTERP_OPF_*, flags read,
+ * written, undefined, vendor rule, spec (a braced union initializer). */
+#define INTERP_ROW(m, h, form_, opf_, rd, wr, ud, vr, ...) \
+	{ .fn = h, .mnemonic = ZYDIS_MNEMONIC_##m, .form = form_, .opf = opf_, \
+	  .fl_read = rd, .fl_written = wr, .fl_undef = ud, .vrule = vr, .spec = __VA_ARGS__ },
+/* A general-purpose row (the X-macro rows of the GP family files):
+ * mnemonic, handler, flags read, written, undefined, vendor rule. */
+#define INTERP_GP_ROW(m, h, rd, wr, ud, vr) \
+	INTERP_ROW(m, h, INTERP_FORM_ANY, 0, rd, wr, ud, vr, { .g = { 0, 0 } })
+/* The same for a general-register instruction that may touch vector or
+ * x87 state (crc32_movnti.c, x87.c). */
+#define INTERP_GPV_ROW(m, h, rd, wr, ud, vr) \
+	INTERP_ROW(m, h, INTERP_FORM_ANY, INTERP_OPF_VEC, rd, wr, ud, vr, { .g = { 0, 0 } })
+#define INTERP_OPS_END { .fn = NULL }
+
+/* The families' rows (one array per family file). */
+extern const struct interp_op interp_ops_mov[], interp_ops_alu[], interp_ops_ctrl[],
+	interp_ops_shift[], interp_ops_muldiv[], interp_ops_bit[], interp_ops_string[],
+	interp_ops_misc[], interp_ops_crc32_movnti[], interp_ops_x87[], interp_ops_opmask[],
+	interp_ops_vec_int[], interp_ops_vec_fp[];
+
+/* The table: the families' rows copied once by interp_init into one
+ * array, so that a decoded instruction keeps its row as a 16-bit index
+ * (struct interp_insn stays 320 bytes) and a handler reaches its spec
+ * with one indexed load. Row 0 is no row. */
+#define INTERP_OPTAB_MAX 1536
+extern struct interp_op interp_optab[INTERP_OPTAB_MAX];
+static inline const struct interp_op *interp_row(const struct interp_insn *in)
+{
+	return &interp_optab[in->row];
+}
+/* The vendor model (enum interp_vendor) in effect for the instruction's
+ * row: the row names its rule (vrule), so the handler does not. Only for
+ * rows that name one. */
+static inline int interp_vmodel_row(const struct interp_exec *x);
+/* The row index for a decoded instruction, or 0 (unsupported). */
+unsigned interp_optab_lookup(const struct interp_insn *in);
+/* For tests: rows in the table, and rows that claimed a mnemonic (and
+ * form) another row already had or did not fit (0 in a sound table). */
+int interp_optab_rows(void);
+int interp_optab_dups(void);
+/* For tests: every row, in family order; NULL after the last. */
+const struct interp_op *interp_optab_row(int i);
+/* For tests: the row the decoder gives the instruction in b[0..n), NULL
+ * if none (decode.c). Not AS-safe. */
+const struct interp_op *interp_optab_decode(const uint8_t *b, unsigned n);
 /* Fill st->fs_base/gs_base from the running thread. */
 void interp_load_segbases(struct interp_state *st);
 
@@ -257,6 +383,11 @@ static inline const struct interp_insn *interp_decode_fast(struct interp_thread 
 	if (__builtin_expect(e->pc == pc && e->epoch == th->epoch && e->len, 1))
 		return e;
 	return interp_decode_slow(th, e, pc, stop);
+}
+
+static inline int interp_vmodel_row(const struct interp_exec *x)
+{
+	return interp_vmodel[(uint8_t)interp_row(x->in)->vrule];
 }
 
 /* Shorthand for handler files. */

@@ -207,7 +207,7 @@ typedef int interp_handler(struct interp_exec *x);
 /* A decoded instruction as kept in the decode cache. */
 struct interp_insn {
 	uint64_t pc;
-	interp_handler *fn;        /* resolved from the dispatch table */
+	interp_handler *fn;        /* its row's handler, or NULL: unsupported */
 	uint64_t attrib;           /* ZYDIS_ATTRIB_* (lock, rep, segment...) */
 	uint32_t epoch;            /* decode-cache validation, see decode.c */
 	uint16_t mnemonic;         /* ZydisMnemonic */
@@ -222,6 +222,8 @@ struct interp_insn {
 	uint8_t  bytes[15];
 	struct interp_avx avx;
 	uint8_t  xflags;           /* INTERP_XF_*, set at decode */
+	uint16_t row;              /* its row in the instruction table
+				    * (internal.h: interp_row), 0 none */
 	struct interp_operand op[INTERP_MAX_OPS];
 };
 
@@ -373,36 +375,6 @@ void interp_flags(struct interp_exec *x, int op, uint64_t a, uint64_t b,
 		  uint64_t carry_in, uint64_t res, unsigned size);
 /* Evaluate condition code cc (the low nibble of Jcc/SETcc/CMOVcc). */
 int interp_cond(uint64_t rflags, unsigned cc);
-
-/* ------------------------------------------------- family tables */
-
-struct interp_family {
-	uint16_t mnemonic;         /* ZydisMnemonic; 0 (INVALID) ends a table */
-	interp_handler *fn;
-};
-
-/* General-purpose families (this folder's alu.c, shift.c, ...). */
-extern const struct interp_family interp_family_alu[];
-extern const struct interp_family interp_family_mov[];
-extern const struct interp_family interp_family_shift[];
-extern const struct interp_family interp_family_muldiv[];
-extern const struct interp_family interp_family_bit[];
-extern const struct interp_family interp_family_string[];
-extern const struct interp_family interp_family_ctrl[];
-extern const struct interp_family interp_family_misc[];
-/* Vector families (sse_fp.c, sse.c, sse4.c, evex.c). Referenced directly,
- * so linking libinterp.a pulls them in like any other member. They go in
- * a second table: a mnemonic shared by a string op and an SSE op (MOVSD,
- * CMPSD) resolves by encoding — legacy one-byte-map instructions prefer
- * the general families, all others the vector families. Within a table a
- * later family overrides an earlier one: sse, sse2, sse4, evex. */
-extern const struct interp_family interp_family_sse[];
-extern const struct interp_family interp_family_sse2[];
-extern const struct interp_family interp_family_sse4[];
-extern const struct interp_family interp_family_evex[];
-/* x87 control and status words (x87.c): in the vector table too, so that
- * a lazily converted state is loaded before they run. */
-extern const struct interp_family interp_family_x87[];
 
 /* ------------------------------------------------------ entry points */
 

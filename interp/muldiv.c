@@ -51,7 +51,7 @@ static int h_mul(struct interp_exec *x)
 {
 	unsigned size = OPS(0), bits = size * 8;
 	uint64_t a = interp_gpr_get(x, INTERP_RAX, size), b, lo, hi;
-	int rc, v = interp_vmodel[INTERP_VR_MUL];
+	int rc, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 0, &b)))
 		return rc;
@@ -74,7 +74,7 @@ static int h_mul(struct interp_exec *x)
 static int h_imul(struct interp_exec *x)
 {
 	uint64_t a, b, r;
-	int rc, v = interp_vmodel[INTERP_VR_MUL];
+	int rc, v = interp_vmodel_row(x);
 
 	if (v == INTERP_VENDOR_NONE)
 		return INTERP_STOP_UNSUPPORTED;
@@ -130,7 +130,7 @@ static int divide(struct interp_exec *x, int sgn)
 		return rc;
 	if (d == 0)
 		return INTERP_STOP_WOULD_FAULT;
-	if (interp_vmodel[INTERP_VR_DIV] != INTERP_VENDOR_AMD)
+	if (interp_vmodel_row(x) != INTERP_VENDOR_AMD)
 		return INTERP_STOP_UNSUPPORTED;   /* only Zen 5's flags are known */
 	if (size == 1) {
 		uint64_t ax = interp_gpr_get(x, INTERP_RAX, 2);
@@ -194,9 +194,13 @@ static int h_mulx(struct interp_exec *x)
 	return INTERP_OK;
 }
 
-const struct interp_family interp_family_muldiv[] = {
-	{ ZYDIS_MNEMONIC_MUL, h_mul }, { ZYDIS_MNEMONIC_IMUL, h_imul },
-	{ ZYDIS_MNEMONIC_DIV, h_div }, { ZYDIS_MNEMONIC_IDIV, h_idiv },
-	{ ZYDIS_MNEMONIC_MULX, h_mulx },
-	{ 0, NULL }
-};
+/* The rows: mnemonic, handler, arithmetic flags read, written, left
+ * undefined, and the vendor rule the undefined ones follow. */
+#define MULDIV_OPS(X) \
+	X(MUL, h_mul, IFL_NONE, IFL_C | IFL_O, IFL_SZP | IFL_A, INTERP_VR_MUL) \
+	X(IMUL, h_imul, IFL_NONE, IFL_C | IFL_O, IFL_SZP | IFL_A, INTERP_VR_MUL) \
+	X(DIV, h_div, IFL_NONE, IFL_NONE, IFL_ALL, INTERP_VR_DIV) \
+	X(IDIV, h_idiv, IFL_NONE, IFL_NONE, IFL_ALL, INTERP_VR_DIV) \
+	X(MULX, h_mulx, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE)
+
+const struct interp_op interp_ops_muldiv[] = { MULDIV_OPS(INTERP_GP_ROW) INTERP_OPS_END };

@@ -143,7 +143,7 @@ static int shift(struct interp_exec *x, int kind)
 {
 	unsigned size = OPS(0);
 	uint64_t a, c = 1, r, f = x->rflags;
-	int rc, v = interp_vmodel[kind >= S_SHL ? INTERP_VR_SHIFT : INTERP_VR_ROTATE];
+	int rc, v = interp_vmodel_row(x);   /* shift or rotate */
 
 	if (IN->nvis > 1 && (rc = interp_rd(x, 1, &c)))
 		return rc;
@@ -176,7 +176,7 @@ static int dshift(struct interp_exec *x, int left)
 {
 	unsigned size = OPS(0), bits = size * 8;
 	uint64_t a, b, c, r, f = x->rflags, m = interp_mask(size), am;
-	int rc, cf, of, v = interp_vmodel[INTERP_VR_DSHIFT];
+	int rc, cf, of, v = interp_vmodel_row(x);
 
 	if ((rc = interp_rd(x, 2, &c)) || (rc = interp_rd(x, 1, &b)) ||
 	    (rc = interp_rd(x, 0, &a)))
@@ -263,13 +263,21 @@ static int h_rorx(struct interp_exec *x)
 	return interp_wr(x, 0, r);
 }
 
-const struct interp_family interp_family_shift[] = {
-	{ ZYDIS_MNEMONIC_SHL, h_shl },
-	{ ZYDIS_MNEMONIC_SHR, h_shr }, { ZYDIS_MNEMONIC_SAR, h_sar },
-	{ ZYDIS_MNEMONIC_ROL, h_rol }, { ZYDIS_MNEMONIC_ROR, h_ror },
-	{ ZYDIS_MNEMONIC_RCL, h_rcl }, { ZYDIS_MNEMONIC_RCR, h_rcr },
-	{ ZYDIS_MNEMONIC_SHLD, h_shld }, { ZYDIS_MNEMONIC_SHRD, h_shrd },
-	{ ZYDIS_MNEMONIC_SHLX, h_shlx }, { ZYDIS_MNEMONIC_SHRX, h_shrx },
-	{ ZYDIS_MNEMONIC_SARX, h_sarx }, { ZYDIS_MNEMONIC_RORX, h_rorx },
-	{ 0, NULL }
-};
+/* The rows: mnemonic, handler, arithmetic flags read, written, left
+ * undefined, and the vendor rule the undefined ones follow. */
+#define SHIFT_OPS(X) \
+	X(SHL, h_shl, IFL_NONE, IFL_C | IFL_O | IFL_SZP, IFL_O | IFL_A, INTERP_VR_SHIFT) \
+	X(SHR, h_shr, IFL_NONE, IFL_C | IFL_O | IFL_SZP, IFL_O | IFL_A, INTERP_VR_SHIFT) \
+	X(SAR, h_sar, IFL_NONE, IFL_C | IFL_O | IFL_SZP, IFL_O | IFL_A, INTERP_VR_SHIFT) \
+	X(ROL, h_rol, IFL_NONE, IFL_C | IFL_O, IFL_O, INTERP_VR_ROTATE) \
+	X(ROR, h_ror, IFL_NONE, IFL_C | IFL_O, IFL_O, INTERP_VR_ROTATE) \
+	X(RCL, h_rcl, IFL_C, IFL_C | IFL_O, IFL_O, INTERP_VR_ROTATE) \
+	X(RCR, h_rcr, IFL_C, IFL_C | IFL_O, IFL_O, INTERP_VR_ROTATE) \
+	X(SHLD, h_shld, IFL_NONE, IFL_C | IFL_O | IFL_SZP, IFL_ALL, INTERP_VR_DSHIFT) \
+	X(SHRD, h_shrd, IFL_NONE, IFL_C | IFL_O | IFL_SZP, IFL_ALL, INTERP_VR_DSHIFT) \
+	X(SHLX, h_shlx, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(SHRX, h_shrx, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(SARX, h_sarx, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(RORX, h_rorx, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE)
+
+const struct interp_op interp_ops_shift[] = { SHIFT_OPS(INTERP_GP_ROW) INTERP_OPS_END };

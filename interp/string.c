@@ -106,16 +106,30 @@ static int h_lods(struct interp_exec *x) { return string_op(x, K_LODS); }
 static int h_cmps(struct interp_exec *x) { return string_op(x, K_CMPS); }
 static int h_scas(struct interp_exec *x) { return string_op(x, K_SCAS); }
 
-const struct interp_family interp_family_string[] = {
-	{ ZYDIS_MNEMONIC_MOVSB, h_movs }, { ZYDIS_MNEMONIC_MOVSW, h_movs },
-	{ ZYDIS_MNEMONIC_MOVSD, h_movs }, { ZYDIS_MNEMONIC_MOVSQ, h_movs },
-	{ ZYDIS_MNEMONIC_STOSB, h_stos }, { ZYDIS_MNEMONIC_STOSW, h_stos },
-	{ ZYDIS_MNEMONIC_STOSD, h_stos }, { ZYDIS_MNEMONIC_STOSQ, h_stos },
-	{ ZYDIS_MNEMONIC_LODSB, h_lods }, { ZYDIS_MNEMONIC_LODSW, h_lods },
-	{ ZYDIS_MNEMONIC_LODSD, h_lods }, { ZYDIS_MNEMONIC_LODSQ, h_lods },
-	{ ZYDIS_MNEMONIC_CMPSB, h_cmps }, { ZYDIS_MNEMONIC_CMPSW, h_cmps },
-	{ ZYDIS_MNEMONIC_CMPSD, h_cmps }, { ZYDIS_MNEMONIC_CMPSQ, h_cmps },
-	{ ZYDIS_MNEMONIC_SCASB, h_scas }, { ZYDIS_MNEMONIC_SCASW, h_scas },
-	{ ZYDIS_MNEMONIC_SCASD, h_scas }, { ZYDIS_MNEMONIC_SCASQ, h_scas },
-	{ 0, NULL }
-};
+/* The rows: mnemonic, handler, form (MOVSD and CMPSD name SSE2 ops
+ * outside the one-byte map), arithmetic flags read, written, undefined. */
+#define STRING_OPS(X) \
+	X(MOVSB, h_movs, INTERP_FORM_ANY, IFL_D, IFL_NONE, IFL_NONE) \
+	X(MOVSW, h_movs, INTERP_FORM_ANY, IFL_D, IFL_NONE, IFL_NONE) \
+	X(MOVSD, h_movs, INTERP_FORM_MAP0, IFL_D, IFL_NONE, IFL_NONE) \
+	X(MOVSQ, h_movs, INTERP_FORM_ANY, IFL_D, IFL_NONE, IFL_NONE) \
+	X(STOSB, h_stos, INTERP_FORM_ANY, IFL_D, IFL_NONE, IFL_NONE) \
+	X(STOSW, h_stos, INTERP_FORM_ANY, IFL_D, IFL_NONE, IFL_NONE) \
+	X(STOSD, h_stos, INTERP_FORM_ANY, IFL_D, IFL_NONE, IFL_NONE) \
+	X(STOSQ, h_stos, INTERP_FORM_ANY, IFL_D, IFL_NONE, IFL_NONE) \
+	X(LODSB, h_lods, INTERP_FORM_ANY, IFL_D, IFL_NONE, IFL_NONE) \
+	X(LODSW, h_lods, INTERP_FORM_ANY, IFL_D, IFL_NONE, IFL_NONE) \
+	X(LODSD, h_lods, INTERP_FORM_ANY, IFL_D, IFL_NONE, IFL_NONE) \
+	X(LODSQ, h_lods, INTERP_FORM_ANY, IFL_D, IFL_NONE, IFL_NONE) \
+	X(CMPSB, h_cmps, INTERP_FORM_ANY, IFL_D, IFL_ALL, IFL_NONE) \
+	X(CMPSW, h_cmps, INTERP_FORM_ANY, IFL_D, IFL_ALL, IFL_NONE) \
+	X(CMPSD, h_cmps, INTERP_FORM_MAP0, IFL_D, IFL_ALL, IFL_NONE) \
+	X(CMPSQ, h_cmps, INTERP_FORM_ANY, IFL_D, IFL_ALL, IFL_NONE) \
+	X(SCASB, h_scas, INTERP_FORM_ANY, IFL_D, IFL_ALL, IFL_NONE) \
+	X(SCASW, h_scas, INTERP_FORM_ANY, IFL_D, IFL_ALL, IFL_NONE) \
+	X(SCASD, h_scas, INTERP_FORM_ANY, IFL_D, IFL_ALL, IFL_NONE) \
+	X(SCASQ, h_scas, INTERP_FORM_ANY, IFL_D, IFL_ALL, IFL_NONE)
+
+#define STRING_ROW(m, h, form, rd, wr, ud) \
+	INTERP_ROW(m, h, form, 0, rd, wr, ud, INTERP_VR_NONE, { .g = { 0, 0 } })
+const struct interp_op interp_ops_string[] = { STRING_OPS(STRING_ROW) INTERP_OPS_END };

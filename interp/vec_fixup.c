@@ -1,6 +1,6 @@
 /* interp/vec_fixup.c — vfixupimm{ps,pd,ss,sd} (AVX-512F): special
  * values fixed up through a per-element table, as the SDM's
- * FIXUPIMM pseudocode defines it. Routed here by kdesc (sse.c, kind
+ * FIXUPIMM pseudocode defines it. Routed here by VDESC_LIST rows (vec_int.c, kind
  * K_FIXUP: op 0 packed, 1 scalar).
  *
  * Per element: the first source (src1, the instruction's second operand)
@@ -19,7 +19,7 @@
  *
  * Concurrency: thread state and, through interp_load, program memory.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 #define MX_IE 0x01u
 #define MX_ZE 0x04u
@@ -87,8 +87,9 @@ static uint64_t fixup1(uint64_t dst, uint64_t v, uint64_t t, unsigned s, unsigne
 	return r;
 }
 
-int vx_h_fixup(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_fixup(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec d, a, b, r;
 	unsigned s = dd->esz, n, imm;

@@ -1,7 +1,7 @@
 /* interp/vec_gfni.c — Galois-field instructions (GFNI: gf2p8mulb,
  * gf2p8affineqb, gf2p8affineinvqb in legacy, VEX and EVEX forms) and
- * AVX512CD's vpconflictd/q. Routed here by kdesc (sse.c, kinds K_GFNI
- * and K_CONFLICT); operand machinery in sse_vec.c.
+ * AVX512CD's vpconflictd/q. Routed here by VDESC_LIST rows (vec_int.c, kinds K_GFNI
+ * and K_CONFLICT); operand machinery in vec_operand.c.
  *
  * Workload: GFNI shows up in crypto (SM4, AES-based ciphers' S-boxes),
  * erasure coding (isa-l) and byte permutations compilers build from
@@ -17,7 +17,7 @@
  * Concurrency: thread state and, through interp_load/interp_store, program
  * memory.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 /* x * y in GF(2^8) modulo x^8 + x^4 + x^3 + x + 1 */
 static uint8_t gf_mul(uint8_t a, uint8_t b)
@@ -60,8 +60,9 @@ static uint8_t gf_affine(uint64_t A, uint8_t x, uint8_t imm)
 
 /* dd->op: 0 gf2p8mulb, 1 gf2p8affineqb, 2 gf2p8affineinvqb. Legacy:
  * op dst(x), src(A/y) [, imm]; VEX/EVEX: op dst, src1(x), src2(A/y). */
-int vx_h_gfni(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_gfni(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	int rc, ia, ib, imm;
@@ -99,8 +100,9 @@ int vx_h_gfni(struct interp_exec *x, const struct vdesc *dd)
 
 /* vpconflictd/q: element i gets a bit j set for every earlier element j
  * equal to it. */
-int vx_h_conflict(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_conflict(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	unsigned s = dd->esz, n;

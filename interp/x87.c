@@ -170,12 +170,14 @@ static int h_fwait(struct interp_exec *x)
 	return x87_wait_check(x->st);
 }
 
-const struct interp_family interp_family_x87[] = {
-	{ ZYDIS_MNEMONIC_FNSTCW, h_fnstcw },
-	{ ZYDIS_MNEMONIC_FNSTSW, h_fnstsw },
-	{ ZYDIS_MNEMONIC_FLDCW, h_fldcw },
-	{ ZYDIS_MNEMONIC_FNINIT, h_fninit },
-	{ ZYDIS_MNEMONIC_FNCLEX, h_fnclex },
-	{ ZYDIS_MNEMONIC_FWAIT, h_fwait },
-	{ 0, NULL }
-};
+/* The rows: mnemonic, handler, arithmetic flags read, written, left
+ * undefined, and the vendor rule the undefined ones follow. */
+#define X87_OPS(X) \
+	X(FNSTCW, h_fnstcw, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(FNSTSW, h_fnstsw, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(FLDCW, h_fldcw, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(FNINIT, h_fninit, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(FNCLEX, h_fnclex, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(FWAIT, h_fwait, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE)
+
+const struct interp_op interp_ops_x87[] = { X87_OPS(INTERP_GPV_ROW) INTERP_OPS_END };

@@ -7,7 +7,7 @@ need="gcc make libunwind-dev libelf-dev libdw-dev libxxhash-dev libzydis-dev
       sqlite3 bc gzip lua5.4 xz-utils libc6-dbg g++ zlib1g-dev libprotobuf-c-dev
       protobuf-c-compiler protobuf-compiler golang-go clang libjpeg-turbo-progs
       libpython3.11-testsuite chromium chromium-driver python3-selenium nodejs
-      isal python3-numpy"
+      isal python3-numpy zstd jq openssl perl"
 missing=""
 for p in $need; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

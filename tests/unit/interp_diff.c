@@ -19,6 +19,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include "interp_native.h"
+#include "interp/internal.h"
 
 enum {
 	F_W = 1,        /* REX.W may vary */
@@ -341,7 +342,7 @@ int main(int argc, char **argv)
 	long count = 20000;
 	uint64_t seed = 0x5eed;
 	static uint8_t snap[DATA_SIZE], natmem[DATA_SIZE];
-	long fails = 0, notes = 0, faults = 0, unsup = 0, ran = 0;
+	long fails = 0, notes = 0, faults = 0, unsup = 0, ran = 0, spec_checked = 0;
 	int unsup_form[512] = {0}, fail_form[512] = {0};
 	uint64_t und_form[512] = {0};
 	struct sigaction sa;
@@ -417,6 +418,19 @@ int main(int argc, char **argv)
 			continue;
 		}
 		int c = compare(what, b, len, &in, &nat, &itp);
+		/* The instruction table's spec: the flags the CPU changed are
+		 * among those the row says it writes or leaves undefined. */
+		const struct interp_op *row = interp_optab_decode(b, len);
+		uint64_t chg = (nat.rflags ^ in.rflags) & (INTERP_ARITH_FLAGS | INTERP_DF);
+		if (!row || (chg & ~(uint64_t)(row->fl_written | row->fl_undef))) {
+			char hb[100] = "";
+			hexbytes(hb, b, len);
+			printf("FAIL %s: the CPU changed flags %03lx the table's row does not name "
+			       "(written %03x, undefined %03x), bytes %s\n", what,
+			       (unsigned long)chg, row ? row->fl_written : 0, row ? row->fl_undef : 0, hb);
+			c = 1;
+		}
+		spec_checked++;
 		if (c == 1) {
 			fails++;
 			fail_form[fi]++;
@@ -454,6 +468,10 @@ int main(int argc, char **argv)
 			printf("FAIL undefined flags differ: %s (%02x %02x %02x) flags %03lx\n", kforms[i].name,
 			       kforms[i].op[0], kforms[i].op[1], kforms[i].op[2], und_form[i]);
 	fails += notes;
+	printf("%s flags spec: %ld instructions' changed flags checked against their table rows\n",
+	       spec_checked ? "PASS" : "FAIL", spec_checked);
+	if (!spec_checked)
+		fails++;
 	printf("%s differential: %ld compared (%ld native faults), %ld failed, %ld unsupported, "
 	       "%ld of them only in undefined flags (seed %#lx)\n",
 	       fails || !ran ? "FAIL" : "PASS", ran, faults, fails, unsup, notes, seed);

@@ -414,6 +414,11 @@ int main(int argc, char **argv)
 			if (stopped)
 				printf("FAIL %s: %ld of %ld runs stopped early (first: %s at %s)\n", f->name,
 				       stopped, runs, stop_why, ZydisMnemonicGetString(stop_mn));
+		} else if (ok == 0 || insns == 0) {
+			/* every run took a signal natively: nothing was compared */
+			nfail++;
+			printf("FAIL %s: nothing compared (%ld runs, %ld native signals)\n", f->name,
+			       runs, nsig);
 		} else {
 			printf("PASS %s: %ld calls, %ld instructions interpreted, all state equal\n",
 			       f->name, ok, insns);

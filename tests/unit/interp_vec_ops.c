@@ -773,7 +773,7 @@ int main(int argc, char **argv)
 			itp = in;
 			rc = run_interp(code, len, &itp, &bv, &dirty);
 			/* FP with underflow unmasked is left to the hardware on
-			 * purpose (see interp/sse_fp.c) */
+			 * purpose (see interp/vec_fp.c) */
 			if (rc == INTERP_STOP_UNSUPPORTED && ti->kind != I && !(in.mxcsr & 0x800) &&
 			    !differ(ti->text, code, len, &in, &in, &itp, dsave, g_data, bv, dirty, 0)) {
 				unsup++;

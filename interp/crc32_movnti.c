@@ -1,11 +1,11 @@
-/* interp/sse4.c — the general-register members of the SSE families:
+/* interp/crc32_movnti.c — the general-register members of the SSE families:
  * CRC32 (SSE4.2: CRC-32C, as used by hash tables, iSCSI/ext4 checksums,
  * leveldb/rocksdb) and MOVNTI (SSE2 non-temporal store, in memset/memcpy
- * tails of some libraries). The vector members live in sse.c/sse_fp.c.
+ * tails of some libraries). The vector members live in vec_int.c/vec_fp.c.
  *
  * Concurrency: thread state and buffered stores only.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 /* CRC-32C (Castagnoli), reflected polynomial 0x82F63B78, eight shift
  * steps per byte: no table to initialise, and at most 8 bytes per
@@ -50,8 +50,10 @@ static int h_movnti(struct interp_exec *x)
 	return interp_write_u64(x, 0, v);
 }
 
-const struct interp_family interp_family_sse4[] = {
-	{ ZYDIS_MNEMONIC_CRC32, h_crc32 },
-	{ ZYDIS_MNEMONIC_MOVNTI, h_movnti },
-	{ 0, NULL }
-};
+/* The rows: mnemonic, handler, arithmetic flags read, written, left
+ * undefined, and the vendor rule the undefined ones follow. */
+#define CRC32_MOVNTI_OPS(X) \
+	X(CRC32, h_crc32, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE) \
+	X(MOVNTI, h_movnti, IFL_NONE, IFL_NONE, IFL_NONE, INTERP_VR_NONE)
+
+const struct interp_op interp_ops_crc32_movnti[] = { CRC32_MOVNTI_OPS(INTERP_GPV_ROW) INTERP_OPS_END };

@@ -1,6 +1,8 @@
-/* interp/sse_fp.c — floating point of SSE/SSE2 and AVX/FMA: scalar and
+/* interp/vec_fp.c — floating point of SSE/SSE2 and AVX/FMA: scalar and
  * packed arithmetic, conversions, (u)comis, movss/movsd, fused
- * multiply-add.
+ * multiply-add; AES, SHA and (V)PCLMULQDQ, run on the host the same way;
+ * the imm8 compares and rounds; LDMXCSR/STMXCSR. Each is one row
+ * (FDESC_LIST, FIMM_LIST) naming its handler by kind.
  *
  * Exactness comes from the hardware: the interpreter runs on the very CPU
  * whose behaviour it must reproduce, so each operation executes the real
@@ -22,12 +24,11 @@
  * Concurrency: the host MXCSR is saved and restored inside each asm block,
  * so nothing leaks into the interpreter's (or the handler's) own FP code.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 /* d = op(a, b, c); mx[0] MXCSR to run under, mx[1] MXCSR after, mx[2]
  * scratch for the host's. In the bodies: %0 d, %1 a, %2 b, %3 c. */
-typedef void fp_fn(uint8_t *d, const uint8_t *a, const uint8_t *b, const uint8_t *c,
-		   uint32_t *mx);
+typedef interp_fp_fn fp_fn;   /* internal.h */
 
 #define FP_RAW(name, body) \
 	static void fp_##name(uint8_t *d, const uint8_t *a, const uint8_t *b, \
@@ -194,12 +195,8 @@ enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM,
 			 * and out, and 1.0 in every input raises nothing */
 #define FF_CMPK   512   /* EVEX form compares into an opmask */
 
-struct fdesc {
-	uint8_t kind, esz;
-	uint16_t flags;
-	fp_fn *fn, *fn64;   /* fn64: the 64-bit integer form (cvt*) */
-	fp_fn *const *byimm;   /* FK_IMM: one function per imm8 value */
-};
+/* struct fdesc (kind, esz, flags, fn, fn64, byimm) is in internal.h: a
+ * row's spec. */
 
 #define FDESC_LIST(X) \
 	X(ADDSD, FK_BIN, FF_SCALAR, 8, addsd, 0) X(VADDSD, FK_BIN, FF_SCALAR | FF_MASKOK, 8, addsd, 0) \
@@ -352,15 +349,7 @@ struct fdesc {
 	X(ROUNDPS, FF_PACKED, 4, roundps) X(VROUNDPS, FF_PACKED, 4, roundps) \
 	X(PCLMULQDQ, FF_PACKED | FF_IMM11, 8, pclmul) X(VPCLMULQDQ, FF_PACKED | FF_IMM11, 8, pclmul) \
 	X(SHA1RNDS4, FF_PACKED | FF_UNALIGN | FF_IMM3, 16, sha1rnds4)
-#define FIMM_ENTRY(m, f, e, t) [ZYDIS_MNEMONIC_##m] = { FK_IMM, e, f, 0, 0, k_##t },
-#define FIMM_FAM(m, f, e, t) { ZYDIS_MNEMONIC_##m, h_fp },
-
 #define fp_0 NULL
-#define FDESC_ENTRY(m, k, f, e, fn, fn64) [ZYDIS_MNEMONIC_##m] = { k, e, f, fp_##fn, fp_##fn64, 0 },
-static const struct fdesc kfdesc[ZYDIS_MNEMONIC_MAX_VALUE + 1] = {
-	FDESC_LIST(FDESC_ENTRY)
-	FIMM_LIST(FIMM_ENTRY)
-};
 
 /* ------------------------------------------------------- running */
 
@@ -448,8 +437,9 @@ static void fp_scalar_merge(struct interp_exec *x, struct vx_ops *o, const struc
 	o->masked = 0;
 }
 
-static int h_fbin(struct interp_exec *x, const struct fdesc *fd)
+static int h_fbin(struct interp_exec *x)
 {
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, b, r, t;
 	uint32_t raised = 0, lr;
@@ -505,8 +495,9 @@ static int h_fbin(struct interp_exec *x, const struct fdesc *fd)
 /* cmpXX and roundXX with an immediate: legacy op dst, src, imm; VEX op dst,
  * src1, src2, imm (vroundpd: dst, src, imm). EVEX vcmp* writes an opmask:
  * the lane results become its bits. */
-static int h_fimm(struct interp_exec *x, const struct fdesc *fd)
+static int h_fimm(struct interp_exec *x)
 {
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	uint32_t raised;
@@ -564,8 +555,9 @@ static int h_fimm(struct interp_exec *x, const struct fdesc *fd)
 	return INTERP_OK;
 }
 
-static int h_fma(struct interp_exec *x, const struct fdesc *fd)
+static int h_fma(struct interp_exec *x)
 {
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, b, c, r;
 	uint32_t raised;
@@ -594,8 +586,9 @@ static int h_fma(struct interp_exec *x, const struct fdesc *fd)
 	return INTERP_OK;
 }
 
-static int h_fcmp(struct interp_exec *x, const struct fdesc *fd)
+static int h_fcmp(struct interp_exec *x)
 {
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	uint32_t raised;
@@ -614,8 +607,9 @@ static int h_fcmp(struct interp_exec *x, const struct fdesc *fd)
 	return INTERP_OK;
 }
 
-static int h_cvt2i(struct interp_exec *x, const struct fdesc *fd)
+static int h_cvt2i(struct interp_exec *x)
 {
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec b, r;
 	uint32_t raised;
@@ -640,8 +634,9 @@ static int h_cvt2i(struct interp_exec *x, const struct fdesc *fd)
 	return INTERP_OK;
 }
 
-static int h_cvti2f(struct interp_exec *x, const struct fdesc *fd)
+static int h_cvti2f(struct interp_exec *x)
 {
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	uint32_t raised;
@@ -671,8 +666,9 @@ static int h_cvti2f(struct interp_exec *x, const struct fdesc *fd)
  * a selected element moves as above; a masked-off one is neither read
  * nor stored (no fault, measured), and the destination's element 0 keeps
  * its value (merging) or becomes zero ({z}), the rest as unmasked. */
-static int h_movs(struct interp_exec *x, const struct fdesc *fd)
+static int h_movs(struct interp_exec *x)
 {
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	const struct interp_operand *d = &x->in->op[0];
 	interp_vec a, b;
@@ -733,8 +729,9 @@ static int h_movs(struct interp_exec *x, const struct fdesc *fd)
  * with the imm8 round constant. SubWord comes from the host's aesenclast
  * with a zero round key on a state whose four columns are the same word
  * (ShiftRows then moves nothing). */
-static int h_aeskg(struct interp_exec *x, const struct fdesc *fd)
+static int h_aeskg(struct interp_exec *x)
 {
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec b, t, z, r;
 	uint32_t sub[2], raised, rcon;
@@ -764,8 +761,9 @@ static int h_aeskg(struct interp_exec *x, const struct fdesc *fd)
 
 /* vcvtps2ph xmm/m64, xmm, imm (ymm source: xmm/m128): each 16-byte source
  * lane gives 8 bytes; imm[2:0] is the rounding control. */
-static int h_ps2ph(struct interp_exec *x, const struct fdesc *fd)
+static int h_ps2ph(struct interp_exec *x)
 {
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	struct vx_ops o;
 	interp_vec a, t, z, r;
 	uint32_t raised = 0, lr;
@@ -796,8 +794,9 @@ static int h_ps2ph(struct interp_exec *x, const struct fdesc *fd)
 }
 
 /* ldmxcsr/stmxcsr: loading reserved bits is #GP (left to the hardware). */
-static int h_mxcsr(struct interp_exec *x, const struct fdesc *fd)
+static int h_mxcsr(struct interp_exec *x)
 {
+	const struct fdesc *fd = &interp_row(x->in)->spec.f;
 	int m = x->in->mnemonic;
 	uint32_t v, allowed = x->st->mxcsr_mask ? x->st->mxcsr_mask : 0xffbf;
 	int rc;
@@ -820,29 +819,30 @@ static int h_mxcsr(struct interp_exec *x, const struct fdesc *fd)
 	return INTERP_OK;
 }
 
-static int h_fp(struct interp_exec *x)
-{
-	const struct fdesc *fd = &kfdesc[x->in->mnemonic];
-
-	switch (fd->kind) {
-	case FK_BIN:
-	case FK_UN: return h_fbin(x, fd);
-	case FK_FMA: return h_fma(x, fd);
-	case FK_CMPF: return h_fcmp(x, fd);
-	case FK_CVT2I: return h_cvt2i(x, fd);
-	case FK_CVTI2F: return h_cvti2f(x, fd);
-	case FK_MOVS: return h_movs(x, fd);
-	case FK_IMM: return h_fimm(x, fd);
-	case FK_MXCSR: return h_mxcsr(x, fd);
-	case FK_AESKG: return h_aeskg(x, fd);
-	case FK_PS2PH: return h_ps2ph(x, fd);
-	default: return INTERP_STOP_UNSUPPORTED;
-	}
-}
-
-#define FFAM_ENTRY(m, k, f, e, fn, fn64) { ZYDIS_MNEMONIC_##m, h_fp },
-const struct interp_family interp_family_sse[] = {
-	FDESC_LIST(FFAM_ENTRY)
-	FIMM_LIST(FIMM_FAM)
-	{ 0, NULL }
+/* ------------------------------------------------------- the rows
+ *
+ * Each kind's handler is the row's handler; it reads its spec (fn, fn64,
+ * byimm, esz, flags) from the row the decoder stored with the
+ * instruction. (u)comis* write ZF PF CF and clear OF SF AF. */
+#define FKFN_FK_BIN h_fbin
+#define FKFN_FK_UN h_fbin
+#define FKFN_FK_FMA h_fma
+#define FKFN_FK_CMPF h_fcmp
+#define FKFN_FK_CVT2I h_cvt2i
+#define FKFN_FK_CVTI2F h_cvti2f
+#define FKFN_FK_MOVS h_movs
+#define FKFN_FK_MXCSR h_mxcsr
+#define FKFN_FK_AESKG h_aeskg
+#define FKFN_FK_PS2PH h_ps2ph
+#define FDESC_ROW(m, k, fl, e, fn, fn64) \
+	INTERP_ROW(m, FKFN_##k, INTERP_FORM_ANY, INTERP_OPF_VEC, IFL_NONE, \
+		   k == FK_CMPF ? IFL_ALL : IFL_NONE, IFL_NONE, INTERP_VR_NONE, \
+		   { .f = { k, e, fl, fp_##fn, fp_##fn64, 0 } })
+#define FIMM_ROW(m, fl, e, t) \
+	INTERP_ROW(m, h_fimm, INTERP_FORM_ANY, INTERP_OPF_VEC, IFL_NONE, IFL_NONE, IFL_NONE, \
+		   INTERP_VR_NONE, { .f = { FK_IMM, e, fl, 0, 0, k_##t } })
+const struct interp_op interp_ops_vec_fp[] = {
+	FDESC_LIST(FDESC_ROW)
+	FIMM_LIST(FIMM_ROW)
+	INTERP_OPS_END
 };

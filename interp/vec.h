@@ -1,5 +1,5 @@
-/* interp/sse_vec.h — shared machinery of the vector families (sse*.c,
- * avx*.c, evex*.c); not for other users.
+/* interp/vec.h — shared machinery of the vector families (vec_*.c,
+ * opmask.c, crc32_movnti.c); not for other users.
  *
  * One model serves legacy SSE, VEX and EVEX forms of an operation: a
  * handler reads its sources as whole 64-byte vectors (struct vx_ops says
@@ -16,8 +16,8 @@
  * Everything here is AS-safe: no allocation, program memory only through
  * interp_load/interp_store.
  */
-#ifndef VPROF_INTERP_SSE_VEC_H
-#define VPROF_INTERP_SSE_VEC_H
+#ifndef VPROF_INTERP_VEC_H
+#define VPROF_INTERP_VEC_H
 
 #include <string.h>
 #include "interp/interp.h"
@@ -101,7 +101,7 @@ static inline int vx_imm(struct interp_exec *x, const struct vx_ops *o)
 }
 
 /* ------------------------------------------ the integer operation table
- * (kdesc in sse.c; handlers in sse.c and evex_vec.c) */
+ * (VDESC_LIST in vec_int.c; handlers in vec_int.c and vec_avx512.c) */
 
 enum vop {
 	V_NONE, V_MOV, V_AND, V_ANDN, V_OR, V_XOR, V_ADD, V_SUB, V_ADDUS, V_SUBUS,
@@ -131,9 +131,7 @@ enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTE
 #define F_GT      32  /* compare: greater-than (vpcmpgt) */
 #define F_SGN     64  /* signed variant (pmovsx) */
 
-struct vdesc {
-	uint8_t kind, op, esz, flags;
-};
+/* struct vdesc (kind, op, esz, flags) is in internal.h: a row's spec. */
 
 /* ---- element helpers: little-endian element e of size s */
 static inline uint64_t eget(const interp_vec *v, unsigned s, unsigned e)
@@ -173,24 +171,27 @@ static inline uint64_t sat_u(int64_t v, unsigned s)
 	return (uint64_t)(v > hi ? hi : v < 0 ? 0 : v);
 }
 
-/* Handlers (sse.c, evex_vec.c); each takes its kdesc entry. */
-int vx_h_bin(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_cmpk(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_tern(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_madd52(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_blendm(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_perm2t(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_tomask(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_frommask(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_compress(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_pmovdown(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_acc3(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_gather(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_scatter(struct interp_exec *x, const struct vdesc *dd);
+/* Handlers (vec_int.c, vec_avx512.c); each reads its spec from
+ * interp_row(x->in)->spec.v. */
+int vx_h_bin(struct interp_exec *x);
+/* vx_h_bin under another spec (VEX vpcmpeq/gt, legacy forms). */
+int vx_bin(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_cmpk(struct interp_exec *x);
+int vx_h_tern(struct interp_exec *x);
+int vx_h_madd52(struct interp_exec *x);
+int vx_h_blendm(struct interp_exec *x);
+int vx_h_perm2t(struct interp_exec *x);
+int vx_h_tomask(struct interp_exec *x);
+int vx_h_frommask(struct interp_exec *x);
+int vx_h_compress(struct interp_exec *x);
+int vx_h_pmovdown(struct interp_exec *x);
+int vx_h_acc3(struct interp_exec *x);
+int vx_h_gather(struct interp_exec *x);
+int vx_h_scatter(struct interp_exec *x);
 /* vec_gfni.c */
-int vx_h_gfni(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_conflict(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_gfni(struct interp_exec *x);
+int vx_h_conflict(struct interp_exec *x);
 /* vec_fixup.c */
-int vx_h_fixup(struct interp_exec *x, const struct vdesc *dd);
+int vx_h_fixup(struct interp_exec *x);
 
 #endif

@@ -1,21 +1,21 @@
-/* interp/sse.c — the integer and move vector instructions in all three
+/* interp/vec_int.c — the integer and move vector instructions in all three
  * encodings: SSE2..SSE4.2 (legacy), AVX/AVX2 (VEX) and their AVX-512
- * (EVEX) forms, through one table (kdesc) from mnemonic to operation. The
- * AVX-512-only handlers are in evex_vec.c, the operand machinery in
- * sse_vec.c, floating point in sse_fp.c.
+ * (EVEX) forms: one row each in the instruction table (VDESC_LIST). The
+ * AVX-512-only handlers are in vec_avx512.c, the operand machinery in
+ * vec_operand.c, floating point in vec_fp.c.
  *
  * Workload: measured by sampling python3, sqlite3, gzip and cc1 on this
  * machine (Zen 5, AVX-512): the hot vector instructions are glibc's
  * memmove/memset/strlen/strcmp/memchr EVEX variants — vmovdqu64/vmovdqu8
  * (often masked), vpcmpub/vpcmpeqb into k, vpminub, vptestnmb,
  * vpbroadcastb — then the SSE2 forms (movdqa/movdqu/pcmpeqb/pmovmskb/pxor)
- * of older code. Every operation is one table entry (kdesc) and one of a
- * few generic handlers, so a new operation costs a line and a case.
+ * of older code. Every operation is one row (VDESC_LIST) naming one of a
+ * few generic handlers by its kind, so a new operation costs a line.
  *
  * Concurrency: touches only the thread's state and, through interp_load /
  * interp_store, program memory.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 /* ------------------------------------------------------- the operations */
 
@@ -332,8 +332,6 @@
 	X(VPCMPISTRI, K_PCMPSTR, 0, 1, 0) X(VPCMPISTRM, K_PCMPSTR, 1, 1, 0) \
 	X(VPCMPESTRI, K_PCMPSTR, 2, 1, 0) X(VPCMPESTRM, K_PCMPSTR, 3, 1, 0)
 
-#define VDESC_ENTRY(m, k, o, e, f) [ZYDIS_MNEMONIC_##m] = { k, o, e, f },
-static const struct vdesc kdesc[ZYDIS_MNEMONIC_MAX_VALUE + 1] = { VDESC_LIST(VDESC_ENTRY) };
 
 /* Compute d = op(a, b) over vl bytes, elements of s bytes. imm: the
  * immediate or, for shifts by a register, -1 (count taken from b). */
@@ -680,7 +678,7 @@ static int legacy_align_ok(struct interp_exec *x, const struct vdesc *dd)
 	return 1;
 }
 
-int vx_h_bin(struct interp_exec *x, const struct vdesc *dd)
+int vx_bin(struct interp_exec *x, const struct vdesc *dd)
 {
 	struct vx_ops o;
 	interp_vec a, b, r;
@@ -714,10 +712,16 @@ int vx_h_bin(struct interp_exec *x, const struct vdesc *dd)
 	return vx_put(x, &o, o.dst, &r);
 }
 
+int vx_h_bin(struct interp_exec *x)
+{
+	return vx_bin(x, &interp_row(x->in)->spec.v);
+}
+
 /* Shifts by immediate are encoded with one source (legacy: the
  * destination itself); K_UN ops read one source and use the imm. */
-static int h_un(struct interp_exec *x, const struct vdesc *dd)
+static int h_un(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	int rc, ia;
@@ -728,7 +732,7 @@ static int h_un(struct interp_exec *x, const struct vdesc *dd)
 	if (dd->op == V_PERMQ && o.imm < 0 && o.nsrc == 2) {
 		/* EVEX vpermq/vpermpd by a vector of indices */
 		struct vdesc v = { K_BIN, V_PERMD, 8, 0 };
-		return vx_h_bin(x, &v);
+		return vx_bin(x, &v);
 	}
 	if (o.nsrc > 1)
 		return INTERP_STOP_UNSUPPORTED;
@@ -742,8 +746,9 @@ static int h_un(struct interp_exec *x, const struct vdesc *dd)
 	return vx_put(x, &o, o.dst, &r);
 }
 
-static int h_mov(struct interp_exec *x, const struct vdesc *dd)
+static int h_mov(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec v;
 	int rc, s;
@@ -778,8 +783,9 @@ static int h_mov(struct interp_exec *x, const struct vdesc *dd)
 
 /* movd/movq in all directions: the value is the low 4/8 bytes; a vector
  * destination gets it zero-extended to 128 bits (VEX/EVEX: to 512). */
-static int h_movdq(struct interp_exec *x, const struct vdesc *dd)
+static int h_movdq(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	const struct interp_operand *d;
 	interp_vec v, r;
@@ -809,8 +815,9 @@ static int h_movdq(struct interp_exec *x, const struct vdesc *dd)
 
 /* movhps/movhpd/movlps/movlpd (load: merge 8 bytes into the high/low
  * half; store: the high/low half), movhlps, movlhps, legacy and VEX. */
-static int h_movhl(struct interp_exec *x, const struct vdesc *dd)
+static int h_movhl(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	int rc;
@@ -846,8 +853,9 @@ static int h_movhl(struct interp_exec *x, const struct vdesc *dd)
 	return INTERP_OK;
 }
 
-static int h_movmsk(struct interp_exec *x, const struct vdesc *dd)
+static int h_movmsk(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec v;
 	uint64_t m = 0;
@@ -864,8 +872,9 @@ static int h_movmsk(struct interp_exec *x, const struct vdesc *dd)
 	return interp_write_u64(x, o.dst, m);
 }
 
-static int h_bcst(struct interp_exec *x, const struct vdesc *dd)
+static int h_bcst(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec v, r;
 	unsigned s = dd->esz;
@@ -885,8 +894,9 @@ static int h_bcst(struct interp_exec *x, const struct vdesc *dd)
 }
 
 /* ptest/vptest: ZF = (a & b) == 0, CF = (~a & b) == 0, others clear. */
-static int h_ptest(struct interp_exec *x, const struct vdesc *dd)
+static int h_ptest(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b;
 	uint64_t z = 0, c = 0;
@@ -911,8 +921,9 @@ static int h_ptest(struct interp_exec *x, const struct vdesc *dd)
 }
 
 /* pmovzx/pmovsx: dd->op = source element size, esz = destination's. */
-static int h_pmovx(struct interp_exec *x, const struct vdesc *dd)
+static int h_pmovx(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	int rc;
@@ -933,8 +944,9 @@ static int h_pmovx(struct interp_exec *x, const struct vdesc *dd)
 }
 
 /* pinsrb..q, vinserti128: legacy pinsr dst,src,imm; VEX dst,src1,src2,imm. */
-static int h_insert(struct interp_exec *x, const struct vdesc *dd)
+static int h_insert(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b;
 	unsigned s = dd->esz, sel;
@@ -952,8 +964,9 @@ static int h_insert(struct interp_exec *x, const struct vdesc *dd)
 	return vx_put(x, &o, o.dst, &a);
 }
 
-static int h_extract(struct interp_exec *x, const struct vdesc *dd)
+static int h_extract(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	unsigned s = dd->esz, sel;
@@ -988,8 +1001,9 @@ static int h_extract(struct interp_exec *x, const struct vdesc *dd)
  * defines it. imm8: [1:0] format (ub, uw, sb, sw), [3:2] aggregation
  * (equal any, ranges, equal each, equal ordered), [5:4] polarity, [6]
  * most-significant index / byte mask. */
-static int h_pcmpstr(struct interp_exec *x, const struct vdesc *dd)
+static int h_pcmpstr(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b;
 	unsigned imm, n, s, len1, len2, agg, res1 = 0, res2;
@@ -1112,8 +1126,9 @@ static int h_pcmpstr(struct interp_exec *x, const struct vdesc *dd)
 
 /* blendv: element from b where the mask element's sign bit is set.
  * Legacy: dst, src, implicit xmm0; VEX: dst, src1, src2, mask. */
-static int h_blendv(struct interp_exec *x, const struct vdesc *dd)
+static int h_blendv(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, m, r;
 	unsigned s = dd->esz;
@@ -1142,8 +1157,9 @@ static int h_blendv(struct interp_exec *x, const struct vdesc *dd)
 
 /* insertps: dst dword imm[5:4] := source dword imm[7:6] (or the m32),
  * then the dwords in imm[3:0] are zeroed. VEX: the rest from src1. */
-static int h_insps(struct interp_exec *x, const struct vdesc *dd)
+static int h_insps(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b;
 	unsigned imm;
@@ -1171,8 +1187,9 @@ static int h_insps(struct interp_exec *x, const struct vdesc *dd)
 /* vpmaskmov/vmaskmov: load (dst, mask, mem): selected elements read,
  * others zero; store (mem, mask, src): only selected elements written.
  * Masked-off elements are not touched (no fault), as with EVEX masks. */
-static int h_maskmov(struct interp_exec *x, const struct vdesc *dd)
+static int h_maskmov(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec m, v;
 	unsigned s = dd->esz;
@@ -1200,57 +1217,48 @@ static int h_maskmov(struct interp_exec *x, const struct vdesc *dd)
 	return vx_put(x, &o, 0, &v);
 }
 
-static int h_vec(struct interp_exec *x)
-{
-	const struct vdesc *dd = &kdesc[x->in->mnemonic];
+/* ------------------------------------------------------- the rows
+ *
+ * Each kind's handler is the row's handler: the decoder stores the row
+ * with the instruction, and the handler reads op/esz/flags from it. */
+#define KFN_K_BIN vx_h_bin
+#define KFN_K_UN h_un
+#define KFN_K_MOV h_mov
+#define KFN_K_MOVDQ h_movdq
+#define KFN_K_MOVHL h_movhl
+#define KFN_K_MOVMSK h_movmsk
+#define KFN_K_BCST h_bcst
+#define KFN_K_PTEST h_ptest
+#define KFN_K_CMPK vx_h_cmpk
+#define KFN_K_TESTK vx_h_cmpk
+#define KFN_K_TERN vx_h_tern
+#define KFN_K_PMOVX h_pmovx
+#define KFN_K_INSERT h_insert
+#define KFN_K_EXTRACT h_extract
+#define KFN_K_PCMPSTR h_pcmpstr
+#define KFN_K_BLENDV h_blendv
+#define KFN_K_MADD52 vx_h_madd52
+#define KFN_K_INSPS h_insps
+#define KFN_K_BLENDM vx_h_blendm
+#define KFN_K_PERM2T vx_h_perm2t
+#define KFN_K_TOMASK vx_h_tomask
+#define KFN_K_FROMMASK vx_h_frommask
+#define KFN_K_COMPRESS vx_h_compress
+#define KFN_K_PMOVDOWN vx_h_pmovdown
+#define KFN_K_ACC3 vx_h_acc3
+#define KFN_K_GATHER vx_h_gather
+#define KFN_K_SCATTER vx_h_scatter
+#define KFN_K_MASKMOV h_maskmov
+#define KFN_K_GFNI vx_h_gfni
+#define KFN_K_CONFLICT vx_h_conflict
+#define KFN_K_FIXUP vx_h_fixup
 
-	/* A mask Zydis calls a control mask (element selector) means what the
-	 * instruction says; only vpblendm* is modelled. */
-	if (x->in->avx.mask_idx && dd->kind != K_BLENDM &&
-	    (x->in->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL ||
-	     x->in->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL_ZEROING))
-		return INTERP_STOP_UNSUPPORTED;
-
-	switch (dd->kind) {
-	case K_BIN: return vx_h_bin(x, dd);
-	case K_UN: return h_un(x, dd);
-	case K_MOV: return h_mov(x, dd);
-	case K_MOVDQ: return h_movdq(x, dd);
-	case K_MOVHL: return h_movhl(x, dd);
-	case K_MOVMSK: return h_movmsk(x, dd);
-	case K_BCST: return h_bcst(x, dd);
-	case K_PTEST: return h_ptest(x, dd);
-	case K_CMPK:
-	case K_TESTK: return vx_h_cmpk(x, dd);
-	case K_TERN: return vx_h_tern(x, dd);
-	case K_PMOVX: return h_pmovx(x, dd);
-	case K_INSERT: return h_insert(x, dd);
-	case K_EXTRACT: return h_extract(x, dd);
-	case K_PCMPSTR: return h_pcmpstr(x, dd);
-	case K_BLENDV: return h_blendv(x, dd);
-	case K_MADD52: return vx_h_madd52(x, dd);
-	case K_INSPS: return h_insps(x, dd);
-	case K_BLENDM: return vx_h_blendm(x, dd);
-	case K_PERM2T: return vx_h_perm2t(x, dd);
-	case K_TOMASK: return vx_h_tomask(x, dd);
-	case K_FROMMASK: return vx_h_frommask(x, dd);
-	case K_COMPRESS: return vx_h_compress(x, dd);
-	case K_PMOVDOWN: return vx_h_pmovdown(x, dd);
-	case K_ACC3: return vx_h_acc3(x, dd);
-	case K_GATHER: return vx_h_gather(x, dd);
-	case K_SCATTER: return vx_h_scatter(x, dd);
-	case K_MASKMOV: return h_maskmov(x, dd);
-	case K_GFNI: return vx_h_gfni(x, dd);
-	case K_CONFLICT: return vx_h_conflict(x, dd);
-	case K_FIXUP: return vx_h_fixup(x, dd);
-	default: return INTERP_STOP_UNSUPPORTED;
-	}
-}
-
-/* All of them go through h_vec; the family tables only register the
- * mnemonics (one table, "sse2", covers every encoding). */
-#define VFAM_ENTRY(m, k, o, e, f) { ZYDIS_MNEMONIC_##m, h_vec },
-const struct interp_family interp_family_sse2[] = {
-	VDESC_LIST(VFAM_ENTRY)
-	{ 0, NULL }
-};
+/* A control mask (Zydis's element selector, not a write mask) is modelled
+ * by vpblendm* only; every other row stops on one (INTERP_OPF_NOCTL).
+ * Flags: ptest and the string compares write the arithmetic flags. */
+#define VROW_FL(k) (k == K_PTEST || k == K_PCMPSTR ? IFL_ALL : IFL_NONE)
+#define VDESC_ROW(m, k, o, e, f) \
+	INTERP_ROW(m, KFN_##k, INTERP_FORM_ANY, \
+		   INTERP_OPF_VEC | (k == K_BLENDM ? 0 : INTERP_OPF_NOCTL), \
+		   IFL_NONE, VROW_FL(k), IFL_NONE, INTERP_VR_NONE, { .v = { k, o, e, f } })
+const struct interp_op interp_ops_vec_int[] = { VDESC_LIST(VDESC_ROW) INTERP_OPS_END };

@@ -1,8 +1,8 @@
-/* interp/evex_vec.c — the AVX-512-only vector operations: compares and
+/* interp/vec_avx512.c — the AVX-512-only vector operations: compares and
  * tests into opmasks (vpcmp*, vptestm/nm), ternary logic, IFMA, vpblendm,
  * two-table permutes, mask<->vector moves, compress/expand and the
- * down-converting moves. The table that routes mnemonics here is kdesc in
- * sse.c; the operand machinery is sse_vec.c.
+ * down-converting moves. The rows that route mnemonics here are VDESC_LIST in
+ * vec_int.c; the operand machinery is vec_operand.c.
  *
  * Workload: vpcmp and vptestnm into k, and vpternlogd, sit in the inner loops
  * of glibc's EVEX string functions; the rest shows up in OpenSSL and in
@@ -11,7 +11,7 @@
  * Concurrency: thread state and, through interp_load/interp_store, program
  * memory.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 /* Compare into an opmask (EVEX) or into a vector (VEX vpcmpeq/vpcmpgt). */
 static int cmp_pred(unsigned pred, int uns, uint64_t x, uint64_t y, unsigned s)
@@ -31,8 +31,9 @@ static int cmp_pred(unsigned pred, int uns, uint64_t x, uint64_t y, unsigned s)
 	}
 }
 
-int vx_h_cmpk(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_cmpk(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b;
 	unsigned s = dd->esz, n;
@@ -43,7 +44,7 @@ int vx_h_cmpk(struct interp_exec *x, const struct vdesc *dd)
 	if (!VX_EVEX(x->in)) {
 		/* VEX vpcmpeq/vpcmpgt write vectors */
 		struct vdesc v = { K_BIN, dd->op, dd->esz, 0 };
-		return vx_h_bin(x, &v);
+		return vx_bin(x, &v);
 	}
 	if ((rc = vx_layout(x, &o, s)))
 		return rc;
@@ -80,8 +81,9 @@ int vx_h_cmpk(struct interp_exec *x, const struct vdesc *dd)
 
 /* vpternlogd/q: each result bit is imm8[(a<<2)|(b<<1)|c] of the three
  * source bits; a is the destination. */
-int vx_h_tern(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_tern(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, c, r;
 	unsigned imm;
@@ -110,8 +112,9 @@ int vx_h_tern(struct interp_exec *x, const struct vdesc *dd)
 
 /* vpmadd52luq/huq: dst += low/high 52 bits of the 104-bit product of the
  * sources' low 52 bits, per quadword. */
-int vx_h_madd52(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_madd52(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, c, r;
 	const uint64_t m52 = (1ull << 52) - 1;
@@ -135,8 +138,9 @@ int vx_h_madd52(struct interp_exec *x, const struct vdesc *dd)
 
 /* vpblendm*: the write mask selects src2 over src1 (zeroing: over 0);
  * every element is written. */
-int vx_h_blendm(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_blendm(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, r;
 	unsigned s = dd->esz;
@@ -167,8 +171,9 @@ int vx_h_blendm(struct interp_exec *x, const struct vdesc *dd)
 
 /* vpermt2*: dst (table 1, also the merge value) and src2 (table 2) indexed
  * by src1; vpermi2*: dst holds the indices, src1/src2 the tables. */
-int vx_h_perm2t(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_perm2t(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec d, a, b, r;
 	unsigned s = dd->esz, n;
@@ -193,8 +198,9 @@ int vx_h_perm2t(struct interp_exec *x, const struct vdesc *dd)
 }
 
 /* vpmov?2m: the sign bit of each element into an opmask. */
-int vx_h_tomask(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_tomask(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a;
 	unsigned s = dd->esz;
@@ -212,8 +218,9 @@ int vx_h_tomask(struct interp_exec *x, const struct vdesc *dd)
 
 /* vpmovm2?: each element all ones where the opmask bit is set. The opmask
  * is operand 1, which vx_layout would take for a write mask. */
-int vx_h_frommask(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_frommask(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec r;
 	unsigned s = dd->esz;
@@ -235,8 +242,9 @@ int vx_h_frommask(struct interp_exec *x, const struct vdesc *dd)
  * rest zeroed or kept; memory: only they are stored, contiguously).
  * vpexpand: the bottom elements of the source spread to the selected
  * positions (memory: only as many as are selected are read). */
-int vx_h_compress(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_compress(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	unsigned s = dd->esz, n, j = 0;
@@ -283,8 +291,9 @@ int vx_h_compress(struct interp_exec *x, const struct vdesc *dd)
 
 /* vpmov{,s,us}{wb,db,qb,dw,qw,qd}: each element narrowed (truncated or
  * saturated) into a destination of vl * esz / op bytes. */
-int vx_h_pmovdown(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_pmovdown(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, r;
 	unsigned si = dd->op, so = dd->esz, n;
@@ -311,8 +320,9 @@ int vx_h_pmovdown(struct interp_exec *x, const struct vdesc *dd)
  * element: dd->op 0 vpshldv (dst:src2 << src3), 1 vpshrdv (src2:dst >>
  * src3), 2 vpdpbusd (dst + four u8*s8), 3 vpdpwssd (dst + two s16*s16);
  * +4: the sum saturates to int32. */
-int vx_h_acc3(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_acc3(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	struct vx_ops o;
 	interp_vec a, b, c, r;
 	unsigned s = dd->esz;
@@ -356,8 +366,9 @@ int vx_h_acc3(struct interp_exec *x, const struct vdesc *dd)
  * or k) becomes zero, and the destination above the gathered elements is
  * zeroed. A fault on any selected element stops the run before anything
  * changed: the hardware then does its partial progress itself. */
-int vx_h_gather(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_gather(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	const struct interp_insn *in = x->in;
 	unsigned isz = dd->op, dsz = dd->esz, n, big = isz > dsz ? isz : dsz;
 	int evex = VX_EVEX(in), mi = -1, rc;
@@ -430,8 +441,9 @@ int vx_h_gather(struct interp_exec *x, const struct vdesc *dd)
  * equal addresses the highest element wins; then k becomes zero. Each is
  * one buffered store: more than INTERP_MAX_STORES selected elements stop
  * as unsupported, a fault on any stops before anything is written. */
-int vx_h_scatter(struct interp_exec *x, const struct vdesc *dd)
+int vx_h_scatter(struct interp_exec *x)
 {
+	const struct vdesc *dd = &interp_row(x->in)->spec.v;
 	const struct interp_insn *in = x->in;
 	unsigned isz = dd->op, dsz = dd->esz, n, big = isz > dsz ? isz : dsz;
 	const struct interp_operand *m = &in->op[0], *s = &in->op[2];

@@ -1,15 +1,15 @@
-/* interp/sse_vec.c — operand access for the vector families: which
+/* interp/vec_operand.c — operand access for the vector families: which
  * operands an instruction's sources are (EVEX write-mask operand skipped),
  * reading them as 64-byte vectors (embedded broadcast, element-by-element
  * masked loads), and writing results with each encoding's rules (legacy
  * keeps the upper bits, VEX/EVEX zero them, EVEX merges or zeroes masked
  * elements, masked stores write only the selected elements), keeping
- * xstate_bv/xstate_dirty right. The contract is in sse_vec.h.
+ * xstate_bv/xstate_dirty right. The contract is in vec.h.
  *
  * Concurrency: thread state and, through interp_load/interp_store, program
  * memory.
  */
-#include "interp/sse_vec.h"
+#include "interp/vec.h"
 
 static uint64_t need_of(const struct interp_operand *op)
 {
