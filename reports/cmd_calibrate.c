@@ -27,7 +27,7 @@
  * a working set in the middle of the level runs under `vprof run --values
  * --interp-every 1` (this binary, `calibrate --chase`), and its latency
  * hotlist is the level's distribution of binned latencies. Two neighbours
- * are kept apart only if a threshold between bins puts at least 90% of
+ * are kept apart only if a threshold between bins puts at least 93% of
  * each one's samples on its own side; else they merge into one level.
  * The thresholds written are those, so a level's name on a latency bin
  * means what a sample can tell (--plain skips this step).
@@ -58,9 +58,9 @@ static const char kHelp[] =
 	"  which vprof latency and vprof list use to label latency bins.\n"
 	"  Then each level is measured as value samples see it (a chase in the\n"
 	"  level's middle under vprof run --values, timed in the handler) and\n"
-	"  a level is kept when 93%% of its samples fall within its thresholds\n"
-	"  (a level measured under 93%% is measured once more first); cache and\n"
-	"  memory stay two levels while each keeps 75%% (the shares are shown).\n"
+	"  a level is kept when 93%% of its samples fall within its thresholds;\n"
+	"  cache and memory stay two levels while each keeps 75%% (the shares\n"
+	"  are shown).\n"
 	"  --loads N     timed loads per working set (default 20000)\n"
 	"  --plain       skip the sampled step: the levels of a quiet loop\n"
 	"  --sample-ms MS  CPU time of each sampled chase (default 1500)\n"
@@ -455,18 +455,6 @@ static void merge_level(struct value_level *lv, struct dist *d, int *g, int i)
 	(*g)--;
 }
 
-/* Level i's share of its own samples between its thresholds, were its
- * distribution alt instead of d[i]. */
-static double level_share(const struct dist *d, int g, int i, const struct dist *alt)
-{
-	uint64_t lo = 0, hi = UINT64_MAX;
-	if (i > 0)
-		split(&d[i - 1], alt, &lo);
-	if (i + 1 < g)
-		split(alt, &d[i + 1], &hi);
-	return within(alt, lo, hi);
-}
-
 /* The sampled step (see the top): measure each quiet-loop level in its
  * middle as samples see it, merge levels until each keeps 90% of its samples inside its bounds,
  * and set thresholds and typical latencies from the samples. Returns the
@@ -474,9 +462,8 @@ static double level_share(const struct dist *d, int g, int i, const struct dist 
 static int sample_levels(struct value_level *lv, int g, uint64_t max_size, long ms, double *in, double *nsamp,
 			 uint64_t *sbytes, uint64_t (*gaps)[2], int *ngaps)
 {
-	struct dist d[VALUE_LEVELS_MAX], again;
+	struct dist d[VALUE_LEVELS_MAX];
 	uint64_t cut[VALUE_LEVELS_MAX], mid[VALUE_LEVELS_MAX];
-	int tried[VALUE_LEVELS_MAX] = { 0 };
 	char why[300];
 	for (int i = 0; i < g; i++) {
 		int a = 63 - __builtin_clzll(lv[i].from_bytes), b = 63 - __builtin_clzll(lv[i].to_bytes);
@@ -506,23 +493,22 @@ static int sample_levels(struct value_level *lv, int g, uint64_t max_size, long 
 		for (int i = 0; i < g; i++) {
 			uint64_t lo = i ? cut[i - 1] : 0, hi = i + 1 < g ? cut[i] : UINT64_MAX;
 			in[i] = within(&d[i], lo, hi);
-			if (in[i] < wmin) {
-				wmin = in[i];
+			/* With more than cache and memory left, a level whose
+			 * upper threshold is within a bin of its median is not
+			 * kept however many samples it holds today: the next
+			 * run's share turns on that one bin boundary (CI kept
+			 * L1/L2 at 93.3% with its threshold at its median, 56,
+			 * and a fresh chase then put 83% in it). */
+			double share = in[i];
+			if (g > 2 && i + 1 < g && hi < median(&d[i]) + median(&d[i]) / 4)
+				share = 0;
+			if (share < wmin) {
+				wmin = share;
 				worst = i;
 			}
 		}
 		if (worst < 0)
 			break;
-		/* A burst of another program's memory traffic can spread one
-		 * chase's latencies: measure a level once more before giving
-		 * it up, and keep the better of the two. */
-		if (!tried[worst]) {
-			tried[worst] = 1;
-			if (sampled(mid[worst], ms, &again, why, sizeof(why)) == 0 &&
-			    level_share(d, g, worst, &again) > in[worst])
-				d[worst] = again;
-			continue;
-		}
 		/* Cache and memory are two levels on every machine: when only
 		 * they are left, keep them apart if a threshold still puts
 		 * FLOOR of each one's samples on its side (the shares are
@@ -537,15 +523,12 @@ static int sample_levels(struct value_level *lv, int g, uint64_t max_size, long 
 			memmove(&lv[worst], &lv[worst + 1], (size_t)(g - worst - 1) * sizeof(lv[0]));
 			memmove(&d[worst], &d[worst + 1], (size_t)(g - worst - 1) * sizeof(d[0]));
 			memmove(&mid[worst], &mid[worst + 1], (size_t)(g - worst - 1) * sizeof(mid[0]));
-			memmove(&tried[worst], &tried[worst + 1], (size_t)(g - worst - 1) * sizeof(tried[0]));
 			g--;
 		} else {
 			int i = worst ? worst - 1 : 0;
 			merge_level(lv, d, &g, i);
-			tried[i] = 1;   /* a sum of two chases, no one size (0) to measure again */
-			mid[i] = 0;
+			mid[i] = 0;     /* a sum of two chases: no one size measured */
 			memmove(&mid[i + 1], &mid[i + 2], (size_t)(g - i - 1) * sizeof(mid[0]));
-			memmove(&tried[i + 1], &tried[i + 2], (size_t)(g - i - 1) * sizeof(tried[0]));
 		}
 	}
 	for (int i = 0; i + 1 < g; i++)
