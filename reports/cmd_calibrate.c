@@ -28,7 +28,9 @@
  * --interp-every 1` (this binary, `calibrate --chase`), and its latency
  * hotlist is the level's distribution of binned latencies. Two neighbours
  * are kept apart only if a threshold between bins puts at least 93% of
- * each one's samples on its own side; else they merge into one level.
+ * each one's samples on its own side; else the worse one goes (a middle
+ * level is dropped, an edge one merges into its neighbour), except that
+ * cache and memory stay two levels down to 75% (sample_levels).
  * The thresholds written are those, so a level's name on a latency bin
  * means what a sample can tell (--plain skips this step).
  */
