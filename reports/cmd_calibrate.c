@@ -324,6 +324,7 @@ struct dist {
 	double est[MERGE_HOT_N * 4];
 	int n;
 	double vtot;
+	uint64_t bytes;         /* the chase's working set; 0 for a sum of chases */
 };
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
@@ -373,6 +374,7 @@ static int sampled(uint64_t bytes, long ms, struct dist *d, char *why, size_t ca
 					best = &vm.hot[i];
 			if (best && best->h.vtot >= 100) {
 				d->n = 0;
+				d->bytes = bytes;
 				d->vtot = (double)best->h.vtot;
 				for (uint32_t j = 0; j < best->h.n && d->n < (int)(sizeof(d->bin) / sizeof(d->bin[0])); j++) {
 					d->bin[d->n] = best->h.e[j].value;
@@ -408,6 +410,7 @@ static void dist_add(struct dist *a, const struct dist *b)
 		a->est[i] += b->est[j];
 	}
 	a->vtot += b->vtot;
+	a->bytes = 0;
 }
 
 /* Share of d's samples in bins [lo, hi). */
@@ -458,21 +461,21 @@ static void merge_level(struct value_level *lv, struct dist *d, int *g, int i)
 }
 
 /* The sampled step (see the top): measure each quiet-loop level in its
- * middle as samples see it, merge levels until each keeps 90% of its samples inside its bounds,
- * and set thresholds and typical latencies from the samples. Returns the
+ * middle as samples see it, drop or merge levels until each keeps KEEP of
+ * its samples inside its bounds, and set thresholds and typical latencies from the samples. Returns the
  * new number of levels, or -1 after a message (lv unchanged). */
 static int sample_levels(struct value_level *lv, int g, uint64_t max_size, long ms, double *in, double *nsamp,
 			 uint64_t *sbytes, uint64_t (*gaps)[2], int *ngaps)
 {
 	struct dist d[VALUE_LEVELS_MAX];
-	uint64_t cut[VALUE_LEVELS_MAX], mid[VALUE_LEVELS_MAX];
+	uint64_t cut[VALUE_LEVELS_MAX];
 	char why[300];
 	for (int i = 0; i < g; i++) {
 		int a = 63 - __builtin_clzll(lv[i].from_bytes), b = 63 - __builtin_clzll(lv[i].to_bytes);
-		mid[i] = 1ull << ((a + b) / 2);
-		if (mid[i] > max_size)
-			mid[i] = max_size;
-		if (sampled(mid[i], ms, &d[i], why, sizeof(why)) < 0) {
+		uint64_t mid = 1ull << ((a + b) / 2);
+		if (mid > max_size)
+			mid = max_size;
+		if (sampled(mid, ms, &d[i], why, sizeof(why)) < 0) {
 			fprintf(stderr, "vprof calibrate: %s; the levels are the quiet loop's\n", why);
 			return -1;
 		}
@@ -502,7 +505,8 @@ static int sample_levels(struct value_level *lv, int g, uint64_t max_size, long 
 			 * L1/L2 at 93.3% with its threshold at its median, 56,
 			 * and a fresh chase then put 83% in it). */
 			double share = in[i];
-			if (g > 2 && i + 1 < g && hi < median(&d[i]) + median(&d[i]) / 4)
+			uint64_t med = median(&d[i]);
+			if (g > 2 && i + 1 < g && hi < med + med / 4)
 				share = 0;
 			if (share < wmin) {
 				wmin = share;
@@ -524,13 +528,9 @@ static int sample_levels(struct value_level *lv, int g, uint64_t max_size, long 
 			}
 			memmove(&lv[worst], &lv[worst + 1], (size_t)(g - worst - 1) * sizeof(lv[0]));
 			memmove(&d[worst], &d[worst + 1], (size_t)(g - worst - 1) * sizeof(d[0]));
-			memmove(&mid[worst], &mid[worst + 1], (size_t)(g - worst - 1) * sizeof(mid[0]));
 			g--;
 		} else {
-			int i = worst ? worst - 1 : 0;
-			merge_level(lv, d, &g, i);
-			mid[i] = 0;     /* a sum of two chases: no one size measured */
-			memmove(&mid[i + 1], &mid[i + 2], (size_t)(g - i - 1) * sizeof(mid[0]));
+			merge_level(lv, d, &g, worst ? worst - 1 : 0);
 		}
 	}
 	for (int i = 0; i + 1 < g; i++)
@@ -541,7 +541,7 @@ static int sample_levels(struct value_level *lv, int g, uint64_t max_size, long 
 		lv[i].typical = median(&d[i]);
 		in[i] = within(&d[i], lo, hi);
 		nsamp[i] = d[i].vtot;
-		sbytes[i] = mid[i];
+		sbytes[i] = d[i].bytes;
 	}
 	name_levels(lv, g);
 	return g;
