@@ -95,6 +95,19 @@ static inline void vx_mxcsr_or(struct interp_exec *x, uint32_t flags)
 /* Record a written operand's low bytes for the observer. */
 void vx_note_dst(struct interp_exec *x, int i, const void *p);
 
+/* The two vector sources of a binary form: legacy `op dst, src` reads dst
+ * as its first source; VEX/EVEX `op dst, src1, src2` does not. */
+static inline void vx_sources(const struct interp_exec *x, const struct vx_ops *o, int *ia, int *ib)
+{
+	if (VX_LEGACY(x->in)) {
+		*ia = o->dst;
+		*ib = o->src[0];
+	} else {
+		*ia = o->src[0];
+		*ib = o->src[1];
+	}
+}
+
 static inline int vx_imm(struct interp_exec *x, const struct vx_ops *o)
 {
 	return o->imm >= 0 ? (int)(x->in->op[o->imm].val & 0xff) : -1;

@@ -450,12 +450,8 @@ static int h_fbin(struct interp_exec *x)
 	if (fd->kind == FK_UN) {
 		ib = o.src[0];
 		ia = VX_LEGACY(x->in) ? o.dst : o.src[0];
-	} else if (VX_LEGACY(x->in)) {
-		ia = o.dst;
-		ib = o.src[0];
 	} else {
-		ia = o.src[0];
-		ib = o.src[1];
+		vx_sources(x, &o, &ia, &ib);
 	}
 	if (ia < 0 || ib < 0)
 		return INTERP_STOP_UNSUPPORTED;

@@ -69,13 +69,7 @@ int vx_h_gfni(struct interp_exec *x)
 
 	if ((rc = vx_layout(x, &o, 1)))
 		return rc;
-	if (VX_LEGACY(x->in)) {
-		ia = o.dst;
-		ib = o.src[0];
-	} else {
-		ia = o.src[0];
-		ib = o.src[1];
-	}
+	vx_sources(x, &o, &ia, &ib);
 	imm = vx_imm(x, &o);
 	if (ia < 0 || ib < 0 || (dd->op && imm < 0))
 		return INTERP_STOP_UNSUPPORTED;

@@ -687,13 +687,7 @@ int vx_bin(struct interp_exec *x, const struct vdesc *dd)
 	if ((rc = vx_layout(x, &o, dd->esz < 16 ? dd->esz : 8)))
 		return rc;
 	o.suppress = elementwise(dd->op, o.imm >= 0);
-	if (VX_LEGACY(x->in)) {
-		ia = o.dst;
-		ib = o.src[0];
-	} else {
-		ia = o.src[0];
-		ib = o.src[1];
-	}
+	vx_sources(x, &o, &ia, &ib);
 	if (ia < 0 || (ib < 0 && o.imm < 0))
 		return INTERP_STOP_UNSUPPORTED;
 	if (!legacy_align_ok(x, dd))
