@@ -5,7 +5,8 @@
  *
  * Workload: Zydis's full decode costs ~100 ns here, several times a whole
  * interpreted instruction, so every run looks in a direct-mapped cache
- * keyed by PC first. An entry's bytes are compared against memory once per
+ * keyed by PC first, and a miss on a common integer form is decoded from
+ * a template (fastdec.c, ~20 ns) before Zydis is asked. An entry's bytes are compared against memory once per
  * run (epoch) so that code replaced between runs (JIT, dlclose + dlopen at
  * the same address) is decoded afresh; within a run the code is trusted.
  * The compare is two masked 8-byte compares, and nothing on this path
@@ -48,7 +49,7 @@ static int fetch(uint64_t pc, uint8_t *buf)
 	return (int)room;
 }
 
-static void map_reg(struct interp_operand *o, ZydisRegister r)
+void interp_map_reg(struct interp_operand *o, ZydisRegister r)
 {
 	o->reg = r;
 	if (r >= ZYDIS_REGISTER_AL && r <= ZYDIS_REGISTER_R15B) {
@@ -197,7 +198,7 @@ static int compact(struct interp_insn *e, const ZydisDecodedInstruction *d,
 		switch (z->type) {
 		case ZYDIS_OPERAND_TYPE_REGISTER:
 			o->type = INTERP_OP_REG;
-			map_reg(o, z->reg.value);
+			interp_map_reg(o, z->reg.value);
 			break;
 		case ZYDIS_OPERAND_TYPE_MEMORY:
 			o->type = z->mem.type == ZYDIS_MEMOP_TYPE_AGEN ? INTERP_OP_AGEN : INTERP_OP_MEM;
@@ -250,6 +251,25 @@ static int touches_vec(const struct interp_insn *e)
 	return 0;
 }
 
+int interp_decode_zydis(struct interp_insn *e, uint64_t pc, const uint8_t *b, unsigned n,
+		       ZydisDecodedInstruction *d, ZydisDecodedOperand *ops)
+{
+	if (n == 0 || ZYAN_FAILED(ZydisDecoderDecodeFull(&g_decoder, b, n, d, ops)))
+		return -1;
+	e->pc = pc;
+	memcpy(e->bytes, b, d->length);
+	e->row = compact(e, d, ops) == 0 ? interp_optab_lookup(e) : 0;
+	e->fn = interp_row(e)->fn;
+	/* An EVEX control mask (element selector, not a write mask) means
+	 * what the instruction says; rows that do not model it stop. */
+	if ((interp_row(e)->opf & INTERP_OPF_NOCTL) && e->avx.mask_idx &&
+	    (e->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL ||
+	     e->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL_ZEROING))
+		e->fn = NULL;
+	e->xflags = touches_vec(e) ? INTERP_XF_VEC : 0;
+	return 0;
+}
+
 const struct interp_insn *
 interp_decode_slow(struct interp_thread *th, struct interp_insn *e, uint64_t pc, int *stop)
 {
@@ -266,24 +286,14 @@ interp_decode_slow(struct interp_thread *th, struct interp_insn *e, uint64_t pc,
 		}
 	}
 	n = fetch(pc, buf);
-	if (n == 0 || ZYAN_FAILED(ZydisDecoderDecodeFull(&g_decoder, buf, n, &d, ops))) {
+	if (interp_fastdec(e, pc, buf, (unsigned)n) < 0 &&
+	    interp_decode_zydis(e, pc, buf, (unsigned)n, &d, ops) < 0) {
 		*stop = INTERP_STOP_DECODE;
 		e->len = 0;
 		return NULL;
 	}
 	th->decoded++;
-	e->pc = pc;
 	e->epoch = th->epoch;
-	memcpy(e->bytes, buf, d.length);
-	e->row = compact(e, &d, ops) == 0 ? interp_optab_lookup(e) : 0;
-	e->fn = interp_row(e)->fn;
-	/* An EVEX control mask (element selector, not a write mask) means
-	 * what the instruction says; rows that do not model it stop. */
-	if ((interp_row(e)->opf & INTERP_OPF_NOCTL) && e->avx.mask_idx &&
-	    (e->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL ||
-	     e->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL_ZEROING))
-		e->fn = NULL;
-	e->xflags = touches_vec(e) ? INTERP_XF_VEC : 0;
 	return e;
 }
 
@@ -305,11 +315,8 @@ const struct interp_op *interp_optab_decode(const uint8_t *b, unsigned n)
 	struct interp_insn e;
 
 	memset(&e, 0, sizeof e);
-	if (n > sizeof e.bytes || ZYAN_FAILED(ZydisDecoderDecodeFull(&g_decoder, b, n, &d, ops)))
+	if (n > sizeof e.bytes || interp_decode_zydis(&e, (uint64_t)(uintptr_t)b, b, n, &d, ops) < 0 ||
+	    !e.row)
 		return NULL;
-	e.pc = (uint64_t)(uintptr_t)b;
-	memcpy(e.bytes, b, d.length);
-	if (compact(&e, &d, ops) || !interp_optab_lookup(&e))
-		return NULL;
-	return &interp_optab[interp_optab_lookup(&e)];
+	return &interp_optab[e.row];
 }

@@ -114,6 +114,7 @@ int interp_init(void)
 		return -EINVAL;
 	interp_xsave_init();
 	interp_dispatch_init();
+	interp_fastdec_init();
 	interp_vendor_init();
 	g_ready = 1;
 	return 0;

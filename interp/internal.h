@@ -8,6 +8,20 @@
 
 /* Not AS-safe (run by interp_init). */
 int interp_decode_init(void);
+/* Not AS-safe: the fast path's templates (fastdec.c), after the table. */
+int interp_fastdec_init(void);
+unsigned interp_fastdec_forms(void);      /* templates built */
+size_t interp_fastdec_bytes(void);        /* ... and the bytes they take */
+
+/* Decoding b[0..n) at pc into e (all but epoch). interp_decode_zydis:
+ * with Zydis (d and ops get its output), -1 if it cannot decode.
+ * interp_fastdec: the common integer forms from templates, byte-identical
+ * to what interp_decode_zydis gives, -1 for anything else. Both AS-safe. */
+int interp_decode_zydis(struct interp_insn *e, uint64_t pc, const uint8_t *b, unsigned n,
+			ZydisDecodedInstruction *d, ZydisDecodedOperand *ops);
+int interp_fastdec(struct interp_insn *e, uint64_t pc, const uint8_t *b, unsigned n);
+/* Fill a register operand's reg, rkind and idx from a ZydisRegister. */
+void interp_map_reg(struct interp_operand *o, ZydisRegister r);
 int interp_xsave_init(void);
 int interp_dispatch_init(void);
 /* Not AS-safe. Choose the vendor model: VPROF_INTERP_VENDOR, else CPUID's vendor
