@@ -157,6 +157,11 @@ void preload_drain(void)
 	uint64_t c0 = preload_cost_begin();
 	n = t->up.ring ? upcall_drain(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost)
 		       : 0;
+	/* And the rings of threads that stopped running (upcall_drain_others:
+	 * a parked Go M keeps its last samples until it runs again); all of
+	 * them at a thread's end and at exit (busy), where they are due. */
+	n += upcall_drain_others(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost,
+				 t->busy);
 	preload_selflimit_test_work(n);
 	/* What the drain cost, against the bound (it may lower the rate:
 	 * not from the first overflow's switch, nor at thread end). */

@@ -239,9 +239,47 @@ static int move_to_tag(int fd)
 static struct {
 	void *addr;
 	size_t len;
+	/* Rings only: their length, set and cleared under busy, so that a
+	 * thread that drains another's ring (upcall_drain_others) reads a
+	 * mapping that stays mapped while it holds busy. */
+	size_t ring_len;
+	int busy;        /* a drain is reading this ring: its owner or a sweep */
+	/* The ring's data_head at the last sweep that left it alone: a ring
+	 * is swept only if its head has not moved since (its thread wrote no
+	 * sample for a sweep interval: it stopped running). Set under busy. */
+	uint64_t seen_head;
 } g_maps[UPCALL_MAPS];
+static int g_maps_hi;    /* one past the highest slot ever claimed */
 
-static void maps_add(void *addr, size_t len)
+/* busy holds the tid of the thread reading the ring, 0 when none. */
+static int slot_trylock(int i, int tid)
+{
+	int z = 0;
+	return __atomic_compare_exchange_n(&g_maps[i].busy, &z, tid, 0, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+/* Waits while another thread's drain reads the ring: a few microseconds.
+ * Held by this very thread (a drain interrupted by a handler of the
+ * program's that ends the thread), the reader is below us on this stack
+ * and reads no more: go on. Returns whether it took the lock. */
+static int slot_lock(int i)
+{
+	int tid = (int)syscall(SYS_gettid);
+	while (!slot_trylock(i, tid)) {
+		if (__atomic_load_n(&g_maps[i].busy, __ATOMIC_ACQUIRE) == tid)
+			return 0;
+		syscall(SYS_sched_yield);
+	}
+	return 1;
+}
+
+static void slot_unlock(int i)
+{
+	__atomic_store_n(&g_maps[i].busy, 0, __ATOMIC_RELEASE);
+}
+
+static int maps_add(void *addr, size_t len, int ring)
 {
 	for (int i = 0; i < UPCALL_MAPS; i++) {
 		void *want = NULL;
@@ -249,27 +287,50 @@ static void maps_add(void *addr, size_t len)
 		    __atomic_compare_exchange_n(&g_maps[i].addr, &want, addr, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
 			__atomic_store_n(&g_maps[i].len, len, __ATOMIC_RELEASE);
-			return;
+			int hi = __atomic_load_n(&g_maps_hi, __ATOMIC_RELAXED);
+			while (hi < i + 1 && !__atomic_compare_exchange_n(&g_maps_hi, &hi, i + 1, 0,
+									 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+				;
+			if (ring) {
+				int locked = slot_lock(i);
+				g_maps[i].seen_head = 0;
+				__atomic_store_n(&g_maps[i].ring_len, len, __ATOMIC_RELAXED);
+				if (locked)
+					slot_unlock(i);
+			}
+			return i;
 		}
 	}
+	return -1;
 }
 
-static void unmap_event(void *addr, size_t len)
+/* wait: take the slot's lock first, so that no other thread is reading the
+ * ring when it is unmapped. A fork child (upcall_thread_forget) must not:
+ * a lock the parent's threads held at the fork is never released there. */
+static void unmap_event(void *addr, size_t len, int slot, int wait)
 {
-	for (int i = 0; i < UPCALL_MAPS; i++)
-		if (__atomic_load_n(&g_maps[i].addr, __ATOMIC_ACQUIRE) == addr) {
-			__atomic_store_n(&g_maps[i].addr, NULL, __ATOMIC_RELEASE);
-			break;
-		}
+	if (slot < 0 || slot >= UPCALL_MAPS || __atomic_load_n(&g_maps[slot].addr, __ATOMIC_ACQUIRE) != addr) {
+		/* Not in the table (it was full): nobody else reads it. */
+		munmap(addr, len);
+		return;
+	}
+	if (wait)
+		slot_lock(slot);
+	__atomic_store_n(&g_maps[slot].ring_len, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&g_maps[slot].addr, NULL, __ATOMIC_RELEASE);
 	/* With the descriptor closed, this drops the last reference: the
 	 * kernel releases the event (no further sample or signal). */
 	munmap(addr, len);
+	slot_unlock(slot);
 }
 
 void upcall_forget_all(void)
 {
+	/* In a fork child, which has one thread: no lock is waited for. */
 	for (int i = 0; i < UPCALL_MAPS; i++) {
 		void *a = __atomic_exchange_n(&g_maps[i].addr, NULL, __ATOMIC_ACQ_REL);
+		g_maps[i].ring_len = 0;
+		g_maps[i].busy = 0;
 		if (a)
 			munmap(a, g_maps[i].len);
 	}
@@ -324,7 +385,7 @@ static int event_open(struct upcall_thread *t, int backend, uint64_t period, pid
 	t->fd = fd;
 	t->open_fd = fd;
 	if (m != MAP_FAILED) {
-		maps_add(m, bytes);
+		t->map_slot = maps_add(m, bytes, ring);
 		t->map = m;
 		t->map_bytes = bytes;
 		t->ring = ring ? m : NULL;
@@ -332,6 +393,7 @@ static int event_open(struct upcall_thread *t, int backend, uint64_t period, pid
 	} else {
 		t->map = NULL;
 		t->map_bytes = 0;
+		t->map_slot = -1;
 		t->ring = NULL;
 	}
 	return 0;
@@ -358,7 +420,7 @@ static int event_enable(struct upcall_thread *t, int refresh)
 static void event_release(struct upcall_thread *t)
 {
 	if (t->map)
-		unmap_event(t->map, t->map_bytes);
+		unmap_event(t->map, t->map_bytes, t->map_slot, 1);
 	if (t->open_fd >= 0) {
 		syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_DISABLE, 0);
 		if (!t->map && t->keep_fd)
@@ -366,6 +428,7 @@ static void event_release(struct upcall_thread *t)
 		merge_fd_close(t->open_fd);
 	}
 	t->map = t->ring = NULL;
+	t->map_slot = -1;
 	t->map_bytes = t->ring_bytes = 0;
 	t->open_fd = -1;
 }
@@ -375,6 +438,7 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 {
 	memset(t, 0, sizeof(*t));
 	t->fd = t->open_fd = -1;
+	t->map_slot = -1;
 	t->period = period;
 	t->rng = seed | 1;
 	pid_t tid = target ? target : (pid_t)syscall(SYS_gettid);
@@ -475,12 +539,15 @@ int upcall_thread_enable(struct upcall_thread *t)
 	return 0;
 }
 
-uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint64_t *lost)
+typedef void on_mmap_fn(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
+			const uint8_t *build_id, uint32_t build_id_len, const char *path);
+
+/* One ring's records, from its tail to the head the kernel wrote. Its
+ * reader holds the ring's slot (or is its owner, out of the table). */
+static uint64_t drain_ring(struct perf_event_mmap_page *h, on_mmap_fn *on_mmap, upcall_pc_fn *fn,
+			   void *arg, uint64_t *lost)
 {
-	struct perf_event_mmap_page *h = t->ring;
 	uint64_t n = 0;
-	if (!h)
-		return 0;
 	const uint8_t *data = (const uint8_t *)h + h->data_offset;
 	uint64_t size = h->data_size, mask = size - 1;
 	uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE);
@@ -497,7 +564,7 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
 		if (eh.type == PERF_RECORD_SAMPLE) {
 			fn(arg, w1);
 			n++;
-		} else if (eh.type == PERF_RECORD_MMAP2 && t->on_mmap && eh.size >= 80) {
+		} else if (eh.type == PERF_RECORD_MMAP2 && on_mmap && eh.size >= 80) {
 			/* { header, pid, tid, addr, len, pgoff, build-id or
 			 *   dev/ino (24), prot, flags, filename }. This runs on
 			 * the program's own stack (ring mode has no alternate
@@ -521,7 +588,7 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
 			memcpy(&len, fix + 24, 8);
 			memcpy(&pgoff, fix + 32, 8);
 			int has_bid = (eh.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) != 0;
-			t->on_mmap(arg, addr, len, pgoff, has_bid ? fix + 44 : NULL,
+			on_mmap(arg, addr, len, pgoff, has_bid ? fix + 44 : NULL,
 				   has_bid ? (fix[40] > 20 ? 20 : fix[40]) : 0, path);
 		} else if (eh.type == PERF_RECORD_LOST) {
 			uint64_t cnt;         /* { header, id, lost } */
@@ -536,6 +603,81 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
 	 * period each time (224 Hz achieved for 250 asked at 20 ms drains).
 	 * The period is drawn once, at the first overflow (upcall_ring_first),
 	 * and the random first period gives each thread its phase. */
+	return n;
+}
+
+uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint64_t *lost)
+{
+	struct perf_event_mmap_page *h = t->ring;
+	if (!h)
+		return 0;
+	int slot = t->map_slot;
+	if (slot < 0)
+		return drain_ring(h, t->on_mmap, fn, arg, lost);
+	/* Another thread's sweep is reading it: its records go there. */
+	if (!slot_trylock(slot, (int)syscall(SYS_gettid)))
+		return 0;
+	uint64_t n = drain_ring(h, t->on_mmap, fn, arg, lost);
+	slot_unlock(slot);
+	return n;
+}
+
+/* Why: a thread's drain timer runs on that thread's CPU clock, so a thread
+ * that stops running keeps what its ring holds (up to UPCALL_DRAIN_NS of
+ * its samples) until it runs again. Go parks idle Ms instead of ending
+ * them, and a goroutine moves between Ms: a cgo program whose goWork ran
+ * on 2-3 threads lost ~20 of its ~680 goWork samples at exit_group
+ * (tests/go_cgo.sh, the threaded rounds); a C program's idle pool workers
+ * lose theirs the same way at exit. So any draining thread also looks at
+ * the others' rings, at most once per UPCALL_DRAIN_NS of wall time in the
+ * process (a few cache lines per ring), and drains those whose head has
+ * not moved since the last look (their thread stopped running), all of
+ * them at thread end and exit; it takes each ring's slot with a try-lock:
+ * a ring whose owner is draining it is skipped, and an owner that finds
+ * its ring taken leaves the records to the sweep. */
+static uint64_t g_sweep_ns;
+
+uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void *arg,
+			     uint64_t *lost, int force)
+{
+	struct timespec ts;
+	if (!self->ring)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint64_t last = __atomic_load_n(&g_sweep_ns, __ATOMIC_RELAXED);
+	if (!force && now - last < UPCALL_DRAIN_NS)
+		return 0;
+	if (!__atomic_compare_exchange_n(&g_sweep_ns, &last, now, 0, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED) && !force)
+		return 0;      /* another thread sweeps now */
+	uint64_t n = 0;
+	int tid = (int)syscall(SYS_gettid);
+	int hi = __atomic_load_n(&g_maps_hi, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < hi; i++) {
+		if (i == self->map_slot || !__atomic_load_n(&g_maps[i].ring_len, __ATOMIC_RELAXED))
+			continue;
+		if (!slot_trylock(i, tid))
+			continue;
+		struct perf_event_mmap_page *h = __atomic_load_n(&g_maps[i].addr, __ATOMIC_ACQUIRE);
+		size_t rl = __atomic_load_n(&g_maps[i].ring_len, __ATOMIC_RELAXED);
+		/* Under the lock ring_len and addr are one mapping's, mapped. */
+		if (h && rl > 4096 && h->data_offset + h->data_size <= rl) {
+			/* A ring whose thread still writes samples is its own
+			 * to drain: the drain's cost is that thread's, which
+			 * --max-cost bounds per thread (draining running
+			 * threads' rings from here moved it onto the sweeper:
+			 * tests/self_limit.sh's third spinning thread was never
+			 * lowered). Only at thread end and exit (force) is
+			 * every ring taken. */
+			uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE);
+			if (force || head == g_maps[i].seen_head)
+				n += drain_ring(h, self->on_mmap, fn, arg, lost);
+			else
+				g_maps[i].seen_head = head;
+		}
+		slot_unlock(i);
+	}
 	return n;
 }
 
@@ -628,10 +770,11 @@ void upcall_thread_forget(struct upcall_thread *t)
 {
 	/* The parent's event, ring or descriptor: not ours to disable. */
 	if (t->map)
-		unmap_event(t->map, t->map_bytes);
+		unmap_event(t->map, t->map_bytes, t->map_slot, 0);
 	if (t->open_fd >= 0)
 		merge_fd_close(t->open_fd);
 	t->map = t->ring = NULL;
+	t->map_slot = -1;
 	t->open_fd = t->fd = -1;
 	t->has_timer = t->has_drain = 0;    /* timers are not inherited */
 	t->switch_pending = 0;

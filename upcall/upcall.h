@@ -57,6 +57,7 @@ struct upcall_thread {
 	int open_fd;
 	void *map;               /* the event's mapping (ring, or header page) */
 	size_t map_bytes;
+	int map_slot;            /* its slot in upcall.c's table of mappings, or -1 */
 	int ring_mode;           /* this thread asked for ring mode */
 	int switch_pending;      /* first period armed: switch to the mean */
 	int switching;           /* in that switch (upcall_set_period waits) */
@@ -152,6 +153,19 @@ void upcall_rearm(struct upcall_thread *t);
  * the owning thread with its drain signal blocked or from its handler. */
 typedef void upcall_pc_fn(void *arg, uint64_t pc);
 uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint64_t *lost);
+
+/* Ring mode: drain the rings of threads that stopped running too (those
+ * whose head did not move since the previous look; every ring with
+ * force), looking at most once per UPCALL_DRAIN_NS of wall time for the
+ * whole process (force: now). A running thread's ring is left to it, so
+ * that its drains' cost stays its own (--max-cost is per thread). A
+ * thread's drain timer counts its own CPU time, so a thread that blocks
+ * (a parked Go M, an idle pool worker) keeps up to UPCALL_DRAIN_NS of
+ * samples in its ring until it runs again, and a process that then leaves
+ * loses them. Runs in a drain (self's drain signal blocked); the PCs go to
+ * fn(arg) and the mappings to self->on_mmap. Async-signal-safe. */
+uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void *arg,
+			     uint64_t *lost, int force);
 
 /* Ring mode: the signal of a thread's first overflow (UPCALL_SIG_FD with
  * t->ring set; its PC is in the ring too): switch to the mean period and
