@@ -613,7 +613,9 @@ void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 		shared_hot_put(sp, &one, rng);
 		return;
 	}
-	uint32_t idx = (uint32_t)(((uint8_t *)sl - sp->threads) / sp->hdr->s.slot_size);
+	/* A writer's slots are this vprof's size (a constant: a multiply,
+	 * not a divide, and no read of the header page per value). */
+	uint32_t idx = (uint32_t)((size_t)((uint8_t *)sl - sp->threads) / slot_bytes(MERGE_SLOT_BUCKETS));
 	struct merge_value_table *t = value_table(sp, idx);
 	/* The owner's count: a plain store to its own table (an atomic add
 	 * on the shared header per value cost ~20 ns, 20 of them a run). */
