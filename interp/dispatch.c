@@ -120,14 +120,10 @@ int interp_init(void)
 	return 0;
 }
 
-/* Tools and tests get interp_init from a constructor. libvprof.so defines
- * interp_init_at_load = 0 (strong beats this weak 1): a profiled process
- * pays for the set-up (CPUID, the vendor self-check's native probes)
- * only when it will interpret (VPROF_VALUES, VPROF_VERIFY). */
-__attribute__((weak)) const int interp_init_at_load = 1;
-
-__attribute__((constructor)) static void interp_ctor(void)
-{
-	if (interp_init_at_load)
-		interp_init();
-}
+/* No constructor: whatever interprets calls interp_init first (it is
+ * idempotent). A profiled process pays for the set-up (CPUID, the vendor
+ * self-check's native probes, the fast path's templates) only when a mode
+ * interprets (values.c, verify.c). Until 2026-11-22 a constructor ran it
+ * unless libvprof.so's strong `interp_init_at_load = 0` overrode a weak
+ * `const int ... = 1`, and gcc folded the weak constant: every profiled
+ * process ran the set-up at load. */

@@ -35,9 +35,6 @@ _Static_assert(UPCALL_PATH_MAX == MERGE_PATH_MAX, "a ring mmap path is an image 
 #include <unistd.h>
 
 struct preload_global g_vprof;
-/* interp/dispatch.c: no interpreter set-up at load; values.c and verify.c
- * run interp_init when their mode is on. */
-const int interp_init_at_load = 0;
 __thread struct preload_thread g_thread PRELOAD_TLS;
 
 void preload_say(const char *fmt, ...)
