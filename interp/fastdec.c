@@ -9,19 +9,25 @@
  * the rest (registers, the memory operand, displacement, immediate,
  * length) is read straight from the bytes.
  *
- * So interp_fastdec_init() decodes one instance of each such form with
- * Zydis, through the same path as every other instruction
- * (interp_decode_zydis), and keeps the result as a template;
- * interp_fastdec() parses the bytes (one optional REX, no other prefix),
- * copies the form's template and patches what varies. Anything else (a
+ * So the first time a form is met, interp_fastdec() decodes one canonical
+ * instance of it with Zydis, through the same path as every other
+ * instruction (interp_decode_zydis), and keeps the result as a template;
+ * after that it parses the bytes (one optional REX, no other prefix),
+ * copies the form's template and patches what varies. (Built all at once
+ * in interp_init, the ~830 forms took ~1 ms of every interpreting
+ * process's start-up; a form costs its one Zydis decode when first met,
+ * as a miss did before.) Anything else (a
  * legacy prefix, VEX/EVEX, an opcode not listed, a form Zydis refused at
  * init, bytes past n) returns -1 and the caller decodes with Zydis.
  * tests/unit/interp_fastdec.c checks that the two paths give byte-
  * identical entries over every REX x opcode x ModRM x SIB of the listed
  * opcodes and over random bytes.
  *
- * Concurrency: the templates are written by interp_fastdec_init (under
- * interp_init) and only read afterwards. AS-safe: no locks, no calls out.
+ * Concurrency: the form table is written by interp_fastdec_init (under
+ * interp_init) and only read afterwards. A template is written into pool
+ * space reserved by an atomic add, then published by a CAS on its key
+ * (release; readers load it with acquire); two threads meeting a new form
+ * at once both build it and one copy is wasted. AS-safe: no locks.
  */
 #include <stddef.h>
 #include <string.h>
@@ -109,8 +115,10 @@ struct form {
 static uint64_t g_pool[POOL_BYTES / 8];
 static size_t g_used;
 static unsigned g_nforms;
-/* (map, opcode, W, mod == 3, reg) -> 1 + byte offset / 8 into g_pool; 0: none. */
+/* (map, opcode, W, mod == 3, reg) -> 1 + byte offset / 8 into g_pool; 0:
+ * not built yet; KEY_NONE: Zydis refused the form (or the pool is full). */
 static uint16_t g_key[2][256][2][2][8];
+#define KEY_NONE 0xffff
 
 struct parsed {
 	unsigned len, map, op, w, rex, mod3, reg, rm, immsz, imm_at, modrm_at;
@@ -215,14 +223,19 @@ static ZydisRegister gpr(const struct interp_operand *o, unsigned n, unsigned re
 	}
 }
 
+static unsigned build(const struct parsed *p, uint16_t *slot);
+
 int interp_fastdec(struct interp_insn *e, uint64_t pc, const uint8_t *b, unsigned n)
 {
 	struct parsed p;
 
 	if (parse(b, n, &p) < 0)
 		return -1;
-	unsigned k = *key_of(&p);
+	uint16_t *slot = key_of(&p);
+	unsigned k = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	if (!k)
+		k = build(&p, slot);
+	if (k == KEY_NONE)
 		return -1;
 	const struct form *f = (const struct form *)&g_pool[k - 1];
 	unsigned rx = (p.rex >> 2) & 1, xx = (p.rex >> 1) & 1, bx = p.rex & 1;
@@ -354,45 +367,45 @@ static int sources(struct form *fm, const ZydisDecodedInstruction *d, const Zydi
 	return 0;
 }
 
+/* The template of p's form, built from a canonical instance; its key
+ * (or KEY_NONE). */
+static unsigned build(const struct parsed *p, uint16_t *slot)
+{
+	ZydisDecodedInstruction d;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct parsed q;
+	struct form fm;
+	uint8_t b[16] = { 0 };
+	unsigned op = (p->f & F_PLUSR) ? (p->op & 0xf8) : p->op;
+	unsigned len = canonical(b, p->map, op, p->w, p->mod3, (p->f & F_GROUP) ? p->reg : 0, p->f);
+	uint16_t want = 0, k = KEY_NONE;
+
+	memset(&fm, 0, sizeof fm);
+	/* Zydis must agree with parse() on the length, and the form must be
+	 * one interp_decode_zydis keeps. */
+	if (interp_decode_zydis(&fm.in, 0x100000, b, len, &d, ops) == 0 && d.length == len &&
+	    parse(b, len, &q) == 0 && q.len == len && key_of(&q) == slot &&
+	    d.encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY && sources(&fm, &d, ops) == 0) {
+		/* The instance's bytes are copied in; none of these. */
+		memset(fm.in.bytes, 0, sizeof fm.in.bytes);
+		size_t sz = FORM_BYTES(fm.in.nops);
+		size_t at = __atomic_fetch_add(&g_used, sz, __ATOMIC_RELAXED);
+		if (at + sz <= sizeof g_pool) {
+			memcpy((uint8_t *)g_pool + at, &fm, sz);
+			k = (uint16_t)(at / 8 + 1);
+		}
+	}
+	if (__atomic_compare_exchange_n(slot, &want, k, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+		if (k != KEY_NONE)
+			__atomic_fetch_add(&g_nforms, 1, __ATOMIC_RELAXED);
+		return k;
+	}
+	return want;     /* another thread built it first */
+}
+
 int interp_fastdec_init(void)
 {
 	list_forms();
-	for (unsigned map = 0; map < 2; map++)
-		for (unsigned op = 0; op < 256; op++) {
-			uint16_t f = kform[map][op];
-			if (!(f & F_ON) || ((f & F_PLUSR) && (op & 7)))
-				continue;
-			for (unsigned w = 0; w < 2; w++)
-				for (unsigned mod3 = 0; mod3 < 2; mod3++)
-					for (unsigned reg = 0; reg < 8; reg++) {
-						ZydisDecodedInstruction d;
-						ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-						struct parsed p;
-						uint8_t b[16] = { 0 };
-						if ((!(f & F_MODRM) && mod3) ||
-						    (!(f & F_GROUP) && reg))
-							continue;
-						struct form tmp, *fm = &tmp;
-						unsigned len = canonical(b, map, op, w, mod3, reg, f);
-						memset(fm, 0, sizeof *fm);
-						/* Zydis must agree with parse() on the length and
-						 * the form must be one interp_decode_zydis keeps. */
-						if (interp_decode_zydis(&fm->in, 0x100000, b, len, &d, ops) < 0 ||
-						    d.length != len || parse(b, len, &p) < 0 || p.len != len ||
-						    d.encoding != ZYDIS_INSTRUCTION_ENCODING_LEGACY ||
-						    sources(fm, &d, ops) < 0)
-							continue;
-						/* The instance's bytes are copied in; none of these. */
-						memset(fm->in.bytes, 0, sizeof fm->in.bytes);
-						size_t sz = FORM_BYTES(fm->in.nops);
-						if (g_used + sz > sizeof g_pool)
-							return -1;
-						memcpy((uint8_t *)g_pool + g_used, fm, sz);
-						*key_of(&p) = (uint16_t)(g_used / 8 + 1);
-						g_used += sz;
-						g_nforms++;
-					}
-		}
 	return 0;
 }
 
@@ -403,5 +416,6 @@ unsigned interp_fastdec_forms(void)
 
 size_t interp_fastdec_bytes(void)
 {
-	return g_used;
+	size_t u = __atomic_load_n(&g_used, __ATOMIC_RELAXED);
+	return u < sizeof g_pool ? u : sizeof g_pool;
 }
