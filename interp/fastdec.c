@@ -103,7 +103,7 @@ enum { S_NONE, S_REG, S_RM, S_OPREG, S_IMM, S_REL };
 /* A template: where each visible operand comes from, and Zydis's decode
  * of the canonical instance up to its last operand (the rest of op[] is
  * zero, as interp_decode_zydis leaves it): 110-200 bytes, not the 330 of
- * a whole entry; the ~830 forms take ~150 KiB. */
+ * a whole entry; the ~810 forms take ~132 KiB. */
 struct form {
 	uint8_t src[INTERP_MAX_OPS]; /* S_* per operand */
 	struct interp_insn in;       /* only [0, offsetof op + nops) is kept */
