@@ -33,7 +33,7 @@ static uint8_t *compact(const struct merge_spool *sp, uint32_t shared, uint32_t 
 	int vals = sp->values != NULL;
 	uint64_t hdr = s0->header_size, t_sz = s0->slot_size,
 		 sh_sz = shared * sizeof(struct merge_entry),
-		 im_sz = nimg * sizeof(struct merge_image_record), v_sz = vals ? values_bytes(1) : 0;
+		 im_sz = nimg * sizeof(struct merge_image_record), v_sz = vals ? values_bytes(1, sp->vshared) : 0;
 	uint64_t t_off = hdr, sh_off = t_off + t_sz, im_off = sh_off + sh_sz, v_off = im_off + im_sz;
 	size_t size = v_off + v_sz;
 	uint8_t *b = calloc(1, size);
@@ -55,11 +55,11 @@ static uint8_t *compact(const struct merge_spool *sp, uint32_t shared, uint32_t 
 	memcpy(b + im_off, sp->images, im_sz);
 	if (vals) {
 		s->section[3] = (struct merge_section){ MERGE_SEC_VALUES, 0, v_off, v_sz };
-		values_geometry((struct merge_values_head *)(b + v_off), 1);
+		values_geometry((struct merge_values_head *)(b + v_off), 1, sp->vshared);
 		memcpy(b + v_off + sizeof(struct merge_values_head), value_table(sp, 0),
 		       value_table_bytes());
 		memcpy(b + v_off + sizeof(struct merge_values_head) + value_table_bytes(),
-		       value_shared(sp), (size_t)MERGE_VALUE_SHARED * sizeof(struct merge_hotlist));
+		       value_shared(sp), (size_t)sp->vshared * sizeof(struct merge_hotlist));
 	}
 	s->checksum = XXH64(s, offsetof(struct merge_spool_static, checksum), 0);
 	*n = size;

@@ -63,18 +63,19 @@ static size_t value_table_bytes(void)
 	return sizeof(struct merge_value_table) + (size_t)MERGE_VALUE_LISTS * sizeof(struct merge_hotlist);
 }
 
-static size_t values_bytes(uint32_t nslots)
+/* shared: MERGE_VALUE_SHARED, or MERGE_VALUE_SHARED_V1 in older spools. */
+static size_t values_bytes(uint32_t nslots, uint32_t shared)
 {
 	return sizeof(struct merge_values_head) + nslots * value_table_bytes() +
-	       (size_t)MERGE_VALUE_SHARED * sizeof(struct merge_hotlist);
+	       (size_t)shared * sizeof(struct merge_hotlist);
 }
 
-static void values_geometry(struct merge_values_head *h, uint32_t nslots)
+static void values_geometry(struct merge_values_head *h, uint32_t nslots, uint32_t shared)
 {
 	h->nslots = nslots;
 	h->lists = MERGE_VALUE_LISTS;
 	h->ways = MERGE_VALUE_WAYS;
-	h->shared = MERGE_VALUE_SHARED;
+	h->shared = shared;
 	h->list_size = sizeof(struct merge_hotlist);
 	h->table_size = (uint32_t)value_table_bytes();
 }
@@ -324,7 +325,7 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	size_t images_off = shared_off + shared_sz;
 	size_t images_sz = (size_t)MERGE_IMAGE_RECORDS * sizeof(struct merge_image_record);
 	size_t values_off = images_off + images_sz;
-	size_t values_sz = p->values ? values_bytes(MERGE_SLOTS) : 0;
+	size_t values_sz = p->values ? values_bytes(MERGE_SLOTS, MERGE_VALUE_SHARED) : 0;
 	size_t stacks_off = values_off + values_sz;
 	size_t stacks_sz = p->stack_depth ? merge_stacks_section_bytes() : 0;
 	size_t size = stacks_off + stacks_sz;
@@ -394,7 +395,8 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	s->section[2] = (struct merge_section){ MERGE_SEC_IMAGES, 0, images_off, images_sz };
 	if (values_sz) {
 		s->section[3] = (struct merge_section){ MERGE_SEC_VALUES, 0, values_off, values_sz };
-		values_geometry((struct merge_values_head *)sp->values, MERGE_SLOTS);
+		values_geometry((struct merge_values_head *)sp->values, MERGE_SLOTS, MERGE_VALUE_SHARED);
+		sp->vshared = MERGE_VALUE_SHARED;
 	}
 	if (stacks_sz) {
 		s->section[s->nsections - 1] =
@@ -559,7 +561,7 @@ void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *
 static int shared_hot_merge(struct merge_spool *sp, const struct merge_hotlist *h, uint64_t *rng)
 {
 	struct merge_hotlist *tab = value_shared(sp);
-	uint32_t mask = MERGE_VALUE_SHARED - 1;
+	uint32_t mask = sp->vshared - 1;
 	uint32_t at = key_hash(h->key) & mask;
 	for (uint32_t probe = 0; probe < 32; probe++) {
 		struct merge_hotlist *rec = &tab[(at + probe) & mask];
@@ -817,10 +819,15 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 	uint64_t need[5] = { (uint64_t)s->nslots * s->slot_size,
 			     (uint64_t)s->shared_entries * sizeof(struct merge_entry),
 			     (uint64_t)s->image_records * sizeof(struct merge_image_record),
-			     has_values ? values_bytes(s->nslots) : merge_stacks_section_bytes(),
+			     has_values ? values_bytes(s->nslots, MERGE_VALUE_SHARED) : merge_stacks_section_bytes(),
 			     merge_stacks_section_bytes() };
 	uint32_t kind[5] = { MERGE_SEC_THREADS, MERGE_SEC_SHARED, MERGE_SEC_IMAGES,
 			     has_values ? MERGE_SEC_VALUES : MERGE_SEC_STACKS, MERGE_SEC_STACKS };
+	/* A VALUES section of this vprof's shared area, or of the smaller one
+	 * spools had before 2026-11-23. */
+	uint32_t vshared = MERGE_VALUE_SHARED;
+	if (has_values && s->section[3].size == values_bytes(s->nslots, MERGE_VALUE_SHARED_V1))
+		need[3] = values_bytes(s->nslots, vshared = MERGE_VALUE_SHARED_V1);
 	for (uint32_t i = 0; i < nsec; i++) {
 		const struct merge_section *sec = &s->section[i];
 		if (sec->kind != kind[i] || sec->size != need[i] ||
@@ -844,7 +851,8 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 		 * what this reader would have written. */
 		struct merge_values_head want = { 0 };
 		sp->values = (uint8_t *)m + s->section[3].offset;
-		values_geometry(&want, s->nslots);
+		values_geometry(&want, s->nslots, vshared);
+		sp->vshared = vshared;
 		if (memcmp(sp->values, &want, sizeof(want)) != 0) {
 			err = bad(why, whylen, "values section geometry corrupt");
 			goto fail;
@@ -934,7 +942,7 @@ int merge_spool_values(const struct merge_spool *sp, merge_hot_fn *fn, void *arg
 				return r;
 	}
 	const struct merge_hotlist *h = value_shared(sp);
-	for (uint32_t j = 0; j < MERGE_VALUE_SHARED; j++)
+	for (uint32_t j = 0; j < sp->vshared; j++)
 		if ((r = visit_hot(&h[j], fn, arg, badn)))
 			return r;
 	return 0;

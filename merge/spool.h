@@ -31,7 +31,8 @@
 #define MERGE_VALUE_LISTS 128
 #define MERGE_VALUE_WAYS 4        /* recorded in the head; lookups probe instead */
 #define MERGE_VALUE_PROBE 16
-#define MERGE_VALUE_SHARED 4096
+#define MERGE_VALUE_SHARED 16384    /* lists in the shared value area */
+#define MERGE_VALUE_SHARED_V1 4096  /* ... in spools before 2026-11-23 (still read) */
 
 /* Who writes a spool: at MERGE_SPOOL_OWNER_OFF in page 0, after the
  * header (zero in spools made before it existed, whose owners held a
@@ -60,6 +61,7 @@ struct merge_spool {
 	uint8_t *values;                  /* VALUES section, NULL if none */
 	uint8_t *stacks;                  /* STACKS section, NULL if none (merge/stacks.h) */
 	uint32_t gen;                     /* current image generation (writer) */
+	uint32_t vshared;                 /* lists in the shared value area */
 	char path[512];
 };
 
