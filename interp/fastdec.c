@@ -122,9 +122,23 @@ static uint16_t g_key[2][256][2][2][8];
 
 struct parsed {
 	unsigned len, map, op, w, rex, mod3, reg, rm, immsz, imm_at, modrm_at;
-	unsigned has_sib;
+	unsigned has_sib, disp_sz;   /* displacement: disp_sz bytes before imm_at */
 	uint16_t f;
 };
+
+/* Bytes of the immediate (or branch offset) of a form with flags f. */
+static unsigned imm_size(uint16_t f, unsigned op, unsigned w, unsigned reg)
+{
+	if (f & (F_IMM8 | F_REL8))
+		return 1;
+	if (f & (F_IMM32 | F_REL32))
+		return 4;
+	if (f & F_IMMV)
+		return w ? 8 : 4;
+	if ((f & F_F6IMM) && reg < 2)
+		return op == 0xf6 ? 1 : 4;
+	return 0;
+}
 
 /* Length and fields of b[0..n) if it is a listed form; -1 otherwise. */
 static int parse(const uint8_t *b, unsigned n, struct parsed *p)
@@ -174,16 +188,10 @@ static int parse(const uint8_t *b, unsigned n, struct parsed *p)
 				disp = 4;                /* RIP-relative */
 			}
 			i += disp;
+			p->disp_sz = disp;
 		}
 	}
-	if (p->f & (F_IMM8 | F_REL8))
-		p->immsz = 1;
-	else if (p->f & (F_IMM32 | F_REL32))
-		p->immsz = 4;
-	else if (p->f & F_IMMV)
-		p->immsz = p->w ? 8 : 4;
-	else if ((p->f & F_F6IMM) && p->reg < 2)
-		p->immsz = p->op == 0xf6 ? 1 : 4;
+	p->immsz = imm_size(p->f, p->op, p->w, p->reg);
 	p->imm_at = i;
 	i += p->immsz;
 	if (i > n || i > 15)
@@ -267,13 +275,13 @@ int interp_fastdec(struct interp_insn *e, uint64_t pc, const uint8_t *b, unsigne
 			}
 			{
 				const uint8_t *m = b + p.modrm_at;
-				unsigned mod = m[0] >> 6, at = p.modrm_at + 1;
+				unsigned mod = m[0] >> 6;
+				const uint8_t *disp = b + p.imm_at - p.disp_sz;
 				o->base = o->index = INTERP_NOREG;
 				o->scale = 0;
 				if (p.rm == 4) {
 					unsigned ss = m[1] >> 6, ix = ((m[1] >> 3) & 7) | xx << 3,
 						 bs = m[1] & 7;
-					at++;
 					if (ix != 4) {
 						o->index = (uint8_t)ix;
 						o->scale = (uint8_t)(1u << ss);
@@ -286,9 +294,7 @@ int interp_fastdec(struct interp_insn *e, uint64_t pc, const uint8_t *b, unsigne
 				} else {
 					o->base = (uint8_t)(p.rm | bx << 3);
 				}
-				o->val = mod == 1 ? sext(b[at], 1) :
-					 (mod == 2 || (mod == 0 && (p.rm == 5 ||
-						(p.rm == 4 && (m[1] & 7) == 5)))) ? sext(le(b + at, 4), 4) : 0;
+				o->val = p.disp_sz ? sext(le(disp, p.disp_sz), p.disp_sz) : 0;
 			}
 			break;
 		case S_IMM: {
@@ -324,9 +330,7 @@ static unsigned canonical(uint8_t *b, unsigned map, unsigned op, unsigned w, uns
 			b[i++] = 0x08;
 		}
 	}
-	unsigned immsz = (f & (F_IMM8 | F_REL8)) ? 1 : (f & (F_IMM32 | F_REL32)) ? 4 :
-			 (f & F_IMMV) ? (w ? 8 : 4) :
-			 ((f & F_F6IMM) && reg < 2) ? (op == 0xf6 ? 1 : 4) : 0;
+	unsigned immsz = imm_size(f, op, w, reg);
 	for (unsigned k = 0; k < immsz; k++)
 		b[i++] = (f & (F_REL8 | F_REL32)) ? (k ? 0 : 0x10) : 0x11;
 	return i;
