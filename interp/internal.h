@@ -221,17 +221,18 @@ interp_flags_calc(uint64_t f, int op, uint64_t a, uint64_t b, uint64_t cin,
 /* Write the stores buffered so far (string ops between iterations). */
 void interp_commit_stores(struct interp_exec *x);
 
-/* Effective address of operand o (the body of interp_ea). */
-static inline uint64_t interp_ea_op(struct interp_exec *x, const struct interp_operand *o)
+/* Effective address of memory operand o with index_term (index x scale)
+ * in place of its index: a VSIB operand's element i (vec_avx512.c's
+ * gathers and scatters) passes its index lane times the scale. */
+static inline uint64_t interp_ea_index(struct interp_exec *x, const struct interp_operand *o,
+				       uint64_t index_term)
 {
-	uint64_t ea = (uint64_t)o->val;
+	uint64_t ea = (uint64_t)o->val + index_term;
 
 	if (o->base == INTERP_RIPREL)
 		ea += x->in->pc + x->in->len;
 	else if (o->base != INTERP_NOREG)
 		ea += x->st->gpr[o->base];
-	if (o->index != INTERP_NOREG && !o->vsib)
-		ea += x->st->gpr[o->index] * o->scale;
 	if (x->in->addrsize == 4)
 		ea = (uint32_t)ea;
 	if (o->seg) {
@@ -240,6 +241,13 @@ static inline uint64_t interp_ea_op(struct interp_exec *x, const struct interp_o
 		ea += o->seg == 1 ? x->st->fs_base : x->st->gs_base;
 	}
 	return ea;
+}
+
+/* Effective address of operand o (the body of interp_ea). */
+static inline uint64_t interp_ea_op(struct interp_exec *x, const struct interp_operand *o)
+{
+	return interp_ea_index(x, o, o->index != INTERP_NOREG && !o->vsib
+				     ? x->st->gpr[o->index] * o->scale : 0);
 }
 
 /* mem.c's single-mov routines (between the probe labels, so a fault in

@@ -404,20 +404,11 @@ int vx_h_gather(struct interp_exec *x)
 	memset(&r, 0, sizeof r);
 	memcpy(r.b, x->st->zmm[d->idx].b, n * dsz);
 	for (unsigned e = 0; e < n; e++) {
-		uint64_t a = (uint64_t)m->val, v = 0;
+		uint64_t v = 0;
 
 		if (!((k >> e) & 1))
 			continue;
-		if (m->base != INTERP_NOREG)
-			a += x->st->gpr[m->base];
-		a += (uint64_t)sx(eget(&idx, isz, e), isz) * m->scale;
-		if (in->addrsize == 4)
-			a = (uint32_t)a;
-		if (m->seg) {
-			if (!x->st->seg_valid)
-				interp_load_segbases(x->st);
-			a += m->seg == 1 ? x->st->fs_base : x->st->gs_base;
-		}
+		uint64_t a = interp_ea_index(x, m, (uint64_t)sx(eget(&idx, isz, e), isz) * m->scale);
 		if ((rc = interp_load(x, a, &v, dsz)))
 			return rc;
 		eput(&r, dsz, e, v);
@@ -464,20 +455,11 @@ int vx_h_scatter(struct interp_exec *x)
 	v = x->st->zmm[s->idx];
 	k = x->st->k[in->avx.mask_idx];
 	for (unsigned e = 0; e < n; e++) {
-		uint64_t a = (uint64_t)m->val, val = eget(&v, dsz, e);
+		uint64_t val = eget(&v, dsz, e);
 
 		if (!((k >> e) & 1))
 			continue;
-		if (m->base != INTERP_NOREG)
-			a += x->st->gpr[m->base];
-		a += (uint64_t)sx(eget(&idx, isz, e), isz) * m->scale;
-		if (in->addrsize == 4)
-			a = (uint32_t)a;
-		if (m->seg) {
-			if (!x->st->seg_valid)
-				interp_load_segbases(x->st);
-			a += m->seg == 1 ? x->st->fs_base : x->st->gs_base;
-		}
+		uint64_t a = interp_ea_index(x, m, (uint64_t)sx(eget(&idx, isz, e), isz) * m->scale);
 		if ((rc = interp_store(x, a, &val, dsz)))
 			return rc;
 	}
