@@ -437,6 +437,21 @@ static void fp_scalar_merge(struct interp_exec *x, struct vx_ops *o, const struc
 	o->masked = 0;
 }
 
+/* The end of an arithmetic row: r into the destination (a scalar row's
+ * element 0 under its mask), then the exceptions it raised into MXCSR. */
+static int fp_commit(struct interp_exec *x, struct vx_ops *o, const struct fdesc *fd,
+		     interp_vec *r, uint32_t raised)
+{
+	int rc;
+
+	if (fd->flags & FF_SCALAR)
+		fp_scalar_merge(x, o, fd, r);
+	if ((rc = vx_put(x, o, o->dst, r)))
+		return rc;
+	vx_mxcsr_or(x, raised);
+	return INTERP_OK;
+}
+
 static int h_fbin(struct interp_exec *x)
 {
 	const struct fdesc *fd = &interp_row(x->in)->spec.f;
@@ -480,12 +495,7 @@ static int h_fbin(struct interp_exec *x)
 				(fd->flags & FF_XMM0) ? x->st->zmm[0].b : b.b, o.vl, &raised))) {
 		return rc;
 	}
-	if (fd->flags & FF_SCALAR)
-		fp_scalar_merge(x, &o, fd, &r);
-	if ((rc = vx_put(x, &o, o.dst, &r)))
-		return rc;
-	vx_mxcsr_or(x, raised);
-	return INTERP_OK;
+	return fp_commit(x, &o, fd, &r, raised);
 }
 
 /* cmpXX and roundXX with an immediate: legacy op dst, src, imm; VEX op dst,
@@ -574,12 +584,7 @@ static int h_fma(struct interp_exec *x)
 	memset(&r, 0, sizeof r);
 	if ((rc = fp_run(x, fd->fn, r.b, a.b, b.b, c.b, o.vl, &raised)))
 		return rc;
-	if (fd->flags & FF_SCALAR)
-		fp_scalar_merge(x, &o, fd, &r);
-	if ((rc = vx_put(x, &o, o.dst, &r)))
-		return rc;
-	vx_mxcsr_or(x, raised);
-	return INTERP_OK;
+	return fp_commit(x, &o, fd, &r, raised);
 }
 
 static int h_fcmp(struct interp_exec *x)
