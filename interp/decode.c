@@ -6,9 +6,10 @@
  * Workload: Zydis's full decode costs ~100 ns here, several times a whole
  * interpreted instruction, so every run looks in a direct-mapped cache
  * keyed by PC first, and a miss on a common integer form is decoded from
- * a template (fastdec.c, ~20 ns) before Zydis is asked. An entry's bytes are compared against memory once per
- * run (epoch) so that code replaced between runs (JIT, dlclose + dlopen at
- * the same address) is decoded afresh; within a run the code is trusted.
+ * a template (fastdec.c, ~20 ns) before Zydis is asked. An entry's bytes
+ * are compared against memory once per run (epoch) so that code replaced
+ * between runs (JIT, dlclose + dlopen at the same address) is decoded
+ * afresh; within a run the code is trusted.
  * The compare is two masked 8-byte compares, and nothing on this path
  * uses rep stos/movsb, whose start-up cost rivals a short decode.
  * Each entry also records (xflags) whether the instruction may touch

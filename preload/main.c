@@ -152,13 +152,12 @@ void preload_drain(void)
 	}
 	live = &sp->hdr->live;
 	uint64_t c0 = preload_cost_begin();
-	n = t->up.ring ? upcall_drain(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost)
-		       : 0;
+	upcall_pc_fn *fn = g_vprof.cfg.bench_empty ? discard_pc : count_pc;
+	n = upcall_drain(&t->up, fn, t, &lost);
 	/* And the rings of threads that stopped running (upcall_drain_others:
 	 * a parked Go M keeps its last samples until it runs again); all of
 	 * them at a thread's end and at exit (busy), where they are due. */
-	n += upcall_drain_others(&t->up, g_vprof.cfg.bench_empty ? discard_pc : count_pc, t, &lost,
-				 t->busy);
+	n += upcall_drain_others(&t->up, fn, t, &lost, t->busy);
 	preload_selflimit_test_work(n);
 	/* What the drain cost, against the bound (it may lower the rate:
 	 * not from the first overflow's switch, nor at thread end). */
