@@ -98,7 +98,12 @@ static int perf_open(int backend, uint64_t period, pid_t tid, int ring)
 	a.exclude_kernel = 1;    /* perf_event_paranoid=2: user-only */
 	a.exclude_hv = 1;
 	if (ring) {
-		a.sample_type = PERF_SAMPLE_IP;
+		/* The time too, on the clock a sweep reads: a sweep tells a
+		 * thread that stopped running by the age of its newest sample
+		 * (upcall_drain_others). */
+		a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TIME;
+		a.use_clockid = 1;
+		a.clockid = CLOCK_MONOTONIC;
 		/* Executable mappings as they happen (dlopen, dlmopen, JIT'd
 		 * files), with build-ids: images are known before any sample
 		 * in them is drained, whatever ends the process. */
@@ -244,10 +249,6 @@ static struct {
 	 * mapping that stays mapped while it holds busy. */
 	size_t ring_len;
 	int busy;        /* a drain is reading this ring: its owner or a sweep */
-	/* The ring's data_head at the last sweep that left it alone: a ring
-	 * is swept only if its head has not moved since (its thread wrote no
-	 * sample for a sweep interval: it stopped running). Set under busy. */
-	uint64_t seen_head;
 } g_maps[UPCALL_MAPS];
 static int g_maps_hi;    /* one past the highest slot ever claimed */
 
@@ -293,7 +294,6 @@ static int maps_add(void *addr, size_t len, int ring)
 				;
 			if (ring) {
 				int locked = slot_lock(i);
-				g_maps[i].seen_head = 0;
 				__atomic_store_n(&g_maps[i].ring_len, len, __ATOMIC_RELAXED);
 				if (locked)
 					slot_unlock(i);
@@ -622,6 +622,24 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
 	return n;
 }
 
+/* The time of the newest sample a ring holds undrained (records carry
+ * PERF_SAMPLE_TIME on CLOCK_MONOTONIC), 0 if it holds none. Reads only. */
+static uint64_t newest_sample_ns(const struct perf_event_mmap_page *h, uint64_t head)
+{
+	const uint8_t *data = (const uint8_t *)h + h->data_offset;
+	uint64_t mask = h->data_size - 1, tail = h->data_tail, t = 0;
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header eh;
+		memcpy(&eh, data + (tail & mask), sizeof(eh));
+		if (eh.size < sizeof(eh) || tail + eh.size > head)
+			break;
+		if (eh.type == PERF_RECORD_SAMPLE && eh.size >= 24)   /* { header, ip, time } */
+			memcpy(&t, data + ((tail + 16) & mask), 8);
+		tail += eh.size;
+	}
+	return t;
+}
+
 /* Why: a thread's drain timer runs on that thread's CPU clock, so a thread
  * that stops running keeps what its ring holds (up to UPCALL_DRAIN_NS of
  * its samples) until it runs again. Go parks idle Ms instead of ending
@@ -630,11 +648,15 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
  * (tests/go_cgo.sh, the threaded rounds); a C program's idle pool workers
  * lose theirs the same way at exit. So any draining thread also looks at
  * the others' rings, at most once per UPCALL_DRAIN_NS of wall time in the
- * process (a few cache lines per ring), and drains those whose head has
- * not moved since the last look (their thread stopped running), all of
- * them at thread end and exit; it takes each ring's slot with a try-lock:
- * a ring whose owner is draining it is skipped, and an owner that finds
- * its ring taken leaves the records to the sweep. */
+ * process, and drains those whose newest sample is older than that (their
+ * thread stopped running, or waits), all of them at thread end and exit;
+ * it takes each ring's slot with a try-lock: a ring whose owner is
+ * draining it is skipped, and an owner that finds its ring taken leaves
+ * the records to the sweep. The age is read from the samples in one look:
+ * the rule before it (drain a ring whose head had not moved since the
+ * previous look) needed two sweeps after a thread parked, and a program
+ * that left ~60 ms of its CPU later on a loaded machine had not had them
+ * (tests/idle_threads.sh: 39 of ~120 samples, one run in five). */
 static uint64_t g_sweep_ns;
 
 uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void *arg,
@@ -671,10 +693,9 @@ uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void 
 			 * lowered). Only at thread end and exit (force) is
 			 * every ring taken. */
 			uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE);
-			if (force || head == g_maps[i].seen_head)
+			if (head != h->data_tail &&
+			    (force || (int64_t)(now - newest_sample_ns(h, head)) >= (int64_t)UPCALL_DRAIN_NS))
 				n += drain_ring(h, self->on_mmap, fn, arg, lost);
-			else
-				g_maps[i].seen_head = head;
 		}
 		slot_unlock(i);
 	}

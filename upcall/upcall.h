@@ -155,7 +155,7 @@ typedef void upcall_pc_fn(void *arg, uint64_t pc);
 uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint64_t *lost);
 
 /* Ring mode: drain the rings of threads that stopped running too (those
- * whose head did not move since the previous look; every ring with
+ * whose newest sample is older than UPCALL_DRAIN_NS; every ring with
  * force), looking at most once per UPCALL_DRAIN_NS of wall time for the
  * whole process (force: now). A running thread's ring is left to it, so
  * that its drains' cost stays its own (--max-cost is per thread). A
