@@ -360,7 +360,9 @@ static uint64_t rd_u64(const uint8_t *p)
  * parts) still have unwind entries: every FDE in .eh_frame covers one
  * function's code exactly. Collect the FDEs whose start no symbol covers
  * into im->fdes, named "sub_<hex start>", so that such code is reported as
- * distinct procedures rather than one unknown bucket.
+ * distinct procedures rather than one unknown bucket; one whose last byte
+ * a symbol starting within its first 16 bytes covers is named by that
+ * symbol (an FDE opened at a nop before it, as glibc's __restore_rt).
  *
  * The sorted table of .eh_frame_hdr gives each FDE's start and address;
  * the FDE's own pc_begin, decoded either as pc-relative sdata4 (what GNU
@@ -420,6 +422,7 @@ int sym_collect_fdes(struct report_image *im, Elf *elf)
 		const struct sym *cov;
 		struct sym *e;
 		char name[32];
+		uint32_t name_off;
 
 		/* length (4) and CIE pointer (4), then pc_begin, pc_range */
 		if (fde < fsh.sh_addr || off > fd->d_size || fd->d_size - off < 8 + 16)
@@ -444,6 +447,16 @@ int sym_collect_fdes(struct report_image *im, Elf *elf)
 		cov = sym_search(im->syms, im->nsyms, start);
 		if (cov)
 			continue;	/* a symbol names this code */
+		/* An FDE opened a little before its symbol: glibc's signal
+		 * return (__restore_rt) has its FDE start at the nop before
+		 * it, so that a return address into it, less one, is still
+		 * inside (the unwinder's rule, and ours in stacks.c). That nop
+		 * is the symbol's, not a "sub_". */
+		cov = sym_search(im->syms, im->nsyms, start + range - 1);
+		if (cov && cov->start > start && cov->start - start < 16)
+			name_off = cov->name;
+		else
+			name_off = UINT32_MAX;
 		if (im->nfdes == cap) {
 			struct sym *v;
 
@@ -458,7 +471,9 @@ int sym_collect_fdes(struct report_image *im, Elf *elf)
 		e->end = start + range;
 		e->sized = 1;
 		snprintf(name, sizeof name, "sub_%llx", (unsigned long long)start);
-		if (add_name(im, name, &e->name) != 0)
+		if (name_off != UINT32_MAX)
+			e->name = name_off;
+		else if (add_name(im, name, &e->name) != 0)
 			return -ENOMEM;
 		im->nfdes++;
 	}

@@ -153,6 +153,13 @@ through=$(awk '$1 ~ /;main;kick;.*;on_usr;burn$/ { s += $NF } END { print s + 0 
 inburn=$(awk '$1 ~ /burn$/ { s += $NF } END { print s + 0 }' "$TMP/sigh.folded")
 check "program's signal handler: same output and status, $through of $inburn samples in burn() unwound through the signal frame into main;kick" \
 	[ "$st" = 0 -a "$(cat "$TMP/v.out")" = "sigh 1" -a "$inburn" -gt 100 -a "$through" -ge $((inburn * 9 / 10)) ]
+# The handler's caller is glibc's signal return, named as its symbol
+# (libc6-dbg's .symtab): its FDE opens at the nop before the symbol, where
+# the return address less one falls (it was "sub_3c04f").
+named=$(awk '$1 ~ /;__restore_rt;on_usr;burn$/ { s += $NF } END { print s + 0 }' "$TMP/sigh.folded")
+subs=$(grep -c ';sub_[0-9a-f]*;on_usr;' "$TMP/sigh.folded")
+check "program's signal handler: its caller is __restore_rt in $named of $through samples, sub_ in $subs stacks" \
+	[ "$named" -ge $((through * 9 / 10)) -a "$through" -gt 0 -a "$subs" = 0 ]
 
 # Descriptors: the default (cfi) and the frame-pointer walk hold none;
 # libunwind's validation pipe is moved out of the program's way (top

@@ -97,7 +97,9 @@ struct model {
 	struct msec sec[4096];
 	int nsec;
 	const char *table;	/* which symbol table was parsed */
-	struct { uint64_t lo, hi; } *fde;	/* unnamed code, from readelf -wf */
+	/* unnamed code, from readelf -wf; named: 0, or an address inside the
+	 * symbol that starts just after lo and names the FDE */
+	struct { uint64_t lo, hi, named; } *fde;
 	size_t nfde;
 };
 
@@ -348,6 +350,9 @@ static bool model_lookup(const struct model *m, uint64_t vaddr, bool from_file, 
  * The FDEs of `file` as readelf prints them ("pc=lo..hi"), keeping those
  * the library must name "sub_<lo>": not in a PLT section and not starting
  * inside a symbol (by the model's own rules). Call after the symbols.
+ * One whose last byte is in a symbol starting less than 16 bytes after
+ * lo (glibc's __restore_rt, its FDE opened at the nop before it) takes
+ * that symbol's name instead.
  */
 static int parse_fdes(const char *file, struct model *m)
 {
@@ -363,7 +368,8 @@ static int parse_fdes(const char *file, struct model *m)
 	if (!p)
 		return -errno;
 	while (fgets(line, sizeof line, p)) {
-		unsigned long long lo, hi, st, en;
+		unsigned long long lo, hi;
+		uint64_t st, en;
 		char *pc = strstr(line, " FDE ");
 		int bind, k;
 
@@ -375,7 +381,7 @@ static int parse_fdes(const char *file, struct model *m)
 				break;
 		if (k < m->nsec)
 			continue;
-		if (model_lookup(m, lo, true, (uint64_t *)&st, (uint64_t *)&en, scratch, &bind))
+		if (model_lookup(m, lo, true, &st, &en, scratch, &bind))
 			continue;
 		if (m->nfde == cap) {
 			cap = cap ? 2 * cap : 1024;
@@ -384,7 +390,12 @@ static int parse_fdes(const char *file, struct model *m)
 				abort();
 		}
 		m->fde[m->nfde].lo = lo;
-		m->fde[m->nfde++].hi = hi;
+		m->fde[m->nfde].hi = hi;
+		m->fde[m->nfde++].named =
+			model_lookup(m, hi - 1, true, &st, &en, scratch, &bind) && st > lo &&
+					st - lo < 16
+				? hi - 1
+				: 0;
 	}
 	free(scratch);
 	return pclose(p) == 0 ? 0 : -EIO;
@@ -408,6 +419,7 @@ static size_t compare_with_model(struct report_image *im, const struct model *m,
 		char fde_name[32];
 		const char *got;
 		bool want, name_ok = false;
+		uint64_t named = 0;
 		int bind;
 
 		if (k < m->n * 5) {
@@ -438,10 +450,17 @@ static size_t compare_with_model(struct report_image *im, const struct model *m,
 			want_end = m->fde[i].hi;
 			snprintf(fde_name, sizeof fde_name, "sub_%llx",
 				 (unsigned long long)want_start);
+			named = m->fde[i].named;
 		}
 		if (fde_name[0]) {
+			uint64_t s2, e2;
+
 			want = true;
 			memset(ok_name, 0, m->n * sizeof *ok_name);
+			if (named) {	/* the symbol's names, not "sub_" */
+				model_lookup(m, named, from_file, &s2, &e2, ok_name, &bind);
+				strcpy(fde_name, "-");
+			}
 		}
 		got = report_sym_lookup(im, a, &got_start, &got_size);
 		if (want && got) {
