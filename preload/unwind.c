@@ -883,7 +883,13 @@ unsigned cfi_backtrace(const ucontext_t *uc, uint64_t *pc, unsigned max, int *mo
 			*more = 1;
 			break;
 		}
-		pc[n++] = c.reg[CFI_RIP];
+		/* Past the leaf a stack holds return addresses, which reports
+		 * look up less one (the call); the PC a signal interrupted
+		 * (the frame under a signal trampoline) is stored plus one so
+		 * that the same rule finds it, as libgcc's _Unwind_GetIPInfo
+		 * marks it: else a program's handler interrupting the first
+		 * byte of a function named the one before. */
+		pc[n++] = c.reg[CFI_RIP] + (uint64_t)(c.exact != 0);
 	}
 	return n;
 }

@@ -40,7 +40,9 @@ int cfi_init_ucontext(struct cfi_cursor *c, const ucontext_t *uc);
  * off the stack): the caller has c's frames up to here, nothing guessed. */
 int cfi_step(struct cfi_cursor *c);
 /* The stack of uc: PCs, the interrupted one first, at most max; *more
- * set when it was cut at max. Returns the number of PCs (at least 1). */
+ * set when it was cut at max. Returns the number of PCs (at least 1).
+ * After the first, each is a return address, or an interrupted PC (under
+ * a signal trampoline) plus one: a caller looks each up less one. */
 unsigned cfi_backtrace(const ucontext_t *uc, uint64_t *pc, unsigned max, int *more);
 
 #endif

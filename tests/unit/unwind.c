@@ -37,10 +37,13 @@ struct bt {
 static _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
 {
 	struct bt *b = arg;
-	uint64_t ip = _Unwind_GetIP(ctx);
+	/* An interrupted PC (libgcc's ip_before_insn) plus one, as
+	 * cfi_backtrace stores it past the leaf. */
+	int before = 0;
+	uint64_t ip = _Unwind_GetIPInfo(ctx, &before);
 	if (!ip)
 		return _URC_END_OF_STACK;
-	b->ip[b->n++] = ip;
+	b->ip[b->n++] = ip + (before != 0);
 	return b->n == MAXF + 16 ? _URC_END_OF_STACK : _URC_NO_REASON;
 }
 
@@ -77,7 +80,9 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	int i;
 	__atomic_add_fetch(&n_total, 1, __ATOMIC_RELAXED);
-	for (i = 0; i < b.n && i < 8 && b.ip[i] != rip; i++)
+	/* SIGPROF's PC: libgcc marks it interrupted; cfi_backtrace's leaf
+	 * is the PC itself. */
+	for (i = 0; i < b.n && i < 8 && b.ip[i] != rip + 1; i++)
 		;
 	if (i >= b.n || i >= 8) {
 		__atomic_add_fetch(&n_lost, 1, __ATOMIC_RELAXED);
@@ -88,7 +93,7 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 		nb = MAXF;
 	int same = (int)na == nb;
 	for (int k = 0; same && k < nb; k++)
-		same = a[k] == b.ip[i + k];
+		same = a[k] + (k == 0) == b.ip[i + k];
 	if (!same) {
 		long d = __atomic_fetch_add(&n_diff, 1, __ATOMIC_RELAXED);
 		if (d < KEEP) {
@@ -114,7 +119,8 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 	struct cfi_cursor c;
 	if (na >= 2)
 		__atomic_add_fetch(&n_two, 1, __ATOMIC_RELAXED);
-	if (na >= 2 && cfi_init_ucontext(&c, uc) == 0 && cfi_step(&c) == 1 && c.reg[CFI_RIP] == a[1])
+	if (na >= 2 && cfi_init_ucontext(&c, uc) == 0 && cfi_step(&c) == 1 &&
+	    c.reg[CFI_RIP] + (uint64_t)(c.exact != 0) == a[1])
 		__atomic_add_fetch(&n_step_ok, 1, __ATOMIC_RELAXED);
 }
 
