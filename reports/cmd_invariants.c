@@ -23,7 +23,7 @@ static const char kHelp[] =
 	"  Instructions whose top value is (semi-)invariant, ranked by time share\n"
 	"  (PC samples of the instruction / all samples) x top-value share\n"
 	"  (estimated count / vtot); per call site for the @site kinds.\n"
-	"  --min-share S  top value's share at least S (default 0.5; 50 or 50%% too)\n"
+	"  --min-share S  top value's share at least S (default 0.5; 50 or 50% too)\n"
 	"  --min-time T   instruction's time share at least T (default 0.005)\n"
 	"  --min-vtot V   skip hotlists (and call sites) with fewer value samples\n"
 	"                 (default 20); how many were skipped is said\n"

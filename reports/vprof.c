@@ -44,7 +44,8 @@ static const struct command kCommands[] = {
 /* vprof help CMD: the command's own -h text, so the two never differ. */
 int cmd_help(int argc, char **argv)
 {
-	if (argc < 2) {
+	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return report_finish_stdout(0);
 	}

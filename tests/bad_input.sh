@@ -78,4 +78,20 @@ check "the report names the processes still" grep -q "^processes 1" "$TMP/out"
 "$VPROF" merge --db "$db" >/dev/null 2>"$TMP/err"
 check "merge moves a corrupt profile aside ($(cat "$TMP/err"))" grep -q "moved aside" "$TMP/err"
 check "and the new profile reads back" "$VPROF" report --db "$db" -n 3
+# Every command's help: `vprof help CMD` and `vprof CMD -h` print the same
+# text, starting with its usage line, exit 0, with no printf escape left in
+# it (calibrate and invariants printed "93%%" and "50%%": their text is
+# written as it is, not through printf).
+cmds=$("$VPROF" --help | awk '/^  [a-z]+ / { print $1 }')
+nc=0; badh=""
+for c in $cmds; do
+	nc=$((nc + 1))
+	"$VPROF" help "$c" >"$TMP/h1" 2>&1; r1=$?
+	"$VPROF" "$c" -h >"$TMP/h2" 2>&1; r2=$?
+	if [ "$c" = help ]; then want="usage: vprof COMMAND"; else want="usage: vprof $c"; fi
+	{ [ $r1 = 0 ] && [ $r2 = 0 ] && cmp -s "$TMP/h1" "$TMP/h2" && head -1 "$TMP/h1" | grep -q "^$want" &&
+		! grep -qE '%%|%[-0-9.]*[sdluxf]' "$TMP/h1"; } || badh="$badh $c($r1,$r2)"
+done
+check "help of all $nc commands: same for help CMD and CMD -h, its usage line first, no printf escapes (bad:${badh:- none})" \
+	[ "$nc" -ge 15 -a -z "$badh" ]
 finish
