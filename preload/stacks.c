@@ -261,11 +261,12 @@ static unsigned by_fp(ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
 {
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-	uintptr_t top = cfi_stack_top();   /* the bounds cfi checks its reads with */
+	/* The bounds cfi checks its reads with. */
+	uintptr_t top = cfi_stack_top(), bottom = cfi_stack_bottom();
 	unsigned n = 0;
 	*more = 0;
 	pc[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	if (sp >= top || top - sp > (1ul << 30))
+	if (sp >= top || sp < bottom)
 		return n;       /* not on the stack we know (a coroutine's): leaf only */
 	while (fp >= sp && fp + 16 <= top && !(fp & 7)) {
 		uintptr_t next = ((const uintptr_t *)fp)[0];

@@ -9,6 +9,7 @@
  */
 #include "preload/preload.h"
 #include "preload/selflimit.h"
+#include "preload/unwind.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -53,6 +54,8 @@ void preload_thread_begin(void)
 	pthread_once(&g_key_once, make_key);
 	preload_signals_thread_begin();
 	pthread_setspecific(g_exit_key, (void *)1);   /* non-NULL: run the destructor */
+	if (g_vprof.cfg.stacks || g_vprof.cfg.values)
+		cfi_thread_begin();   /* where the unwinder may read */
 
 	if (!t->altstack && (g_vprof.cfg.verify || g_vprof.cfg.values)) {
 		stack_t cur;

@@ -38,10 +38,12 @@
  *
  * Safety: every read of the stack (saved registers, the saved ucontext,
  * expression derefs) is checked first against [interrupted RSP - 128
- * (the red zone), top of the thread's stack); a read outside stops the walk. Unwind tables are
- * read where the loader mapped them (read-only segments of loaded
- * objects, as libgcc does). No malloc, no locks, no stdio, no system
- * calls; the state is the caller's cursor.
+ * (the red zone), top of the thread's stack); a read outside stops the
+ * walk, and an RSP below the thread's stack bottom (cfi_thread_begin)
+ * is not walked at all. Unwind tables are read where the loader mapped
+ * them (read-only segments of loaded objects, as libgcc does). In the
+ * handler: no malloc, no locks, no stdio, no system calls; the state is
+ * the caller's cursor (cfi_thread_begin runs outside it).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -52,11 +54,16 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/resource.h>
 
 extern void *__libc_stack_end;
 
 static pthread_t g_cfi_main;
 static __thread uintptr_t t_cfi_top __attribute__((tls_model("initial-exec")));
+/* The lowest address of the thread's stack (cfi_thread_begin), 0 if not
+ * known: then 1 GiB below its top. */
+static __thread uintptr_t t_cfi_bottom __attribute__((tls_model("initial-exec")));
+#define CFI_STACK_MAX (1ul << 30)
 
 void cfi_init(void)
 {
@@ -71,6 +78,39 @@ uintptr_t cfi_stack_top(void)
 									  : (uintptr_t)self;
 	}
 	return t_cfi_top;
+}
+
+void cfi_thread_begin(void)
+{
+	uintptr_t top = cfi_stack_top();
+	if (t_cfi_bottom)
+		return;   /* a fork child's thread: its parent's stack still */
+	if (g_cfi_main && pthread_equal(pthread_self(), g_cfi_main)) {
+		/* The main thread's stack grows down to its limit at most. */
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		    rl.rlim_cur < CFI_STACK_MAX && rl.rlim_cur < top)
+			t_cfi_bottom = top - rl.rlim_cur;
+		return;
+	}
+	/* Another thread's: glibc reports it above the guard (the program's
+	 * own block for a stack it gave pthread_attr_setstack). */
+	pthread_attr_t a;
+	void *lo;
+	size_t size;
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return;
+	if (pthread_attr_getstack(&a, &lo, &size) == 0 && (uintptr_t)lo < top)
+		t_cfi_bottom = (uintptr_t)lo;
+	pthread_attr_destroy(&a);
+}
+
+uintptr_t cfi_stack_bottom(void)
+{
+	uintptr_t top = cfi_stack_top();
+	if (t_cfi_bottom)
+		return t_cfi_bottom;
+	return top > CFI_STACK_MAX ? top - CFI_STACK_MAX : 0;
 }
 
 /* ucontext gregs index of each DWARF register. */
@@ -91,11 +131,16 @@ int cfi_init_ucontext(struct cfi_cursor *c, const ucontext_t *uc)
 {
 	from_gregs(c, uc->uc_mcontext.gregs);
 	uintptr_t sp = (uintptr_t)c->reg[CFI_RSP], top = cfi_stack_top();
+	uintptr_t bottom = cfi_stack_bottom();
 	/* From the red zone up: an epilogue's rules still name the slots of
 	 * registers it has popped (rbx at CFA-24 with rsp at CFA-16). */
-	c->lo = sp - 128;
+	c->lo = sp - 128 < bottom ? bottom : sp - 128;
 	c->hi = top;
-	if (sp >= top || top - sp > (1ul << 30) || sp < 128) {
+	/* An RSP below the thread's stack is on one the program made (a
+	 * coroutine's, a fiber's): between it and the top lie other
+	 * mappings and gaps, and a rule that reads there faulted in our
+	 * handler (tests/coro_stack.sh: the program killed by SIGSEGV). */
+	if (sp >= top || sp < bottom || sp < 128) {
 		c->lo = c->hi = 0;   /* no reads at all */
 		return -1;
 	}
