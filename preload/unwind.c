@@ -86,11 +86,16 @@ void cfi_thread_begin(void)
 	if (t_cfi_bottom)
 		return;   /* a fork child's thread: its parent's stack still */
 	if (g_cfi_main && pthread_equal(pthread_self(), g_cfi_main)) {
-		/* The main thread's stack grows down to its limit at most. */
+		/* The main thread's stack grows down to its limit, and the
+		 * kernel maps nothing within max(limit, 128 MiB) of its top
+		 * (mmap_base): that much, so that a program that raises its
+		 * limit later (gcc's cc1 asks for 64 MiB) is still walked. */
 		struct rlimit rl;
-		if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-		    rl.rlim_cur < CFI_STACK_MAX && rl.rlim_cur < top)
-			t_cfi_bottom = top - rl.rlim_cur;
+		if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+			uint64_t span = rl.rlim_cur > (128ul << 20) ? rl.rlim_cur : 128ul << 20;
+			if (span < CFI_STACK_MAX && span < top)
+				t_cfi_bottom = top - span;
+		}
 		return;
 	}
 	/* Another thread's: glibc reports it above the guard (the program's

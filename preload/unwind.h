@@ -30,7 +30,7 @@ void cfi_forget(void);
  * thread, the thread descriptor (at the top of its stack) for others. */
 uintptr_t cfi_stack_top(void);
 /* Records the calling thread's stack bottom: the main thread's top less
- * RLIMIT_STACK, another's from pthread_getattr_np. Normal context (it may
+ * RLIMIT_STACK (at least 128 MiB), another's from pthread_getattr_np. Normal context (it may
  * allocate), on the thread itself, before its first sample. */
 void cfi_thread_begin(void);
 /* The lowest address of the calling thread's stack: as recorded, else 1

@@ -6,7 +6,8 @@
 # mapped 1 MiB below the thread's: --stacks killed the program with
 # SIGSEGV in every run (tests/fixtures/coro_stack.c). Now each thread's
 # stack bottom is recorded when it starts (pthread_getattr_np; the main
-# thread's top less RLIMIT_STACK) and an RSP below it gets its leaf only.
+# thread's top less RLIMIT_STACK, at least 128 MiB) and an RSP below it
+# gets its leaf only.
 . "$(dirname "$0")/lib.sh"
 gcc -O2 -g -o "$TMP/coro" "$TOP/tests/fixtures/coro_stack.c" -lpthread || fail "cannot build coro_stack.c"
 "$TMP/coro" >"$TMP/plain"; pst=$?
