@@ -542,6 +542,18 @@ int upcall_thread_enable(struct upcall_thread *t)
 typedef void on_mmap_fn(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
 			const uint8_t *build_id, uint32_t build_id_len, const char *path);
 
+/* The header of the record at tail, if a whole one lies before head.
+ * Records are 8-byte aligned and the size a power of two: a record may
+ * wrap, but never inside one of its 8-byte words. */
+static int ring_record(const uint8_t *data, uint64_t mask, uint64_t tail, uint64_t head,
+		       struct perf_event_header *eh)
+{
+	if (tail + sizeof(*eh) > head)
+		return 0;
+	memcpy(eh, data + (tail & mask), sizeof(*eh));
+	return eh->size >= sizeof(*eh) && tail + eh->size <= head;
+}
+
 /* One ring's records, from its tail to the head the kernel wrote. Its
  * reader holds the ring's slot (or is its owner, out of the table). */
 static uint64_t drain_ring(struct perf_event_mmap_page *h, on_mmap_fn *on_mmap, upcall_pc_fn *fn,
@@ -552,13 +564,8 @@ static uint64_t drain_ring(struct perf_event_mmap_page *h, on_mmap_fn *on_mmap, 
 	uint64_t size = h->data_size, mask = size - 1;
 	uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = h->data_tail;
-	/* Records are 8-byte aligned and the size a power of two: a record
-	 * may wrap, but never inside one of its 8-byte words. */
-	while (tail + sizeof(struct perf_event_header) <= head) {
-		struct perf_event_header eh;
-		memcpy(&eh, data + (tail & mask), sizeof(eh));
-		if (eh.size < sizeof(eh) || tail + eh.size > head)
-			break;
+	struct perf_event_header eh;
+	while (ring_record(data, mask, tail, head, &eh)) {
 		uint64_t w1;
 		memcpy(&w1, data + ((tail + 8) & mask), 8);
 		if (eh.type == PERF_RECORD_SAMPLE) {
@@ -628,11 +635,8 @@ static uint64_t newest_sample_ns(const struct perf_event_mmap_page *h, uint64_t 
 {
 	const uint8_t *data = (const uint8_t *)h + h->data_offset;
 	uint64_t mask = h->data_size - 1, tail = h->data_tail, t = 0;
-	while (tail + sizeof(struct perf_event_header) <= head) {
-		struct perf_event_header eh;
-		memcpy(&eh, data + (tail & mask), sizeof(eh));
-		if (eh.size < sizeof(eh) || tail + eh.size > head)
-			break;
+	struct perf_event_header eh;
+	while (ring_record(data, mask, tail, head, &eh)) {
 		if (eh.type == PERF_RECORD_SAMPLE && eh.size >= 24)   /* { header, ip, time } */
 			memcpy(&t, data + ((tail + 16) & mask), 8);
 		tail += eh.size;
