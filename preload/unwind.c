@@ -82,9 +82,9 @@ uintptr_t cfi_stack_top(void)
 
 void cfi_thread_begin(void)
 {
-	uintptr_t top = cfi_stack_top();
 	if (t_cfi_bottom)
 		return;   /* a fork child's thread: its parent's stack still */
+	uintptr_t top = cfi_stack_top();
 	if (g_cfi_main && pthread_equal(pthread_self(), g_cfi_main)) {
 		/* The main thread's stack grows down to its limit, and the
 		 * kernel maps nothing within max(limit, 128 MiB) of its top
@@ -112,9 +112,9 @@ void cfi_thread_begin(void)
 
 uintptr_t cfi_stack_bottom(void)
 {
-	uintptr_t top = cfi_stack_top();
 	if (t_cfi_bottom)
 		return t_cfi_bottom;
+	uintptr_t top = cfi_stack_top();
 	return top > CFI_STACK_MAX ? top - CFI_STACK_MAX : 0;
 }
 

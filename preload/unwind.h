@@ -30,16 +30,17 @@ void cfi_forget(void);
  * thread, the thread descriptor (at the top of its stack) for others. */
 uintptr_t cfi_stack_top(void);
 /* Records the calling thread's stack bottom: the main thread's top less
- * RLIMIT_STACK (at least 128 MiB), another's from pthread_getattr_np. Normal context (it may
- * allocate), on the thread itself, before its first sample. */
+ * RLIMIT_STACK (at least 128 MiB), another's from pthread_getattr_np.
+ * Normal context (it may allocate), on the thread itself, before its
+ * first sample. */
 void cfi_thread_begin(void);
 /* The lowest address of the calling thread's stack: as recorded, else 1
  * GiB below its top. */
 uintptr_t cfi_stack_bottom(void);
 /* A cursor on the interrupted frame of uc. Returns 0, or -1 when the
  * interrupted RSP is not on the thread's stack, [bottom, top) (a
- * coroutine's, an alternate signal stack): the cursor then has the PC only and steps
- * nowhere. */
+ * coroutine's, an alternate signal stack): the cursor then has the PC
+ * only and steps nowhere. */
 int cfi_init_ucontext(struct cfi_cursor *c, const ucontext_t *uc);
 /* One frame up. Returns 1 (c is the caller's frame), 0 at the end of the
  * stack (the return address is undefined or 0), -1 when the walk cannot
