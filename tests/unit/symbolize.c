@@ -419,7 +419,7 @@ static size_t compare_with_model(struct report_image *im, const struct model *m,
 		char fde_name[32];
 		const char *got;
 		bool want, name_ok = false;
-		uint64_t named = 0;
+		size_t fi = SIZE_MAX;	/* the innermost FDE holding a, if no symbol does */
 		int bind;
 
 		if (k < m->n * 5) {
@@ -441,26 +441,26 @@ static size_t compare_with_model(struct report_image *im, const struct model *m,
 		}
 		probes++;
 		want = model_lookup(m, a, from_file, &want_start, &want_end, ok_name, &bind);
-		fde_name[0] = 0;
 		for (i = 0; !want && from_file && i < m->nfde; i++) {
 			if (a < m->fde[i].lo || a >= m->fde[i].hi ||
-			    (fde_name[0] && m->fde[i].lo < want_start))
+			    (fi != SIZE_MAX && m->fde[i].lo < want_start))
 				continue;
 			want_start = m->fde[i].lo;
 			want_end = m->fde[i].hi;
-			snprintf(fde_name, sizeof fde_name, "sub_%llx",
-				 (unsigned long long)want_start);
-			named = m->fde[i].named;
+			fi = i;
 		}
-		if (fde_name[0]) {
+		fde_name[0] = 0;
+		if (fi != SIZE_MAX) {
 			uint64_t s2, e2;
 
 			want = true;
 			memset(ok_name, 0, m->n * sizeof *ok_name);
-			if (named) {	/* the symbol's names, not "sub_" */
-				model_lookup(m, named, from_file, &s2, &e2, ok_name, &bind);
-				strcpy(fde_name, "-");
-			}
+			if (m->fde[fi].named)	/* the symbol's names, not "sub_" */
+				model_lookup(m, m->fde[fi].named, from_file, &s2, &e2, ok_name,
+					     &bind);
+			else
+				snprintf(fde_name, sizeof fde_name, "sub_%llx",
+					 (unsigned long long)want_start);
 		}
 		got = report_sym_lookup(im, a, &got_start, &got_size);
 		if (want && got) {
