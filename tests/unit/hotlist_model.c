@@ -26,19 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tests/unit/xorshift.h"
 
 static uint64_t g_rng = 0x853c49e6748fea9bull;
-static uint64_t next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 static double uniform(uint64_t *s)
 {
-	return (double)(next(s) >> 11) / 9007199254740992.0;
+	return (double)(xorshift64(s) >> 11) / 9007199254740992.0;
 }
 
 /* ---- streams ---- */
@@ -74,11 +67,11 @@ static int draw(int kind, uint64_t *s)
 		return lo;
 	}
 	case NINETY:
-		return next(s) % 10 ? 0 : 1 + (int)(next(s) % (MAXV - 1));
+		return xorshift64(s) % 10 ? 0 : 1 + (int)(xorshift64(s) % (MAXV - 1));
 	case UNIFORM:
-		return (int)(next(s) % 200);
+		return (int)(xorshift64(s) % 200);
 	default:
-		return (int)(next(s) % 16);
+		return (int)(xorshift64(s) % 16);
 	}
 }
 #define VAL(i) (0x1000 + 8 * (uint64_t)(i))
@@ -215,9 +208,9 @@ static void unbiased_case(int trials, int len, int parts)
 		for (int j = 0; j < parts; j++)
 			merge_hot_init(&part[j], MERGE_HOT_KEY(MERGE_VK_SRC1, 0x400010));
 		for (int i = 0; i < len; i++)
-			merge_hot_offer(&part[next(&coins) % (uint64_t)parts], VAL(stream[i]), &coins);
+			merge_hot_offer(&part[xorshift64(&coins) % (uint64_t)parts], VAL(stream[i]), &coins);
 		merge_hot_init(&acc, 0);
-		int first = (int)(next(&coins) % (uint64_t)parts);
+		int first = (int)(xorshift64(&coins) % (uint64_t)parts);
 		for (int j = 0; j < parts; j++) {
 			merge_hot_merge(&acc, &part[(first + j) % parts], &coins);
 			broken += !valid(&acc);
@@ -321,8 +314,8 @@ static void accuracy_case(int trials, int parts, int chunk)
 		for (int j = 0; j < parts; j++)
 			merge_hot_init(&part[j], MERGE_HOT_KEY(MERGE_VK_SRC2_BY_SITE, 0x401000));
 		for (int i = 0; i < 2000; i++) {
-			int a = next(&s) & 1, j = (int)(next(&s) % (uint64_t)parts);
-			uint64_t k = a && next(&s) % 10 ? 3 : next(&s) % 1000;
+			int a = xorshift64(&s) & 1, j = (int)(xorshift64(&s) % (uint64_t)parts);
+			uint64_t k = a && xorshift64(&s) % 10 ? 3 : xorshift64(&s) % 1000;
 			na += a;
 			n3 += a && k == 3;
 			merge_hot_offer_pair(&part[j], k, a ? 0x401a00 : 0x401b00, &coins);

@@ -16,14 +16,12 @@
 #include "interp/interp.h"
 #include "interp/internal.h"
 #include "tests/unit/check.h"
+#include "tests/unit/xorshift.h"
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
 {
-	g_rng ^= g_rng << 13;
-	g_rng ^= g_rng >> 7;
-	g_rng ^= g_rng << 17;
-	return g_rng;
+	return xorshift64(&g_rng);
 }
 
 static long g_tried, g_fast, g_bad, g_short_bad;

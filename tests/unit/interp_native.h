@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include "interp/interp.h"
+#include "tests/unit/xorshift.h"
 
 #define DATA_PAGES 2
 #define DATA_SIZE (DATA_PAGES * 4096)
@@ -197,10 +198,7 @@ static void hexbytes(char *out, const uint8_t *b, unsigned len)
 static uint64_t rnd_state = 88172645463325252ull;
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return xorshift64(&rnd_state);
 }
 
 /* Interesting operand values: boundaries of every width. */

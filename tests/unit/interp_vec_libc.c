@@ -28,6 +28,7 @@
 #include "interp/interp.h"
 
 #include "tests/unit/vec_native.h"
+#include "tests/unit/xorshift.h"
 
 
 static struct interp_thread *g_th;
@@ -82,10 +83,7 @@ static int run_interp(const uint8_t *b, unsigned len, struct vstate *io, long *n
 static uint64_t rnd_state = 0x2545f4914f6cdd1dull;
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return xorshift64(&rnd_state);
 }
 
 /* A position for an object of n bytes: anywhere, or ending right at the

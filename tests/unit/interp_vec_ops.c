@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 #include "interp/interp.h"
+#include "tests/unit/xorshift.h"
 
 /* ---------------------------------------------------------- the list */
 
@@ -473,10 +474,7 @@ static int run_interp(const uint8_t *b, unsigned len, struct vstate *io,
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return xorshift64(&rnd_state);
 }
 
 /* Bytes from a small alphabet, so compares and minima see equal bytes,

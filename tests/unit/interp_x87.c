@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 #include "interp/interp.h"
+#include "tests/unit/xorshift.h"
 
 /* Each: rdi = memory operand, rax = AX in/out. */
 #define INSNS(X) \
@@ -91,10 +92,7 @@ static __attribute__((noinline)) void run_native(void (*f)(void))
 static uint64_t rnd_state = 0x2545f4914f6cdd1dull;
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return xorshift64(&rnd_state);
 }
 
 /* The function that runs instruction t natively. */

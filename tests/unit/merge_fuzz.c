@@ -23,14 +23,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include "tests/unit/xorshift.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static uint8_t *slurp(const char *path, size_t *n)

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "tests/unit/xorshift.h"
 
 static uint64_t g_overflow_dropped;
 
@@ -49,10 +50,7 @@ static uint64_t model_get(uint64_t key)
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 /* Fill one spool with nsamples samples over ndistinct PCs (skewed: a few
