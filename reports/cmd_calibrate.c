@@ -423,21 +423,33 @@ static double within(const struct dist *d, uint64_t lo, uint64_t hi)
 	return d->vtot > 0 ? s / d->vtot : 0;
 }
 
-/* The threshold t between two neighbours that maximizes the lesser of
- * lo's share below t and hi's share at or above t; returns that share. */
+/* The threshold t between two neighbours: lo's share below t and hi's
+ * share at or above t change only at a bin, and the lesser of the two
+ * rises, peaks and falls as t grows. t is the middle (geometric) of the
+ * cuts within half a point of that peak, not its first cut: two levels
+ * apart leave a gap of empty bins, and a cut at the gap's lower edge put
+ * 99.75% of a cache chase's samples below it in calibrate and 88% in a
+ * fresh chase on a loaded machine (CI). Returns the lesser share at t. */
 static double split(const struct dist *lo, const struct dist *hi, uint64_t *t)
 {
+	const double TOL = 0.005;
 	double best = -1;
-	for (int k = 0; k < lo->n + hi->n; k++) {
-		uint64_t c = k < lo->n ? lo->bin[k] + 1 : hi->bin[k - lo->n];
-		double a = within(lo, 0, c), b = within(hi, c, UINT64_MAX);
-		double m = a < b ? a : b;
-		if (m > best || (m == best && c < *t)) {
-			best = m;
-			*t = c;
+	uint64_t a = UINT64_MAX, b = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < lo->n + hi->n; k++) {
+			uint64_t c = k < lo->n ? lo->bin[k] + 1 : hi->bin[k - lo->n];
+			double x = within(lo, 0, c), y = within(hi, c, UINT64_MAX);
+			double m = x < y ? x : y;
+			if (!pass && m > best)
+				best = m;
+			if (pass && m >= best - TOL) {
+				a = c < a ? c : a;
+				b = c > b ? c : b;
+			}
 		}
-	}
-	return best;
+	*t = a == UINT64_MAX ? 1 : (uint64_t)(geomean((double)a, (double)b) + 0.5);
+	double x = within(lo, 0, *t), y = within(hi, *t, UINT64_MAX);
+	return x < y ? x : y;
 }
 
 /* The median bin of d. */
