@@ -319,9 +319,10 @@ static int chase_child(uint64_t bytes, long ms)
 }
 
 /* A level's binned latencies as value samples saw them. */
+#define DIST_BINS (MERGE_HOT_N * 4)
 struct dist {
-	uint64_t bin[MERGE_HOT_N * 4];
-	double est[MERGE_HOT_N * 4];
+	uint64_t bin[DIST_BINS];
+	double est[DIST_BINS];
 	int n;
 	double vtot;
 	uint64_t bytes;         /* the chase's working set; 0 for a sum of chases */
@@ -376,7 +377,7 @@ static int sampled(uint64_t bytes, long ms, struct dist *d, char *why, size_t ca
 				d->n = 0;
 				d->bytes = bytes;
 				d->vtot = (double)best->h.vtot;
-				for (uint32_t j = 0; j < best->h.n && d->n < (int)(sizeof(d->bin) / sizeof(d->bin[0])); j++) {
+				for (uint32_t j = 0; j < best->h.n && d->n < DIST_BINS; j++) {
 					d->bin[d->n] = best->h.e[j].value;
 					d->est[d->n++] = merge_hot_estimate(&best->h, (int)j);
 				}
@@ -402,7 +403,7 @@ static void dist_add(struct dist *a, const struct dist *b)
 		while (i < a->n && a->bin[i] != b->bin[j])
 			i++;
 		if (i == a->n) {
-			if (a->n == (int)(sizeof(a->bin) / sizeof(a->bin[0])))
+			if (a->n == DIST_BINS)
 				continue;       /* dropped: counts as outside */
 			a->bin[a->n] = b->bin[j];
 			a->est[a->n++] = 0;
@@ -433,19 +434,19 @@ static double within(const struct dist *d, uint64_t lo, uint64_t hi)
 static double split(const struct dist *lo, const struct dist *hi, uint64_t *t)
 {
 	const double TOL = 0.005;
-	double best = -1;
-	uint64_t a = UINT64_MAX, b = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (int k = 0; k < lo->n + hi->n; k++) {
-			uint64_t c = k < lo->n ? lo->bin[k] + 1 : hi->bin[k - lo->n];
-			double x = within(lo, 0, c), y = within(hi, c, UINT64_MAX);
-			double m = x < y ? x : y;
-			if (!pass && m > best)
-				best = m;
-			if (pass && m >= best - TOL) {
-				a = c < a ? c : a;
-				b = c > b ? c : b;
-			}
+	const int n = lo->n + hi->n;
+	uint64_t c[2 * DIST_BINS], a = UINT64_MAX, b = 0;
+	double m[2 * DIST_BINS], best = -1;
+	for (int k = 0; k < n; k++) {
+		c[k] = k < lo->n ? lo->bin[k] + 1 : hi->bin[k - lo->n];
+		double x = within(lo, 0, c[k]), y = within(hi, c[k], UINT64_MAX);
+		m[k] = x < y ? x : y;
+		best = m[k] > best ? m[k] : best;
+	}
+	for (int k = 0; k < n; k++)
+		if (m[k] >= best - TOL) {
+			a = c[k] < a ? c[k] : a;
+			b = c[k] > b ? c[k] : b;
 		}
 	*t = a == UINT64_MAX ? 1 : (uint64_t)(geomean((double)a, (double)b) + 0.5);
 	double x = within(lo, 0, *t), y = within(hi, *t, UINT64_MAX);
