@@ -216,6 +216,13 @@ enum vprof_kind {
 	VPROF_KIND_SRC1_BY_SITE = 10,
 	VPROF_KIND_SRC2_BY_SITE = 11,
 	VPROF_KIND_ADDR_LATENCY = 12,  /* value = address, aux = latency bin */
+	/* A procedure argument at a call: pc = the call instruction, value =
+	 * the register at the callee's entry, aux = the callee's entry
+	 * address. One kind per register: rdi rsi rdx rcx r8 r9, then
+	 * xmm0..xmm7 (low 64 bits). */
+	VPROF_KIND_ARG_RDI = 13,
+	VPROF_KIND_ARG_XMM0 = 19,
+	VPROF_KIND_ARG_XMM7 = 26,
 };
 
 /* Report formats of the module kinds. */

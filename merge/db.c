@@ -349,16 +349,25 @@ static int entry_cb(uint64_t key, uint64_t count, void *arg)
 }
 
 /* A code address in a value (a return address, a branch target, a call
- * site): as an ELF offset when it lies in the same image as the hotlist's
- * PC (same file), so that reports can name it and processes with other
- * load addresses merge; else absolute, marked MERGE_HOT_FOREIGN. */
-static uint64_t code_value(const struct spool_ctx *c, unsigned gen, uint64_t addr,
+ * site, a callee): as an ELF offset when it lies in the same image as the
+ * hotlist's PC (same file), so that reports can name it and processes
+ * with other load addresses merge; in another image, as that image's
+ * identity and the offset there (MERGE_HOT_XREF), and that image gets a
+ * profile in this merge, so reports find its path and build-id; outside
+ * every image (or beyond 4 GiB into one), absolute, marked
+ * MERGE_HOT_FOREIGN. */
+static uint64_t code_value(struct spool_ctx *c, unsigned gen, uint64_t addr,
 			   const struct merge_image_record *own)
 {
 	const struct merge_image_record *r = addr ? image_at(c, gen, addr) : NULL;
-	if (own && r && (r == own || !strcmp(r->path, own->path)))
-		return addr - r->bias;
-	return addr ? addr | MERGE_HOT_FOREIGN : 0;
+	if (!r)
+		return addr ? addr | MERGE_HOT_FOREIGN : 0;
+	uint64_t off = addr - r->bias;
+	if (own && (r == own || !strcmp(r->path, own->path)))
+		return off;
+	if (off > 0xffffffffull || !accum_get(c->acc, c->event, 0, r))
+		return addr | MERGE_HOT_FOREIGN;
+	return MERGE_HOT_XREF_MAKE(merge_profile_xref_id(r->build_id, r->build_id_len, r->path), off);
 }
 
 /* A spool hotlist goes to its image's profile, keyed by ELF offset. */
@@ -369,15 +378,16 @@ static int hot_cb(const struct merge_hotlist *h, void *arg)
 	uint64_t off, gpc = MERGE_HOT_KEY_WHERE(h->key);
 	int known;
 	unsigned kind = MERGE_HOT_KEY_KIND(h->key), gen = MERGE_GPC_GEN(gpc);
-	struct merge_profile *p = locate(c, c->event, gpc, &off, &known);
-	t.key = MERGE_HOT_KEY(kind, off);
 	const struct merge_image_record *own = image_at(c, gen, MERGE_GPC_PC(gpc));
+	/* Converted first: code_value may add profiles, which moves them. */
 	for (uint32_t i = 0; i < t.n; i++) {
-		if (kind == MERGE_VK_RETADDR || kind == MERGE_VK_TARGET)
+		if (merge_hot_kind_code_value(kind))
 			t.e[i].value = code_value(c, gen, t.e[i].value, own);
-		if (merge_hot_kind_has_site(kind))
+		if (merge_hot_kind_code_aux(kind))
 			t.e[i].aux = code_value(c, gen, t.e[i].aux, own);
 	}
+	struct merge_profile *p = locate(c, c->event, gpc, &off, &known);
+	t.key = MERGE_HOT_KEY(kind, off);
 	if (!p || merge_profile_hot_add(p, &t) < 0)
 		return c->err = -ENOMEM;
 	return 0;

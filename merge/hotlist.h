@@ -82,8 +82,20 @@ enum merge_value_kind {
 	MERGE_VK_SRC2_BY_SITE = 11,
 	/* value = effective address, aux = binned latency (as MERGE_VK_LATENCY) */
 	MERGE_VK_ADDR_LATENCY = 12,
-	MERGE_VK_BUILTIN_MAX = 13,   /* vprof's own kinds are 1..12 */
-	/* 13..31 unused. 32..63: reserved for customization modules
+	/* Procedure arguments at a call the interpreted window went through:
+	 * the key's "where" is the call instruction's PC (the caller's
+	 * image), value the register as the callee's first instruction
+	 * received it (after PLT stubs and other jumps; an xmm register's low
+	 * 64 bits), aux the callee's entry (a code address: see
+	 * MERGE_HOT_XREF). Recorded only for the argument registers the
+	 * callee read before writing them within the window. One kind per
+	 * register, in the SysV order of each class: 13..18 rdi rsi rdx rcx
+	 * r8 r9, 19..26 xmm0..xmm7. */
+	MERGE_VK_ARG_FIRST = 13,
+	MERGE_VK_ARG_XMM0 = 19,
+	MERGE_VK_ARG_LAST = 26,
+	MERGE_VK_BUILTIN_MAX = 27,   /* vprof's own kinds are 1..26 */
+	/* 27..31 unused. 32..63: reserved for customization modules
 	 * (include/vprof-module.h, VPROF_KIND_MODULE): 8 slots in each of 4
 	 * report formats, kind = 32 + format * 8 + slot, format 0 hex,
 	 * 1 signed, 2 unsigned, 3 IEEE double; named "modS.FORMAT". */
@@ -108,11 +120,47 @@ static inline int merge_hot_kind_valid(unsigned kind)
  * of the *_BY_SITE kinds are ELF offsets in the hotlist's own image, or,
  * for an address in another image, the absolute address with this bit. */
 #define MERGE_HOT_FOREIGN (1ull << 63)
+/* A code address in another image, as profiles store it where that image
+ * is known: both top bits, a 30-bit identity of the image (bits 32..61,
+ * merge_profile_xref_id: from its build-id, or its path without one) and
+ * the ELF vaddr in it (bits 0..31). Reports resolve the identity against
+ * the images of the database; merge writes a profile (possibly without
+ * samples) for every image it names this way. An absolute address never
+ * has bit 62 set, so MERGE_HOT_FOREIGN alone still means absolute. */
+#define MERGE_HOT_XREF (3ull << 62)
+#define MERGE_HOT_XREF_MAKE(id, vaddr) \
+	(MERGE_HOT_XREF | ((uint64_t)((id) & 0x3fffffffu) << 32) | ((uint64_t)(vaddr) & 0xffffffffull))
+#define MERGE_HOT_XREF_ID(v)    ((uint32_t)(((v) >> 32) & 0x3fffffffu))
+#define MERGE_HOT_XREF_VADDR(v) ((v) & 0xffffffffull)
+static inline int merge_hot_is_xref(uint64_t v)
+{
+	return (v & MERGE_HOT_XREF) == MERGE_HOT_XREF;
+}
+
 static inline int merge_hot_kind_has_site(unsigned kind)
 {
 	return kind == MERGE_VK_RESULT_BY_SITE || kind == MERGE_VK_SRC1_BY_SITE ||
 	       kind == MERGE_VK_SRC2_BY_SITE;
 }
+static inline int merge_hot_kind_is_arg(unsigned kind)
+{
+	return kind >= MERGE_VK_ARG_FIRST && kind <= MERGE_VK_ARG_LAST;
+}
+/* Kinds whose aux is a code address (a call site, or a callee). */
+static inline int merge_hot_kind_code_aux(unsigned kind)
+{
+	return merge_hot_kind_has_site(kind) || merge_hot_kind_is_arg(kind);
+}
+/* Kinds whose value is a code address. */
+static inline int merge_hot_kind_code_value(unsigned kind)
+{
+	return kind == MERGE_VK_RETADDR || kind == MERGE_VK_TARGET;
+}
+
+/* aux of the plain operand kinds (RESULT, SRC1, SRC2, ADDR): the value
+ * was an address inside the sampled thread's own stack when captured (it
+ * names a frame, not data). 0 otherwise. */
+#define MERGE_HOT_AUX_STACK 1ull
 
 #define MERGE_HOT_N 16           /* entries: the paper's N */
 #define MERGE_HOT_RMAX 4096      /* raises a valid hotlist may have */

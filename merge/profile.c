@@ -455,3 +455,9 @@ fail:
 	unlink(tmp);
 	return err;
 }
+
+uint32_t merge_profile_xref_id(const uint8_t *build_id, uint32_t build_id_len, const char *path)
+{
+	uint64_t h = build_id_len ? XXH64(build_id, build_id_len, 0x78726566) : XXH64(path, strlen(path), 0x78726566);
+	return (uint32_t)(h & 0x3fffffffu);
+}

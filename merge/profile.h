@@ -69,6 +69,11 @@ int merge_profile_file_read(const char *path, uint8_t **buf, struct merge_profil
 /* Write whole to path via a temporary file and rename. */
 int merge_profile_write(const char *path, const struct merge_profile *p);
 
+/* The 30-bit identity of an image in cross-image code addresses
+ * (MERGE_HOT_XREF, hotlist.h): a hash of its build-id, or of its path
+ * when it has none. Profiles of the same image give the same identity. */
+uint32_t merge_profile_xref_id(const uint8_t *build_id, uint32_t build_id_len, const char *path);
+
 /* ---- database ---- */
 
 struct merge_db {

@@ -169,14 +169,14 @@ static void write_hotlist(FILE *f, struct value_model *vm, const struct value_ho
 	for (uint32_t e = 0; e < v->h.n && e < 8; e++) {
 		struct value_where w;
 		fprintf(f, "%s <span class=\"val\">", e ? "," : "");
-		html_text(f, value_fmt(vm, v->kind, v->h.e[e].value, vb, sizeof(vb)));
+		html_text(f, value_fmt(vm, v->kind, v->image, v->h.e[e].value, vb, sizeof(vb)));
 		fprintf(f, "</span> %.1f%%", 100 * value_share(&v->h, (int)e));
 		if (value_kind_by_site(v->kind)) {
 			fputs(" from ", f);
-			html_text(f, value_site(vm, v->h.e[e].aux, &w) ? "?" : value_source(&w, sb, sizeof(sb)));
+			html_text(f, value_site(vm, v->image, v->h.e[e].aux, &w) ? "?" : value_source(&w, sb, sizeof(sb)));
 		} else if (v->kind == MERGE_VK_ADDR_LATENCY) {
 			fputs(" at ", f);
-			html_text(f, value_fmt(vm, MERGE_VK_LATENCY, v->h.e[e].aux, vb, sizeof(vb)));
+			html_text(f, value_fmt(vm, MERGE_VK_LATENCY, v->image, v->h.e[e].aux, vb, sizeof(vb)));
 		}
 	}
 	fprintf(f, "%s</td></tr>\n", v->h.n > 8 ? ", &hellip;" : "");

@@ -118,7 +118,7 @@ static void suggestion(struct value_model *vm, const struct cand *c, char *out, 
 {
 	char vb[64], sb[600], sb2[600], what[64];
 	const struct value_hot *v = c->v;
-	const char *val = value_fmt(vm, v->kind, v->h.e[c->e].value, vb, sizeof(vb));
+	const char *val = value_fmt(vm, v->kind, v->image, v->h.e[c->e].value, vb, sizeof(vb));
 	const char *paren = strchr(v->w.proc, '(') ? "" : "()";
 	int arg = value_argument(vm, v);
 	if (arg)
@@ -210,7 +210,7 @@ static size_t candidates(struct value_model *vm, const struct value_hot *v, cons
 		*c = (struct cand){ .v = v, .e = (int)e, .by_site = 1,
 				    .share = merge_hot_estimate(&v->h, (int)e) / site_est,
 				    .time = t * site_est / (double)v->h.vtot };
-		c->site_known = value_site(vm, v->h.e[e].aux, &c->site) == 0;
+		c->site_known = value_site(vm, v->image, v->h.e[e].aux, &c->site) == 0;
 	}
 	return n;
 }
@@ -349,7 +349,7 @@ int cmd_invariants(int argc, char **argv)
 		table_str(&t, value_source(&v->w, sb, sizeof(sb)));
 		table_str(&t, merge_hot_kind_name(v->kind));
 		table_uint(&t, v->h.e[c[i].e].value);
-		table_str(&t, value_fmt(&vm, v->kind, v->h.e[c[i].e].value, vb, sizeof(vb)));
+		table_str(&t, value_fmt(&vm, v->kind, v->image, v->h.e[c[i].e].value, vb, sizeof(vb)));
 		table_dbl(&t, c[i].share);
 		table_dbl(&t, c[i].time);
 		table_dbl(&t, c[i].score);

@@ -164,12 +164,12 @@ static void print_hot_text(struct value_model *vm, const struct value_hot *v)
 	       (unsigned long long)v->h.vtot, merge_hot_p(&v->h), v->h.n);
 	for (uint32_t e = 0; e < v->h.n && e < 6; e++) {
 		struct value_where w;
-		printf("%s %s %.1f%%", e ? "," : "", value_fmt(vm, v->kind, v->h.e[e].value, vb, sizeof(vb)),
+		printf("%s %s %.1f%%", e ? "," : "", value_fmt(vm, v->kind, v->image, v->h.e[e].value, vb, sizeof(vb)),
 		       100 * value_share(&v->h, (int)e));
 		if (value_kind_by_site(v->kind))
-			printf(" from %s", value_site(vm, v->h.e[e].aux, &w) ? "?" : value_source(&w, sb, sizeof(sb)));
+			printf(" from %s", value_site(vm, v->image, v->h.e[e].aux, &w) ? "?" : value_source(&w, sb, sizeof(sb)));
 		else if (v->kind == MERGE_VK_ADDR_LATENCY)
-			printf(" at %s", value_fmt(vm, MERGE_VK_LATENCY, v->h.e[e].aux, vb, sizeof(vb)));
+			printf(" at %s", value_fmt(vm, MERGE_VK_LATENCY, v->image, v->h.e[e].aux, vb, sizeof(vb)));
 	}
 	printf("%s\n", v->h.n > 6 ? ", ..." : "");
 }
@@ -182,12 +182,12 @@ static void print_hot_json(struct value_model *vm, const struct value_hot *v)
 	for (uint32_t e = 0; e < v->h.n; e++) {
 		struct value_where w;
 		printf("%s{\"value\":%llu,\"text\":", e ? "," : "", (unsigned long long)v->h.e[e].value);
-		report_json_str(stdout, value_fmt(vm, v->kind, v->h.e[e].value, vb, sizeof(vb)));
+		report_json_str(stdout, value_fmt(vm, v->kind, v->image, v->h.e[e].value, vb, sizeof(vb)));
 		printf(",\"aux\":%llu,\"estimate\":%.1f,\"share\":%.4f", (unsigned long long)v->h.e[e].aux,
 		       merge_hot_estimate(&v->h, (int)e), value_share(&v->h, (int)e));
 		if (value_kind_by_site(v->kind)) {
 			printf(",\"site\":");
-			if (value_site(vm, v->h.e[e].aux, &w))
+			if (value_site(vm, v->image, v->h.e[e].aux, &w))
 				printf("null");
 			else
 				report_json_str(stdout, value_source(&w, sb, sizeof(sb)));
@@ -231,7 +231,7 @@ static void list(struct value_model *vm, const struct target *t, const struct in
 				const struct value_hot *v = &vm->hot[lo];
 				printf(",\"kind\":\"%s\",\"value\":%llu,\"value_text\":", merge_hot_kind_name(v->kind),
 				       (unsigned long long)v->h.e[0].value);
-				report_json_str(stdout, value_fmt(vm, v->kind, v->h.e[0].value, vb, sizeof(vb)));
+				report_json_str(stdout, value_fmt(vm, v->kind, v->image, v->h.e[0].value, vb, sizeof(vb)));
 				printf(",\"value_share\":%.4f", value_share(&v->h, 0));
 			} else {
 				printf(",\"value\":null,\"value_share\":null");

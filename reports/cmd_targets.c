@@ -8,9 +8,10 @@
  * dynamic opcode mix, once handler addresses are named (for Debian's
  * lua5.4, scripts/lua_opcodes.py; tests/dispatch.sh).
  *
- * Targets are ELF vaddrs in the image of the jump (the merge translates
- * them); a target in another image stays an absolute address of one
- * process (MERGE_HOT_FOREIGN) and is shown as such, never guessed.
+ * Targets are ELF vaddrs in the image of the jump, or in another image
+ * named by its identity (MERGE_HOT_XREF; the merge translates them); a
+ * target outside every image stays an absolute address of one process
+ * (MERGE_HOT_FOREIGN) and is shown as such, never guessed.
  */
 #include "reports/values.h"
 #include "reports/table.h"
@@ -27,8 +28,9 @@ static const char kHelp[] =
 	"  sites reached it, and where it is (procedure+offset).\n"
 	"  --image SUBSTR  only jump sites in images whose path contains SUBSTR\n"
 	"  -n ROWS         rows to show (default 30; 0: all)\n"
-	"  --json          one JSON object per target: image, target (hex vaddr in\n"
-	"                  that image; an absolute address when foreign), foreign,\n"
+	"  --json          one JSON object per target: image (the target's),\n"
+	"                  target (hex vaddr in that image; an absolute address\n"
+	"                  when foreign), foreign,\n"
 	"                  procedure, offset, estimate, share, sites,\n"
 	"                  from: [{pc, estimate}] (largest first)\n";
 
@@ -130,8 +132,9 @@ static void target_cols(struct table *t)
 
 static void add_target(struct table *tb, struct value_model *vm, const struct target *t, double total)
 {
-	int foreign = (t->value & MERGE_HOT_FOREIGN) != 0;
-	uint64_t addr = t->value & ~MERGE_HOT_FOREIGN;
+	uint32_t ii = t->image;
+	uint64_t addr = t->value & ~MERGE_HOT_XREF;
+	int foreign = value_code_place(vm, t->image, t->value, &ii, &addr) < 0;
 	struct value_where w = { .proc = "[another image]", .start = addr };
 	char *from = NULL;
 	size_t len = 0;
@@ -141,7 +144,7 @@ static void add_target(struct table *tb, struct value_model *vm, const struct ta
 		exit(1);
 	}
 	if (!foreign)
-		value_where(vm, t->image, addr, &w);
+		value_where(vm, ii, addr, &w);
 	fputc('[', f);
 	for (size_t i = 0; i < t->nfrom; i++)
 		fprintf(f, "%s{\"pc\":\"%#llx\",\"estimate\":%.1f}", i ? "," : "",
@@ -149,7 +152,7 @@ static void add_target(struct table *tb, struct value_model *vm, const struct ta
 	fputc(']', f);
 	fclose(f);
 	table_row(tb);
-	table_str(tb, vm->m.images[t->image].path);
+	table_str(tb, vm->m.images[ii].path);
 	table_uint(tb, addr);
 	table_bool(tb, foreign);
 	table_str(tb, w.proc);

@@ -265,10 +265,10 @@ static void add_values(Profile *prof, struct strings *t, struct value_model *vm,
 			lb[0].key = kkind;
 			lb[0].str = kname;
 			lb[1].key = kval;
-			lb[1].str = str_idx(t, xstrdup(x, value_fmt(vm, v->kind, v->h.e[j].value, vb, sizeof(vb))));
+			lb[1].str = str_idx(t, xstrdup(x, value_fmt(vm, v->kind, v->image, v->h.e[j].value, vb, sizeof(vb))));
 			s->n_label = 2;
 			s->label = &labp[3 * k];
-			if (value_kind_by_site(v->kind) && value_site(vm, v->h.e[j].aux, &w) == 0) {
+			if (value_kind_by_site(v->kind) && value_site(vm, v->image, v->h.e[j].aux, &w) == 0) {
 				lb[2].key = ksite;
 				lb[2].str = str_idx(t, xstrdup(x, value_source(&w, sb, sizeof(sb))));
 				s->n_label = 3;

@@ -147,18 +147,39 @@ void value_where(struct value_model *vm, uint32_t image, uint64_t vaddr, struct 
 	}
 }
 
-int value_site(struct value_model *vm, uint64_t retaddr, struct value_where *w)
+int value_code_place(const struct value_model *vm, uint32_t holder, uint64_t code, uint32_t *image,
+		     uint64_t *vaddr)
 {
-	if (!retaddr)
+	if (!code)
 		return -1;
-	for (size_t i = 0; i < vm->m.nimages; i++) {
-		uint64_t s, n;
-		if (!vm->m.images[i].sym || !report_sym_lookup(vm->m.images[i].sym, retaddr - 1, &s, &n))
-			continue;
-		value_where(vm, (uint32_t)i, retaddr - 1, w);
+	if (!(code & MERGE_HOT_FOREIGN)) {
+		*image = holder;
+		*vaddr = code;
 		return 0;
 	}
+	if (!merge_hot_is_xref(code))
+		return -1;   /* absolute, in one process's layout */
+	uint32_t id = MERGE_HOT_XREF_ID(code);
+	for (size_t i = 0; i < vm->m.nimages; i++) {
+		const struct model_image *im = &vm->m.images[i];
+		if (merge_profile_xref_id(im->build_id, im->build_id_len, im->path) == id) {
+			*image = (uint32_t)i;
+			*vaddr = MERGE_HOT_XREF_VADDR(code);
+			return 0;
+		}
+	}
 	return -1;
+}
+
+int value_site(struct value_model *vm, uint32_t holder, uint64_t retaddr, struct value_where *w)
+{
+	uint32_t ii;
+	uint64_t va, s, n;
+	if (value_code_place(vm, holder, retaddr, &ii, &va) < 0 || !vm->m.images[ii].sym ||
+	    !report_sym_lookup(vm->m.images[ii].sym, va - 1, &s, &n))
+		return -1;
+	value_where(vm, ii, va - 1, w);
+	return 0;
 }
 
 const char *value_source(const struct value_where *w, char *buf, size_t cap)
@@ -182,43 +203,35 @@ const char *value_level_of(const struct value_model *vm, uint64_t ticks)
 	return NULL;
 }
 
-/* A code address in a value (RETADDR, TARGET) is an ELF offset in the
- * image of the hotlist that holds it (merge/db.c, code_value); the value
- * alone does not say which image that is, so find a hotlist of the kind
- * holding it. */
-static const char *code_fmt(const struct value_model *vm, unsigned kind, uint64_t v, char *buf, size_t cap)
+/* A code address in a value (RETADDR, TARGET): symbol+offset in the
+ * image value_code_place() finds. */
+static const char *code_fmt(const struct value_model *vm, uint32_t holder, uint64_t v, char *buf, size_t cap)
 {
-	if (v & MERGE_HOT_FOREIGN) {
-		snprintf(buf, cap, "%#llx (in another image)", (unsigned long long)(v & ~MERGE_HOT_FOREIGN));
-		return buf;
-	}
-	for (size_t i = 0; i < vm->nhot; i++) {
-		const struct value_hot *h = &vm->hot[i];
-		struct report_image *sym = vm->m.images[h->image].sym;
-		uint64_t start, size;
-		const char *name;
-		uint32_t e;
-		if (h->kind != kind || !sym)
-			continue;
-		for (e = 0; e < h->h.n && h->h.e[e].value != v; e++)
-			;
-		if (e == h->h.n)
-			continue;
-		if (!(name = report_sym_lookup(sym, v, &start, &size)))
-			break;
-		char *d = report_sym_demangle(name);
-		if (v == start)
-			snprintf(buf, cap, "%s", d ? d : name);
+	uint32_t ii;
+	uint64_t va, start, size;
+	const char *name;
+	if (value_code_place(vm, holder, v, &ii, &va) < 0) {
+		if (v & MERGE_HOT_FOREIGN)
+			snprintf(buf, cap, "%#llx (in another image)", (unsigned long long)(v & ~MERGE_HOT_XREF));
 		else
-			snprintf(buf, cap, "%s+%#llx", d ? d : name, (unsigned long long)(v - start));
-		free(d);
+			snprintf(buf, cap, "%#llx", (unsigned long long)v);
 		return buf;
 	}
-	snprintf(buf, cap, "%#llx", (unsigned long long)v);
+	if (!vm->m.images[ii].sym || !(name = report_sym_lookup(vm->m.images[ii].sym, va, &start, &size))) {
+		snprintf(buf, cap, "%#llx in %s", (unsigned long long)va, vm->m.images[ii].path);
+		return buf;
+	}
+	char *d = report_sym_demangle(name);
+	if (va == start)
+		snprintf(buf, cap, "%s", d ? d : name);
+	else
+		snprintf(buf, cap, "%s+%#llx", d ? d : name, (unsigned long long)(va - start));
+	free(d);
 	return buf;
 }
 
-const char *value_fmt(const struct value_model *vm, unsigned kind, uint64_t v, char *buf, size_t cap)
+const char *value_fmt(const struct value_model *vm, unsigned kind, uint32_t holder, uint64_t v, char *buf,
+		      size_t cap)
 {
 	int64_t s = (int64_t)v;
 	if (kind >= MERGE_VK_MODULE_FIRST && kind <= MERGE_VK_MODULE_LAST) {
@@ -240,7 +253,7 @@ const char *value_fmt(const struct value_model *vm, unsigned kind, uint64_t v, c
 	switch (kind) {
 	case MERGE_VK_RETADDR:
 	case MERGE_VK_TARGET:
-		return code_fmt(vm, kind, v, buf, cap);
+		return code_fmt(vm, holder, v, buf, cap);
 	case MERGE_VK_ADDR:
 	case MERGE_VK_ADDR_LATENCY:
 		snprintf(buf, cap, "%#llx", (unsigned long long)v);

@@ -77,17 +77,24 @@ uint64_t value_pc_samples(const struct value_model *vm, uint32_t image, uint64_t
 /* Resolve an address of an image (see struct value_where). */
 void value_where(struct value_model *vm, uint32_t image, uint64_t vaddr, struct value_where *w);
 
-/* A call site from a return address (aux of *_BY_SITE kinds): the call
- * instruction ends at retaddr, so its line is that of retaddr - 1. The
- * address is looked up as an ELF vaddr in every image (exact for non-PIE
- * code; see docs/commands.md). Returns 0 with *w filled, or -1. */
-int value_site(struct value_model *vm, uint64_t retaddr, struct value_where *w);
+/* A code address as a hotlist of image `holder` stores it (an ELF vaddr
+ * in holder, or MERGE_HOT_XREF into another image of the model): its
+ * image and vaddr. 0, or -1 when it cannot be placed (an absolute address
+ * of one process's layout, or an image the model lacks). */
+int value_code_place(const struct value_model *vm, uint32_t holder, uint64_t code, uint32_t *image,
+		     uint64_t *vaddr);
+
+/* A call site from a return address (aux of *_BY_SITE kinds) stored by a
+ * hotlist of image `holder`: the call instruction ends at retaddr, so its
+ * line is that of retaddr - 1. Returns 0 with *w filled, or -1. */
+int value_site(struct value_model *vm, uint32_t holder, uint64_t retaddr, struct value_where *w);
 
 /* "file:line", or "[no line]". */
 const char *value_source(const struct value_where *w, char *buf, size_t cap);
 
-/* A value of a kind as text: "3 (0x3)", "0x7fff1230", "-8", "120 cycles (DRAM)". */
-const char *value_fmt(const struct value_model *vm, unsigned kind, uint64_t v, char *buf, size_t cap);
+/* A value of a kind, held by a hotlist of image `holder`, as text: "3 (0x3)", "0x7fff1230", "-8", "120 cycles (DRAM)". */
+const char *value_fmt(const struct value_model *vm, unsigned kind, uint32_t holder, uint64_t v, char *buf,
+		      size_t cap);
 
 /* The level a latency (TSC ticks, binned) falls in, or NULL without a
  * calibration. */
