@@ -21,7 +21,7 @@ struct preload_config {
 	char db[400];
 	int event;               /* forced merge_event, 0 = auto */
 	uint64_t period, freq;
-	int values, interp_len, interp_every, skew_skip, stacks, verify;
+	int values, interp_len, interp_reach, interp_every, skew_skip, stacks, verify;
 	char module[400];        /* VPROF_MODULE: path or shipped name, "" none */
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
