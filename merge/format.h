@@ -110,6 +110,9 @@ struct merge_section {
 
 /* Interpretation stop reasons counted (enum interp_stop, 0..15). */
 #define MERGE_INTERP_STOPS 16
+/* interp_stops[] bucket of a value window that ended where it started (a
+ * loop closed, preload/window.h): not an interp_stop reason. */
+#define MERGE_INTERP_STOP_LOOP 14
 
 /* ---- spool ---------------------------------------------------------- */
 

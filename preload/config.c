@@ -98,6 +98,13 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	if ((rc = parse_u64("VPROF_INTERP_LEN", 1, 4096, &v, why, whylen)) < 0)
 		return rc;
 	c->interp_len = (int)v;
+	/* How far a value window may run past its VPROF_INTERP_LEN recorded
+	 * instructions to come back around its loop or into a call
+	 * (preload/window.h). */
+	v = 128;
+	if ((rc = parse_u64("VPROF_INTERP_REACH", 0, 4096, &v, why, whylen)) < 0)
+		return rc;
+	c->interp_reach = (int)v;
 	v = (uint64_t)c->interp_every;
 	if ((rc = parse_u64("VPROF_INTERP_EVERY", 1, 1000000, &v, why, whylen)) < 0)
 		return rc;

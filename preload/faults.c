@@ -62,6 +62,16 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
 	errno = saved;
 }
 
+void preload_faults_unblock(const ucontext_t *uc)
+{
+	/* liblzma's and other libraries' worker threads block every
+	 * signal; the kernel forces a blocked fault's default action. */
+	if (sigismember(&uc->uc_sigmask, SIGSEGV) || sigismember(&uc->uc_sigmask, SIGBUS)) {
+		unsigned long m = 1ul << (SIGSEGV - 1) | 1ul << (SIGBUS - 1);
+		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &m, NULL, sizeof(long));
+	}
+}
+
 int preload_faults_init(preload_fault_hook *hook, void (*on_trap)(int, siginfo_t *, void *))
 {
 	struct sigaction a;

@@ -21,7 +21,7 @@ struct preload_config {
 	char db[400];
 	int event;               /* forced merge_event, 0 = auto */
 	uint64_t period, freq;
-	int values, interp_len, interp_every, skew_skip, stacks, verify;
+	int values, interp_len, interp_reach, interp_every, skew_skip, stacks, verify;
 	char module[400];        /* VPROF_MODULE: path or shipped name, "" none */
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
@@ -148,6 +148,11 @@ typedef void preload_fault_hook(int sig, siginfo_t *si, ucontext_t *uc);
 int preload_faults_init(preload_fault_hook *hook, void (*on_trap)(int, siginfo_t *, void *));
 void preload_faults_forward(int sig, siginfo_t *si, ucontext_t *uc);
 int preload_faults_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* Before a handler interprets (AS-safe): unblock SIGSEGV and SIGBUS if
+ * the interrupted thread blocked them, for the rest of the handler (the
+ * kernel restores the thread's mask from uc at sigreturn). A fault with
+ * its signal blocked kills the process, and probes fault on purpose. */
+void preload_faults_unblock(const ucontext_t *uc);
 
 /* values.c (VPROF_VALUES): preload_values_init once in the constructor
  * (normal context; negative errno if unavailable); preload_values_sample

@@ -5,37 +5,35 @@
  * Every VPROF_INTERP_EVERY-th sample of a thread, the handler converts the
  * interrupted context to interpreter state, optionally runs a random
  * 0..VPROF_SKEW_SKIP instructions first (the paper's de-biasing: value
- * samples are then not tied to where interrupts land), then interprets up
- * to VPROF_INTERP_LEN instructions while an observer turns each into
- * value samples, and writes the advanced state back into the ucontext:
- * the thread resumes after the instructions we executed for it. Each
- * value sample goes into a Gibbons-Matias hotlist per (kind, PC) in the
- * thread's slot of the MAP_SHARED spool (merge_spool_value).
- *
- * Captured per interpreted instruction (MERGE_VK_*): the first result
- * (RESULT), the first two register or memory source operands (SRC1,
- * SRC2; immediates are constant by construction and skipped), the
- * effective address of the first memory access (ADDR), each load's
- * latency in cycles, binned (LATENCY), the target of an indirect call or
- * jump (TARGET); with the return address of the procedure the sample
- * landed in (RETADDR, one step of vprof's CFI unwinder from the
- * ucontext, preload/unwind.c), the sources and result again paired with
- * it (*_BY_SITE), so a value invariant from one call site and not another is found. With a
+ * samples are then not tied to where interrupts land), then runs a window
+ * of at most VPROF_INTERP_LEN instructions (window.h: it ends early where
+ * it comes back around to its start) whose consumers turn what it
+ * computed into value samples: operand values, load latencies and branch
+ * targets (operands.c), procedure arguments at calls (args.c). The
+ * advanced state is written back into the ucontext: the thread resumes
+ * after the instructions we executed for it. Each value sample goes into
+ * a Gibbons-Matias hotlist per (kind, PC) in the thread's slot of the
+ * MAP_SHARED spool (merge_spool_value). The sampled procedure's return
+ * address (one step of vprof's CFI unwinder from the ucontext,
+ * preload/unwind.c) starts the window's call-site tracking. With a
  * customization module (VPROF_MODULE, module.c) the module decides
- * instead: observe() hands it each record, it asks for latency timing
- * and the return address only if it wants them, and gets the run's
- * tuples after interp_run.
+ * instead: observe() hands it each record of a window of exactly
+ * VPROF_INTERP_LEN instructions, it asks for latency timing and the
+ * return address only if it wants them, and gets the run's tuples after
+ * interp_run.
  *
- * Handler rules (ARCHITECTURE): runs on the thread's alternate stack (the
- * interpreter pushes below the interrupted RSP); no malloc, stdio or
- * locks: the per-thread state (interpreter state and a 64-entry decode
- * cache, 24 KiB) is mmap'd on the thread's first value sample, so threads that
- * never get one cost nothing; memory is touched through the interpreter's
- * fault-safe routines only (faults.c holds SIGSEGV/SIGBUS); a run never
- * enters vprof's own code. Stops are counted by reason in the spool.
+ * Handler rules (docs/architecture.md): runs on the thread's alternate
+ * stack (the interpreter pushes below the interrupted RSP); no malloc,
+ * stdio or locks: the per-thread state (interpreter state, the window and
+ * a 64-entry decode cache) is mmap'd on the thread's first value sample,
+ * so threads that never get one cost nothing; memory is touched through
+ * the interpreter's fault-safe routines only (faults.c holds
+ * SIGSEGV/SIGBUS); a run never enters vprof's own code. Stops are counted
+ * by reason in the spool.
  */
 #include "preload/preload.h"
 #include "preload/selflimit.h"
+#include "preload/window.h"
 #include "interp/interp.h"
 #include "merge/hotlist.h"
 #include "vprof-module.h"
@@ -54,12 +52,11 @@ extern char __etext[] __attribute__((visibility("hidden")));
 struct values_thread {
 	struct interp_state st;        /* first: 64-byte aligned */
 	uint64_t rng;
-	uint64_t site;                 /* return address of the sampled procedure, 0 unknown */
+	uint64_t site;                 /* a module's: return address of the sampled procedure */
 	uint32_t samples;              /* samples since the last value sample */
-	int lat_skip;                  /* the run's first load is not timed */
-	int first;                     /* observing the run's first instruction */
 	size_t map_size;
 	struct interp_thread *ith;
+	struct window w;
 };
 
 static __thread struct values_thread *g_vt PRELOAD_TLS;
@@ -81,7 +78,8 @@ static struct values_thread *thread_state(void)
 		return v;
 	/* First value sample of this thread: mmap is a system call, safe here. */
 	size_t sz = (sizeof(*v) + 63) & ~(size_t)63;
-	size_t total = (sz + interp_thread_size_n(VALUES_DCACHE_ENTRIES) + 4095) & ~(size_t)4095;
+	size_t ops = (2 * (size_t)g_vprof.cfg.interp_len * sizeof(struct operands_insn) + 63) & ~(size_t)63;
+	size_t total = (sz + ops + interp_thread_size_n(VALUES_DCACHE_ENTRIES) + 4095) & ~(size_t)4095;
 	int e = errno;
 	void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
@@ -92,7 +90,9 @@ static struct values_thread *thread_state(void)
 	}
 	v = m;
 	v->map_size = total;
-	v->ith = (struct interp_thread *)((char *)m + sz);
+	v->w.ops.first = (struct operands_insn *)((char *)m + sz);
+	v->w.ops.last = v->w.ops.first + g_vprof.cfg.interp_len;
+	v->ith = (struct interp_thread *)((char *)m + sz + ops);
 	interp_thread_init_n(v->ith, VALUES_DCACHE_ENTRIES);
 	v->rng = (uint64_t)(uintptr_t)m ^ 0x9e3779b97f4a7c15ull;
 	g_vt = v;
@@ -126,79 +126,11 @@ static uint64_t return_address(const ucontext_t *uc)
 	return c.reg[CFI_RIP];
 }
 
-static void put(struct values_thread *v, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux)
-{
-	struct merge_spool *sp = g_thread.sp;   /* entered by preload_values_sample */
-	if (sp)
-		merge_spool_value(sp, g_thread.slot, MERGE_HOT_KEY(kind, MERGE_GPC(sp->gen, pc)), value,
-				  aux, &v->rng);
-}
-
-static int observe(void *arg, const struct interp_state *st, const struct interp_record *r)
+/* A customization module's window: every instruction handed to it. */
+static int module_observe(void *arg, const struct interp_state *st, const struct interp_record *r)
 {
 	struct values_thread *v = arg;
-	const struct interp_insn *in = r->insn;
-	uint64_t pc = in->pc;
-	int nsrc = 0, ndst = 0;
-
-	/* A customization module decides what is captured (module.c). */
-	if (preload_module_on()) {
-		preload_module_observe(st, r, v->site);
-		goto out;
-	}
-
-	/* Which call site this instruction ran for: the denominator of its
-	 * *_BY_SITE shares (reports/cmd_invariants.c). */
-	if (v->site)
-		put(v, MERGE_VK_RETADDR, pc, v->site, 0);
-	for (int i = 0; i < in->nvis; i++) {
-		const struct interp_operand *op = &in->op[i];
-		if (op->type != INTERP_OP_REG && op->type != INTERP_OP_MEM)
-			continue;
-		if (op->type == INTERP_OP_REG &&
-		    (op->rkind == INTERP_RK_FLAGS || op->rkind == INTERP_RK_RIP || op->rkind == INTERP_RK_OTHER))
-			continue;
-		if ((r->src_mask >> i & 1) && nsrc < 2) {
-			unsigned kind = nsrc ? MERGE_VK_SRC2 : MERGE_VK_SRC1;
-			put(v, kind, pc, r->src[i], 0);
-			if (v->site)
-				put(v, nsrc ? MERGE_VK_SRC2_BY_SITE : MERGE_VK_SRC1_BY_SITE, pc, r->src[i], v->site);
-			nsrc++;
-		}
-		if ((r->dst_mask >> i & 1) && !ndst) {
-			put(v, MERGE_VK_RESULT, pc, r->dst[i], 0);
-			if (v->site)
-				put(v, MERGE_VK_RESULT_BY_SITE, pc, r->dst[i], v->site);
-			ndst++;
-		}
-	}
-	uint32_t na = r->naccess < INTERP_MAX_ACCESS ? r->naccess : INTERP_MAX_ACCESS;
-	if (na)
-		put(v, MERGE_VK_ADDR, pc, r->acc[0].addr, 0);
-	/* The run's first load was most likely in flight when the interrupt
-	 * came (issued out of order before the interrupted instruction
-	 * retired, even in a dependent chain) and its line has arrived since:
-	 * timed again it looks like a hit. Its latency is not kept. */
-	for (uint32_t i = 0; i < na; i++) {
-		if (r->acc[i].write || !r->acc[i].latency)
-			continue;
-		if (v->lat_skip) {
-			v->lat_skip = 0;
-		} else {
-			uint64_t bin = merge_hot_latency_bin(r->acc[i].latency);
-			put(v, MERGE_VK_LATENCY, pc, bin, 0);
-			put(v, MERGE_VK_ADDR_LATENCY, pc, r->acc[i].addr, bin);
-		}
-		break;
-	}
-	/* Not the branch the sample landed on: a mispredicted (rare) target
-	 * stalls there, so samples land on it more often (66-68% for a 70%
-	 * target, tests/modules.sh; the indirect module skips it too). */
-	if ((in->mnemonic == ZYDIS_MNEMONIC_CALL || in->mnemonic == ZYDIS_MNEMONIC_JMP) &&
-	    in->nvis && in->op[0].type != INTERP_OP_IMM && !v->first)
-		put(v, MERGE_VK_TARGET, pc, st->rip, 0);
-out:
-	v->first = 0;
+	preload_module_observe(st, r, v->site);
 	/* Never run on into our own code: the next instruction is vprof's. */
 	return st->rip >= (uint64_t)(uintptr_t)__ehdr_start && st->rip < (uint64_t)(uintptr_t)__etext;
 }
@@ -218,6 +150,7 @@ static void values_sample(ucontext_t *uc, struct merge_spool *sp)
 		return;     /* a sample in our own code: nothing of the program's to see */
 	if (interp_from_ucontext_lazy(&v->st, uc) < 0)
 		return;
+	preload_faults_unblock(uc);
 	int executed = 0, stop = INTERP_STOP_LIMIT;
 	if (g_vprof.cfg.skew_skip > 0) {
 		/* The skipped instructions execute (exactly) but are not observed. */
@@ -229,20 +162,32 @@ static void values_sample(ucontext_t *uc, struct merge_spool *sp)
 		}
 	}
 	if (stop == INTERP_STOP_LIMIT) {
-		pc = v->st.rip;
-		/* A module asks for what it needs: unwinding and timing cost. */
-		unsigned mcap = preload_module_capture();
-		v->site = !mcap || (mcap & VPROF_CAP_SITE)
-			  ? return_address(uc) : 0;
-		v->lat_skip = 1;
-		v->first = executed == 0;
-		struct interp_observer obs = { .insn = observe, .arg = v,
-					       .flags = !mcap || (mcap & VPROF_CAP_LATENCY) ? INTERP_OBS_LATENCY : 0 };
-		interp_run(&v->st, v->ith, g_vprof.cfg.interp_len, &obs, &res);
-		executed += res.executed;
-		stop = res.stop;
-		if (mcap)
+		int mod = preload_module_on();
+		if (mod) {
+			unsigned mcap = preload_module_capture();
+			/* A module asks for what it needs: unwinding and timing cost. */
+			v->site = mcap & VPROF_CAP_SITE ? return_address(uc) : 0;
+			struct interp_observer obs = { .insn = module_observe, .arg = v,
+						       .flags = mcap & VPROF_CAP_LATENCY ? INTERP_OBS_LATENCY : 0 };
+			interp_run(&v->st, v->ith, g_vprof.cfg.interp_len, &obs, &res);
 			preload_module_run(res.executed);
+		} else {
+			v->w.rng = &v->rng;
+			/* Values in the thread's stack name frames. On a stack
+			 * that is not the thread's (a coroutine's), what lies
+			 * near the interrupted RSP does. */
+			uint64_t rsp = v->st.gpr[INTERP_RSP];
+			v->w.stack_lo = cfi_stack_bottom();
+			v->w.stack_hi = cfi_stack_top();
+			if (rsp < v->w.stack_lo || rsp >= v->w.stack_hi) {
+				v->w.stack_lo = rsp - (64u << 10);
+				v->w.stack_hi = rsp + (1u << 20);
+			}
+			preload_window_run(&v->w, &v->st, v->ith, g_vprof.cfg.interp_len, g_vprof.cfg.interp_reach,
+					   return_address(uc), &res);
+		}
+		executed += res.executed;
+		stop = !mod && v->w.closed ? MERGE_INTERP_STOP_LOOP : (int)res.stop;
 	}
 	if (executed)
 		interp_to_ucontext(&v->st, uc);
@@ -251,8 +196,8 @@ static void values_sample(ucontext_t *uc, struct merge_spool *sp)
 
 void preload_values_sample(ucontext_t *uc)
 {
-	/* The spool is entered for the whole run: put() and modules' emit()
-	 * write into g_thread.sp (rotate.c). */
+	/* The spool is entered for the whole run: the window's consumers
+	 * and modules' emit() write into g_thread.sp (rotate.c). */
 	struct preload_thread *t = &g_thread;
 	int every = g_vprof.cfg.interp_every > 0 ? g_vprof.cfg.interp_every : 1;
 	/* Thinned when interpretation made vprof too costly (selflimit.c). */

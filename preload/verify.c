@@ -322,6 +322,7 @@ void preload_verify_sample(int sig, siginfo_t *si, void *ucv)
 		ADD(skipped, 1);
 		return;
 	}
+	preload_faults_unblock(uc);
 	obs.arg = v;
 	v->n = 0;
 	v->rep_budget = 0;

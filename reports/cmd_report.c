@@ -209,12 +209,12 @@ static const char *where(const struct row *r, char *buf, size_t cap)
 
 static const char *stop_name(int i)
 {
-	return i < INTERP_STOP__COUNT ? interp_stop_name(i) : "other";
+	return i < INTERP_STOP__COUNT ? interp_stop_name(i) : i == MERGE_INTERP_STOP_LOOP ? "loop" : "other";
 }
 
 /* Value sampling's line: values offered, and interpretation runs with
- * their stops by reason (interp_stop_name; the last bucket holds the
- * reasons past it). Nothing when no process interpreted. */
+ * their stops by reason (interp_stop_name; "loop": a value window that
+ * came back to its start; the last bucket holds the reasons past them). Nothing when no process interpreted. */
 static void print_values(const struct merge_stats *s)
 {
 	if (!s->interp_runs)

@@ -27,14 +27,19 @@
 static void help(void)
 {
 	printf("usage: vprof run [--db DIR] [--event E] [--freq HZ | --period N] [--values [--interp-len N]\n"
-	       "                 [--interp-every K] [--skew-skip S]] [--module M]\n"
+	       "                 [--interp-reach R] [--interp-every K] [--skew-skip S]] [--module M]\n"
 	       "                 [--stacks [--stack-depth N]] [--epoch-secs S] [--no-merge] -- CMD [ARGS]\n"
 	       "  --event E         auto (default), cycles, instructions, task-clock, cpu-timer, itimer\n"
 	       "  --freq HZ         mean samples per CPU-second (default 250, at most 20000)\n"
 	       "  --period N        mean period: ns of CPU time for clocks, events for counters\n"
 	       "  --values          value sampling: interpret after some samples, keep value hotlists\n"
 	       "                    (VPROF_VALUES=on); value profiles can hold data such as secrets\n"
-	       "  --interp-len N    instructions interpreted per value sample (default 4)\n"
+	       "  --interp-len N    instructions whose operands a value sample records (default 4):\n"
+	       "                    the N before the window came back around to where it\n"
+	       "                    started (a loop: where the sample's time went), else its\n"
+	       "                    first N; with --module, the window's exact length\n"
+	       "  --interp-reach R  how much further a window may run to close its loop or\n"
+	       "                    enter a call and record its arguments (default 128)\n"
 	       "  --interp-every K  interpret at every K-th sample of a thread (default 2)\n"
 	       "  --skew-skip S     first run a random 0..S instructions unobserved (default 0)\n"
 	       "  --module M        customization module (implies --values): a path to a .so\n"
@@ -127,6 +132,7 @@ int cmd_run(int argc, char **argv)
 		{ "freq", required_argument, 0, 'F' },   { "period", required_argument, 0, 'p' },
 		{ "no-merge", no_argument, 0, 'n' },     { "help", no_argument, 0, 'h' },
 		{ "values", no_argument, 0, 'V' },       { "interp-len", required_argument, 0, 'L' },
+		{ "interp-reach", required_argument, 0, 'R' },
 		{ "interp-every", required_argument, 0, 'K' }, { "skew-skip", required_argument, 0, 'S' },
 		{ "module", required_argument, 0, 'M' },
 		{ "stacks", no_argument, 0, 'T' },       { "stack-depth", required_argument, 0, 'D' },
@@ -147,6 +153,7 @@ int cmd_run(int argc, char **argv)
 		case 'n': merge = 0; break;
 		case 'V': setenv("VPROF_VALUES", "on", 1); break;
 		case 'L': setenv("VPROF_INTERP_LEN", optarg, 1); break;
+		case 'R': setenv("VPROF_INTERP_REACH", optarg, 1); break;
 		case 'K': setenv("VPROF_INTERP_EVERY", optarg, 1); break;
 		case 'S': setenv("VPROF_SKEW_SKIP", optarg, 1); break;
 		case 'C': setenv("VPROF_MAX_COST", optarg, 1); break;

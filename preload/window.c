@@ -1,0 +1,66 @@
+/*
+ * The window driver (window.h): runs the interpreter from a value
+ * sample's state, tells each consumer about every committed instruction,
+ * follows calls and returns (depth, call site) and ends the window where
+ * the run comes back around to its start. AS-safe; the thread's state.
+ */
+#include "preload/window.h"
+#include "preload/preload.h"
+#include "merge/hotlist.h"
+
+/* This library's own text, from the linker: runs stop at its border. */
+extern char __ehdr_start[] __attribute__((visibility("hidden")));
+extern char __etext[] __attribute__((visibility("hidden")));
+
+void preload_window_put(struct window *w, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux)
+{
+	struct merge_spool *sp = g_thread.sp;   /* entered by preload_values_sample */
+	if (sp)
+		merge_spool_value(sp, g_thread.slot, MERGE_HOT_KEY(kind, MERGE_GPC(sp->gen, pc)), value, aux,
+				  w->rng);
+}
+
+static int observe(void *arg, const struct interp_state *st, const struct interp_record *r)
+{
+	struct window *w = arg;
+	const struct interp_insn *in = r->insn;
+	w->n++;
+	preload_operands_insn(w, st, r);
+	preload_args_insn(w, st, r);
+	if (in->mnemonic == ZYDIS_MNEMONIC_CALL) {
+		if (w->depth >= 0 && w->depth < WINDOW_SITES)
+			w->sites[w->depth] = w->site;
+		w->depth++;
+		w->site = in->pc + in->len;
+	} else if (in->mnemonic == ZYDIS_MNEMONIC_RET) {
+		w->depth--;
+		/* Back in a caller inside the window: its own site is the one
+		 * saved at its call; past the sampled procedure, unknown. */
+		w->site = w->depth >= 0 && w->depth < WINDOW_SITES ? w->sites[w->depth] : 0;
+	}
+	if (st->rip == w->start_pc && w->depth == 0 && st->gpr[INTERP_RSP] == w->start_rsp &&
+	    w->n >= WINDOW_MIN_LOOP && w->n >= w->ops.keep) {
+		w->closed = 1;
+		return 1;
+	}
+	/* Never run on into our own code: the next instruction is vprof's. */
+	return st->rip >= (uint64_t)(uintptr_t)__ehdr_start && st->rip < (uint64_t)(uintptr_t)__etext;
+}
+
+int preload_window_run(struct window *w, struct interp_state *st, struct interp_thread *th, int keep,
+		       int reach, uint64_t site, struct interp_result *res)
+{
+	w->ops.keep = keep;
+	w->start_pc = st->rip;
+	w->start_rsp = st->gpr[INTERP_RSP];
+	w->site = site;
+	w->depth = 0;
+	w->n = 0;
+	w->closed = 0;
+	preload_operands_begin(w);
+	preload_args_begin(w);
+	struct interp_observer obs = { .insn = observe, .arg = w, .flags = INTERP_OBS_LATENCY };
+	interp_run(st, th, keep + reach, &obs, res);
+	preload_operands_end(w);
+	return res->executed;
+}

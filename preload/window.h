@@ -1,0 +1,108 @@
+/*
+ * The interpreted window of a value sample, and the consumers that read
+ * it. window.c drives; each consumer is a file of its own and keeps its
+ * per-window state in the struct below, none reaching into another's.
+ *
+ * A value sample interprets the thread onward from the interrupted
+ * context: a window of at most K + R instructions (K = VPROF_INTERP_LEN,
+ * the instructions whose operands are recorded, default 4; R =
+ * VPROF_INTERP_REACH, how much further it may run, default 128). The
+ * driver keeps what every consumer needs to know about where the run is:
+ * the call depth relative to the sampled procedure, the call site the
+ * code now running was called from (followed through calls and returns
+ * inside the window), and whether the run came back around to where it
+ * started (a loop closed: the start PC, in the starting frame, once at
+ * least max(K, WINDOW_MIN_LOOP) instructions ran), which ends the window.
+ * Consumers see each instruction once it has committed, in order, then
+ * the end:
+ *
+ *   operands.c  result, sources, address and load latency of K
+ *               instructions: the K that led back to the start when the
+ *               loop closed (an interrupt lands after the instruction
+ *               that cost the time, so those are where the sample's time
+ *               went), else the window's first K; indirect branch
+ *               targets, wherever they are in the window
+ *   args.c      the argument registers of each call the window enters,
+ *               as the callee first reads them, per call site
+ *
+ * A customization module (module.c) replaces both, on a window of exactly
+ * VPROF_INTERP_LEN instructions (its documented contract).
+ *
+ * Everything here runs in the sample handler: async-signal-safe, no
+ * malloc, no locks, bounded stack; the state is the thread's own (mapped
+ * at its first value sample, values.c).
+ */
+#ifndef VPROF_PRELOAD_WINDOW_H
+#define VPROF_PRELOAD_WINDOW_H
+
+#include "interp/interp.h"
+#include <stdint.h>
+
+#define WINDOW_MIN_LOOP 16     /* a loop closes once the run is this long */
+#define WINDOW_SITES 16        /* call sites remembered through nested calls */
+
+/* What operands.c keeps of one instruction until the window ends. */
+struct operands_insn {
+	uint64_t pc, site;
+	uint64_t val[4];               /* result, src1, src2, address */
+	uint64_t lat, lat_addr;        /* its timed load: binned latency, address */
+	uint8_t have;                  /* bit i: val[i] present; bit 4: lat */
+	uint8_t stack;                 /* bit i: val[i] is a stack address */
+};
+
+struct operands_state {
+	struct operands_insn *first, *last;   /* keep entries each */
+	int keep;                      /* VPROF_INTERP_LEN: instructions recorded */
+	int nfirst, nlast;             /* last[] is a ring: nlast counts all */
+	int lat_skip;                  /* the window's first load is not timed */
+};
+
+struct args_state {
+	uint64_t call_pc;              /* the call being followed */
+	uint64_t entry;                /* the callee's entry; 0 while in stubs */
+	uint32_t pending;              /* bit a: argument a not read nor written yet */
+	int left;                      /* callee instructions still looked at */
+};
+
+struct window {
+	uint64_t start_pc, start_rsp;
+	uint64_t stack_lo, stack_hi;   /* the thread's stack */
+	uint64_t site;                 /* return address of the code now running, 0 unknown */
+	uint64_t sites[WINDOW_SITES];  /* the callers' sites, by depth */
+	int depth;                     /* calls minus returns since the start */
+	int n;                         /* instructions committed so far */
+	int closed;                    /* the loop closed: the window ended there */
+	uint64_t *rng;                 /* the thread's xorshift state, for hotlists */
+	struct operands_state ops;
+	struct args_state args;
+};
+
+/* Run a window from st (the sampled procedure's return address: site,
+ * 0 unknown) of at most keep + reach instructions, through every
+ * consumer; w->ops.first/last hold keep entries each.
+ * Returns the instructions executed; res as interp_run's; w->closed says
+ * whether it ended where it started. */
+int preload_window_run(struct window *w, struct interp_state *st, struct interp_thread *th, int keep,
+		       int reach, uint64_t site, struct interp_result *res);
+
+/* A hotlist value sample of the window: kind at pc (absolute) with aux,
+ * into the thread's slot of the spool the sample entered. */
+void preload_window_put(struct window *w, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux);
+
+/* Is v an address in the sampled thread's stack (a frame, not data)? */
+static inline int preload_window_is_stack(const struct window *w, uint64_t v)
+{
+	return v >= w->stack_lo && v < w->stack_hi;
+}
+
+/* operands.c */
+void preload_operands_begin(struct window *w);
+void preload_operands_insn(struct window *w, const struct interp_state *st, const struct interp_record *r);
+void preload_operands_end(struct window *w);
+
+/* args.c. _insn sees r before the driver moves depth and site for r's
+ * call or return. */
+void preload_args_begin(struct window *w);
+void preload_args_insn(struct window *w, const struct interp_state *st, const struct interp_record *r);
+
+#endif
