@@ -109,6 +109,10 @@ int value_code_place(const struct value_model *vm, uint32_t holder, uint64_t cod
  * line is that of retaddr - 1. Returns 0 with *w filled, or -1. */
 int value_site(struct value_model *vm, uint32_t holder, uint64_t retaddr, struct value_where *w);
 
+/* A code address of an image as "symbol" or "symbol+0x1a" (demangled),
+ * or NULL when no symbol covers it. */
+const char *value_code_text(const struct value_model *vm, uint32_t image, uint64_t va, char *buf, size_t cap);
+
 /* "file:line", or "[no line]". */
 const char *value_source(const struct value_where *w, char *buf, size_t cap);
 

@@ -893,22 +893,6 @@ static uint64_t lane(uint64_t v, unsigned bytes, unsigned i)
 	return bytes >= 8 ? v : (v >> (8 * bytes * i)) & ((1ull << (8 * bytes)) - 1);
 }
 
-static const char *code_text(struct value_model *vm, uint32_t image, uint64_t va, char *buf, size_t cap)
-{
-	uint64_t start, size;
-	const char *name = vm->m.images[image].sym ? report_sym_lookup(vm->m.images[image].sym, va, &start, &size)
-						  : NULL;
-	if (!name)
-		return NULL;
-	char *d = report_sym_demangle(name);
-	if (va == start)
-		snprintf(buf, cap, "%s", d ? d : name);
-	else
-		snprintf(buf, cap, "%s+%#llx", d ? d : name, (unsigned long long)(va - start));
-	free(d);
-	return buf;
-}
-
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -934,7 +918,7 @@ static const char *pointer_text(struct value_model *vm, uint64_t p, char *buf, s
 		if (ds)
 			snprintf(buf, cap, "&%s%s%.0llx", ds->name, va > ds->start ? "+0x" : "",
 				 (unsigned long long)(va - ds->start));
-		else if (s && (s->flags & SHF_EXECINSTR) && code_text(vm, ii, va, sb, sizeof(sb)))
+		else if (s && (s->flags & SHF_EXECINSTR) && value_code_text(vm, ii, va, sb, sizeof(sb)))
 			snprintf(buf, cap, "%s", sb);
 		else
 			snprintf(buf, cap, "%s %s+%#llx", base_name(vm->m.images[ii].path), s ? s->name : "?",
@@ -994,7 +978,7 @@ const char *value_typed_fmt(struct value_model *vm, uint64_t v, const struct val
 	case VALUE_T_CODE: {
 		uint32_t ii;
 		uint64_t va;
-		if (value_place_pointer(vm, v, &ii, &va) == 0 && code_text(vm, ii, va, buf, cap))
+		if (value_place_pointer(vm, v, &ii, &va) == 0 && value_code_text(vm, ii, va, buf, cap))
 			return buf;
 		snprintf(buf, cap, "%#llx", (unsigned long long)v);
 		return buf;
