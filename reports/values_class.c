@@ -14,9 +14,12 @@
  *             handler (MERGE_HOT_AUX_STACK), the stack pointer itself, an
  *             address computed from rsp (or rbp in a procedure that keeps
  *             a frame pointer), a pointer into the caller's stack;
- *   position  where code or data was loaded: a RIP-relative address (lea,
- *             or the address of a RIP-relative access), the instruction's
- *             own address, an image's base;
+ *   position  where code or data was loaded or allocated: a RIP-relative
+ *             address (lea, or the address of a RIP-relative access), the
+ *             instruction's own address, an image's base, a pointer to
+ *             data in an image, the heap or a mapping (it says which
+ *             object, not what the object holds; a code address stays
+ *             data: which function a call reaches is worth promoting);
  *   data      everything else: what the program computed or read from
  *             writable memory, which is what a person can specialize for.
  *
@@ -32,7 +35,11 @@
  * Pointers are placed with what the database itself reveals (value_layout):
  * an image's load bias in a process is the address of a RIP-relative
  * access minus its ELF address, and the stack marks give the threads'
- * stacks. Single-threaded, nothing async-signal-safe.
+ * stacks; the heap and anonymous mappings by Linux's x86-64 layout.
+ * A source register is traced to its definition in the procedure
+ * (reg_def): a constant hoisted into a register before a loop is a
+ * constant where the loop reads it. Single-threaded, nothing
+ * async-signal-safe.
  */
 #include "reports/values.h"
 #include "reports/symbolize.h"
