@@ -843,9 +843,13 @@ static void sentence(struct value_model *vm, struct inv_row *x)
 		char *paren = strstr(n, " (0x");
 		if (paren)
 			*paren = 0;   /* a size reads best in decimal alone */
-		snprintf(out, sizeof(out), "%s %s %s %s bytes in %s of calls: a fixed-size %s there can be inlined; these calls take %s of the time",
+		if (x->callee_impl)
+			snprintf(who, sizeof(who), " (to %s)", x->callee_impl);
+		else
+			who[0] = 0;
+		snprintf(out, sizeof(out), "%s %s %s %s bytes in %s of calls: a fixed-size %s there can be inlined; these calls%s take %s of the time",
 			 x->callee, at_line(&x->site, x->site_vaddr, sb, sizeof(sb)), size_verb(fam ? fam : "memcpy"), n,
-			 sh, fam ? fam : x->callee, tb);
+			 sh, fam ? fam : x->callee, who, tb);
 		break;
 	}
 	case INV_TARGET: {
