@@ -11,6 +11,7 @@
  *                            at the end) user CPU ns, system CPU ns (empty
  *                            when the spool recorded no split)
  *   DB/lock                  flock'd exclusively for the whole of a merge
+ *   DB/images/.build-id/     the images merges met, by build-id (images.h)
  *   DB/merge.stage/          a merge being written (rolled back if found)
  *   DB/merge.commit/         a committed merge being applied (finished if
  *                            found): new profiles, processes.tsv, MANIFEST
@@ -42,6 +43,7 @@
  * Not async-signal-safe; not thread-safe (one merge per process).
  */
 #include "merge/profile.h"
+#include "merge/images.h"
 #include "merge/jit.h"
 #include "merge/spool.h"
 #include "merge/stacks.h"
@@ -1016,6 +1018,8 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 	merge_step();
 	/* Committed: from here a kill is finished by the next merge. */
 	err = journal_apply(db, commit, errf);
+	if (err >= 0)
+		merge_images_keep(db->root, acc.p, acc.n, acc.stacks, errf);
 	goto out;
 rollback:
 	rm_flat_dir(stage);
@@ -1067,6 +1071,8 @@ int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const 
 	}
 	merge_step();
 	err = journal_apply(db, commit, errf);
+	if (err >= 0)
+		merge_images_keep(db->root, p, n, stacks, errf);
 	goto out;
 rollback:
 	rm_flat_dir(stage);

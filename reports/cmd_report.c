@@ -61,6 +61,9 @@ static const char kHelp[] =
 	"                samples (a stack counted once per caller)\n"
 	"  --callees F   what F calls: each callee's share of F's inclusive samples,\n"
 	"                [self] for samples in F itself\n"
+	"Each merge keeps the images it saw by build-id in DB/images/.build-id/ (a hard\n"
+	"link, else a copy; rm -rf DB/images frees it), so an epoch of a program rebuilt\n"
+	"since keeps its names.\n"
 	"JIT code named by its process's /tmp/perf-PID.map (read at merge) shows in\n"
 	"image [jit:EXE]; system CPU, which perf events do not sample, as procedure\n"
 	"[kernel] in image [kernel:EXE] (its samples x system/user CPU).\n";

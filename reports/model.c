@@ -9,6 +9,7 @@
 #include "reports/model.h"
 #include "reports/report.h"
 #include "reports/symbolize.h"
+#include "merge/images.h"
 #include "merge/jit.h"
 
 #include <stdlib.h>
@@ -121,8 +122,10 @@ uint32_t report_model_image(struct report_model *m, const struct merge_profile *
 	memcpy(im->build_id, p->build_id, p->build_id_len);
 	/* [jit:EXE] and [kernel:EXE] name their samples themselves. */
 	if (!unknown && !(p->flags & (MERGE_PROF_JIT | MERGE_PROF_KERNEL))) {
-		char why[300];
-		im->sym = report_image_open(p->path, p->build_id, p->build_id_len, why, sizeof(why));
+		char why[300], store[600];
+		snprintf(store, sizeof(store), "%s/" MERGE_IMAGES_DIR, m->db);
+		im->sym = report_image_open_kept(store, p->path, p->build_id, p->build_id_len, why,
+						 sizeof(why));
 		/* Once per image: its samples show as [no symbol]. The vDSO has
 		 * no file to read; that needs no saying. */
 		if (!im->sym && strncmp(p->path, "linux-vdso", 10) != 0)

@@ -18,12 +18,14 @@ long value_read_code(const struct model_image *im, uint64_t vaddr, uint8_t *buf,
 {
 	uint8_t bid[MERGE_BUILD_ID_MAX];
 	long got = -1;
+	/* The file the symbolizer trusted: the recorded one or the kept copy. */
+	const char *file = report_image_file(im->sym) ? report_image_file(im->sym) : im->path;
 	if (im->build_id_len) {
-		int len = report_read_build_id(im->path, bid, sizeof(bid));
+		int len = report_read_build_id(file, bid, sizeof(bid));
 		if (len != (int)im->build_id_len || memcmp(bid, im->build_id, (size_t)len))
 			return -1;
 	}
-	int fd = open(im->path, O_RDONLY | O_CLOEXEC);
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	elf_version(EV_CURRENT);
