@@ -97,7 +97,21 @@ int merge_db_open(struct merge_db *db, const char *root, int create, char *why, 
 			goto fail;
 	} else if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		err = stat(root, &st) < 0 ? -errno : -ENOTDIR;
+		if (err == -ENOENT) {
+			snprintf(why, whylen, "no such directory (vprof run --db %s -- CMD makes "
+				 "a database there)", root);
+			return err;
+		}
 		goto fail;
+	} else {
+		/* A reader touches nothing in a directory that is not a
+		 * database: no lock file is made there. */
+		snprintf(p, sizeof(p), "%s/epochs", root);
+		if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			snprintf(why, whylen, "not a vprof database (it has no epochs/ directory; "
+				 "vprof run --db %s -- CMD makes one)", root);
+			return -ENOENT;
+		}
 	}
 	snprintf(p, sizeof(p), "%s/lock", root);
 	db->lockfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);

@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct intern {
 	char *s;
@@ -152,6 +153,8 @@ static int on_profile(const struct merge_profile *p, void *arg)
 		merge_stats_add(&m->stats, &p->stats);
 		return 0;
 	}
+	if (p->event < MERGE_EV_MAX)
+		m->present[p->event] += p->total;
 	if ((m->event && (int)p->event != m->event) || p->event >= MERGE_EV_MAX)
 		return 0;
 	uint32_t ii = report_model_image(m, p);
@@ -192,6 +195,41 @@ static int on_profile(const struct merge_profile *p, void *arg)
 	return 0;
 }
 
+/* An epoch asked for that the database does not have: one message naming
+ * those it has. */
+static int missing_epoch(struct merge_db *db, int e, const char *cmd)
+{
+	char dir[700], have[200] = "";
+	struct stat st;
+	int ep[4096], n = merge_db_epochs(db, ep, 4096);
+	merge_db_epoch_dir(db, e, dir, sizeof(dir));
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	for (int i = 0, len = 0; i < n && len < (int)sizeof(have) - 20; i++)
+		len += snprintf(have + len, sizeof(have) - (size_t)len, "%s%d", i ? ", " : "", ep[i]);
+	if (n > 12)
+		snprintf(have + strlen(have), sizeof(have) - strlen(have), " ...");
+	fprintf(stderr, "vprof %s: database %s has no epoch %d (%s%s)\n", cmd, db->root, e,
+		n ? "its epochs: " : "it has no epochs yet", have);
+	return 1;
+}
+
+/* --event E with no samples of E: one message naming the events there are. */
+static int missing_event(const struct report_model *m, const char *cmd)
+{
+	char have[300] = "";
+	size_t len = 0;
+	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++)
+		if (m->present[ev] && len < sizeof(have) - 60)
+			len += (size_t)snprintf(have + len, sizeof(have) - len, "%s%s (%llu samples)",
+						len ? ", " : "", merge_event_name(ev),
+						(unsigned long long)m->present[ev]);
+	fprintf(stderr, "vprof %s: %s epoch %s has no %s samples (%s%s)\n", cmd, m->db, m->epoch,
+		merge_event_name((unsigned)m->event), len ? "its events: " : "it has no samples at all",
+		have);
+	return 1;
+}
+
 int report_model_load(struct report_model *m, const char *db, const char *epoch, int event,
 		      int lines, const char *cmd)
 {
@@ -218,11 +256,15 @@ int report_model_load(struct report_model *m, const char *db, const char *epoch,
 			merge_db_close(&mdb);
 			return report_usage(cmd, "--epoch takes a number >= 1 or all");
 		}
+		if (epoch && missing_epoch(&mdb, (int)e, cmd)) {
+			merge_db_close(&mdb);
+			return 1;
+		}
 		merge_db_load(&mdb, (int)e, on_profile, m, stderr);
 		snprintf(m->epoch, sizeof(m->epoch), "%ld", e);
 	}
 	merge_db_close(&mdb);
-	return 0;
+	return event > 0 && !m->present[event] ? missing_event(m, cmd) : 0;
 }
 
 static int cmp_by_proc(const void *a, const void *b, void *arg)

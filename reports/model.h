@@ -49,6 +49,7 @@ struct report_model {
 	size_t npcs, cappcs;
 	struct merge_stats stats;       /* summed over the epochs loaded */
 	uint64_t total[MERGE_EV_MAX];   /* samples per event in pcs */
+	uint64_t present[MERGE_EV_MAX]; /* per event in the epoch(s), before --event */
 	char epoch[32];                 /* "3" or "all" */
 	const char *db;
 	int event;                      /* only this event (0: all) */
@@ -62,7 +63,9 @@ struct report_model {
  * Load epoch `epoch` (NULL: the current one; "all": every epoch) of the
  * database at `db` and resolve every PC. Images without symbols are named
  * once on stderr. Returns 0; or 1 after one message on stderr when the
- * database cannot be opened; or 2 after a usage message for a bad epoch.
+ * database cannot be opened (or is not one), has no epoch `epoch`, or has
+ * no samples of `event` (the message names the epochs or events it has);
+ * or 2 after a usage message for a bad epoch.
  */
 int report_model_load(struct report_model *m, const char *db, const char *epoch, int event,
 		      int lines, const char *cmd);
