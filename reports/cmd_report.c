@@ -55,8 +55,13 @@ static const char kHelp[] =
 	"                one with no samples in the epoch is refused, naming those it has\n"
 	"  -n ROWS       rows per event (default 40; 0: all)\n"
 	"  --json        one JSON object: {db, epoch, processes, samples, ...,\n"
-	"                events: [{event, total, rows: [{procedure, image, [file, line,]\n"
-	"                samples, percent[, inclusive, inclusive_percent]}]}]}\n"
+	"                events: [{event, total, samples, equivalents, rows: [{procedure,\n"
+	"                image, [file, line,] samples, percent[, inclusive,\n"
+	"                inclusive_percent], sampled}]}]}\n"
+	"Each event's table has one 100%, its total: the samples, plus the [kernel] and\n"
+	"[start-up] rows, which are not samples but CPU time in sample-equivalents\n"
+	"(marked * in text, \"sampled\": false in JSON; the line above the table says\n"
+	"how much of the total they are). self%, cum% and incl% are all of it.\n"
 	"  With call stacks recorded (vprof run --stacks), --by procedure adds the\n"
 	"  inclusive time of each procedure (samples with it anywhere on the stack;\n"
 	"  samples and % are its exclusive time), and:\n"
@@ -272,8 +277,13 @@ static void event_rows(const struct rows *rs, unsigned ev, long limit, struct ta
 	const struct report_model *m = rs->m;
 	uint64_t total = m->total[ev], cum = 0, stotal = rs->st.total[ev];
 	int incl = rs->by == BY_PROC && stotal;
+	/* Rows that are not samples get a mark before their name in text. */
+	int mark = report_model_sampled(m, ev) != total;
 	char buf[4200];
 	table_init(t);
+	if (mark)
+		table_col(t, (struct table_col){ .head = "", .type = TABLE_STR, .width = 1, .gap = 2,
+						 .tpos = rs->by == BY_LINE ? 1 : rs->by == BY_IMAGE ? 3 : 2 });
 	if (rs->by != BY_IMAGE)
 		table_col(t, rs->by == BY_LINE
 				     ? (struct table_col){ .head = "procedure", .key = "procedure", .type = TABLE_STR,
@@ -298,6 +308,11 @@ static void event_rows(const struct rows *rs, unsigned ev, long limit, struct ta
 		table_col(t, (struct table_col){ .head = "incl%", .key = "inclusive_percent", .type = TABLE_DBL,
 						 .width = 7, .fmt = "%.2f", .jfmt = "%.4f" });
 	}
+	table_col(t, (struct table_col){ .key = "sampled", .type = TABLE_BOOL });
+	if (mark)     /* the name after the mark: one space */
+		for (size_t k = 0; k < t->ncols; k++)
+			if (t->cols[k].tpos == t->cols[0].tpos && k)
+				t->cols[k].gap = 1;
 	*seen = 0;
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct row *r = &rs->v[i];
@@ -306,7 +321,10 @@ static void event_rows(const struct rows *rs, unsigned ev, long limit, struct ta
 		cum += r->count;
 		if (limit > 0 && ++*seen > limit)
 			continue;
+		int sampled = !report_image_unsampled(r->image);
 		table_row(t);
+		if (mark)
+			table_str(t, sampled ? "" : "*");
 		if (rs->by != BY_IMAGE)
 			table_str(t, r->proc);
 		if (rs->by == BY_LINE) {
@@ -321,9 +339,23 @@ static void event_rows(const struct rows *rs, unsigned ev, long limit, struct ta
 		if (incl) {
 			uint64_t in = incl_of(rs, r);
 			table_uint(t, in);
-			table_dbl(t, 100.0 * (double)in / (double)stotal);
+			table_dbl(t, 100.0 * (double)in / (double)total);
 		}
+		table_bool(t, sampled);
 	}
+}
+
+/* What an event's table adds up to, above it: its 100%, and when rows
+ * that are not samples are in it, how much of it they are. */
+static void print_event_line(const struct report_model *m, unsigned ev)
+{
+	uint64_t total = m->total[ev], sampled = report_model_sampled(m, ev);
+	if (sampled == total)
+		printf("\nevent %s: %llu samples\n", merge_event_name(ev), (unsigned long long)total);
+	else
+		printf("\nevent %s: 100%% = %llu: %llu samples + %llu sample-equivalents of CPU not "
+		       "sampled (rows marked *)\n", merge_event_name(ev), (unsigned long long)total,
+		       (unsigned long long)sampled, (unsigned long long)(total - sampled));
 }
 
 static void print_text(const struct report_model *m, const struct rows *rs, long limit)
@@ -347,7 +379,7 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 		long shown = 0;
 		if (!total)
 			continue;
-		printf("\nevent %s: %llu samples\n", merge_event_name(ev), (unsigned long long)total);
+		print_event_line(m, ev);
 		struct table t;
 		event_rows(rs, ev, limit, &t, &shown);
 		table_text(&t, stdout);
@@ -407,8 +439,10 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 		long shown;
 		if (!total)
 			continue;
-		printf("%s{\"event\":\"%s\",\"total\":%llu,\"rows\":[", first_ev ? "" : ",",
-		       merge_event_name(ev), (unsigned long long)total);
+		uint64_t sampled = report_model_sampled(m, ev);
+		printf("%s{\"event\":\"%s\",\"total\":%llu,\"samples\":%llu,\"equivalents\":%llu,"
+		       "\"rows\":[", first_ev ? "" : ",", merge_event_name(ev), (unsigned long long)total,
+		       (unsigned long long)sampled, (unsigned long long)(total - sampled));
 		first_ev = 0;
 		struct table t;
 		event_rows(rs, ev, limit, &t, &shown);

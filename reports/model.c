@@ -267,6 +267,20 @@ int report_model_load(struct report_model *m, const char *db, const char *epoch,
 	return event > 0 && !m->present[event] ? missing_event(m, cmd) : 0;
 }
 
+int report_image_unsampled(const char *path)
+{
+	return !strncmp(path, "[kernel:", 8) || !strncmp(path, "[start-up:", 10);
+}
+
+uint64_t report_model_sampled(const struct report_model *m, unsigned ev)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < m->npcs; i++)
+		if (m->pcs[i].event == ev && !report_image_unsampled(m->images[m->pcs[i].image].path))
+			n += m->pcs[i].count;
+	return n;
+}
+
 static int cmp_by_proc(const void *a, const void *b, void *arg)
 {
 	const struct report_model *m = arg;

@@ -78,6 +78,14 @@ uint64_t report_model_period_ns(const struct report_model *m);
  * with its symbols opened if new; an index into m->images. */
 uint32_t report_model_image(struct report_model *m, const struct merge_profile *p);
 
+/* Is the image one whose rows are not samples: [kernel:EXE] (the system
+ * CPU processes recorded) or [start-up:EXE] (their CPU before sampling
+ * began), each in sample-equivalents at the sampling rate? */
+int report_image_unsampled(const char *path);
+
+/* The samples of event ev in m, leaving out those unsampled rows. */
+uint64_t report_model_sampled(const struct report_model *m, unsigned ev);
+
 /* The indices of the PCs of event ev, grouped by image then procedure
  * (then address): each (image, procedure) is one run. malloc'd; *n set. */
 size_t *report_model_by_proc(const struct report_model *m, unsigned ev, size_t *n);

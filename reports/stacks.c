@@ -439,13 +439,14 @@ int report_print_neighbours(struct report_model *m, const char *proc, int dir, i
 		found = 1;
 		if (json) {
 			printf("%s{\"event\":\"%s\",\"total\":%llu,\"inclusive\":%llu,\"rows\":[",
-			       first ? "" : ",", merge_event_name(ev), (unsigned long long)s.total[ev],
+			       first ? "" : ",", merge_event_name(ev), (unsigned long long)m->total[ev],
 			       (unsigned long long)incl);
 		} else {
-			printf("%sevent %s: %s of %s: %llu samples inclusive (%.2f%% of %llu)\n",
+			/* Of the event's total, the 100% of vprof report's incl%. */
+			printf("%sevent %s: %s of %s: %llu samples inclusive (%.2f%% of the event's %llu)\n",
 			       first ? "" : "\n", merge_event_name(ev), what, proc,
-			       (unsigned long long)incl, 100.0 * (double)incl / (double)s.total[ev],
-			       (unsigned long long)s.total[ev]);
+			       (unsigned long long)incl, 100.0 * (double)incl / (double)m->total[ev],
+			       (unsigned long long)m->total[ev]);
 			printf("%10s %7s  %-40s %s\n", "samples", "%", dir < 0 ? "caller" : "callee",
 			       "image");
 		}
