@@ -104,12 +104,15 @@ int merge_db_open(struct merge_db *db, const char *root, int create, char *why, 
 		}
 		goto fail;
 	} else {
-		/* A reader touches nothing in a directory that is not a
-		 * database: no lock file is made there. */
+		/* Nothing is written into a directory that is not a database
+		 * (epochs/, or spool/ before the first merge): no lock file. */
+		struct stat sp;
+		char q[600];
 		snprintf(p, sizeof(p), "%s/epochs", root);
-		if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			snprintf(why, whylen, "not a vprof database (it has no epochs/ directory; "
-				 "vprof run --db %s -- CMD makes one)", root);
+		snprintf(q, sizeof(q), "%s/spool", root);
+		if ((stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) && (stat(q, &sp) < 0 || !S_ISDIR(sp.st_mode))) {
+			snprintf(why, whylen, "not a vprof database (it has no epochs/ or spool/ "
+				 "directory; vprof run --db %s -- CMD makes one)", root);
 			return -ENOENT;
 		}
 	}

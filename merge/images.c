@@ -59,9 +59,11 @@ static int notes_build_id(int fd, uint64_t off, uint64_t size, uint64_t align, u
 	return -1;
 }
 
-/* Contract in images.h. Section headers first (a debug file's program
- * headers describe the image, not its own contents), then PT_NOTE. */
-int merge_images_build_id(int fd, uint8_t *out, size_t cap)
+/* The NT_GNU_BUILD_ID of the ELF file open on fd: its length, or -1.
+ * Read with pread, not libelf (merge/ is linked into libvprof.so too);
+ * section headers first (a debug file's program headers describe the
+ * image, not its own contents), then PT_NOTE. */
+static int build_id_of(int fd, uint8_t *out, size_t cap)
 {
 	Elf64_Ehdr eh;
 	int len = -1;
@@ -91,7 +93,7 @@ static int fd_has_id(int fd, const uint8_t *id, uint32_t len)
 	uint8_t got[64];
 	struct stat st;
 	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	       merge_images_build_id(fd, got, sizeof(got)) == (int)len && !memcmp(got, id, len);
+	       build_id_of(fd, got, sizeof(got)) == (int)len && !memcmp(got, id, len);
 }
 
 static int path_has_id(const char *path, const uint8_t *id, uint32_t len)

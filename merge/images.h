@@ -38,8 +38,4 @@ struct merge_stacks;
 void merge_images_keep(const char *root, const struct merge_profile *p, size_t n,
 		       const struct merge_stacks *stacks, FILE *errf);
 
-/* The NT_GNU_BUILD_ID of the ELF file open on fd, read with pread (no
- * libelf: merge/ is linked into libvprof.so too): its length, or -1. */
-int merge_images_build_id(int fd, uint8_t *out, size_t cap);
-
 #endif

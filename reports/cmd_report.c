@@ -41,7 +41,7 @@ struct rows {
 
 static const char kHelp[] =
 	"usage: vprof report [--db DIR] [--epoch N|all] [--by procedure|image|line]\n"
-	"                    [--event E] [-n ROWS] [--json]\n"
+	"                    [--event E] [-n ROWS] [--json] [--callers F | --callees F]\n"
 	"  --db DIR      database (default $VPROF_DB, else ./vprof.db); a directory\n"
 	"                that is not one is refused, and nothing is written there\n"
 	"  --epoch N|all epoch to report (default: the current one); one it does not\n"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Anything is not a database. A directory that is not a vprof database
-# (no epochs/) is refused by every command that reads one, with one
+# (no epochs/, nor spool/ before a first merge) is refused by every command that reads one, with one
 # message saying what was expected, exit 1, and nothing written into it
 # (no lock file). An epoch or an event the database does not have is
 # named in the message, with the ones it has.
@@ -20,7 +20,7 @@ for dir in empty notdb; do
 		set -- $cmd
 		st=$(runst o.txt o.err "$VPROF" "$@" --db "$dir")
 		lines=$(wc -l <o.err)
-		if [ "$st" = 1 ] && [ "$lines" = 1 ] && grep -q "database $dir: not a vprof database (it has no epochs/ directory" o.err &&
+		if [ "$st" = 1 ] && [ "$lines" = 1 ] && grep -q "database $dir: not a vprof database (it has no epochs/ or spool/ directory" o.err &&
 			[ ! -s o.txt ]; then
 			pass "$1 --db $dir: exit 1, one message: $(cat o.err)"
 		else
