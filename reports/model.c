@@ -205,17 +205,18 @@ static int missing_epoch(struct merge_db *db, int e, const char *cmd)
 	merge_db_epoch_dir(db, e, dir, sizeof(dir));
 	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
 		return 0;
-	for (int i = 0, len = 0; i < n && len < (int)sizeof(have) - 20; i++)
+	int i = 0, len = 0;
+	for (; i < n && len < (int)sizeof(have) - 20; i++)
 		len += snprintf(have + len, sizeof(have) - (size_t)len, "%s%d", i ? ", " : "", ep[i]);
-	if (n > 12)
-		snprintf(have + strlen(have), sizeof(have) - strlen(have), " ...");
+	if (i < n)
+		snprintf(have + len, sizeof(have) - (size_t)len, " ... %d", ep[n - 1]);
 	fprintf(stderr, "vprof %s: database %s has no epoch %d (%s%s)\n", cmd, db->root, e,
 		n ? "its epochs: " : "it has no epochs yet", have);
 	return 1;
 }
 
 /* --event E with no samples of E: one message naming the events there are. */
-static int missing_event(const struct report_model *m, const char *cmd)
+static void missing_event(const struct report_model *m, const char *cmd)
 {
 	char have[300] = "";
 	size_t len = 0;
@@ -227,7 +228,6 @@ static int missing_event(const struct report_model *m, const char *cmd)
 	fprintf(stderr, "vprof %s: %s epoch %s has no %s samples (%s%s)\n", cmd, m->db, m->epoch,
 		merge_event_name((unsigned)m->event), len ? "its events: " : "it has no samples at all",
 		have);
-	return 1;
 }
 
 int report_model_load(struct report_model *m, const char *db, const char *epoch, int event,
@@ -264,7 +264,12 @@ int report_model_load(struct report_model *m, const char *db, const char *epoch,
 		snprintf(m->epoch, sizeof(m->epoch), "%ld", e);
 	}
 	merge_db_close(&mdb);
-	return event > 0 && !m->present[event] ? missing_event(m, cmd) : 0;
+	if (event > 0 && !m->present[event]) {
+		missing_event(m, cmd);
+		report_model_free(m);
+		return 1;
+	}
+	return 0;
 }
 
 int report_image_unsampled(const char *path)
