@@ -95,7 +95,7 @@ size_t list_disassemble(struct value_model *vm, const struct target *t, struct i
 	struct insn *v = malloc(cap * sizeof(*v));
 	uint64_t size = t->size ? t->size : 1;
 	uint8_t *code = size < (1u << 24) ? malloc(size) : NULL;
-	long got = code ? value_read_code(&vm->m.images[t->image], t->start, code, size) : -1;
+	long got = code ? value_read_code(vm, t->image, t->start, code, size) : -1;
 	if (!v) {
 		perror("vprof list");
 		exit(1);

@@ -217,3 +217,16 @@ int report_sym_source_line(struct report_image *im, uint64_t vaddr, const char *
 	*line = ln;
 	return 0;
 }
+
+/* Contract in symbolize.h. */
+int report_sym_cu(struct report_image *im, uint64_t vaddr, void *cu)
+{
+	int err;
+
+	if (!im || !cu)
+		return -EINVAL;
+	err = open_dwarf(im);
+	if (err)
+		return err;
+	return find_cu(im, vaddr, cu) ? 0 : -ENOENT;
+}

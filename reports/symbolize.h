@@ -72,6 +72,15 @@ const char *report_sym_lookup(struct report_image *im, uint64_t vaddr,
 int report_sym_source_line(struct report_image *im, uint64_t vaddr,
 			   const char **file, int *line);
 
+/*
+ * The DWARF compilation unit covering `vaddr`, from the same DWARF as
+ * report_sym_source_line() (opened on first use); *cu is a libdw
+ * Dwarf_Die (passed as void * so that this header needs no libdw), valid
+ * until report_image_close(). Returns 0, or a negative errno as
+ * report_sym_source_line() does.
+ */
+int report_sym_cu(struct report_image *im, uint64_t vaddr, void *cu);
+
 /* Free everything report_image_open() made. NULL is allowed. */
 void report_image_close(struct report_image *im);
 

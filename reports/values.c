@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *own(struct value_model *vm, char *s)
+const char *value_own(struct value_model *vm, char *s)
 {
 	if (!s) {
 		perror("vprof");
@@ -123,6 +123,8 @@ void value_model_free(struct value_model *vm)
 		free(vm->strs[i]);
 	free(vm->strs);
 	free(vm->hot);
+	value_elf_free(vm);
+	value_proto_free(vm);
 	memset(vm, 0, sizeof(*vm));
 }
 
@@ -140,7 +142,7 @@ void value_where(struct value_model *vm, uint32_t image, uint64_t vaddr, struct 
 	}
 	char *d = report_sym_demangle(sys);
 	w->sysname = sys;
-	w->proc = d ? own(vm, d) : sys;
+	w->proc = d ? value_own(vm, d) : sys;
 	if (report_sym_source_line(sym, vaddr, &w->file, &w->line) != 0) {
 		w->file = NULL;
 		w->line = 0;

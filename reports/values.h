@@ -54,6 +54,9 @@ struct value_level {
 };
 #define VALUE_LEVELS_MAX 8
 
+struct value_elf;
+struct value_proto;
+
 struct value_model {
 	struct report_model m;          /* lines resolved */
 	unsigned ev;                    /* main event: the time base */
@@ -64,12 +67,29 @@ struct value_model {
 	int nlevels;                    /* 0: no calibration file */
 	char **strs;                    /* demangled names we own */
 	size_t nstrs, capstrs;
+	/* values_image.c: per image, read on first use */
+	struct value_elf *elf;
+	size_t nelf;
+	/* values_class.c: where the profiled processes had their images and
+	 * stacks, as the values themselves reveal (value_layout) */
+	int layout_done;
+	struct value_bias { uint32_t image; uint64_t bias; } biases[64];
+	int nbiases;
+	uint64_t stack_lo[16], stack_hi[16];   /* address ranges seen marked as stack */
+	int nstacks;
+	/* values_proto.c: prototypes looked up, by (image, entry) */
+	struct value_proto *protos;
+	size_t nprotos, capprotos;
 };
 
 /* Load as report_model_load() does (same return values), then the
  * hotlists and the calibration. cmd names the command in messages. */
 int value_model_load(struct value_model *vm, const struct report_opts *o, const char *cmd);
 void value_model_free(struct value_model *vm);
+
+/* Keep a malloc'd string until value_model_free() (exits after a message
+ * when s is NULL: out of memory). */
+const char *value_own(struct value_model *vm, char *s);
 
 /* Samples of the main event at (image, vaddr). */
 uint64_t value_pc_samples(const struct value_model *vm, uint32_t image, uint64_t vaddr);
@@ -108,16 +128,176 @@ double value_share(const struct merge_hotlist *h, int i);
 int value_calib_read(const char *db, struct value_level *lv, int cap, const char *cmd);
 int value_calib_write(const char *db, const struct value_level *lv, int n, uint64_t overhead);
 
-/* values_code.c: read n bytes at vaddr from the file of an image's
- * loadable segment (refused if the build-id differs). Returns the bytes
- * read (short at the segment's end), or -1. */
-long value_read_code(const struct model_image *im, uint64_t vaddr, uint8_t *buf, size_t n);
+/* ---- values_image.c: an image's file ---- */
+
+#define VALUE_ELF_SEGS 16
+struct value_seg {
+	uint64_t vaddr, filesz, memsz, off;
+	uint32_t flags;                 /* PF_* */
+};
+struct value_sec {
+	uint64_t addr, size, flags;     /* SHF_* */
+	uint32_t type;
+	char name[32];
+};
+struct value_dsym {                     /* a data (STT_OBJECT) symbol */
+	uint64_t start, size;
+	const char *name;
+};
+struct value_elf {
+	int state;                      /* 0 not read, 1 usable, -1 not */
+	int fd;
+	int type;                       /* ET_EXEC, ET_DYN */
+	int interp;                     /* has PT_INTERP: an executable */
+	struct value_seg seg[VALUE_ELF_SEGS];
+	int nseg;
+	uint64_t lo, hi;                /* extent of the loadable segments */
+	uint64_t relro_lo, relro_hi;    /* PT_GNU_RELRO */
+	struct value_sec *sec;          /* allocated sections */
+	size_t nsec;
+	struct value_dsym *dsym;        /* sorted by start */
+	size_t ndsym;
+	char *dnames;
+};
+
+/* The image's file, opened on first use (only while its build-id is the
+ * profile's), or NULL. */
+const struct value_elf *value_elf(struct value_model *vm, uint32_t image);
+void value_elf_free(struct value_model *vm);
+
+/* Read n bytes at vaddr from the image's file. Returns the bytes read
+ * (short at the segment's end), or -1. */
+long value_read_code(struct value_model *vm, uint32_t image, uint64_t vaddr, uint8_t *buf, size_t n);
+
+/* The allocated section holding vaddr, or NULL. */
+const struct value_sec *value_elf_section(const struct value_elf *e, uint64_t vaddr);
+/* Is vaddr in memory the program cannot write once loaded: a section
+ * without SHF_WRITE, or the RELRO range (.got, .data.rel.ro)? */
+int value_elf_readonly(const struct value_elf *e, uint64_t vaddr);
+/* The data symbol covering vaddr, or NULL. */
+const struct value_dsym *value_elf_data_symbol(const struct value_elf *e, uint64_t vaddr);
+
+/* ---- values_class.c: what a value is ---- */
+
+/* How the code uses a value. */
+enum value_type {
+	VALUE_T_UNKNOWN = 0,
+	VALUE_T_INT,                    /* signed integer of `bytes` */
+	VALUE_T_UINT,
+	VALUE_T_BOOL,
+	VALUE_T_FLOAT,                  /* IEEE binary32; lanes > 1: a vector's */
+	VALUE_T_DOUBLE,                 /* IEEE binary64 */
+	VALUE_T_POINTER,
+	VALUE_T_CODE,                   /* a code address */
+	VALUE_T_VECTOR,                 /* integer lanes of a vector register */
+};
+
+/* What a value says about the program. Only data is worth specializing
+ * for: the others are the same in every run by construction. */
+enum value_class {
+	VALUE_DATA = 0,
+	VALUE_CONSTANT,                 /* fixed when the program was compiled */
+	VALUE_FRAME,                    /* an address in the thread's stack */
+	VALUE_POSITION,                 /* where code or data was loaded */
+	VALUE_NCLASS,
+};
+const char *value_class_name(enum value_class c);   /* "data", "constant", ... */
+
+struct value_info {
+	enum value_class cls;
+	const char *why;                /* why it is not data, e.g. "loaded from .rodata"; "" */
+	enum value_type type;
+	unsigned bytes;                 /* the value's width, or a lane's */
+	unsigned lanes;                 /* lanes in the 64 bits kept (1 unless a vector) */
+	unsigned vlanes;                /* lanes of the whole operand (vectors) */
+};
+
+/* What entry e of hotlist v is and how to print it: from the instruction
+ * at v's PC decoded from the image file (the operand the kind names, as
+ * preload/values.c picks it), the ELF sections its memory operand reads,
+ * the stack marks, and, for arguments, the callee (values_proto.c).
+ * Without the image file: data, typed by the kind alone. */
+void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e, struct value_info *out);
+
+/* Entry e of hotlist v as text, typed (value_info_of): "2.0", "3 (0x3)",
+ * "-1 (0xffffffff)", "{1.5, 0}" for vector lanes, "window+0x10" or
+ * "[stack] 0x7ffe..." for pointers, code addresses as symbol+offset. */
+const char *value_text(struct value_model *vm, const struct value_hot *v, uint32_t e, char *buf, size_t cap);
+/* A raw value of a type as text (the typed part of value_text). */
+const char *value_typed_fmt(struct value_model *vm, uint64_t value, const struct value_info *vi, char *buf,
+			    size_t cap);
+const char *value_type_name(const struct value_info *vi);   /* "double", "int32", "pointer", ... */
+
+/* A pointer of a profiled process placed in an image of the model, by
+ * the load biases the database's values reveal: 0 with *image and
+ * *vaddr, or -1. */
+int value_place_pointer(struct value_model *vm, uint64_t p, uint32_t *image, uint64_t *vaddr);
+/* Is p in a stack of a profiled thread, as the stack marks say? */
+int value_in_stack(struct value_model *vm, uint64_t p);
+
+/* The hotlist of (image, vaddr, kind), or NULL. */
+const struct value_hot *value_hot_find(const struct value_model *vm, uint32_t image, uint64_t vaddr,
+				       unsigned kind);
+
+/* A decoded instruction, as the classification sees it. */
+struct value_insn {
+	uint64_t vaddr;
+	unsigned len;
+	unsigned mnemonic;              /* ZydisMnemonic */
+	int is_call, is_jmp, is_ret;
+	int direct;                     /* call/jmp rel: target is set */
+	uint64_t target;
+	char text[96];                  /* Intel syntax */
+};
+/* Decode the instruction at (image, vaddr) from the file: 0, or -1. */
+int value_decode(struct value_model *vm, uint32_t image, uint64_t vaddr, struct value_insn *out);
+
+/* ---- values_code.c: operands that are arguments ---- */
 
 /* If v's operand (SRC1/SRC2 kinds) is a register that holds one of the
- * procedure's integer arguments wherever it is read (an argument register
- * that nothing in the procedure writes, and no call), that argument's
- * number, 1-6; else 0. */
-int value_argument(struct value_model *vm, const struct value_hot *v);
+ * procedure's arguments wherever it is read (an argument register that
+ * nothing in the procedure writes, and no call), that register as an ARG
+ * kind (MERGE_VK_ARG_FIRST + SysV index: rdi..r9, xmm0..xmm7); else 0.
+ * values_proto.c names it. */
+unsigned value_argument(struct value_model *vm, const struct value_hot *v);
+
+/* ---- values_proto.c: procedure prototypes ---- */
+
+#define VALUE_PARAMS_MAX 16
+struct value_param {
+	char name[48];                  /* "" when DWARF has none */
+	char type[64];                  /* C type as DWARF spells it, "" unknown */
+	int number;                     /* 1-based, in source order */
+	unsigned kind;                  /* the ARG kind it arrives in, 0: memory or unknown */
+	enum value_type vt;
+	unsigned bytes;
+};
+struct value_proto {
+	uint32_t image;
+	uint64_t entry;
+	int known;                      /* found in DWARF (or a known libc routine) */
+	char name[128];                 /* its DWARF name ("__pow") */
+	int nparams;
+	struct value_param p[VALUE_PARAMS_MAX];
+	/* per ARG kind, what the callee's code does first with the register
+	 * (its type where DWARF has none) */
+	enum value_type reg_vt[MERGE_VK_ARG_LAST - MERGE_VK_ARG_FIRST + 1];
+	unsigned reg_bytes[MERGE_VK_ARG_LAST - MERGE_VK_ARG_FIRST + 1];
+};
+
+/* The prototype of the procedure starting at (image, entry): from the
+ * DWARF of the image or its debug file (the subprogram whose low_pc is
+ * entry), its parameters mapped to registers by the SysV classes; else
+ * name (the symbol's, or `fallback`, e.g. "memcpy") for a few libc routines. Cached. */
+const struct value_proto *value_proto_of(struct value_model *vm, uint32_t image, uint64_t entry,
+					 const char *fallback);
+/* The parameter that arrives in ARG kind k, or NULL. */
+const struct value_param *value_proto_param(const struct value_proto *p, unsigned kind);
+void value_proto_free(struct value_model *vm);
+
+/* The register of an ARG kind: "rdi", ..., "xmm7"; its SysV ordinal
+ * within its class ("1st integer register": 1). */
+const char *value_arg_reg(unsigned kind);
 
 /* The latency kinds, whose distributions `vprof latency` reads. */
 static inline int value_kind_is_latency(unsigned k)
@@ -127,6 +307,21 @@ static inline int value_kind_is_latency(unsigned k)
 static inline int value_kind_by_site(unsigned k)
 {
 	return k >= MERGE_VK_RESULT_BY_SITE && k <= MERGE_VK_SRC2_BY_SITE;
+}
+static inline int value_kind_is_arg(unsigned k)
+{
+	return k >= MERGE_VK_ARG_FIRST && k <= MERGE_VK_ARG_LAST;
+}
+static inline int value_kind_is_xmm_arg(unsigned k)
+{
+	return k >= MERGE_VK_ARG_XMM0 && k <= MERGE_VK_ARG_LAST;
+}
+/* The plain kind a *_BY_SITE kind pairs with a call site. */
+static inline unsigned value_plain_kind(unsigned k)
+{
+	return k == MERGE_VK_RESULT_BY_SITE ? MERGE_VK_RESULT
+	       : k == MERGE_VK_SRC1_BY_SITE ? MERGE_VK_SRC1
+	       : k == MERGE_VK_SRC2_BY_SITE ? MERGE_VK_SRC2 : k;
 }
 
 #endif

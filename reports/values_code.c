@@ -1,54 +1,20 @@
 /*
- * The code behind a value: an image's instruction bytes, and whether an
- * operand a hotlist keeps is one of the procedure's arguments, so that
- * `vprof invariants` can say "argument 2 of pow()" where that is sure.
+ * values_code.c — whether an operand a hotlist keeps is one of the
+ * procedure's arguments, so that `vprof invariants` can name it as the
+ * source does ("e of power()", values_proto.c) where that is sure.
  */
 #include "reports/values.h"
-#include "reports/symbolize.h"
 
 #include <Zydis/Zydis.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-long value_read_code(const struct model_image *im, uint64_t vaddr, uint8_t *buf, size_t n)
-{
-	uint8_t bid[MERGE_BUILD_ID_MAX];
-	long got = -1;
-	if (im->build_id_len) {
-		int len = report_read_build_id(im->path, bid, sizeof(bid));
-		if (len != (int)im->build_id_len || memcmp(bid, im->build_id, (size_t)len))
-			return -1;
-	}
-	int fd = open(im->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	size_t nph = 0;
-	if (e && elf_getphdrnum(e, &nph) == 0) {
-		for (size_t i = 0; i < nph && got < 0; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
-			    vaddr < ph.p_vaddr || vaddr >= ph.p_vaddr + ph.p_filesz)
-				continue;
-			size_t left = ph.p_vaddr + ph.p_filesz - vaddr;
-			got = pread(fd, buf, n < left ? n : left, (off_t)(ph.p_offset + vaddr - ph.p_vaddr));
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return got;
-}
-
-/* The System V AMD64 integer argument registers, in order. */
+/* The System V AMD64 argument registers, in the order of the ARG kinds:
+ * the integer class, then the SSE class. */
 static const ZydisRegister kArgRegs[] = {
 	ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDX,
 	ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_R8, ZYDIS_REGISTER_R9,
+	ZYDIS_REGISTER_ZMM0, ZYDIS_REGISTER_ZMM1, ZYDIS_REGISTER_ZMM2, ZYDIS_REGISTER_ZMM3,
+	ZYDIS_REGISTER_ZMM4, ZYDIS_REGISTER_ZMM5, ZYDIS_REGISTER_ZMM6, ZYDIS_REGISTER_ZMM7,
 };
 
 /* The register of the nth (0-based) source operand as the handler counts
@@ -90,7 +56,7 @@ static int clobbers(const ZydisDecodedInstruction *in, const ZydisDecodedOperand
 	return 0;
 }
 
-int value_argument(struct value_model *vm, const struct value_hot *v)
+unsigned value_argument(struct value_model *vm, const struct value_hot *v)
 {
 	unsigned k = v->kind;
 	int nth = k == MERGE_VK_SRC1 || k == MERGE_VK_SRC1_BY_SITE ? 0
@@ -99,19 +65,19 @@ int value_argument(struct value_model *vm, const struct value_hot *v)
 	    v->vaddr >= v->w.start + v->w.size)
 		return 0;
 	uint8_t *code = malloc(v->w.size);
-	long got = code ? value_read_code(&vm->m.images[v->image], v->w.start, code, v->w.size) : -1;
+	long got = code ? value_read_code(vm, v->image, v->w.start, code, v->w.size) : -1;
 	ZydisDecoder dec;
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	ZydisRegister reg = ZYDIS_REGISTER_NONE;
 	uint64_t at = v->vaddr - v->w.start;
-	int arg = 0;
+	unsigned arg = 0;
 	if (got > (long)at && ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + at, (ZyanUSize)(got - (long)at), &in, ops)))
 		reg = nth_source(&in, ops, nth);
-	for (int i = 0; i < 6 && reg != ZYDIS_REGISTER_NONE; i++)
+	for (int i = 0; i < 14 && reg != ZYDIS_REGISTER_NONE; i++)
 		if (kArgRegs[i] == reg)
-			arg = i + 1;
+			arg = MERGE_VK_ARG_FIRST + i;
 	/* The register still holds the argument only if nothing in the
 	 * whole procedure writes it or calls out (no flow analysis: any
 	 * write anywhere, or bytes that do not decode, and we say nothing). */

@@ -115,9 +115,9 @@ one "targets" lines "targets --db dbw -n 0" \
 one "latency" lines "latency --db dbw -n 0" \
 	"procedure pc image source kind samples share vtot mean stall value value_share level bins" \
 	"R:stall R:samples R:share R:mean R:vtot L:source"
-one "invariants" lines "invariants --db dbv -n 0 --min-share 0 --min-time 0 --min-vtot 1" \
-	"procedure pc image source kind value value_text share time score samples vtot site argument? suggestion" \
-	"R:score R:time R:share L:kind L:value"
+one "invariants" lines "invariants --db dbv -n 0 --min-share 0 --min-time 0 --min-vtot 1 --all" \
+	"procedure pc image source kind what class why callee callee_impl argument argument_name argument_type register site value value_type value_text share share_low share_high of time weight time_basis samples vtot suggestion" \
+	"R:weight R:time R:share L:suggestion"
 one "report --by procedure" report "report --db dbv -n 0" \
 	"procedure image samples percent" "R:samples R:% R:cum% L:procedure"
 one "report --by procedure with stacks" report "report --db dbs -n 0" \

@@ -162,21 +162,25 @@ int main(void)
 	CHECK(json_ok(cmd, out), "list --json parses, has the row fields and the planted value at scale");
 
 	rc = run(out, sizeof(out), "%s invariants --db %s 2>&1", vprof, g_db);
-	char *row1 = strstr(out, "source / suggestion\n"), *nl = row1 ? strchr(row1 + 20, '\n') : NULL;
-	CHECK(rc == 0 && nl && memmem(row1 + 20, (size_t)(nl - row1 - 20), "src1@site", 9) &&
-	      (strstr(out, "argument 1 of scale() is 3 (0x3) in 90% of its time from ") ||
-	       (strstr(out, "operand SRC1 of scale() at ") && strstr(out, " is 3 (0x3) in 90% of its time from "))) &&
-	      strstr(out, "values_fix.c:24"),
-	      "invariants ranks scale's src1 = 3 from values_fix.c:24 first and suggests it (rc %d)", rc);
+	char *row1 = strstr(out, " suggestion\n"), *nl = row1 ? strchr(row1 + 12, '\n') : NULL;
+	CHECK(rc == 0 && nl && (strstr(row1, "x (argument 1 of scale) of `") || strstr(row1, "the first operand of `")) &&
+	      strstr(out, " is 3 (0x3) in 90% (") && strstr(out, "of its time from ") &&
+	      strstr(out, "values_fix.c:24") && strstr(nl + 1, "src1@site at scale"),
+	      "invariants ranks scale's src1 = 3 from values_fix.c:24 first, "
+	      "its share with an interval (rc %d):\n%s", rc, out);
 	CHECK(strstr(out, "skipped 1 hotlists or call sites with fewer than 20 value samples"),
 	      "invariants says it skipped the hotlist with 10 value samples");
 	snprintf(cmd, sizeof(cmd), "%s invariants --db %s --json", vprof, g_db);
-	CHECK(json_ok(cmd, "rows and rows[0]['kind']=='src1@site' and rows[0]['value']==3 and "
-		      "rows[0]['site'].endswith('values_fix.c:24') and abs(rows[0]['share']-0.9)<0.001 and "
-		      "any(r['kind']=='src2' for r in rows) and "
-		      "any(r['kind']=='src1@site' and r['value']==7 and r['site'].endswith('values_fix.c:25') for r in rows) and "
-		      "all(k in r for r in rows for k in ('procedure','pc','image','source','value','share','samples'))"),
-	      "invariants --json: the planted invariant first, with its call site");
+	CHECK(json_ok(cmd, "rows[0].get('summary') and rows[0]['skipped']==1 and "
+		      "set(rows[0]['hidden'])=={'constant','frame','position'} and "
+		      "rows[1]['kind']=='src1@site' and rows[1]['value']==3 and rows[1]['class']=='data' and "
+		      "rows[1]['argument'] in (1, None) and rows[1]['argument_name'] in ('x', None) and "
+		      "rows[1]['site'].endswith('values_fix.c:24') and abs(rows[1]['share']-0.9)<0.001 and "
+		      "rows[1]['share_low']<0.9<rows[1]['share_high'] and rows[1]['value_type'].startswith('int') and "
+		      "any(r.get('kind')=='src2' for r in rows) and "
+		      "any(r.get('kind')=='src1@site' and r['value']==7 and r['site'].endswith('values_fix.c:25') for r in rows[1:]) and "
+		      "all(k in r for r in rows[1:] for k in ('procedure','pc','image','source','value','share','samples','weight'))"),
+	      "invariants --json: a summary first, then the planted invariant, with its call site and type");
 
 	rc = run(out, sizeof(out), "%s latency --db %s 2>&1", vprof, g_db);
 	CHECK(rc == 0 && strstr(out, "40 (L1/L2) 70%") && strstr(out, "300 (DRAM) 30%") && strstr(out, "118.0"),
