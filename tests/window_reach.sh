@@ -8,7 +8,12 @@
 #    loop body (tests/fixtures/skid_div.c): the divisor ranks first in
 #    `vprof invariants`, 64, named at the divide's line;
 #  - a pointer chase over 64 MiB (tests/fixtures/chase.c): its load ranks
-#    first in `vprof latency`, with most of its samples in the DRAM bins.
+#    first in `vprof latency`, with most of its samples in the DRAM bins;
+#    its row reads "the load at chase.c:16 in chase() waits on DRAM (~N
+#    cycles) in P% of its samples: T% of the time", and T is chase()'s
+#    share of the run as `vprof report` counts it in the same run (the
+#    loop is the load, a subtract and a branch, and the PC samples land
+#    after the load), within 2 points.
 # Both failed before windows ran on to close their loop ("no invariant
 # candidates"; the chase's load not found).
 . "$(dirname "$0")/lib.sh"
@@ -39,15 +44,34 @@ check "skid_div: the top invariant is the divisor, 64, at the divide (skid_div.c
 "$VPROF" calibrate --db "$TMP/cdb" --max-size 128M --loads 3000 --sample-ms 1000 >/dev/null 2>&1
 st=$(runst "$TMP/c.out" "$TMP/c.err" "$VPROF" run --db "$TMP/cdb" --values -- "$TMP/chase" 67108864 15000000)
 "$VPROF" latency --db "$TMP/cdb" --json -n 0 >"$TMP/lat.json"
+"$VPROF" latency --db "$TMP/cdb" -n 3
+"$VPROF" report --db "$TMP/cdb" --json >"$TMP/crep.json"
 head -c 600 "$TMP/lat.json"; echo
-read -r proc dram vtot <<<"$($PY - "$TMP/lat.json" <<'PYEOF'
-import json, sys
+cline=$(grep -n 'p = (void \*\*)\*p' "$TOP/tests/fixtures/chase.c" | cut -d: -f1)
+res=$($PY - "$TMP/lat.json" "$TMP/crep.json" "$cline" <<'PYEOF'
+import json, re, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 r = rows[0] if rows else {"bins": []}
 dram = sum(b["share"] for b in r["bins"] if b.get("level") == "DRAM")
-print(r.get("procedure"), "%.3f" % dram, r.get("vtot", 0))
+rep = json.load(open(sys.argv[2]))
+ev = max(rep["events"], key=lambda e: e.get("total", 0))
+procs = [x for x in ev["rows"] if x.get("procedure") == "chase"]
+pshare = procs[0]["percent"] / 100 if procs else 0
+sent = r.get("sentence", "")
+m = re.fullmatch(r"the load at \S*chase\.c:(\d+) in chase\(\) waits on DRAM \(~(\d+) cycles\) "
+                 r"in (\d+)% of its samples: (\d+)% of the time", sent)
+words = bool(m) and m.group(1) == sys.argv[3] and int(m.group(4)) == round(100 * r.get("time", -1))
+print(r.get("procedure"), "%.3f" % dram, r.get("vtot", 0), "%.4f" % r.get("time", 0), "%.4f" % pshare,
+      "yes" if words else "no")
+print(sent)
 PYEOF
-)"
+)
+read -r proc dram vtot time pshare words <<<"$(head -1 <<<"$res")"
+sentence=$(sed -n 2p <<<"$res")
 check "chase: the top load of vprof latency is the chase's ($proc, $vtot samples), $dram of them in DRAM bins (>= 0.8)" \
 	[ "$proc" = chase ] && [ "${vtot:-0}" -ge 100 ] && $PY -c "import sys; sys.exit(not $dram >= 0.8)"
+check "chase: its row reads as a sentence naming chase.c:$cline, DRAM and its time ($sentence)" \
+	[ "$words" = yes ]
+check "chase: its time ($time) is chase()'s share of the run in vprof report ($pshare, >= 0.8), within 0.02" \
+	$PY -c "import sys; t, p = $time, $pshare; sys.exit(not (p >= 0.8 and abs(t - p) <= 0.02))"
 finish
