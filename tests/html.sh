@@ -7,7 +7,10 @@
 # its sample share (within 3 points), a click zooms it to the full width
 # and hides the others, the root zooms back, search highlights, the
 # procedure table sorts, the hottest procedure's listing has source lines
-# and its samples; a --values profile shows a hotlist; C++ names with < >
+# and its samples; a --values profile shows a hotlist; on the worked
+# example's profile (examples/specialize/shade.c) the invariants and
+# latency views hold the commands' rows, values typed (a double reads
+# 3.0, not its bits in hex); C++ names with < >
 # survive escaping; the page has no http(s) reference and loads nothing;
 # the binary works copied alone (nothing read at run time); bad input
 # (no database, empty epoch, unwritable -o) gives one message each.
@@ -84,6 +87,35 @@ rc=$?
 cat "$TMP/b.out"
 check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 -a -s "$TMP/b.out" ]
 nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
+
+# The views of a value profile, on the worked example (docs/worked-example.md):
+# power()'s exponent, an int, and pow's, a double, are invariants; the page's
+# views hold the same rows, in the same order, as `vprof invariants` and
+# `vprof latency` print for the same database, values typed.
+gcc -O2 -g -o "$TMP/shade" "$TOP/examples/specialize/shade.c" -lm || fail "cannot build shade.c"
+"$VPROF" run --db "$TMP/dbs" --values --freq 1000 -- "$TMP/shade" 60 >/dev/null 2>"$TMP/v.err"
+check "vprof run --values shade ($(head -c 200 "$TMP/v.err"))" [ $? -eq 0 ]
+"$VPROF" html --db "$TMP/dbs" -o "$TMP/s.html" 2>"$TMP/h.err"
+check "vprof html on shade's profile ($(head -c 200 "$TMP/h.err"))" [ $? -eq 0 ]
+"$VPROF" invariants --db "$TMP/dbs" --json -n 30 >"$TMP/inv.json"
+"$VPROF" latency --db "$TMP/dbs" --json -n 30 >"$TMP/lat.json"
+"$PY" - "$TMP/inv.json" "$TMP/lat.json" >"$TMP/sexpect.json" <<'PYEOF'
+import json, sys
+inv = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+inv = [r for r in inv if not r.get("summary")]
+lat = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+print(json.dumps({"inv": [[r["suggestion"], r["value_text"], r["value_type"]] for r in inv],
+                  "lat": [r["sentence"] for r in lat]}))
+PYEOF
+head -c 400 "$TMP/sexpect.json"; echo
+"$PY" "$TOP/tests/html_browser.py" views "$TMP/s.html" "$TMP/sexpect.json" >"$TMP/b.out" 2>"$TMP/b.err"
+rc=$?
+cat "$TMP/b.out"
+check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 -a -s "$TMP/b.out" ]
+nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
+"$VPROF" html --db "$TMP/db" --epoch 1 -o "$TMP/nov.html" 2>/dev/null
+check "a profile without values has no invariants or latency view" \
+	[ "$(grep -c 'id="invariants"\|id="latency"' "$TMP/nov.html")" = 0 ]
 
 # C++ names: < > in the page only as escapes.
 g++ -O1 -g -o "$TMP/cxx" "$TOP/tests/fixtures/cxx_names.cc" || fail "cannot build the C++ fixture"
