@@ -330,7 +330,8 @@ static void interval(double k, double n, double *lo, double *hi)
 const char *inv_share_text(const struct inv_row *row, char *buf, size_t cap)
 {
 	double s = 100 * row->share, lo = 100 * row->share_lo, hi = 100 * row->share_hi;
-	if (hi - lo < 2)
+	/* an estimate that rounds to 100% says how sure it is */
+	if (hi - lo < 2 && s < 99.5)
 		snprintf(buf, cap, "%.0f%%", s);
 	else
 		snprintf(buf, cap, "%.0f%% (%.0f-%.0f%%)", s, floor(lo), ceil(hi) > 100 ? 100 : ceil(hi));
@@ -514,7 +515,9 @@ static void arg_rows(struct ctx *c, const struct value_hot *v)
 		x->what = INV_ARGUMENT;
 		x->time_from_stacks = c->tm.stacks;
 		x->site = x->at;
-		x->site_known = v->w.file != NULL;
+		x->site_known = 1;
+		x->site_image = v->image;
+		x->site_vaddr = v->vaddr;
 		x->insn = value_own(vm, strdup(in.text));
 		if (placed) {
 			name_callee(c, x, ci, cva);
@@ -550,7 +553,9 @@ static void target_row(struct ctx *c, const struct value_hot *v)
 	x->what = INV_TARGET;
 	x->time_from_stacks = dec && in.is_call && c->tm.stacks;
 	x->site = x->at;
-	x->site_known = v->w.file != NULL;
+	x->site_known = 1;
+	x->site_image = v->image;
+	x->site_vaddr = v->vaddr;
 	x->insn = dec ? value_own(vm, strdup(in.text)) : NULL;
 	uint32_t ci;
 	uint64_t cva;
@@ -560,6 +565,27 @@ static void target_row(struct ctx *c, const struct value_hot *v)
 		x->callee_image = ci;
 	}
 	keep(c, x);
+}
+
+/* The call instruction that ends at a return address (as a hotlist of
+ * image holder stores it): decoded back from the return address, the
+ * call lengths x86-64 has. */
+static void call_before(struct value_model *vm, uint32_t holder, uint64_t ret, uint32_t *image, uint64_t *va)
+{
+	static const int kLen[] = { 5, 2, 3, 6, 7, 4, 8, 9 };
+	uint64_t ra;
+	*va = 0;
+	if (value_code_place(vm, holder, ret, image, &ra) < 0)
+		return;
+	for (size_t i = 0; i < sizeof(kLen) / sizeof(kLen[0]); i++) {
+		struct value_insn in;
+		if (ra > (uint64_t)kLen[i] && value_decode(vm, *image, ra - (uint64_t)kLen[i], &in) == 0 && in.is_call &&
+		    in.len == (unsigned)kLen[i]) {
+			*va = ra - (uint64_t)kLen[i];
+			return;
+		}
+	}
+	*va = ra - 1;   /* inside it, at least */
 }
 
 /* Operand rows of one hotlist: its top value, or per call site the top
@@ -600,8 +626,10 @@ static void operand_rows(struct ctx *c, const struct value_hot *v)
 		struct inv_row *x = new_row(c, v, (int)e, merge_hot_estimate(&v->h, (int)e), site_est,
 					    t * site_est / (double)v->h.vtot);
 		x->site_known = value_site(vm, v->image, v->h.e[e].aux, &x->site) == 0;
-		if (x->site_known)
+		if (x->site_known) {
 			x->site.proc = plain_name(vm, x->site.proc);
+			call_before(vm, v->image, v->h.e[e].aux, &x->site_image, &x->site_vaddr);
+		}
 		x->insn = text ? value_own(vm, strdup(text)) : NULL;
 		keep(c, x);
 	}
@@ -679,15 +707,21 @@ static int by_weight(const void *a, const void *b)
 
 /* ---- the sentence ---- */
 
-static const char *src(const struct value_where *w, char *buf, size_t cap)
+/* "file.c:88": a sentence names the file by its base name (JSON has
+ * the whole path); without a line, "proc+0x1a" of the address. */
+static const char *src(const struct value_where *w, uint64_t vaddr, char *buf, size_t cap)
 {
-	return value_source(w, buf, cap);
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s && s[1] ? s + 1 : path;
+	if (!w->file) {
+		if (vaddr >= w->start && vaddr - w->start < (1u << 24))
+			snprintf(buf, cap, "%s+%#llx", w->proc, (unsigned long long)(vaddr - w->start));
+		else
+			snprintf(buf, cap, "%s", w->proc);
+		return buf;
+	}
+	const char *s = strrchr(value_source(w, buf, cap), '/');
+	if (s)
+		memmove(buf, s + 1, strlen(s + 1) + 1);
+	return buf;
 }
 
 static const char *pct(double f, char *buf, size_t cap)
@@ -725,13 +759,33 @@ static const char *size_verb(const char *fam)
 	return "copies";
 }
 
+/* "shade (pow.c:30)", or "sub_4710+0x2bb" without a line. */
+static const char *in_proc(const struct value_where *w, uint64_t vaddr, char *buf, size_t cap)
+{
+	char sb[600];
+	if (!w->file)
+		return src(w, vaddr, buf, cap);
+	snprintf(buf, cap, "%s (%s)", w->proc, src(w, vaddr, sb, sizeof(sb)));
+	return buf;
+}
+
+/* "at copy.c:31 (in copy_records)", or "at sub_4710+0x2bb". */
+static const char *at_line(const struct value_where *w, uint64_t vaddr, char *buf, size_t cap)
+{
+	char sb[600];
+	if (!w->file)
+		snprintf(buf, cap, "at %s", src(w, vaddr, sb, sizeof(sb)));
+	else
+		snprintf(buf, cap, "at %s (in %s)", src(w, vaddr, sb, sizeof(sb)), w->proc);
+	return buf;
+}
+
 static void sentence(struct value_model *vm, struct inv_row *x)
 {
-	char out[1200], sh[64], tb[32], sb[600], sb2[600], rp[120], who[300];
+	char out[1400], sh[64], tb[32], sb[700], sb2[700], rp[120], who[300];
 	const char *val = x->value_text ? x->value_text : "?";
 	inv_share_text(x, sh, sizeof(sh));
 	pct(x->time, tb, sizeof(tb));
-	const char *caller = x->at.proc;
 	switch (x->what) {
 	case INV_ARGUMENT: {
 		const char *name = x->param ? x->param : reg_phrase(x->v->kind, rp, sizeof(rp));
@@ -739,9 +793,9 @@ static void sentence(struct value_model *vm, struct inv_row *x)
 			snprintf(who, sizeof(who), "%s (%s)", x->callee, x->callee_impl);
 		else
 			snprintf(who, sizeof(who), "%s", x->callee);
-		snprintf(out, sizeof(out), "%s(%s): %s = %s in %s of calls from %s (%s); %s and what it calls: %s of the time",
-			 x->callee, x->params ? x->params : "...", name, val, sh, caller,
-			 x->site_known ? src(&x->site, sb, sizeof(sb)) : "no line", who, tb);
+		snprintf(out, sizeof(out), "%s(%s): %s = %s in %s of calls from %s; %s and what it calls: %s of the time",
+			 x->callee, x->params ? x->params : "...", name, val, sh,
+			 in_proc(&x->site, x->site_vaddr, sb, sizeof(sb)), who, tb);
 		break;
 	}
 	case INV_SIZE: {
@@ -751,29 +805,29 @@ static void sentence(struct value_model *vm, struct inv_row *x)
 		char *paren = strstr(n, " (0x");
 		if (paren)
 			*paren = 0;   /* a size reads best in decimal alone */
-		snprintf(out, sizeof(out), "%s at %s (in %s) %s %s bytes in %s of calls: a fixed-size %s there can be inlined; these calls take %s of the time",
-			 x->callee, x->site_known ? src(&x->site, sb, sizeof(sb)) : "an unknown line", caller,
-			 size_verb(fam ? fam : "memcpy"), n, sh, fam ? fam : x->callee, tb);
+		snprintf(out, sizeof(out), "%s %s %s %s bytes in %s of calls: a fixed-size %s there can be inlined; these calls take %s of the time",
+			 x->callee, at_line(&x->site, x->site_vaddr, sb, sizeof(sb)), size_verb(fam ? fam : "memcpy"), n,
+			 sh, fam ? fam : x->callee, tb);
 		break;
 	}
 	case INV_TARGET: {
-		const char *kind = x->insn && !strncmp(x->insn, "call", 4) ? "call" : "jump";
-		snprintf(out, sizeof(out), "the indirect %s at %s (in %s) goes to %s in %s of %s: %s; %s of the time",
-			 kind, x->site_known ? src(&x->site, sb, sizeof(sb)) : "an unknown line", caller,
-			 x->callee ? x->callee : val, sh, !strcmp(kind, "call") ? "calls" : "its time",
-			 !strcmp(kind, "call") ? "promote it (test for that target and call it directly, or inline it)"
-					       : "test for that target before the jump",
+		int call = x->insn && !strncmp(x->insn, "call", 4);
+		snprintf(out, sizeof(out), "the indirect %s %s goes to %s in %s of %s: %s; %s of the time",
+			 call ? "call" : "jump", at_line(&x->site, x->site_vaddr, sb, sizeof(sb)),
+			 x->callee ? x->callee : val, sh, call ? "calls" : "its time",
+			 call ? "promote it (test for that target and call it directly, or inline it)"
+			      : "test for that target before the jump",
 			 tb);
 		break;
 	}
 	default: {
 		unsigned pk = value_plain_kind(x->v->kind);
 		unsigned ak = value_argument(vm, x->v);
+		const char *caller = x->at.proc;
 		char what[300];
-		const struct value_param *pa = NULL;
 		if (ak) {
 			const struct value_proto *p = value_proto_of(vm, x->v->image, x->v->w.start, NULL);
-			pa = value_proto_param(p, ak);
+			const struct value_param *pa = value_proto_param(p, ak);
 			if (pa && pa->name[0]) {
 				snprintf(what, sizeof(what), "%s (argument %d of %s)", pa->name, pa->number, caller);
 				x->argno = pa->number;
@@ -789,18 +843,24 @@ static void sentence(struct value_model *vm, struct inv_row *x)
 				 : pk == MERGE_VK_SRC2 ? "the second operand" : pk == MERGE_VK_ADDR ? "the address"
 				 : pk == MERGE_VK_STRIDE ? "the stride" : merge_hot_kind_name(pk));
 		}
-		char from[700] = "";
-		if (value_kind_by_site(x->v->kind))
-			snprintf(from, sizeof(from), " from %s", x->site_known ? src(&x->site, sb2, sizeof(sb2)) : "an unresolved call site");
-		snprintf(out, sizeof(out), "%s of `%s` in %s (%s) is %s in %s of its time%s; that line takes %s of the time",
-			 what, x->insn ? x->insn : "?", caller, src(&x->at, sb, sizeof(sb)), val, sh, from, tb);
+		char from[800] = "";
+		if (value_kind_by_site(x->v->kind)) {
+			if (!x->site_known)
+				snprintf(from, sizeof(from), " from an unresolved call site");
+			else if (x->site.file)
+				snprintf(from, sizeof(from), " from %s", in_proc(&x->site, x->site_vaddr, sb2, sizeof(sb2)));
+			else
+				snprintf(from, sizeof(from), " from the call at %s", src(&x->site, x->site_vaddr, sb2, sizeof(sb2)));
+		}
+		snprintf(out, sizeof(out), "%s of `%s` in %s is %s in %s of its time%s; that %s takes %s of the time",
+			 what, x->insn ? x->insn : "?", in_proc(&x->at, x->v->vaddr, sb, sizeof(sb)), val, sh, from,
+			 x->at.file ? "line" : "instruction", tb);
 		if (pk == MERGE_VK_ADDR)
 			strncat(out, ": the same location each time, keep it in a register", sizeof(out) - strlen(out) - 1);
 		else if (pk == MERGE_VK_STRIDE)
 			strncat(out, ": a constant stride, prefetchable", sizeof(out) - strlen(out) - 1);
 	}
 	}
-	(void)base_name;
 	x->sentence = value_own(vm, strdup(out));
 }
 

@@ -64,7 +64,7 @@ struct inv_row {
 	int time_from_stacks;           /* time from recorded stacks, not estimated */
 	struct value_where at;          /* the instruction (for arguments and targets: the call) */
 	const char *insn;               /* its text (Intel syntax), NULL without the image */
-	int site_known;
+	int site_known;                 /* the call site was resolved */
 	struct value_where site;        /* the call site: of the @site kinds, or the call itself */
 	/* Arguments and targets */
 	const char *callee;             /* as the program names it ("pow", "memcpy"), NULL */
@@ -77,6 +77,8 @@ struct inv_row {
 	const char *param_type;         /* its C type, NULL */
 	const char *reg;                /* the register it arrives in ("xmm1"), NULL */
 	const char *sentence;           /* the suggestion, one line */
+	uint32_t site_image;            /* the call instruction of the site, where */
+	uint64_t site_vaddr;            /* site_known (0: not found) */
 };
 
 struct inv_opts {

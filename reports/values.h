@@ -148,7 +148,7 @@ struct value_elf {
 	int state;                      /* 0 not read, 1 usable, -1 not */
 	int fd;
 	int type;                       /* ET_EXEC, ET_DYN */
-	int interp;                     /* has PT_INTERP: an executable */
+	int interp;                     /* an executable (PT_INTERP, not a .so) */
 	struct value_seg seg[VALUE_ELF_SEGS];
 	int nseg;
 	uint64_t lo, hi;                /* extent of the loadable segments */

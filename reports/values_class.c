@@ -125,9 +125,18 @@ int value_decode(struct value_model *vm, uint32_t image, uint64_t vaddr, struct 
 	out->direct = out->target != 0;
 	ZydisFormatter f;
 	long got = value_read_code(vm, image, vaddr, b, z.in.length);
-	if (got == z.in.length && ZYAN_SUCCESS(ZydisFormatterInit(&f, ZYDIS_FORMATTER_STYLE_INTEL)))
+	uint64_t s, n;
+	const char *name = out->direct && vm->m.images[image].sym
+				   ? report_sym_lookup(vm->m.images[image].sym, out->target, &s, &n) : NULL;
+	if (name && s == out->target) {
+		/* a direct call or jump to a symbol: "call pow@plt" */
+		char *d = report_sym_demangle(name);
+		snprintf(out->text, sizeof(out->text), "%s %s", ZydisMnemonicGetString(z.in.mnemonic), d ? d : name);
+		free(d);
+	} else if (got == z.in.length && ZYAN_SUCCESS(ZydisFormatterInit(&f, ZYDIS_FORMATTER_STYLE_INTEL))) {
 		ZydisFormatterFormatInstruction(&f, &z.in, z.ops, z.in.operand_count_visible, out->text,
 						sizeof(out->text), vaddr, NULL);
+	}
 	return 0;
 }
 
@@ -421,17 +430,30 @@ int value_in_stack(struct value_model *vm, uint64_t p)
 }
 
 /* The brk heap: above an executable's end (the kernel starts it within
- * 1 GiB of it), below 64 GiB past that. */
+ * 1 GiB of it), below 64 GiB past that. Without the executable's bias,
+ * Linux's x86-64 layout: a PIE executable is loaded at 0x555555554000
+ * plus up to 1 TiB, its heap above it. */
 static int in_heap(struct value_model *vm, uint64_t p)
 {
+	int exe_known = 0;
 	value_layout(vm);
 	for (int i = 0; i < vm->nbiases; i++) {
 		const struct value_elf *e = value_elf(vm, vm->biases[i].image);
 		uint64_t end = vm->biases[i].bias + (e ? e->hi : 0);
-		if (e && e->interp && p >= end && p < end + (64ull << 30))
+		if (!e || !e->interp)
+			continue;
+		exe_known = 1;
+		if (p >= end && p < end + (64ull << 30))
 			return 1;
 	}
-	return 0;
+	return !exe_known && p >= 0x555555554000ull && p < 0x565555554000ull + (64ull << 30);
+}
+
+/* Anonymous mappings (mmap'd heaps, arenas, thread stacks not sampled):
+ * Linux's x86-64 mmap area, below the stack, above 0x7e0000000000. */
+static int in_mmap(uint64_t p)
+{
+	return p >= 0x7e0000000000ull && p < 0x800000000000ull;
 }
 
 /* ---- what a value is ---- */
@@ -455,7 +477,31 @@ static int looks_like_pointer(struct value_model *vm, uint64_t p)
 	uint64_t va;
 	if (p < 0x10000 || p >= 0x800000000000ull)
 		return 0;
-	return value_place_pointer(vm, p, &ii, &va) == 0 || value_in_stack(vm, p) || in_heap(vm, p);
+	return value_place_pointer(vm, p, &ii, &va) == 0 || value_in_stack(vm, p) || in_heap(vm, p) || in_mmap(p);
+}
+
+/* A pointer to data says which object, not what it holds: where it was
+ * loaded (an image's data) or allocated (the heap, a mapping). Its class
+ * is position then (a code address is not: which function is called is
+ * data). */
+static void pointer_class(struct value_model *vm, uint64_t p, struct value_info *vi)
+{
+	uint32_t ii;
+	uint64_t va;
+	if (vi->cls != VALUE_DATA || vi->type != VALUE_T_POINTER || !p)
+		return;
+	if (value_place_pointer(vm, p, &ii, &va) == 0) {
+		if (!code_pointer(vm, p, &ii, &va)) {
+			vi->cls = VALUE_POSITION;
+			vi->why = "the address of data in an image (which object, not what it holds)";
+		}
+	} else if (value_in_stack(vm, p)) {
+		vi->cls = VALUE_FRAME;
+		vi->why = "an address in the thread's stack";
+	} else if (in_heap(vm, p) || in_mmap(p)) {
+		vi->cls = VALUE_POSITION;
+		vi->why = "the address of an object in the heap or a mapping (which object, not what it holds)";
+	}
 }
 
 /* The instruction that gave a register its value at `at`: decoding the
@@ -634,6 +680,7 @@ static void arg_info(struct value_model *vm, const struct value_hot *v, uint32_t
 		   (vi->type == VALUE_T_INT || vi->type == VALUE_T_UINT) && looks_like_pointer(vm, val)) {
 		vi->type = code_pointer(vm, val, &ci, &cva) ? VALUE_T_CODE : VALUE_T_POINTER;
 	}
+	pointer_class(vm, val, vi);
 }
 
 void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e, struct value_info *vi)
@@ -698,6 +745,7 @@ void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e
 			vi->cls = VALUE_FRAME;
 			vi->why = "a stack slot's address";
 		}
+		pointer_class(vm, val, vi);
 		return;
 	}
 
@@ -797,11 +845,13 @@ void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e
 		}
 		if (vi->bytes == 8 && (vi->type == VALUE_T_INT || vi->type == VALUE_T_UINT || vi->type == VALUE_T_UNKNOWN))
 			vi->type = code_pointer(vm, val, &ii, &va) ? VALUE_T_CODE : VALUE_T_POINTER;
+		pointer_class(vm, val, vi);
 		return;
 	}
 	if (vi->bytes == 8 && (vi->type == VALUE_T_INT || vi->type == VALUE_T_UINT || vi->type == VALUE_T_UNKNOWN) &&
 	    looks_like_pointer(vm, val))
 		vi->type = VALUE_T_POINTER;
+	pointer_class(vm, val, vi);
 }
 
 /* ---- text ---- */
@@ -865,8 +915,9 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
-/* A pointer: "name+0x10" (a data or code symbol of an image), "gzip
- * .bss+0x40", "[stack] 0x7ffe...", "[heap] 0x55...", else hex. */
+/* A pointer: "&name+0x10" (a data symbol of an image), a code symbol,
+ * "gzip .bss+0x40", "[stack] 0x7ffe...", "[heap] 0x55...", "[mmap]
+ * 0x7f..." (in_heap, in_mmap), else hex. */
 static const char *pointer_text(struct value_model *vm, uint64_t p, char *buf, size_t cap)
 {
 	uint32_t ii;
@@ -890,8 +941,8 @@ static const char *pointer_text(struct value_model *vm, uint64_t p, char *buf, s
 				 (unsigned long long)(s ? va - s->addr : va));
 		return buf;
 	}
-	snprintf(buf, cap, "%s%#llx", value_in_stack(vm, p) ? "[stack] " : in_heap(vm, p) ? "[heap] " : "",
-		 (unsigned long long)p);
+	snprintf(buf, cap, "%s%#llx", value_in_stack(vm, p) ? "[stack] " : in_heap(vm, p) ? "[heap] "
+				       : in_mmap(p) ? "[mmap] " : "", (unsigned long long)p);
 	return buf;
 }
 

@@ -106,7 +106,8 @@ static void read_elf(struct value_model *vm, uint32_t image, struct value_elf *e
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph))
 			continue;
-		if (ph.p_type == PT_INTERP)
+		/* An executable (libc.so.6 has a PT_INTERP too: a library by its name) */
+		if (ph.p_type == PT_INTERP && (eh.e_type == ET_EXEC || !strstr(strrchr(im->path, '/'), ".so")))
 			e->interp = 1;
 		if (ph.p_type == PT_GNU_RELRO) {
 			e->relro_lo = ph.p_vaddr;

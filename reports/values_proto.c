@@ -323,8 +323,9 @@ static void from_dwarf(struct value_model *vm, struct value_proto *p)
 {
 	struct report_image *sym = vm->m.images[p->image].sym;
 	Dwarf_Die cu, sp, holder, c, t;
-	if (!sym || report_sym_cu(sym, p->entry, &cu) != 0 || find_subprogram(&cu, p->entry, &sp, 0) != 0)
-		return;
+	if (!sym || report_sym_cu(sym, p->entry, &cu) != 0 || dwarf_srclang(&cu) == DW_LANG_Mips_Assembler ||
+	    find_subprogram(&cu, p->entry, &sp, 0) != 0)
+		return;   /* (an assembler's subprograms have no parameters) */
 	const char *n = dwarf_diename(&sp);
 	if (!n) {
 		Dwarf_Attribute a;
