@@ -168,6 +168,20 @@ static const char *pct(double f, char *buf, size_t cap)
 	return buf;
 }
 
+/* Where a load is, as a person names it: "chase.c:16" (the file's base
+ * name), or "chase+0x10" without a line. */
+static const char *place(const struct value_hot *v, char *buf, size_t cap)
+{
+	if (!v->w.file) {
+		snprintf(buf, cap, "%s+%#llx", v->w.proc, (unsigned long long)(v->vaddr - v->w.start));
+		return buf;
+	}
+	const char *s = strrchr(value_source(&v->w, buf, cap), '/');
+	if (s)
+		memmove(buf, s + 1, strlen(s + 1) + 1);
+	return buf;
+}
+
 /* "the load at chase.c:16 in chase() waits on DRAM (~451 cycles) in 99%
  * of its samples: 98% of the time". */
 static void sentence(struct value_model *vm, struct lat_row *l)
@@ -188,7 +202,7 @@ static void sentence(struct value_model *vm, struct lat_row *l)
 		snprintf(what, sizeof(what), "has no latency samples");
 	}
 	snprintf(out, sizeof(out), "the load at %s in %s%s %s: %s of the time",
-		 value_source(&v->w, sb, sizeof(sb)), v->w.proc, paren, what, tb);
+		 place(v, sb, sizeof(sb)), v->w.proc, paren, what, tb);
 	l->sentence = value_own(vm, strdup(out));
 }
 
