@@ -15,8 +15,8 @@ static const char kHelp[] =
 	"  Loads that wait on memory, ranked by estimated stall. Each row says where\n"
 	"  the load is, the memory level it waits on and in what part of its\n"
 	"  latency samples, and its part of the time:\n"
-	"    the load at chase.c:16 in chase() waits on DRAM (~1019 cycles) in\n"
-	"    99.6% of its samples: 97% of the time\n"
+	"    the load at chase.c:16 in chase() waits on DRAM (~640 cycles) in\n"
+	"    99.7% of its samples: 98% of the time\n"
 	"  then the mean latency and the commonest bins. Latencies are TSC ticks of\n"
 	"  rdtscp; load; rdtscp as value samples time the load; levels (cache,\n"
 	"  DRAM...) are named after `vprof calibrate`.\n"
@@ -27,6 +27,10 @@ static const char kHelp[] =
 	"  stall  time x the part of the load's latency cycles beyond the first\n"
 	"         calibrated level (the nearest cache): the time spent waiting\n"
 	"         on slower memory; without a calibration, the time itself\n"
+	"  level  the one whose bins hold most of the load's latency cycles, with\n"
+	"         the median of those bins. Latencies over 8x the slowest level's\n"
+	"         are loads interrupted while timed: counted in the shares, their\n"
+	"         cycles weighed in neither stall nor level\n"
 	"  -n ROWS       rows to show (default 20; 0: all)\n"
 	"  --json        one JSON object per load: procedure, pc, image, source,\n"
 	"                kind, sentence, stall, time, time_samples, time_span,\n"
@@ -116,7 +120,7 @@ static void add_load(struct table *t, struct value_model *vm, const struct lat_r
 	table_str(t, l->level);
 	if (l->level) {
 		table_dbl(t, l->level_share);
-		table_dbl(t, l->level_mean);
+		table_dbl(t, l->level_cycles);
 	} else {
 		table_none(t);
 		table_none(t);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #define LAT_SPAN 16            /* instructions after a load looked at */
+#define LAT_INTERRUPTED 8      /* x the slowest level: not a memory latency */
 
 const char lat_estimator[] =
 	"time: PC samples at the load and at the instructions after it, up to the "
@@ -132,13 +133,44 @@ static uint64_t line_samples(const struct value_model *vm, const struct value_ho
 	return sum > own ? sum : own;
 }
 
+/* The median of the level's bins (estimates as weights): its typical
+ * latency for this load, which a few preempted loads do not move. */
+static double level_median(const struct lat_row *l, const char *level, double est)
+{
+	uint64_t c[MERGE_HOT_N];
+	double w[MERGE_HOT_N], acc = 0;
+	int n = 0;
+	for (int b = 0; b < l->nbins; b++)
+		if (l->bins[b].level == level) {
+			int k = n++;
+			while (k && c[k - 1] > l->bins[b].cycles) {   /* insertion, by cycles */
+				c[k] = c[k - 1];
+				w[k] = w[k - 1];
+				k--;
+			}
+			c[k] = l->bins[b].cycles;
+			w[k] = l->bins[b].est;
+		}
+	for (int k = 0; k < n; k++)
+		if ((acc += w[k]) >= est / 2)
+			return (double)c[k];
+	return n ? (double)c[n - 1] : 0;
+}
+
 /* Where the load waits most, weighed by cycles, and the part of its
- * cycles beyond the first level. */
+ * cycles beyond the first level. Latencies over LAT_INTERRUPTED times
+ * the slowest level's are a load whose thread was interrupted or
+ * preempted while it was timed (20000 ticks, in a DRAM chase on a loaded
+ * machine): they are counted in the shares but not weighed by their
+ * cycles. */
 static void levels(struct value_model *vm, struct lat_row *l)
 {
 	double cyc_all = 0, cyc_beyond = 0, best = -1;
+	uint64_t cap = vm->nlevels ? LAT_INTERRUPTED * vm->levels[vm->nlevels - 1].typical : UINT64_MAX;
 	for (int b = 0; b < l->nbins; b++) {
 		double c = l->bins[b].est * (double)l->bins[b].cycles;
+		if (l->bins[b].cycles > cap)
+			continue;
 		cyc_all += c;
 		if (vm->nlevels >= 2 && l->bins[b].cycles > vm->levels[0].upto)
 			cyc_beyond += c;
@@ -147,15 +179,16 @@ static void levels(struct value_model *vm, struct lat_row *l)
 	for (int i = 0; i < vm->nlevels; i++) {
 		double est = 0, cyc = 0;
 		for (int b = 0; b < l->nbins; b++)
-			if (l->bins[b].level && !strcmp(l->bins[b].level, vm->levels[i].name)) {
+			if (l->bins[b].level == vm->levels[i].name) {
 				est += l->bins[b].est;
-				cyc += l->bins[b].est * (double)l->bins[b].cycles;
+				if (l->bins[b].cycles <= cap)
+					cyc += l->bins[b].est * (double)l->bins[b].cycles;
 			}
 		if (est > 0 && cyc > best) {
 			best = cyc;
 			l->level = vm->levels[i].name;
 			l->level_share = l->est > 0 ? est / l->est : 0;
-			l->level_mean = cyc / est;
+			l->level_cycles = level_median(l, l->level, est);
 		}
 	}
 }
@@ -193,7 +226,7 @@ static void sentence(struct value_model *vm, struct lat_row *l)
 	if (l->level) {
 		int first = !strcmp(l->level, vm->levels[0].name);
 		snprintf(what, sizeof(what), "%s %s (~%.0f cycles) in %s of its samples",
-			 first ? "is served by" : "waits on", l->level, l->level_mean,
+			 first ? "is served by" : "waits on", l->level, l->level_cycles,
 			 pct(l->level_share, sh, sizeof(sh)));
 	} else if (l->nbins) {
 		snprintf(what, sizeof(what), "takes ~%.0f cycles on average (%llu in %s of its samples)", l->mean,

@@ -21,7 +21,9 @@
  * `vprof calibrate` measured it) is the part of its latency cycles in
  * slower bins: sum(est x cycles) over bins above that level's bound,
  * over sum(est x cycles). stall = time x that part. Without a
- * calibration the part is 1 and the levels are not named.
+ * calibration the part is 1 and the levels are not named. Latencies over
+ * 8 times the slowest level's typical are loads interrupted while they
+ * were timed: in the shares, but not weighed by their cycles.
  *
  * Rows live until lat_result_free(); strings in them until
  * value_model_free(). Single-threaded, nothing async-signal-safe.
@@ -51,7 +53,7 @@ struct lat_row {
 	double stall;                   /* time x beyond */
 	const char *level;              /* where it waits most (of cycles), NULL uncalibrated */
 	double level_share;             /* of its latency samples in that level's bins */
-	double level_mean;              /* their mean cycles */
+	double level_cycles;            /* the median of those bins, cycles */
 	const char *sentence;           /* one line, English */
 };
 

@@ -59,8 +59,8 @@ procs = [x for x in ev["rows"] if x.get("procedure") == "chase"]
 pshare = procs[0]["percent"] / 100 if procs else 0
 sent = r.get("sentence", "")
 m = re.fullmatch(r"the load at \S*chase\.c:(\d+) in chase\(\) waits on DRAM \(~(\d+) cycles\) "
-                 r"in (\d+)% of its samples: (\d+)% of the time", sent)
-words = bool(m) and m.group(1) == sys.argv[3] and int(m.group(4)) == round(100 * r.get("time", -1))
+                 r"in ([\d.]+)% of its samples: ([\d.]+)% of the time", sent)
+words = bool(m) and m.group(1) == sys.argv[3] and abs(float(m.group(4)) - 100 * r.get("time", -1)) <= 0.5
 print(r.get("procedure"), "%.3f" % dram, r.get("vtot", 0), "%.4f" % r.get("time", 0), "%.4f" % pshare,
       "yes" if words else "no")
 print(sent)
