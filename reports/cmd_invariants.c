@@ -145,6 +145,15 @@ static void cols(struct table *t, int all)
 	table_col(t, (struct table_col){ .type = TABLE_STR, .width = all ? 32 : 22, .flags = TABLE_EXTRA });
 }
 
+/* The call site: "file:line", or "proc+0xoff" without a line. */
+static const char *site_text(const struct inv_row *x, char *buf, size_t cap)
+{
+	if (x->site.file || !x->site_vaddr || x->site_vaddr < x->site.start)
+		return value_source(&x->site, buf, cap);
+	snprintf(buf, cap, "%s+%#llx", x->site.proc, (unsigned long long)(x->site_vaddr - x->site.start));
+	return buf;
+}
+
 static const char *time_basis(const struct inv_row *x)
 {
 	if (x->what == INV_OPERAND || (x->what == INV_TARGET && !(x->insn && !strncmp(x->insn, "call", 4))))
@@ -257,7 +266,7 @@ int cmd_invariants(int argc, char **argv)
 		table_str(&t, x->param);
 		table_str(&t, x->param_type);
 		table_str(&t, x->reg);
-		table_str(&t, x->site_known ? value_source(&x->site, sb, sizeof(sb)) : NULL);
+		table_str(&t, x->site_known ? site_text(x, sb, sizeof(sb)) : NULL);
 		table_uint(&t, x->value);
 		table_str(&t, x->value_type);
 		table_str(&t, x->value_text);

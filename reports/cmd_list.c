@@ -28,10 +28,13 @@ static const char kHelp[] =
 	"  its parameter list, or its mangled name): per instruction the source\n"
 	"  line, PC samples and their share of the event's samples, and each value\n"
 	"  hotlist there: vtot (value samples), thld (the hotlist's sampling\n"
-	"  probability p), nv (values kept) and the values with estimated shares.\n"
+	"  probability p), nv (values kept) and the values with estimated shares,\n"
+	"  typed as the instruction uses them (2.0 for a double, pointers placed as\n"
+	"  &symbol, [stack], [heap]); the arguments at a call with their callee.\n"
 	"  --json        one JSON object per instruction: procedure, pc, image,\n"
 	"                source, samples, share, instruction, value (top value),\n"
-	"                value_share, values: [{kind, vtot, thld, nv, top: [...]}]\n";
+	"                value_share, values: [{kind, vtot, thld, nv, top: [{value,\n"
+	"                text, type, class, aux, estimate, share[, site]}]}]\n";
 
 /* Does the procedure name match what the user typed? */
 static int name_matches(const char *want, const char *proc, const char *sys)
@@ -107,8 +110,14 @@ size_t list_disassemble(struct value_model *vm, const struct target *t, struct i
 			x->vaddr = t->start + (uint64_t)off;
 			if (ZYAN_SUCCESS(ZydisDisassembleIntel(ZYDIS_MACHINE_MODE_LONG_64, x->vaddr, code + off,
 								(ZyanUSize)(got - off), &in))) {
+				struct value_insn vi;
 				snprintf(x->text, sizeof(x->text), "%s", in.text);
 				x->len = in.info.length;
+				/* a direct call or jump names its target: "call pow@plt" */
+				if ((in.info.mnemonic == ZYDIS_MNEMONIC_CALL || in.info.mnemonic == ZYDIS_MNEMONIC_JMP) &&
+				    value_decode(vm, t->image, x->vaddr, &vi) == 0 && vi.direct && strchr(vi.text, ' ') &&
+				    strncmp(strchr(vi.text, ' ') + 1, "0x", 2))
+					snprintf(x->text, sizeof(x->text), "%s", vi.text);
 			} else {
 				snprintf(x->text, sizeof(x->text), "(bad) %02x", code[off]);
 				x->len = 1;
@@ -159,30 +168,35 @@ size_t list_hot_range(const struct value_model *vm, uint32_t image, uint64_t vad
 
 static void print_hot_text(struct value_model *vm, const struct value_hot *v)
 {
-	char vb[64], sb[600];
+	char vb[160], sb[600];
 	printf("%38s %-12s vtot %6llu  thld %.3f  nv %2u:", "", merge_hot_kind_name(v->kind),
 	       (unsigned long long)v->h.vtot, merge_hot_p(&v->h), v->h.n);
 	for (uint32_t e = 0; e < v->h.n && e < 6; e++) {
 		struct value_where w;
-		printf("%s %s %.1f%%", e ? "," : "", value_fmt(vm, v->kind, v->image, v->h.e[e].value, vb, sizeof(vb)),
+		printf("%s %s %.1f%%", e ? "," : "", value_text(vm, v, e, vb, sizeof(vb)),
 		       100 * value_share(&v->h, (int)e));
 		if (value_kind_by_site(v->kind))
 			printf(" from %s", value_site(vm, v->image, v->h.e[e].aux, &w) ? "?" : value_source(&w, sb, sizeof(sb)));
 		else if (v->kind == MERGE_VK_ADDR_LATENCY)
 			printf(" at %s", value_fmt(vm, MERGE_VK_LATENCY, v->image, v->h.e[e].aux, vb, sizeof(vb)));
+		else if (value_kind_is_arg(v->kind))
+			printf(" to %s", value_fmt(vm, MERGE_VK_TARGET, v->image, v->h.e[e].aux, vb, sizeof(vb)));
 	}
 	printf("%s\n", v->h.n > 6 ? ", ..." : "");
 }
 
 static void print_hot_json(struct value_model *vm, const struct value_hot *v)
 {
-	char vb[64], sb[600];
+	char vb[160], sb[600];
 	printf("{\"kind\":\"%s\",\"vtot\":%llu,\"thld\":%.6f,\"nv\":%u,\"top\":[", merge_hot_kind_name(v->kind),
 	       (unsigned long long)v->h.vtot, merge_hot_p(&v->h), v->h.n);
 	for (uint32_t e = 0; e < v->h.n; e++) {
 		struct value_where w;
+		struct value_info vi;
 		printf("%s{\"value\":%llu,\"text\":", e ? "," : "", (unsigned long long)v->h.e[e].value);
-		report_json_str(stdout, value_fmt(vm, v->kind, v->image, v->h.e[e].value, vb, sizeof(vb)));
+		report_json_str(stdout, value_text(vm, v, e, vb, sizeof(vb)));
+		value_info_of(vm, v, e, &vi);
+		printf(",\"type\":\"%s\",\"class\":\"%s\"", value_type_name(&vi), value_class_name(vi.cls));
 		printf(",\"aux\":%llu,\"estimate\":%.1f,\"share\":%.4f", (unsigned long long)v->h.e[e].aux,
 		       merge_hot_estimate(&v->h, (int)e), value_share(&v->h, (int)e));
 		if (value_kind_by_site(v->kind)) {
@@ -202,7 +216,7 @@ static void list(struct value_model *vm, const struct target *t, const struct in
 	const struct model_image *im = &vm->m.images[t->image];
 	const char *last_file = NULL;
 	int last_line = -1;
-	char sb[600], vb[64];
+	char sb[600], vb[160];
 	if (!json) {
 		printf("vprof list: %s in %s, epoch %s, event %s: %llu samples (%.2f%% of %llu)\n", t->proc,
 		       im->path, vm->m.epoch, vm->ev ? merge_event_name(vm->ev) : "none",
@@ -231,7 +245,7 @@ static void list(struct value_model *vm, const struct target *t, const struct in
 				const struct value_hot *v = &vm->hot[lo];
 				printf(",\"kind\":\"%s\",\"value\":%llu,\"value_text\":", merge_hot_kind_name(v->kind),
 				       (unsigned long long)v->h.e[0].value);
-				report_json_str(stdout, value_fmt(vm, v->kind, v->image, v->h.e[0].value, vb, sizeof(vb)));
+				report_json_str(stdout, value_text(vm, v, 0, vb, sizeof(vb)));
 				printf(",\"value_share\":%.4f", value_share(&v->h, 0));
 			} else {
 				printf(",\"value\":null,\"value_share\":null");

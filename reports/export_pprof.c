@@ -248,7 +248,7 @@ static void add_values(Profile *prof, struct strings *t, struct value_model *vm,
 		fp[nf + h] = f;
 		int64_t kname = str_idx(t, merge_hot_kind_name(v->kind));
 		for (uint32_t j = 0; j < v->h.n; j++, k++) {
-			char vb[96], sb[600];
+			char vb[160], sb[600];
 			struct value_where w;
 			Sample *s = &smp[k];
 			Label *lb = &labels[3 * k];
@@ -265,7 +265,7 @@ static void add_values(Profile *prof, struct strings *t, struct value_model *vm,
 			lb[0].key = kkind;
 			lb[0].str = kname;
 			lb[1].key = kval;
-			lb[1].str = str_idx(t, xstrdup(x, value_fmt(vm, v->kind, v->image, v->h.e[j].value, vb, sizeof(vb))));
+			lb[1].str = str_idx(t, xstrdup(x, value_text(vm, v, j, vb, sizeof(vb))));
 			s->n_label = 2;
 			s->label = &labp[3 * k];
 			if (value_kind_by_site(v->kind) && value_site(vm, v->image, v->h.e[j].aux, &w) == 0) {

@@ -448,6 +448,7 @@ static void name_callee(struct ctx *c, struct inv_row *x, uint32_t ci, uint64_t 
 	x->callee = prog ? prog : impl;
 	x->callee_impl = prog && strcmp(prog, impl) ? impl : NULL;
 	x->callee_image = ci;
+	x->callee_entry = cva;
 }
 
 /* A procedure's parameter names, "x, y" (NULL unless all are named). */
@@ -642,15 +643,50 @@ static uint64_t row_site(const struct inv_row *x)
 	return value_kind_by_site(x->v->kind) ? x->v->h.e[x->e].aux : 0;
 }
 
-/* A value that is 45% of an operand overall and 90% from one call site
- * is one finding, the call site's: a plain row goes when an @site row of
+/* An operand that is an argument the caller passed (e in power(x, e))
+ * is the argument row's finding, which names the call: the operand row
+ * goes. A value that is 45% of an operand overall and 90% from one call
+ * site is one finding, the call site's: a plain row goes when an @site row of
  * the same instruction and operand has the same value as often or more.
  * Then operand rows of one instruction with the same value from the same
  * site (a mov's source and result) are one finding: the heaviest stays,
  * naming the kinds. */
+/* Is operand row a, an argument register read inside the callee, the
+ * same finding as an argument row at its call (the same value, from
+ * that call site or from no site in particular, as often or less)? */
+static int explained_by_arg(struct value_model *vm, const struct inv_row *a, const struct inv_result *r)
+{
+	unsigned ak = value_argument(vm, a->v);
+	uint64_t site = row_site(a);
+	for (size_t j = 0; ak && j < r->n; j++) {
+		const struct inv_row *b = &r->rows[j];
+		uint32_t ii;
+		uint64_t ra;
+		if ((b->what != INV_ARGUMENT && b->what != INV_SIZE) || b->v->kind != ak ||
+		    b->callee_image != a->v->image || b->callee_entry != a->v->w.start || b->value != a->value ||
+		    b->share < a->share - 0.05)
+			continue;
+		if (!site)
+			return 1;
+		/* the @site row's return address ends b's call */
+		struct value_insn in;
+		if (value_code_place(vm, a->v->image, site, &ii, &ra) == 0 && ii == b->v->image &&
+		    value_decode(vm, ii, b->v->vaddr, &in) == 0 && b->v->vaddr + in.len == ra)
+			return 1;
+	}
+	return 0;
+}
+
 static void merge_rows(struct value_model *vm, struct inv_result *r)
 {
 	size_t m = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->rows[i].what == INV_OPERAND && explained_by_arg(vm, &r->rows[i], r))
+			continue;
+		r->rows[m++] = r->rows[i];
+	}
+	r->n = m;
+	m = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct inv_row *a = &r->rows[i];
 		int explained = 0;

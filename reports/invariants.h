@@ -79,6 +79,7 @@ struct inv_row {
 	const char *sentence;           /* the suggestion, one line */
 	uint32_t site_image;            /* the call instruction of the site, where */
 	uint64_t site_vaddr;            /* site_known (0: not found) */
+	uint64_t callee_entry;          /* arguments: the callee's entry in callee_image */
 };
 
 struct inv_opts {
