@@ -108,6 +108,9 @@ print(json.dumps({"inv": [[r["suggestion"], r["value_text"], r["value_type"]] fo
                   "lat": [r["sentence"] for r in lat]}))
 PYEOF
 head -c 400 "$TMP/sexpect.json"; echo
+first=$("$PY" -c 'import json, sys; r = json.load(open(sys.argv[1]))["inv"]; print(r[0][0] if r else "none")' "$TMP/sexpect.json")
+check "the worked example's answer ranks first: power's n = 3 from shade.c:67 ($first)" \
+	grep -Eq "^power\(x, n\): n = 3 \(0x3\) in [0-9.]+% .*from main \(shade\.c:$(grep -n 'power(spec, s->phong)' "$TOP/examples/specialize/shade.c" | cut -d: -f1)\)" <<<"$first"
 "$PY" "$TOP/tests/html_browser.py" views "$TMP/s.html" "$TMP/sexpect.json" >"$TMP/b.out" 2>"$TMP/b.err"
 rc=$?
 cat "$TMP/b.out"
