@@ -480,6 +480,22 @@ static void name_param(struct ctx *c, struct inv_row *x, const struct value_prot
 	x->param_type = pa->type[0] ? value_own(c->vm, strdup(pa->type)) : NULL;
 }
 
+/* Entries sharing entry e's aux (a callee, a call site): the sum of
+ * their estimates if e is the first of them (the top one: entries are
+ * sorted by count), else -1. */
+static double aux_group(const struct merge_hotlist *h, uint32_t e)
+{
+	double sum = 0;
+	for (uint32_t j = 0; j < h->n; j++) {
+		if (h->e[j].aux != h->e[e].aux)
+			continue;
+		if (j < e)
+			return -1;
+		sum += merge_hot_estimate(h, (int)j);
+	}
+	return sum;
+}
+
 /* Argument rows of one arg.* hotlist: per callee, its top value. */
 static void arg_rows(struct ctx *c, const struct value_hot *v)
 {
@@ -492,15 +508,8 @@ static void arg_rows(struct ctx *c, const struct value_hot *v)
 		return;
 	double t = call_time(vm, &c->tm, v->image, v->vaddr + in.len) / (double)(vm->total ? vm->total : 1);
 	for (uint32_t e = 0; e < v->h.n; e++) {
-		int seen = 0;
-		double mine = 0;
-		for (uint32_t j = 0; j < v->h.n; j++) {
-			if (v->h.e[j].aux != v->h.e[e].aux)
-				continue;
-			seen |= j < e;
-			mine += merge_hot_estimate(&v->h, (int)j);
-		}
-		if (seen)
+		double mine = aux_group(&v->h, e);
+		if (mine < 0)
 			continue;       /* not the callee's top entry */
 		/* The callee's calls from here: its part of the listed
 		 * estimates, of all value samples. */
@@ -607,15 +616,8 @@ static void operand_rows(struct ctx *c, const struct value_hot *v)
 		return;
 	}
 	for (uint32_t e = 0; e < v->h.n; e++) {
-		int seen = 0;
-		double site_est = 0;
-		for (uint32_t j = 0; j < v->h.n; j++) {
-			if (v->h.e[j].aux != v->h.e[e].aux)
-				continue;
-			seen |= j < e;
-			site_est += merge_hot_estimate(&v->h, (int)j);
-		}
-		if (seen)
+		double site_est = aux_group(&v->h, e);
+		if (site_est < 0)
 			continue;               /* not the site's top entry */
 		double from_site = site_samples(vm, v, v->h.e[e].aux);
 		if (from_site >= merge_hot_estimate(&v->h, (int)e))
@@ -841,9 +843,13 @@ static void sentence(struct value_model *vm, struct inv_row *x)
 		char *paren = strstr(n, " (0x");
 		if (paren)
 			*paren = 0;   /* a size reads best in decimal alone */
-		snprintf(out, sizeof(out), "%s %s %s %s bytes in %s of calls: a fixed-size %s there can be inlined; these calls take %s of the time",
+		if (x->callee_impl)
+			snprintf(who, sizeof(who), " (to %s)", x->callee_impl);
+		else
+			who[0] = 0;
+		snprintf(out, sizeof(out), "%s %s %s %s bytes in %s of calls: a fixed-size %s there can be inlined; these calls%s take %s of the time",
 			 x->callee, at_line(&x->site, x->site_vaddr, sb, sizeof(sb)), size_verb(fam ? fam : "memcpy"), n,
-			 sh, fam ? fam : x->callee, tb);
+			 sh, fam ? fam : x->callee, who, tb);
 		break;
 	}
 	case INV_TARGET: {

@@ -104,7 +104,7 @@ int inv_rank(struct value_model *vm, const struct inv_opts *op, struct inv_resul
 void inv_result_free(struct inv_result *r);
 
 /* "98%" or "100% (86-100%)": a share with its interval when that is
- * wider than 2 points. */
+ * wider than 2 points or the share rounds to 100%. */
 const char *inv_share_text(const struct inv_row *row, char *buf, size_t cap);
 
 #endif

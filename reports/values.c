@@ -210,8 +210,7 @@ const char *value_level_of(const struct value_model *vm, uint64_t ticks)
 static const char *code_fmt(const struct value_model *vm, uint32_t holder, uint64_t v, char *buf, size_t cap)
 {
 	uint32_t ii;
-	uint64_t va, start, size;
-	const char *name;
+	uint64_t va;
 	if (value_code_place(vm, holder, v, &ii, &va) < 0) {
 		if (v & MERGE_HOT_FOREIGN)
 			snprintf(buf, cap, "%#llx (in another image)", (unsigned long long)(v & ~MERGE_HOT_XREF));
@@ -219,10 +218,18 @@ static const char *code_fmt(const struct value_model *vm, uint32_t holder, uint6
 			snprintf(buf, cap, "%#llx", (unsigned long long)v);
 		return buf;
 	}
-	if (!vm->m.images[ii].sym || !(name = report_sym_lookup(vm->m.images[ii].sym, va, &start, &size))) {
+	if (!value_code_text(vm, ii, va, buf, cap))
 		snprintf(buf, cap, "%#llx in %s", (unsigned long long)va, vm->m.images[ii].path);
-		return buf;
-	}
+	return buf;
+}
+
+const char *value_code_text(const struct value_model *vm, uint32_t image, uint64_t va, char *buf, size_t cap)
+{
+	uint64_t start, size;
+	const char *name = vm->m.images[image].sym ? report_sym_lookup(vm->m.images[image].sym, va, &start, &size)
+						  : NULL;
+	if (!name)
+		return NULL;
 	char *d = report_sym_demangle(name);
 	if (va == start)
 		snprintf(buf, cap, "%s", d ? d : name);

@@ -109,6 +109,10 @@ int value_code_place(const struct value_model *vm, uint32_t holder, uint64_t cod
  * line is that of retaddr - 1. Returns 0 with *w filled, or -1. */
 int value_site(struct value_model *vm, uint32_t holder, uint64_t retaddr, struct value_where *w);
 
+/* A code address of an image as "symbol" or "symbol+0x1a" (demangled),
+ * or NULL when no symbol covers it. */
+const char *value_code_text(const struct value_model *vm, uint32_t image, uint64_t va, char *buf, size_t cap);
+
 /* "file:line", or "[no line]". */
 const char *value_source(const struct value_where *w, char *buf, size_t cap);
 
@@ -198,14 +202,15 @@ enum value_class {
 	VALUE_DATA = 0,
 	VALUE_CONSTANT,                 /* fixed when the program was compiled */
 	VALUE_FRAME,                    /* an address in the thread's stack */
-	VALUE_POSITION,                 /* where code or data was loaded */
+	VALUE_POSITION,                 /* where code or data was loaded or allocated */
 	VALUE_NCLASS,
 };
 const char *value_class_name(enum value_class c);   /* "data", "constant", ... */
 
 struct value_info {
 	enum value_class cls;
-	const char *why;                /* why it is not data, e.g. "loaded from .rodata"; "" */
+	const char *why;                /* why it is not data, e.g. "loaded from .rodata";
+					 * "" (valid until the next value_info_of) */
 	enum value_type type;
 	unsigned bytes;                 /* the value's width, or a lane's */
 	unsigned lanes;                 /* lanes in the 64 bits kept (1 unless a vector) */
@@ -220,8 +225,9 @@ struct value_info {
 void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e, struct value_info *out);
 
 /* Entry e of hotlist v as text, typed (value_info_of): "2.0", "3 (0x3)",
- * "-1 (0xffffffff)", "{1.5, 0}" for vector lanes, "window+0x10" or
- * "[stack] 0x7ffe..." for pointers, code addresses as symbol+offset. */
+ * "-1 (0xffffffff)", "{1.5, 0.0, ...}" for vector lanes, "&window+0x10",
+ * "[stack] 0x7ffe...", "[heap] 0x55..." for pointers, code addresses as
+ * symbol+offset. */
 const char *value_text(struct value_model *vm, const struct value_hot *v, uint32_t e, char *buf, size_t cap);
 /* A raw value of a type as text (the typed part of value_text). */
 const char *value_typed_fmt(struct value_model *vm, uint64_t value, const struct value_info *vi, char *buf,

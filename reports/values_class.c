@@ -14,9 +14,12 @@
  *             handler (MERGE_HOT_AUX_STACK), the stack pointer itself, an
  *             address computed from rsp (or rbp in a procedure that keeps
  *             a frame pointer), a pointer into the caller's stack;
- *   position  where code or data was loaded: a RIP-relative address (lea,
- *             or the address of a RIP-relative access), the instruction's
- *             own address, an image's base;
+ *   position  where code or data was loaded or allocated: a RIP-relative
+ *             address (lea, or the address of a RIP-relative access), the
+ *             instruction's own address, an image's base, a pointer to
+ *             data in an image, the heap or a mapping (it says which
+ *             object, not what the object holds; a code address stays
+ *             data: which function a call reaches is worth promoting);
  *   data      everything else: what the program computed or read from
  *             writable memory, which is what a person can specialize for.
  *
@@ -32,7 +35,11 @@
  * Pointers are placed with what the database itself reveals (value_layout):
  * an image's load bias in a process is the address of a RIP-relative
  * access minus its ELF address, and the stack marks give the threads'
- * stacks. Single-threaded, nothing async-signal-safe.
+ * stacks; the heap and anonymous mappings by Linux's x86-64 layout.
+ * A source register is traced to its definition in the procedure
+ * (reg_def): a constant hoisted into a register before a loop is a
+ * constant where the loop reads it. Single-threaded, nothing
+ * async-signal-safe.
  */
 #include "reports/values.h"
 #include "reports/symbolize.h"
@@ -893,22 +900,6 @@ static uint64_t lane(uint64_t v, unsigned bytes, unsigned i)
 	return bytes >= 8 ? v : (v >> (8 * bytes * i)) & ((1ull << (8 * bytes)) - 1);
 }
 
-static const char *code_text(struct value_model *vm, uint32_t image, uint64_t va, char *buf, size_t cap)
-{
-	uint64_t start, size;
-	const char *name = vm->m.images[image].sym ? report_sym_lookup(vm->m.images[image].sym, va, &start, &size)
-						  : NULL;
-	if (!name)
-		return NULL;
-	char *d = report_sym_demangle(name);
-	if (va == start)
-		snprintf(buf, cap, "%s", d ? d : name);
-	else
-		snprintf(buf, cap, "%s+%#llx", d ? d : name, (unsigned long long)(va - start));
-	free(d);
-	return buf;
-}
-
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -934,7 +925,7 @@ static const char *pointer_text(struct value_model *vm, uint64_t p, char *buf, s
 		if (ds)
 			snprintf(buf, cap, "&%s%s%.0llx", ds->name, va > ds->start ? "+0x" : "",
 				 (unsigned long long)(va - ds->start));
-		else if (s && (s->flags & SHF_EXECINSTR) && code_text(vm, ii, va, sb, sizeof(sb)))
+		else if (s && (s->flags & SHF_EXECINSTR) && value_code_text(vm, ii, va, sb, sizeof(sb)))
 			snprintf(buf, cap, "%s", sb);
 		else
 			snprintf(buf, cap, "%s %s+%#llx", base_name(vm->m.images[ii].path), s ? s->name : "?",
@@ -994,7 +985,7 @@ const char *value_typed_fmt(struct value_model *vm, uint64_t v, const struct val
 	case VALUE_T_CODE: {
 		uint32_t ii;
 		uint64_t va;
-		if (value_place_pointer(vm, v, &ii, &va) == 0 && code_text(vm, ii, va, buf, cap))
+		if (value_place_pointer(vm, v, &ii, &va) == 0 && value_code_text(vm, ii, va, buf, cap))
 			return buf;
 		snprintf(buf, cap, "%#llx", (unsigned long long)v);
 		return buf;

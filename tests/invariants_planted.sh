@@ -16,6 +16,8 @@
 # not data (constants, frames, positions; every fixture has a constant:
 # a constant-pool load, a zeroing idiom), and --all must bring back
 # exactly those; output and exit status must not change under --values.
+# Then inv_pow again with --stacks: the argument's time is counted from
+# the stacks and must match pow's inclusive share in `vprof report`.
 . "$(dirname "$0")/lib.sh"
 FIX=$TOP/tests/fixtures
 LIBM=/lib/x86_64-linux-gnu/libm.so.6
@@ -101,4 +103,28 @@ one inv_virt inv_virt.cc g++ 150000000 CALL_CIRCLES \
 	"r['what'] == 'target' and r['callee'] == 'Circle::area() const' and r['value_type'] == 'code address'
 	 and r['site'].endswith(':%d' % line)
 	 and r['suggestion'].startswith('the indirect call at inv_virt.cc:%d (in sum_circles(long, long*)) goes to Circle::area() const in ' % line)"
+# With recorded stacks, an argument's time is the callee's inclusive time
+# from the call, counted: the samples whose stack holds the call's return
+# address. inv_pow has one call site of pow, so that is pow's inclusive
+# share in `vprof report`.
+exe=$TMP/inv_pow
+st=$(runst "$TMP/ps.out" "$TMP/ps.err" "$VPROF" run --db "$TMP/ps.db" --values --stacks -- "$exe" 200000000)
+same=no
+cmp -s "$TMP/inv_pow.plain" "$TMP/ps.out" && same=yes
+check "inv_pow with --stacks: exit status ($st) and output ($same) unchanged" [ "$st" = 0 -a "$same" = yes ]
+"$VPROF" invariants --db "$TMP/ps.db" --json >"$TMP/ps.json"
+"$VPROF" report --db "$TMP/ps.db" --json >"$TMP/ps.rep"
+msg=$("$PY" - "$TMP/ps.json" "$TMP/ps.rep" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rep = json.load(open(sys.argv[2]))
+incl = [x.get("inclusive_percent") for e in rep["events"] for x in e["rows"] if x["procedure"].startswith("pow")]
+r = rows[1] if len(rows) > 1 else {}
+ok = rows[0].get("time_basis") == "stacks" and r.get("callee") == "pow" and r.get("time_basis") == "stacks" \
+     and incl and incl[0] is not None and abs(100 * r["time"] - incl[0]) < 2
+print("ok" if ok else "bad", "pow's time from the call %.1f%%, its inclusive share in vprof report %s%%, basis %s" % (
+    100 * r.get("time", 0), incl[0] if incl else "?", rows[0].get("time_basis")))
+EOF
+)
+check "inv_pow with --stacks: ${msg#* }" [ "${msg%% *}" = ok ]
 finish

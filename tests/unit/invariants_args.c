@@ -18,6 +18,7 @@
 #include "merge/spool.h"
 #include "reports/symbolize.h"
 #include "tests/unit/check.h"
+#include "tests/unit/shell.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,36 +36,12 @@ static char g_top[512], g_tmp[64], g_vprof[700];
 #define LIBM "/lib/x86_64-linux-gnu/libm.so.6"
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
-/* Run a shell command; its stdout (and stderr, merged) into out. Returns
- * the exit status. */
-static int run(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int run(char *out, size_t cap, const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	FILE *p = popen(cmd, "r");
-	size_t n = 0;
-	if (!p)
-		return -1;
-	while (n + 1 < cap) {
-		size_t k = fread(out + n, 1, cap - n - 1, p);
-		if (!k)
-			break;
-		n += k;
-	}
-	out[n] = 0;
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
 
 /* The address of a symbol (nm, demangled; dynamic symbols with dyn). */
 static uint64_t sym(const char *path, const char *name, int dyn)
 {
 	char out[256];
-	if (run(out, sizeof(out), "nm -C %s '%s' | awk -v n='%s' '{ s = $0; sub(/^[0-9a-f]+ [A-Za-z] /, \"\", s); "
+	if (shell_run(out, sizeof(out), "nm -C %s '%s' | awk -v n='%s' '{ s = $0; sub(/^[0-9a-f]+ [A-Za-z] /, \"\", s); "
 		"if (s == n) { print $1; exit } }'", dyn ? "-D" : "", path, name) || !out[0])
 		return 0;
 	return strtoull(out, NULL, 16);
@@ -77,7 +54,7 @@ static int insn_at(const char *path, const char *func, const char *needle, uint6
 		   uint64_t *target)
 {
 	char out[256];
-	if (run(out, sizeof(out),
+	if (shell_run(out, sizeof(out),
 		"objdump -d --no-show-raw-insn -C %s | awk -v f='<%s>:' -v n='%s' "
 		"'/^[0-9a-f]+ </ { inf = index($0, f) > 0; next } "
 		"inf && found { sub(/:.*/, \"\", $1); print $1, t; exit } "
@@ -104,7 +81,7 @@ static int insn(const char *path, const char *func, const char *needle, uint64_t
 static int marker_line(const char *src, const char *marker)
 {
 	char out[64];
-	if (run(out, sizeof(out), "grep -n '%s' %s | head -1 | cut -d: -f1", marker, src))
+	if (shell_run(out, sizeof(out), "grep -n '%s' %s | head -1 | cut -d: -f1", marker, src))
 		return -1;
 	return atoi(out);
 }
@@ -200,7 +177,7 @@ static int json_ok(const char *cmd, const char *check)
 {
 	static char buf[1 << 16];
 	setenv("INV_CHECK", check, 1);
-	int rc = run(buf, sizeof(buf),
+	int rc = shell_run(buf, sizeof(buf),
 		     "%s | /usr/bin/python3 -c 'import json,os,sys\n"
 		     "rows=[json.loads(l) for l in sys.stdin if l.strip()]\n"
 		     "ok=eval(os.environ[\"INV_CHECK\"])\n"
@@ -214,7 +191,7 @@ static int json_ok(const char *cmd, const char *check)
 /* The text of `vprof invariants ARGS` on a database. */
 static int inv_text(const char *dbdir, const char *args, char *out, size_t cap)
 {
-	return run(out, cap, "%s invariants --db %s %s 2>&1", g_vprof, dbdir, args);
+	return shell_run(out, cap, "%s invariants --db %s %s 2>&1", g_vprof, dbdir, args);
 }
 
 /* The first row's sentence: the line after the heading. */
@@ -228,7 +205,7 @@ static int build(const char *name, const char *cc, const char *ext, const char *
 {
 	char out[4096];
 	snprintf(exe, cap, "%s/%s", g_tmp, name);
-	int rc = run(out, sizeof(out), "%s -O2 -g -fomit-frame-pointer -o %s %s/tests/fixtures/%s.%s %s 2>&1", cc, exe,
+	int rc = shell_run(out, sizeof(out), "%s -O2 -g -fomit-frame-pointer -o %s %s/tests/fixtures/%s.%s %s 2>&1", cc, exe,
 		     g_top, name, ext, libs);
 	if (rc)
 		printf("FAIL %s does not build: %s\n", name, out);
@@ -354,7 +331,7 @@ static void test_memcpy(void)
 	int line = marker_line(src, "CALL_MEMCPY");
 	/* The implementation memcpy resolves to here, from libc's debug
 	 * file; else its IFUNC symbol. */
-	if (has_debug(LIBC) && run(dbgpath, sizeof(dbgpath), "f=$(readelf -n %s | awk '/Build ID/ { print $3 }'); "
+	if (has_debug(LIBC) && shell_run(dbgpath, sizeof(dbgpath), "f=$(readelf -n %s | awk '/Build ID/ { print $3 }'); "
 				   "printf /usr/lib/debug/.build-id/%%s/%%s.debug ${f%%${f#??}} ${f#??}", LIBC) == 0)
 		impl = sym(dbgpath, "__memmove_avx_unaligned_erms", 0);
 	int named_impl = impl != 0;

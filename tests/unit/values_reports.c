@@ -13,6 +13,7 @@
 #include "merge/spool.h"
 #include "reports/symbolize.h"
 #include "tests/unit/check.h"
+#include "tests/unit/shell.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,30 +24,6 @@
 static char g_top[512], g_tmp[64], g_fix[600], g_db[600];
 static uint64_t g_scale, g_site_a, g_site_b;
 
-/* Run a shell command; its stdout (and stderr, merged) into out. Returns
- * the exit status. */
-static int run(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int run(char *out, size_t cap, const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	FILE *p = popen(cmd, "r");
-	size_t n = 0;
-	if (!p)
-		return -1;
-	while (n + 1 < cap && (cap - n - 1) && !feof(p)) {
-		size_t k = fread(out + n, 1, cap - n - 1, p);
-		if (!k)
-			break;
-		n += k;
-	}
-	out[n] = 0;
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
 
 static void offer(struct merge_spool *sp, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux, int times)
 {
@@ -109,7 +86,7 @@ static int json_ok(const char *cmd, const char *check)
 {
 	char buf[4096];
 	setenv("VALUES_CHECK", check, 1);
-	int rc = run(buf, sizeof(buf),
+	int rc = shell_run(buf, sizeof(buf),
 		     "%s | /usr/bin/python3 -c 'import json,os,sys\n"
 		     "rows=[json.loads(l) for l in sys.stdin if l.strip()]\n"
 		     "ok=eval(os.environ[\"VALUES_CHECK\"])\n"
@@ -133,7 +110,7 @@ int main(void)
 		return 1;
 	snprintf(g_fix, sizeof(g_fix), "%s/values_fix", g_tmp);
 	snprintf(g_db, sizeof(g_db), "%s/db", g_tmp);
-	rc = run(out, sizeof(out), "cc -g -O1 -no-pie -fno-pie -Wl,--build-id -o %s %s/tests/fixtures/values_fix.c 2>&1 && %s",
+	rc = shell_run(out, sizeof(out), "cc -g -O1 -no-pie -fno-pie -Wl,--build-id -o %s %s/tests/fixtures/values_fix.c 2>&1 && %s",
 		 g_fix, g_top, g_fix);
 	if (rc != 0 || sscanf(out, "%lx %lx %lx", &g_scale, &g_site_a, &g_site_b) != 3) {
 		printf("FAIL fixture builds and runs: %s\n", out);
@@ -146,7 +123,7 @@ int main(void)
 		 "level LLC 84 160 8388608 16777216\\nlevel DRAM 308 18446744073709551615 33554432 268435456\\n' > %s/calibration", g_db);
 	CHECK(system(cmd) == 0, "calibration file planted");
 
-	rc = run(out, sizeof(out), "%s list scale --db %s 2>&1", vprof, g_db);
+	rc = shell_run(out, sizeof(out), "%s list scale --db %s 2>&1", vprof, g_db);
 	CHECK(rc == 0 && strstr(out, "src2") && strstr(out, "3 (0x3) 60.0%") && strstr(out, "values_fix.c:") &&
 	      strstr(out, "imul") , "list shows scale's disassembly, source lines and the planted src2 value 3 at 60%% (rc %d)", rc);
 	CHECK(strstr(out, "3 (0x3) 78.3% from ") && strstr(out, "values_fix.c:24"),
@@ -161,7 +138,7 @@ int main(void)
 		 g_scale);
 	CHECK(json_ok(cmd, out), "list --json parses, has the row fields and the planted value at scale");
 
-	rc = run(out, sizeof(out), "%s invariants --db %s 2>&1", vprof, g_db);
+	rc = shell_run(out, sizeof(out), "%s invariants --db %s 2>&1", vprof, g_db);
 	char *row1 = strstr(out, " suggestion\n"), *nl = row1 ? strchr(row1 + 12, '\n') : NULL;
 	CHECK(rc == 0 && nl && (strstr(row1, "x (argument 1 of scale) of `") || strstr(row1, "the first operand of `")) &&
 	      strstr(out, " is 3 (0x3) in 90% (") && strstr(out, "of its time from ") &&
@@ -182,7 +159,7 @@ int main(void)
 		      "all(k in r for r in rows[1:] for k in ('procedure','pc','image','source','value','share','samples','weight'))"),
 	      "invariants --json: a summary first, then the planted invariant, with its call site and type");
 
-	rc = run(out, sizeof(out), "%s latency --db %s 2>&1", vprof, g_db);
+	rc = shell_run(out, sizeof(out), "%s latency --db %s 2>&1", vprof, g_db);
 	CHECK(rc == 0 && strstr(out, "40 (L1/L2) 70%") && strstr(out, "300 (DRAM) 30%") && strstr(out, " 118 ") &&
 		      strstr(out, "values_fix.c:12 in scale() waits on DRAM (~300 cycles) in 30% of its samples: 80% of the time"),
 	      "latency shows scale's load as a sentence: DRAM in 30% of its samples, 80% of the time; mean 118 "
@@ -198,7 +175,7 @@ int main(void)
 	      "latency --json: time = the load's samples' share, stall = time x the cycles' part beyond L1/L2, "
 	      "level where it waits most, bins labelled");
 
-	rc = run(out, sizeof(out), "%s report --db %s 2>&1", vprof, g_db);
+	rc = shell_run(out, sizeof(out), "%s report --db %s 2>&1", vprof, g_db);
 	CHECK(rc == 0 && strstr(out, "value samples 540") && strstr(out, "interpretation runs 2") &&
 	      strstr(out, "limit 1") && strstr(out, "unsupported 1"),
 	      "report shows value samples and interpretation stops by reason");
@@ -207,14 +184,14 @@ int main(void)
 	      "report --json has the interpretation stats");
 
 	/* Bad input: one clear message, non-zero exit. */
-	rc = run(out, sizeof(out), "%s list no_such_fn --db %s 2>&1 >/dev/null", vprof, g_db);
+	rc = shell_run(out, sizeof(out), "%s list no_such_fn --db %s 2>&1 >/dev/null", vprof, g_db);
 	CHECK(rc == 1 && strstr(out, "no procedure 'no_such_fn'") && !strchr(out, '\n')[1],
 	      "list of an unknown function: one message, exit 1 (%d)", rc);
-	rc = run(out, sizeof(out), "%s list scale --db %s/none 2>&1 >/dev/null", vprof, g_tmp);
+	rc = shell_run(out, sizeof(out), "%s list scale --db %s/none 2>&1 >/dev/null", vprof, g_tmp);
 	CHECK(rc != 0 && strstr(out, "database") && !strchr(out, '\n')[1], "list without a database: one message, exit %d", rc);
-	rc = run(out, sizeof(out), "%s list scale --db %s --epoch 7 2>&1 >/dev/null", vprof, g_db);
+	rc = shell_run(out, sizeof(out), "%s list scale --db %s --epoch 7 2>&1 >/dev/null", vprof, g_db);
 	CHECK(rc != 0 && strstr(out, "epoch 7") && !strchr(out, '\n')[1], "list of an empty epoch: one message, exit %d", rc);
-	rc = run(out, sizeof(out), "%s invariants --db %s --min-share x 2>&1 >/dev/null", vprof, g_db);
+	rc = shell_run(out, sizeof(out), "%s invariants --db %s --min-share x 2>&1 >/dev/null", vprof, g_db);
 	CHECK(rc == 2 && !strchr(out, '\n')[1], "invariants --min-share x: usage message, exit 2");
 
 	snprintf(cmd, sizeof(cmd), "%s calibrate --db %s/cal --json", vprof, g_tmp);
@@ -222,7 +199,7 @@ int main(void)
 		      "rows[-1]['upto'] is None and all(rows[i]['typical']<rows[i+1]['typical'] for i in range(len(rows)-1))"),
 	      "calibrate finds at least 2 levels with increasing thresholds");
 	snprintf(cmd, sizeof(cmd), "grep -c '^level ' %s/cal/calibration", g_tmp);
-	rc = run(out, sizeof(out), "%s", cmd);
+	rc = shell_run(out, sizeof(out), "%s", cmd);
 	CHECK(rc == 0 && atoi(out) >= 2, "calibrate writes DB/calibration (%d levels)", atoi(out));
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", g_tmp);
