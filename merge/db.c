@@ -11,6 +11,7 @@
  *                            at the end) user CPU ns, system CPU ns (empty
  *                            when the spool recorded no split)
  *   DB/lock                  flock'd exclusively for the whole of a merge
+ *   DB/images/.build-id/     the images merges met, by build-id (images.h)
  *   DB/merge.stage/          a merge being written (rolled back if found)
  *   DB/merge.commit/         a committed merge being applied (finished if
  *                            found): new profiles, processes.tsv, MANIFEST
@@ -42,6 +43,7 @@
  * Not async-signal-safe; not thread-safe (one merge per process).
  */
 #include "merge/profile.h"
+#include "merge/images.h"
 #include "merge/jit.h"
 #include "merge/spool.h"
 #include "merge/stacks.h"
@@ -95,7 +97,24 @@ int merge_db_open(struct merge_db *db, const char *root, int create, char *why, 
 			goto fail;
 	} else if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		err = stat(root, &st) < 0 ? -errno : -ENOTDIR;
+		if (err == -ENOENT) {
+			snprintf(why, whylen, "no such directory (vprof run --db %s -- CMD makes "
+				 "a database there)", root);
+			return err;
+		}
 		goto fail;
+	} else {
+		/* Nothing is written into a directory that is not a database
+		 * (epochs/, or spool/ before the first merge): no lock file. */
+		struct stat sp;
+		char q[600];
+		snprintf(p, sizeof(p), "%s/epochs", root);
+		snprintf(q, sizeof(q), "%s/spool", root);
+		if ((stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) && (stat(q, &sp) < 0 || !S_ISDIR(sp.st_mode))) {
+			snprintf(why, whylen, "not a vprof database (it has no epochs/ or spool/ "
+				 "directory; vprof run --db %s -- CMD makes one)", root);
+			return -ENOENT;
+		}
 	}
 	snprintf(p, sizeof(p), "%s/lock", root);
 	db->lockfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -1016,6 +1035,8 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 	merge_step();
 	/* Committed: from here a kill is finished by the next merge. */
 	err = journal_apply(db, commit, errf);
+	if (err >= 0)
+		merge_images_keep(db->root, acc.p, acc.n, acc.stacks, errf);
 	goto out;
 rollback:
 	rm_flat_dir(stage);
@@ -1067,6 +1088,8 @@ int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const 
 	}
 	merge_step();
 	err = journal_apply(db, commit, errf);
+	if (err >= 0)
+		merge_images_keep(db->root, p, n, stacks, errf);
 	goto out;
 rollback:
 	rm_flat_dir(stage);

@@ -82,7 +82,10 @@ struct merge_db {
 };
 
 /* Open (and with create, make) a database at root. Directories are 0700:
- * value profiles can hold secrets. Returns 0 or negative errno. */
+ * value profiles can hold secrets. Without create, a directory that is not
+ * a database (neither epochs/ nor spool/) is refused with -ENOENT and
+ * nothing is written into it. Returns 0 or negative errno, with the
+ * reason in why. */
 int merge_db_open(struct merge_db *db, const char *root, int create, char *why, size_t whylen);
 void merge_db_close(struct merge_db *db);
 int merge_db_lock(struct merge_db *db);        /* exclusive, blocking */

@@ -38,8 +38,14 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 		 * saved at its call; past the sampled procedure, unknown. */
 		w->site = w->depth >= 0 && w->depth < WINDOW_SITES ? w->sites[w->depth] : 0;
 	}
+	/* Closing at the first return to the start (not after a minimum
+	 * run) keeps short loops unbiased: a window sampled in iteration i
+	 * records iteration i+1's instructions, wrapping into the loop's
+	 * next run after its last; a minimum length made every window of a
+	 * 3-trip loop wrap to the same iteration. A loop with a load goes
+	 * round until a load was timed (the first is not). */
 	if (st->rip == w->start_pc && w->depth == 0 && st->gpr[INTERP_RSP] == w->start_rsp &&
-	    w->n >= WINDOW_MIN_LOOP && w->n >= w->ops.keep) {
+	    w->n >= w->ops.keep && !w->ops.lat_wait) {
 		w->closed = 1;
 		return 1;
 	}

@@ -12,7 +12,8 @@
  * code now running was called from (followed through calls and returns
  * inside the window), and whether the run came back around to where it
  * started (a loop closed: the start PC, in the starting frame, once at
- * least max(K, WINDOW_MIN_LOOP) instructions ran), which ends the window.
+ * least K instructions ran and, if the window met a load, it has timed
+ * one: operands.c does not time the first), which ends the window.
  * Consumers see each instruction once it has committed, in order, then
  * the end:
  *
@@ -20,8 +21,9 @@
  *               instructions: the K that led back to the start when the
  *               loop closed (an interrupt lands after the instruction
  *               that cost the time, so those are where the sample's time
- *               went), else the window's first K; indirect branch
- *               targets, wherever they are in the window
+ *               went), none before a branch that decided the way back;
+ *               else the window's first K; indirect branch targets,
+ *               wherever they are in the window
  *   args.c      the argument registers of each call the window enters,
  *               as the callee first reads them, per call site
  *
@@ -38,7 +40,6 @@
 #include "interp/interp.h"
 #include <stdint.h>
 
-#define WINDOW_MIN_LOOP 16     /* a loop closes once the run is this long */
 #define WINDOW_SITES 16        /* call sites remembered through nested calls */
 
 /* What operands.c keeps of one instruction until the window ends. */
@@ -55,6 +56,8 @@ struct operands_state {
 	int keep;                      /* VPROF_INTERP_LEN: instructions recorded */
 	int nfirst, nlast;             /* last[] is a ring: nlast counts all */
 	int lat_skip;                  /* the window's first load is not timed */
+	int lat_wait;                  /* a load was met and none timed yet */
+	int last_branch;               /* note index of the last data-dependent branch, -1 */
 };
 
 struct args_state {

@@ -143,9 +143,9 @@ int bucket_sources_load(const char *cmd, struct bucket_source *s, size_t n, int 
 	unsigned e = report_model_main_event(&s[0].m, ev);
 	for (size_t i = 0; i < n; i++) {
 		struct report_model *m = &s[i].m;
-		if (!e || !m->total[e]) {
+		if (!e || !report_model_sampled(m, e)) {
 			unsigned other = report_model_main_event(m, 0);
-			if (!other)
+			if (!other || other == e)   /* none, or only unsampled rows */
 				fprintf(stderr, "vprof %s: %s (%s) has no samples\n", cmd, s[i].label,
 					bucket_source_name(&s[i], name, sizeof(name)));
 			else
@@ -155,7 +155,8 @@ int bucket_sources_load(const char *cmd, struct bucket_source *s, size_t n, int 
 					merge_event_name(e ? e : (unsigned)ev), merge_event_name(other));
 			return 1;
 		}
-		s[i].total = m->total[e];
+		/* The buckets' 100%: samples, as bucket_group counts them. */
+		s[i].total = report_model_sampled(m, e);
 	}
 	*evout = e;
 	return 0;
@@ -217,17 +218,12 @@ static int cmp_entry(const void *a, const void *b)
 	return x->src < y->src ? -1 : x->src > y->src;
 }
 
-/* The [kernel:EXE] and [start-up:EXE] rows are CPU accounting turned
- * into sample-equivalents (system CPU, CPU before sampling began), not
- * samples: their size follows the process's system time, which includes
- * the profiler's own interrupts, and flips between 0 and tens of samples
- * from run to run (a "new" bucket that outranked the planted scaling
- * problem). diff and stats compare samples only. */
-static int is_accounting(const char *path)
-{
-	return !strncmp(path, "[kernel:", 8) || !strncmp(path, "[start-up:", 10);
-}
-
+/* The [kernel:EXE] and [start-up:EXE] rows (report_image_unsampled) are
+ * CPU accounting turned into sample-equivalents, not samples: their size
+ * follows the process's system time, which includes the profiler's own
+ * interrupts, and flips between 0 and tens of samples from run to run (a
+ * "new" bucket that outranked the planted scaling problem). diff and
+ * stats compare samples only. */
 void bucket_group(struct bucket_source *s, size_t n, unsigned ev, enum bucket_by by,
 		  struct bucket_set *out)
 {
@@ -239,7 +235,7 @@ void bucket_group(struct bucket_source *s, size_t n, unsigned ev, enum bucket_by
 		const struct report_model *m = &s[i].m;
 		for (size_t k = 0; k < m->npcs; k++) {
 			const struct model_pc *pc = &m->pcs[k];
-			if (pc->event != ev || !pc->count || is_accounting(m->images[pc->image].path))
+			if (pc->event != ev || !pc->count || report_image_unsampled(m->images[pc->image].path))
 				continue;
 			e = report_grow(e, &cap, ne, sizeof(*e));
 			struct entry *x = &e[ne++];

@@ -22,7 +22,9 @@
  * samples. A minimum count (the paper's filter against statistical false
  * alarms: a bucket with 0 samples in one run and 1 in the other has an
  * infinite ratio) hides buckets with fewer than --min-count samples in
- * both runs; it is on by default and said in the output.
+ * both runs; it is on by default and said in the output. The output's
+ * first line says the result in words (headline()), for a reader who has
+ * not met these terms.
  */
 #include "reports/buckets.h"
 
@@ -44,6 +46,9 @@ static const char kHelp[] =
 	"  DIR@N      epoch N (or all) of database DIR\n"
 	"  @N         epoch N (or all) of the --db database ($VPROF_DB, ./vprof.db)\n"
 	"  e.g. vprof diff old.db new.db;  vprof diff --db D @1 @2\n"
+	"The first line says the result in words: how much more time the more\n"
+	"stressed run took, and the top bucket's change in samples and in share of\n"
+	"each run; the terms of the paper follow below it.\n"
 	"Run 2, the more stressed, has the higher --load, else the more --work, else\n"
 	"more samples; the output says which. Per bucket, m its samples:\n"
 	"  ratio       m2/m1 (\"new\" when m1 = 0)\n"
@@ -61,7 +66,8 @@ static const char kHelp[] =
 	"  --saturation P   saturation share for the projections, percent (default 100)\n"
 	"  --event E        the event compared (default: A's main event)\n"
 	"  -n ROWS          rows shown (default 40; 0: all)\n"
-	"  --json           JSON Lines: a summary object, then one object per row\n";
+	"  --json           JSON Lines: a summary object (the first line as headline),\n"
+	"                   then one object per row\n";
 
 struct diff_opts {
 	enum bucket_by by;
@@ -210,6 +216,58 @@ static void diff_cols(struct table *t, enum bucket_by by)
 				      : (struct table_col){ .key = m[i].key, .type = TABLE_BOOL });
 }
 
+/* The first line, in words: how much more the more stressed run took,
+ * and the top row's change (its samples and its share of each run). */
+static void headline(char *out, size_t cap, const struct bucket_source *src, int s1, int s2,
+		     unsigned ev, const struct diff_opts *d, const struct row *top)
+{
+	static const char *const kRankWords[] = { "ratio", "difference",
+		"projected saturation (linear)", "projected saturation (power law)" };
+	char name[1200], n1[700], n2[700];
+	enum rank rank = d->rank;
+	/* Samples stand for time (or events) only at equal mean periods. */
+	uint64_t p1 = report_model_period_ns(&src[s1].m), p2 = report_model_period_ns(&src[s2].m);
+	int same = !p1 || !p2 || fabs((double)p1 - (double)p2) <= 0.1 * (double)p1;
+	const char *what = !same ? "the samples" : report_event_is_clock(ev) ? "the CPU time"
+		: ev == MERGE_EV_CYCLES ? "the cycles" : ev == MERGE_EV_INSTRUCTIONS ? "the instructions"
+		: "the samples";
+	const char *L1 = src[s1].label, *L2 = src[s2].label;
+	double x = (double)src[s2].total / (double)src[s1].total;
+	int n = snprintf(out, cap, "%s (%s) took %.2fx %s of %s (%s): %llu samples vs %llu; ", L2,
+			 bucket_source_name(&src[s2], n2, sizeof(n2)), x, what, L1,
+			 bucket_source_name(&src[s1], n1, sizeof(n1)), (unsigned long long)src[s2].total,
+			 (unsigned long long)src[s1].total);
+	if (n < 0 || (size_t)n >= cap)
+		return;
+	out += n, cap -= (size_t)n;
+	if (!top) {
+		snprintf(out, cap, "no bucket has %ld samples in either run", d->min_count);
+		return;
+	}
+	const char *b = bucket_text(top->b, d->by, name, sizeof(name));
+	double u1 = top->share[s1], u2 = top->share[s2];
+	n = snprintf(out, cap, "ranked by %s, the top change is %s: ", kRankWords[rank], b);
+	if (n < 0 || (size_t)n >= cap)
+		return;
+	out += n, cap -= (size_t)n;
+	if (!top->m[s1])
+		n = snprintf(out, cap, "new in %s (%llu samples)", L2, (unsigned long long)top->m[s2]);
+	else
+		n = snprintf(out, cap, "%s has %.2fx %s's samples of it (%llu vs %llu)", L2, top->ratio, L1,
+			     (unsigned long long)top->m[s2], (unsigned long long)top->m[s1]);
+	if (n < 0 || (size_t)n >= cap)
+		return;
+	out += n, cap -= (size_t)n;
+	n = snprintf(out, cap, ", %.1f%% of %s's samples to %.1f%% of %s's (%+.1f points)", u1, L1, u2, L2,
+		     u2 - u1);
+	if (n < 0 || (size_t)n >= cap)
+		return;
+	out += n, cap -= (size_t)n;
+	if ((rank == RANK_LINEAR && isfinite(top->lin)) || (rank == RANK_POWER && isfinite(top->pow)))
+		snprintf(out, cap, "; projected to reach %g%% of its run first, at load %.3g",
+			 d->saturation, rank == RANK_LINEAR ? top->lin : top->pow);
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option extra[] = {
@@ -325,12 +383,15 @@ int cmd_diff(int argc, char **argv)
 		table_dbl(&t, r->lin);
 		table_dbl(&t, r->pow);
 	}
+	char words[2000];
+	headline(words, sizeof(words), src, s1, s2, ev, &d, nr ? &rows[0] : NULL);
 	const char *wfrom = d.have_work ? "--work" : d.have_load ? "as load, --load" : "samples relative to run 1";
 	const char *lfrom = d.have_load ? "--load" : d.have_work ? "as work, --work" : "as work";
 
 	if (o.json) {
-		printf("{\"summary\":true,\"event\":\"%s\",\"by\":\"%s\"", merge_event_name(ev),
-		       bucket_by_name(d.by));
+		printf("{\"summary\":true,\"headline\":");
+		report_json_str(stdout, words);
+		printf(",\"event\":\"%s\",\"by\":\"%s\"", merge_event_name(ev), bucket_by_name(d.by));
 		for (int k = 0; k < 2; k++) {
 			printf(",\"%s\":{\"db\":", k ? "b" : "a");
 			report_json_str(stdout, src[k].db);
@@ -355,6 +416,7 @@ int cmd_diff(int argc, char **argv)
 		printf("]}\n");
 		table_json_lines(&t, stdout);
 	} else {
+		printf("%s\n\n", words);
 		printf("vprof diff: event %s, by %s\n", merge_event_name(ev), bucket_by_name(d.by));
 		for (int k = 0; k < 2; k++)
 			printf("  %s = %s: %llu samples\n", src[k].label,

@@ -225,9 +225,9 @@ int cmd_invariants(int argc, char **argv)
 		has_args |= r.rows[i].what != INV_OPERAND;
 	const char *basis = r.stacks ? "recorded stacks" : "return-address samples (estimated)";
 	if (o.json) {
-		printf("{\"summary\":true,\"hotlists\":%zu,\"skipped\":%zu,\"rows\":%zu,\"hidden\":"
-		       "{\"constant\":%zu,\"frame\":%zu,\"position\":%zu},\"time_basis\":",
-		       r.considered, r.skipped, r.n, r.hidden[VALUE_CONSTANT], r.hidden[VALUE_FRAME],
+		printf("{\"summary\":true,\"hotlists\":%zu,\"skipped\":%zu,\"rows\":%zu,\"covered\":%.4f,"
+		       "\"hidden\":{\"constant\":%zu,\"frame\":%zu,\"position\":%zu},\"time_basis\":",
+		       r.considered, r.skipped, r.n, r.covered, r.hidden[VALUE_CONSTANT], r.hidden[VALUE_FRAME],
 		       r.hidden[VALUE_POSITION]);
 		report_json_str(stdout, r.stacks ? "stacks" : "return addresses");
 		printf("}\n");
@@ -241,6 +241,9 @@ int cmd_invariants(int argc, char **argv)
 		if (r.skipped)
 			printf("skipped %zu hotlists or call sites with fewer than %llu value samples (--min-vtot)\n",
 			       r.skipped, (unsigned long long)op.inv.min_vtot);
+		printf("value samples enough to rank (%llu or more) lie behind %.0f%% of the time%s\n",
+		       (unsigned long long)op.inv.min_vtot, 100 * r.covered,
+		       r.covered < 0.5 ? ": a longer run, or a higher --freq, would see more" : "");
 		if (has_args)
 			printf("time of an argument or a call's target: the callee's inclusive time from that call, "
 			       "from %s\n", basis);

@@ -24,8 +24,10 @@
 
 static const char kHelp[] =
 	"usage: vprof list FUNCTION [--db DIR] [--epoch N|all] [--event E] [--json]\n"
-	"  Annotated disassembly of FUNCTION (its demangled name, the name up to\n"
-	"  its parameter list, or its mangled name): per instruction the source\n"
+	"  Annotated disassembly of FUNCTION: its demangled or mangled name, or a\n"
+	"  part of it (geo::Sorter<int>::run, run, sum_dots; memcmp finds libc's\n"
+	"  __memcmp_evex_movbe); the closest match wins, and a name several\n"
+	"  procedures match as closely lists them. Per instruction the source\n"
 	"  line, PC samples and their share of the event's samples, and each value\n"
 	"  hotlist there: vtot (value samples), thld (the hotlist's sampling\n"
 	"  probability p), nv (values kept) and the values with estimated shares,\n"
@@ -36,29 +38,35 @@ static const char kHelp[] =
 	"                value_share, values: [{kind, vtot, thld, nv, top: [{value,\n"
 	"                text, type, class, aux, estimate, share[, site]}]}]\n";
 
-/* Does the procedure name match what the user typed? */
-static int name_matches(const char *want, const char *proc, const char *sys)
-{
-	size_t n = strlen(want);
-	if (!strcmp(want, proc) || (sys && !strcmp(want, sys)))
-		return 1;
-	return !strncmp(want, proc, n) && proc[n] == '(';
-}
-
-/* The procedure to list: of those matching (up to 16, found among the
- * sampled PCs and the hotlists' addresses) the one with most samples of
- * the main event; ties: the first found. */
+/* The procedure to list: the name want matches (report_names_pick, over
+ * the sampled PCs and the hotlists' addresses), and of its copies (up to
+ * 16: images, or static functions of one name) the one with most samples
+ * of the main event; ties: the first found. -1 when nothing matches, -2
+ * after the message listing the candidates. */
 static int find_target(struct value_model *vm, const char *want, struct target *t)
 {
 	struct report_model *m = &vm->m;
+	struct report_names names;
+	const char *name;
+	report_names_init(&names, want);
+	for (size_t i = 0; i < m->npcs; i++)
+		if (m->pcs[i].event == vm->ev)
+			report_names_add(&names, m->pcs[i].proc, m->pcs[i].sysname,
+					 m->images[m->pcs[i].image].path, m->pcs[i].count);
+	for (size_t i = 0; i < vm->nhot; i++)
+		report_names_add(&names, vm->hot[i].w.proc, vm->hot[i].w.sysname,
+				 m->images[vm->hot[i].image].path, 0);
+	int rc = report_names_pick(&names, "list", &name);
+	report_names_free(&names);
+	if (rc < 0)
+		return rc;
 	struct target c[16];
 	int nc = 0, best = -1;
 	for (size_t i = 0; i < m->npcs + vm->nhot; i++) {
 		const struct model_pc *pc = i < m->npcs ? &m->pcs[i] : NULL;
 		const struct value_hot *v = pc ? NULL : &vm->hot[i - m->npcs];
 		struct value_where w;
-		if (pc ? pc->event != vm->ev || !name_matches(want, pc->proc, pc->sysname)
-		       : !name_matches(want, v->w.proc, v->w.sysname))
+		if (pc ? pc->event != vm->ev || strcmp(pc->proc, name) : strcmp(v->w.proc, name))
 			continue;
 		uint32_t image = pc ? pc->image : v->image;
 		value_where(vm, image, pc ? pc->vaddr : v->vaddr, &w);
@@ -289,9 +297,10 @@ int cmd_list(int argc, char **argv)
 		return report_usage("list", "takes one FUNCTION");
 	if ((rc = value_model_load(&vm, &o, "list")))
 		return rc;
-	if (find_target(&vm, argv[o.next], &t) < 0) {
-		fprintf(stderr, "vprof list: no procedure '%s' has samples or values in %s, epoch %s\n",
-			argv[o.next], o.db, vm.m.epoch);
+	if ((rc = find_target(&vm, argv[o.next], &t)) < 0) {
+		if (rc == -1)
+			fprintf(stderr, "vprof list: no procedure '%s' has samples or values in %s, "
+				"epoch %s\n", argv[o.next], o.db, vm.m.epoch);
 		value_model_free(&vm);
 		return 1;
 	}

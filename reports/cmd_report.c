@@ -41,19 +41,27 @@ struct rows {
 
 static const char kHelp[] =
 	"usage: vprof report [--db DIR] [--epoch N|all] [--by procedure|image|line]\n"
-	"                    [--event E] [-n ROWS] [--json]\n"
-	"  --db DIR      database (default $VPROF_DB, else ./vprof.db)\n"
-	"  --epoch N|all epoch to report (default: the current one)\n"
+	"                    [--event E] [-n ROWS] [--json] [--callers F | --callees F]\n"
+	"  --db DIR      database (default $VPROF_DB, else ./vprof.db); a directory\n"
+	"                that is not one is refused, and nothing is written there\n"
+	"  --epoch N|all epoch to report (default: the current one); one it does not\n"
+	"                have is refused, naming those it has\n"
 	"  --by KEY      procedure (default): C++ names demangled;\n"
 	"                image: one row per image;\n"
 	"                line: source file:line of each sampled PC from DWARF line\n"
 	"                tables (the image's own, or its separate debug file found\n"
 	"                by build-id under $VPROF_DEBUG_DIRS or /usr/lib/debug)\n"
-	"  --event E     only event E (cycles, instructions, task-clock, cpu-timer, itimer)\n"
+	"  --event E     only event E (cycles, instructions, task-clock, cpu-timer, itimer);\n"
+	"                one with no samples in the epoch is refused, naming those it has\n"
 	"  -n ROWS       rows per event (default 40; 0: all)\n"
 	"  --json        one JSON object: {db, epoch, processes, samples, ...,\n"
-	"                events: [{event, total, rows: [{procedure, image, [file, line,]\n"
-	"                samples, percent[, inclusive, inclusive_percent]}]}]}\n"
+	"                events: [{event, total, samples, equivalents, rows: [{procedure,\n"
+	"                image, [file, line,] samples, percent[, inclusive,\n"
+	"                inclusive_percent], sampled}]}]}\n"
+	"Each event's table has one 100%, its total: the samples, plus the [kernel] and\n"
+	"[start-up] rows, which are not samples but CPU time in sample-equivalents\n"
+	"(marked * in text, \"sampled\": false in JSON; the line above the table says\n"
+	"how much of the total they are). self%, cum% and incl% are all of it.\n"
 	"  With call stacks recorded (vprof run --stacks), --by procedure adds the\n"
 	"  inclusive time of each procedure (samples with it anywhere on the stack;\n"
 	"  samples and % are its exclusive time), and:\n"
@@ -61,6 +69,12 @@ static const char kHelp[] =
 	"                samples (a stack counted once per caller)\n"
 	"  --callees F   what F calls: each callee's share of F's inclusive samples,\n"
 	"                [self] for samples in F itself\n"
+	"                F as vprof list takes it: a whole, qualified, unqualified or\n"
+	"                partial name (memcmp finds libc's __memcmp_evex_movbe); one\n"
+	"                that several procedures match as closely lists them\n"
+	"Each merge keeps the images it saw by build-id in DB/images/.build-id/ (a hard\n"
+	"link, else a copy; rm -rf DB/images frees it), so an epoch of a program rebuilt\n"
+	"since keeps its names.\n"
 	"JIT code named by its process's /tmp/perf-PID.map (read at merge) shows in\n"
 	"image [jit:EXE]; system CPU, which perf events do not sample, as procedure\n"
 	"[kernel] in image [kernel:EXE] (its samples x system/user CPU).\n";
@@ -266,8 +280,13 @@ static void event_rows(const struct rows *rs, unsigned ev, long limit, struct ta
 	const struct report_model *m = rs->m;
 	uint64_t total = m->total[ev], cum = 0, stotal = rs->st.total[ev];
 	int incl = rs->by == BY_PROC && stotal;
+	/* Rows that are not samples get a mark before their name in text. */
+	int mark = report_model_sampled(m, ev) != total;
 	char buf[4200];
 	table_init(t);
+	if (mark)
+		table_col(t, (struct table_col){ .head = "", .type = TABLE_STR, .width = 1, .gap = 2,
+						 .tpos = rs->by == BY_LINE ? 1 : rs->by == BY_IMAGE ? 3 : 2 });
 	if (rs->by != BY_IMAGE)
 		table_col(t, rs->by == BY_LINE
 				     ? (struct table_col){ .head = "procedure", .key = "procedure", .type = TABLE_STR,
@@ -292,6 +311,11 @@ static void event_rows(const struct rows *rs, unsigned ev, long limit, struct ta
 		table_col(t, (struct table_col){ .head = "incl%", .key = "inclusive_percent", .type = TABLE_DBL,
 						 .width = 7, .fmt = "%.2f", .jfmt = "%.4f" });
 	}
+	table_col(t, (struct table_col){ .key = "sampled", .type = TABLE_BOOL });
+	if (mark)     /* the name after the mark: one space */
+		for (size_t k = 0; k < t->ncols; k++)
+			if (t->cols[k].tpos == t->cols[0].tpos && k)
+				t->cols[k].gap = 1;
 	*seen = 0;
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct row *r = &rs->v[i];
@@ -300,7 +324,10 @@ static void event_rows(const struct rows *rs, unsigned ev, long limit, struct ta
 		cum += r->count;
 		if (limit > 0 && ++*seen > limit)
 			continue;
+		int sampled = !report_image_unsampled(r->image);
 		table_row(t);
+		if (mark)
+			table_str(t, sampled ? "" : "*");
 		if (rs->by != BY_IMAGE)
 			table_str(t, r->proc);
 		if (rs->by == BY_LINE) {
@@ -315,9 +342,23 @@ static void event_rows(const struct rows *rs, unsigned ev, long limit, struct ta
 		if (incl) {
 			uint64_t in = incl_of(rs, r);
 			table_uint(t, in);
-			table_dbl(t, 100.0 * (double)in / (double)stotal);
+			table_dbl(t, 100.0 * (double)in / (double)total);
 		}
+		table_bool(t, sampled);
 	}
+}
+
+/* What an event's table adds up to, above it: its 100%, and when rows
+ * that are not samples are in it, how much of it they are. */
+static void print_event_line(const struct report_model *m, unsigned ev)
+{
+	uint64_t total = m->total[ev], sampled = report_model_sampled(m, ev);
+	if (sampled == total)
+		printf("\nevent %s: %llu samples\n", merge_event_name(ev), (unsigned long long)total);
+	else
+		printf("\nevent %s: 100%% = %llu: %llu samples + %llu sample-equivalents of CPU not "
+		       "sampled (rows marked *)\n", merge_event_name(ev), (unsigned long long)total,
+		       (unsigned long long)sampled, (unsigned long long)(total - sampled));
 }
 
 static void print_text(const struct report_model *m, const struct rows *rs, long limit)
@@ -341,7 +382,7 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 		long shown = 0;
 		if (!total)
 			continue;
-		printf("\nevent %s: %llu samples\n", merge_event_name(ev), (unsigned long long)total);
+		print_event_line(m, ev);
 		struct table t;
 		event_rows(rs, ev, limit, &t, &shown);
 		table_text(&t, stdout);
@@ -401,8 +442,10 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 		long shown;
 		if (!total)
 			continue;
-		printf("%s{\"event\":\"%s\",\"total\":%llu,\"rows\":[", first_ev ? "" : ",",
-		       merge_event_name(ev), (unsigned long long)total);
+		uint64_t sampled = report_model_sampled(m, ev);
+		printf("%s{\"event\":\"%s\",\"total\":%llu,\"samples\":%llu,\"equivalents\":%llu,"
+		       "\"rows\":[", first_ev ? "" : ",", merge_event_name(ev), (unsigned long long)total,
+		       (unsigned long long)sampled, (unsigned long long)(total - sampled));
 		first_ev = 0;
 		struct table t;
 		event_rows(rs, ev, limit, &t, &shown);

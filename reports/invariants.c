@@ -906,6 +906,42 @@ static void sentence(struct value_model *vm, struct inv_row *x)
 	x->sentence = value_own(vm, strdup(out));
 }
 
+/* How much of the run's time has value samples enough to rank: the share
+ * of the main event's samples whose PC has an operand hotlist with at
+ * least min_vtot value samples at it or in the 32 bytes before it (the
+ * instructions a sample's time belongs to, as windows record them). Says
+ * whether a run was long enough. vm->hot is sorted by image and vaddr. */
+static double coverage(const struct value_model *vm, uint64_t min_vtot)
+{
+	uint64_t covered = 0, total = 0;
+	for (size_t i = 0; i < vm->m.npcs; i++) {
+		const struct model_pc *pc = &vm->m.pcs[i];
+		if (pc->event != vm->ev)
+			continue;
+		total += pc->count;
+		size_t lo = 0, hi = vm->nhot;
+		uint64_t from = pc->vaddr >= 32 ? pc->vaddr - 32 : 0;
+		while (lo < hi) {   /* the first hotlist at (image, >= from) */
+			size_t mid = (lo + hi) / 2;
+			const struct value_hot *v = &vm->hot[mid];
+			if (v->image < pc->image || (v->image == pc->image && v->vaddr < from))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t j = lo; j < vm->nhot; j++) {
+			const struct value_hot *v = &vm->hot[j];
+			if (v->image != pc->image || v->vaddr > pc->vaddr)
+				break;
+			if (v->kind >= MERGE_VK_RESULT && v->kind <= MERGE_VK_ADDR && v->h.vtot >= min_vtot) {
+				covered += pc->count;
+				break;
+			}
+		}
+	}
+	return total ? (double)covered / (double)total : 0.0;
+}
+
 int inv_rank(struct value_model *vm, const struct inv_opts *op, struct inv_result *r)
 {
 	struct ctx c = { .vm = vm, .op = op, .r = r };
@@ -934,6 +970,7 @@ int inv_rank(struct value_model *vm, const struct inv_opts *op, struct inv_resul
 	for (size_t i = 0; i < r->n; i++)
 		sentence(vm, &r->rows[i]);
 	r->stacks = c.tm.built && c.tm.stacks;
+	r->covered = coverage(vm, op->min_vtot);
 	tmodel_free(&c.tm);
 	return 0;
 }

@@ -95,6 +95,7 @@ struct inv_result {
 	size_t hidden[VALUE_NCLASS];    /* rows above the thresholds left out, by class */
 	size_t skipped;                 /* hotlists or sites under min_vtot */
 	size_t considered;              /* hotlists looked at */
+	double covered;                 /* share of the samples with enough value samples behind them */
 	int stacks;                     /* arguments' times from recorded stacks */
 };
 

@@ -9,10 +9,12 @@
 #include "reports/model.h"
 #include "reports/report.h"
 #include "reports/symbolize.h"
+#include "merge/images.h"
 #include "merge/jit.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct intern {
 	char *s;
@@ -121,8 +123,10 @@ uint32_t report_model_image(struct report_model *m, const struct merge_profile *
 	memcpy(im->build_id, p->build_id, p->build_id_len);
 	/* [jit:EXE] and [kernel:EXE] name their samples themselves. */
 	if (!unknown && !(p->flags & (MERGE_PROF_JIT | MERGE_PROF_KERNEL))) {
-		char why[300];
-		im->sym = report_image_open(p->path, p->build_id, p->build_id_len, why, sizeof(why));
+		char why[300], store[600];
+		snprintf(store, sizeof(store), "%s/" MERGE_IMAGES_DIR, m->db);
+		im->sym = report_image_open_kept(store, p->path, p->build_id, p->build_id_len, why,
+						 sizeof(why));
 		/* Once per image: its samples show as [no symbol]. The vDSO has
 		 * no file to read; that needs no saying. */
 		if (!im->sym && strncmp(p->path, "linux-vdso", 10) != 0)
@@ -149,6 +153,8 @@ static int on_profile(const struct merge_profile *p, void *arg)
 		merge_stats_add(&m->stats, &p->stats);
 		return 0;
 	}
+	if (p->event < MERGE_EV_MAX)
+		m->present[p->event] += p->total;
 	if ((m->event && (int)p->event != m->event) || p->event >= MERGE_EV_MAX)
 		return 0;
 	uint32_t ii = report_model_image(m, p);
@@ -189,6 +195,41 @@ static int on_profile(const struct merge_profile *p, void *arg)
 	return 0;
 }
 
+/* An epoch asked for that the database does not have: one message naming
+ * those it has. */
+static int missing_epoch(struct merge_db *db, int e, const char *cmd)
+{
+	char dir[700], have[200] = "";
+	struct stat st;
+	int ep[4096], n = merge_db_epochs(db, ep, 4096);
+	merge_db_epoch_dir(db, e, dir, sizeof(dir));
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	int i = 0, len = 0;
+	for (; i < n && len < (int)sizeof(have) - 20; i++)
+		len += snprintf(have + len, sizeof(have) - (size_t)len, "%s%d", i ? ", " : "", ep[i]);
+	if (i < n)
+		snprintf(have + len, sizeof(have) - (size_t)len, " ... %d", ep[n - 1]);
+	fprintf(stderr, "vprof %s: database %s has no epoch %d (%s%s)\n", cmd, db->root, e,
+		n ? "its epochs: " : "it has no epochs yet", have);
+	return 1;
+}
+
+/* --event E with no samples of E: one message naming the events there are. */
+static void missing_event(const struct report_model *m, const char *cmd)
+{
+	char have[300] = "";
+	size_t len = 0;
+	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++)
+		if (m->present[ev] && len < sizeof(have) - 60)
+			len += (size_t)snprintf(have + len, sizeof(have) - len, "%s%s (%llu samples)",
+						len ? ", " : "", merge_event_name(ev),
+						(unsigned long long)m->present[ev]);
+	fprintf(stderr, "vprof %s: %s epoch %s has no %s samples (%s%s)\n", cmd, m->db, m->epoch,
+		merge_event_name((unsigned)m->event), len ? "its events: " : "it has no samples at all",
+		have);
+}
+
 int report_model_load(struct report_model *m, const char *db, const char *epoch, int event,
 		      int lines, const char *cmd)
 {
@@ -215,11 +256,34 @@ int report_model_load(struct report_model *m, const char *db, const char *epoch,
 			merge_db_close(&mdb);
 			return report_usage(cmd, "--epoch takes a number >= 1 or all");
 		}
+		if (epoch && missing_epoch(&mdb, (int)e, cmd)) {
+			merge_db_close(&mdb);
+			return 1;
+		}
 		merge_db_load(&mdb, (int)e, on_profile, m, stderr);
 		snprintf(m->epoch, sizeof(m->epoch), "%ld", e);
 	}
 	merge_db_close(&mdb);
+	if (event > 0 && !m->present[event]) {
+		missing_event(m, cmd);
+		report_model_free(m);
+		return 1;
+	}
 	return 0;
+}
+
+int report_image_unsampled(const char *path)
+{
+	return !strncmp(path, "[kernel:", 8) || !strncmp(path, "[start-up:", 10);
+}
+
+uint64_t report_model_sampled(const struct report_model *m, unsigned ev)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < m->npcs; i++)
+		if (m->pcs[i].event == ev && !report_image_unsampled(m->images[m->pcs[i].image].path))
+			n += m->pcs[i].count;
+	return n;
 }
 
 static int cmp_by_proc(const void *a, const void *b, void *arg)

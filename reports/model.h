@@ -49,6 +49,7 @@ struct report_model {
 	size_t npcs, cappcs;
 	struct merge_stats stats;       /* summed over the epochs loaded */
 	uint64_t total[MERGE_EV_MAX];   /* samples per event in pcs */
+	uint64_t present[MERGE_EV_MAX]; /* per event in the epoch(s), before --event */
 	char epoch[32];                 /* "3" or "all" */
 	const char *db;
 	int event;                      /* only this event (0: all) */
@@ -62,7 +63,9 @@ struct report_model {
  * Load epoch `epoch` (NULL: the current one; "all": every epoch) of the
  * database at `db` and resolve every PC. Images without symbols are named
  * once on stderr. Returns 0; or 1 after one message on stderr when the
- * database cannot be opened; or 2 after a usage message for a bad epoch.
+ * database cannot be opened (or is not one), has no epoch `epoch`, or has
+ * no samples of `event` (the message names the epochs or events it has);
+ * or 2 after a usage message for a bad epoch.
  */
 int report_model_load(struct report_model *m, const char *db, const char *epoch, int event,
 		      int lines, const char *cmd);
@@ -74,6 +77,14 @@ uint64_t report_model_period_ns(const struct report_model *m);
 /* The model's image for profile p (matched by build-id, else path), added
  * with its symbols opened if new; an index into m->images. */
 uint32_t report_model_image(struct report_model *m, const struct merge_profile *p);
+
+/* Is the image one whose rows are not samples: [kernel:EXE] (the system
+ * CPU processes recorded) or [start-up:EXE] (their CPU before sampling
+ * began), each in sample-equivalents at the sampling rate? */
+int report_image_unsampled(const char *path);
+
+/* The samples of event ev in m, leaving out those unsampled rows. */
+uint64_t report_model_sampled(const struct report_model *m, unsigned ev);
 
 /* The indices of the PCs of event ev, grouped by image then procedure
  * (then address): each (image, procedure) is one run. malloc'd; *n set. */

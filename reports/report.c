@@ -5,6 +5,7 @@
 #include "reports/report.h"
 #include "merge/profile.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -131,4 +132,192 @@ int report_opts_parse(const struct report_cmd *cmd, int argc, char **argv,
 	o->db = report_db_path(dbopt);
 	o->next = optind;
 	return -1;
+}
+
+/* ---- procedure names: one matcher for every command that takes one ---- */
+
+static int alnum(char c)
+{
+	return isalnum((unsigned char)c);
+}
+
+/* The qualified name inside a demangled one, [*b, *e) of name: without
+ * the return type a function template's name starts with ("double
+ * geo::sum_dots<double>(...)"), the parameter list and what follows it,
+ * or a symbol version or "@plt" ("memcmp@plt"). Brackets of every kind
+ * nest; "(anonymous namespace)" and operator names ("operator()",
+ * "operator<<") are parts of the name. */
+static void qualified_span(const char *name, size_t *b, size_t *e)
+{
+	size_t n = strlen(name), start = 0, end = n;
+	int depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!strncmp(name + i, "operator", 8) &&
+		    (i == 0 || (!alnum(name[i - 1]) && name[i - 1] != '_')) &&
+		    !alnum(name[i + 8]) && name[i + 8] != '_') {
+			i += 8;
+			if (name[i] == ' ')
+				continue;        /* operator new, a conversion */
+			if (name[i] == '(' && name[i + 1] == ')')
+				i++;
+			else
+				while (name[i + 1] && strchr("<>=!+-*/%^&|~[],", name[i + 1]))
+					i++;
+			if (name[i + 1] == ' ' && name[i + 2] == '<')
+				i++;     /* "operator<< <T>": its template arguments */
+			continue;
+		}
+		if ((c == '(' && depth == 0 && strncmp(name + i, "(anonymous namespace)", 21)) ||
+		    (c == '@' && depth == 0)) {
+			end = i;
+			break;
+		}
+		if (c == '<' || c == '(' || c == '{' || c == '[')
+			depth++;
+		else if ((c == '>' || c == ')' || c == '}' || c == ']') && depth > 0)
+			depth--;
+		else if (c == ' ' && depth == 0)
+			start = i + 1;
+	}
+	*b = start < end ? start : 0;
+	*e = end;
+}
+
+/* s with every <...> left out: "geo::Sorter<int>::run" -> "geo::Sorter::run". */
+static void strip_templates(const char *s, char *out, size_t cap)
+{
+	size_t o = 0;
+	int depth = 0;
+	for (; *s && o + 1 < cap; s++) {
+		if (*s == '<')
+			depth++;
+		else if (*s == '>' && depth > 0)
+			depth--;
+		else if (!depth)
+			out[o++] = *s;
+	}
+	out[o] = 0;
+}
+
+/* Does name end with "::" want (a trailing part of a qualified name)? */
+static int scope_suffix(const char *name, const char *want, size_t wl)
+{
+	size_t n = strlen(name);
+	return n > wl + 1 && !strcmp(name + n - wl, want) && name[n - wl - 1] == ':' &&
+	       name[n - wl - 2] == ':';
+}
+
+/* Is want in name between non-alphanumerics ("memcmp" in
+ * "__memcmp_evex_movbe": '_' separates words)? */
+static int word_in(const char *name, const char *want, size_t wl)
+{
+	for (const char *p = strstr(name, want); p; p = strstr(p + 1, want))
+		if ((p == name || !alnum(p[-1])) && !alnum(p[wl]))
+			return 1;
+	return 0;
+}
+
+int report_name_match(const char *want, const char *proc, const char *sysname)
+{
+	char q[2048], st[2048];
+	size_t b, e, wl = strlen(want), pl = strlen(proc);
+	int level = 0;
+	if (!*want)
+		return 0;
+	if (!strcmp(want, proc) || (sysname && !strcmp(want, sysname)))
+		return REPORT_NAME_EXACT;
+	qualified_span(proc, &b, &e);
+	snprintf(q, sizeof(q), "%.*s", (int)(e - b), proc + b);
+	strip_templates(q, st, sizeof(st));
+	if ((!strncmp(proc, want, wl) && proc[wl] == '(') || !strcmp(q, want) || !strcmp(st, want))
+		level = REPORT_NAME_QUALIFIED;
+	else if (scope_suffix(q, want, wl) || scope_suffix(st, want, wl) || scope_suffix(proc, want, wl))
+		level = REPORT_NAME_UNQUALIFIED;
+	else if (word_in(proc, want, wl))
+		level = REPORT_NAME_WORD;
+	else if (strstr(proc, want))
+		level = REPORT_NAME_PART;
+	/* A PLT stub is named after the function it jumps to, and is not it. */
+	if (level && pl > 4 && !strcmp(proc + pl - 4, "@plt"))
+		level = REPORT_NAME_STUB;
+	return level;
+}
+
+void report_names_init(struct report_names *c, const char *want)
+{
+	memset(c, 0, sizeof(*c));
+	c->want = want;
+}
+
+void report_names_free(struct report_names *c)
+{
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+void report_names_add(struct report_names *c, const char *proc, const char *sysname,
+		      const char *image, uint64_t samples)
+{
+	/* Callers pass interned names, each many times: remember the last
+	 * answer per pointer. */
+	size_t h = ((uintptr_t)proc >> 4) % (sizeof(c->memo) / sizeof(c->memo[0]));
+	int level;
+	if (c->memo[h].proc == proc && c->memo[h].sys == sysname)
+		level = c->memo[h].level;
+	else {
+		level = report_name_match(c->want, proc, sysname);
+		c->memo[h].proc = proc;
+		c->memo[h].sys = sysname;
+		c->memo[h].level = level;
+	}
+	if (!level)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].proc == proc || !strcmp(c->v[i].proc, proc)) {
+			c->v[i].samples += samples;
+			if (level < c->v[i].level)
+				c->v[i].level = level;
+			return;
+		}
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 16;
+		if (!(c->v = realloc(c->v, c->cap * sizeof(*c->v)))) {
+			perror("vprof");
+			exit(1);
+		}
+	}
+	c->v[c->n++] = (struct report_name){ proc, image, samples, level };
+}
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct report_name *x = a, *y = b;
+	if (x->level != y->level)
+		return x->level - y->level;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(x->proc, y->proc);
+}
+
+int report_names_pick(struct report_names *c, const char *cmd, const char **out)
+{
+	size_t n = 0;
+	*out = NULL;
+	if (!c->n)
+		return -1;
+	qsort(c->v, c->n, sizeof(*c->v), by_samples);
+	while (n < c->n && c->v[n].level == c->v[0].level)
+		n++;
+	if (n == 1) {
+		*out = c->v[0].proc;
+		return 0;
+	}
+	fprintf(stderr, "vprof %s: '%s' matches %zu procedures; name one of them:\n", cmd, c->want, n);
+	for (size_t i = 0; i < n && i < 20; i++)
+		fprintf(stderr, "  %10llu samples  %s  (%s)\n", (unsigned long long)c->v[i].samples,
+			c->v[i].proc, c->v[i].image);
+	if (n > 20)
+		fprintf(stderr, "  ... %zu more\n", n - 20);
+	return -2;
 }

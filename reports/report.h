@@ -86,6 +86,52 @@ int report_exit_like(int status);
 struct merge_stats;
 int report_selflimit_line(const struct merge_stats *s, char *out, size_t cap);
 
+/*
+ * Procedure names as the user types them, for every command that takes one
+ * (`list`, `report --callers/--callees`). How closely `want` names a
+ * procedure (its demangled name proc, its symbol-table name sysname, which
+ * may be NULL), closest first; 0: not at all.
+ */
+enum report_name_level {
+	REPORT_NAME_EXACT = 1,   /* proc or sysname itself */
+	REPORT_NAME_QUALIFIED,   /* proc without its return type and parameters
+				    ("geo::Sorter<int>::run"), or with templates
+				    left out ("geo::sum_dots"), or proc up to its
+				    parameter list ("double geo::sum_dots<double>") */
+	REPORT_NAME_UNQUALIFIED, /* a trailing part after "::" of those ("run",
+				    "Sorter<int>::run", "sum_dots") */
+	REPORT_NAME_WORD,        /* a word of proc, '_' and other
+				    non-alphanumerics around it ("memcmp" in
+				    "__memcmp_evex_movbe", an ifunc's choice) */
+	REPORT_NAME_PART,        /* anywhere in proc */
+	REPORT_NAME_STUB,        /* any of these, of a PLT stub "f@plt" */
+};
+int report_name_match(const char *want, const char *proc, const char *sysname);
+
+/* The procedures a name matches, gathered from what a command has
+ * (sampled PCs, stack frames, hotlists): add each occurrence, then pick. */
+struct report_name {
+	const char *proc;
+	const char *image;       /* the first one it was seen in */
+	uint64_t samples;
+	int level;
+};
+struct report_names {
+	const char *want;
+	struct report_name *v;
+	size_t n, cap;
+	struct { const char *proc, *sys; int level; } memo[256];
+};
+void report_names_init(struct report_names *c, const char *want);
+void report_names_add(struct report_names *c, const char *proc, const char *sysname,
+		      const char *image, uint64_t samples);
+/* The one procedure at the closest level that any matched: 0 and *out
+ * (a pointer added); -1 when none matched (no message); -2 after one
+ * message on stderr listing the candidates, with their samples, when
+ * several match equally closely. */
+int report_names_pick(struct report_names *c, const char *cmd, const char **out);
+void report_names_free(struct report_names *c);
+
 /* Flush stdout and turn a write error (full disk, closed pipe) into a
  * message and exit status 1, as perf does. */
 int report_finish_stdout(int rc);

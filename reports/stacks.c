@@ -419,6 +419,26 @@ int report_print_neighbours(struct report_model *m, const char *proc, int dir, i
 		report_stacks_free(&s);
 		return 1;
 	}
+	/* F as vprof list takes it: the one procedure on the stacks the name
+	 * matches most closely, weighed by its inclusive samples. */
+	struct report_names names;
+	const char *want = proc;
+	report_names_init(&names, want);
+	for (size_t i = 0; i < s.nincl; i++)
+		report_names_add(&names, s.incl[i].proc, NULL, m->images[s.incl[i].image].path,
+				 s.incl[i].count);
+	for (size_t i = 0; i < s.nfr; i++)    /* a mangled name, as typed */
+		if (s.frames[i].sysname != s.frames[i].proc && !strcmp(s.frames[i].sysname, want))
+			report_names_add(&names, s.frames[i].proc, s.frames[i].sysname,
+					 m->images[s.frames[i].image].path, 0);
+	int rc = report_names_pick(&names, "report", &proc);
+	report_names_free(&names);
+	if (rc < 0) {
+		if (rc == -1)
+			fprintf(stderr, "vprof report: no recorded call stack holds %s\n", want);
+		report_stacks_free(&s);
+		return 1;
+	}
 	if (json) {
 		printf("{\"db\":");
 		report_json_str(stdout, m->db);
@@ -439,13 +459,14 @@ int report_print_neighbours(struct report_model *m, const char *proc, int dir, i
 		found = 1;
 		if (json) {
 			printf("%s{\"event\":\"%s\",\"total\":%llu,\"inclusive\":%llu,\"rows\":[",
-			       first ? "" : ",", merge_event_name(ev), (unsigned long long)s.total[ev],
+			       first ? "" : ",", merge_event_name(ev), (unsigned long long)m->total[ev],
 			       (unsigned long long)incl);
 		} else {
-			printf("%sevent %s: %s of %s: %llu samples inclusive (%.2f%% of %llu)\n",
+			/* Of the event's total, the 100% of vprof report's incl%. */
+			printf("%sevent %s: %s of %s: %llu samples inclusive (%.2f%% of the event's %llu)\n",
 			       first ? "" : "\n", merge_event_name(ev), what, proc,
-			       (unsigned long long)incl, 100.0 * (double)incl / (double)s.total[ev],
-			       (unsigned long long)s.total[ev]);
+			       (unsigned long long)incl, 100.0 * (double)incl / (double)m->total[ev],
+			       (unsigned long long)m->total[ev]);
 			printf("%10s %7s  %-40s %s\n", "samples", "%", dir < 0 ? "caller" : "callee",
 			       "image");
 		}

@@ -95,8 +95,10 @@ struct report_neighbour *report_stacks_neighbours(const struct report_stacks *s,
 
 /* `vprof report --callers F` / `--callees F` (dir -1 / +1): F's callers or
  * callees per event with their inclusive shares of F's samples, as text
- * or JSON, at most limit rows (0: all). Returns the exit status: 0, or 1
- * after a message when the database has no stacks or none holds F. */
+ * or JSON, at most limit rows (0: all). F is a name as report_names_pick
+ * (report.h) takes it, among the procedures on the stacks. Returns the
+ * exit status: 0, or 1 after a message when the database has no stacks,
+ * none holds a procedure F names, or F names several (listed). */
 int report_print_neighbours(struct report_model *m, const char *proc, int dir, int json,
 			    long limit);
 

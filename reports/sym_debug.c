@@ -132,8 +132,9 @@ hit:
 
 /*
  * Look for the separate debug file: $VPROF_DEBUG_DIRS roots first (so a
- * user can point at a tree of their own), then /usr/lib/debug, then the
- * debuglink beside the file in <dir>/.debug/. Leaves *f open and sets
+ * user can point at a tree of their own), then the database's kept images
+ * (im->store), then /usr/lib/debug, then the debuglink beside the file in
+ * <dir>/.debug/. Leaves *f open and sets
  * im->debug_path on success; remembers the search either way.
  */
 int sym_find_debug_file(struct report_image *im, struct elf_file *f)
@@ -151,6 +152,8 @@ int sym_find_debug_file(struct report_image *im, struct elf_file *f)
 		if (*dirs == ':')
 			dirs++;
 	}
+	if (im->store && try_debug_root(im, im->store, strlen(im->store), f, &im->debug_path))
+		return 0;
 	if (try_debug_root(im, DEFAULT_DEBUG_ROOT, strlen(DEFAULT_DEBUG_ROOT), f,
 			   &im->debug_path))
 		return 0;

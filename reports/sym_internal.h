@@ -54,10 +54,11 @@ struct report_image {
 
 	uint8_t build_id[BUILD_ID_MAX];	/* what files must match (0 len: any) */
 	size_t build_id_len;
-	char *path;		/* recorded path, NULL if unusable */
+	char *path;		/* the image file trusted: recorded or kept; NULL if none */
 	char *debuglink;	/* .gnu_debuglink name of path */
 	uint32_t debuglink_crc;
 	bool path_has_dwarf;
+	char *store;		/* the database's kept images (a debug root), or NULL */
 	char *debug_path;	/* separate debug file, once found */
 	bool debug_searched;
 

@@ -21,8 +21,9 @@
  * image truncated or rewritten under us yields an error, not a SIGBUS.
  *
  * This file is the image object itself: report_image_open() decides which
- * file to trust and in what order symbols are taken from it; the parts it
- * calls are listed in sym_internal.h.
+ * file to trust (the recorded path while its build-id matches, else the
+ * copy the database kept, else a debug file) and in what order symbols
+ * are taken from it; the parts it calls are listed in sym_internal.h.
  *
  * Concurrency: none. Single-threaded use by the vprof command; not
  * async-signal-safe (malloc, stdio, libelf, libdw).
@@ -39,9 +40,40 @@
 struct report_image *report_image_open(const char *path, const uint8_t *build_id,
 				       size_t build_id_len, char *why, size_t whylen)
 {
+	return report_image_open_kept(NULL, path, build_id, build_id_len, why, whylen);
+}
+
+/*
+ * The copy of the image the database kept (STORE/.build-id/xx/rest,
+ * merge/images.h), opened into *f when it is there and has the build-id;
+ * its path in kept[cap].
+ */
+static bool open_kept(struct report_image *im, const char *store, struct elf_file *f, char *kept,
+		      size_t cap)
+{
+	char hex[2 * BUILD_ID_MAX + 1];
+
+	if (!store || im->build_id_len < 2)
+		return false;
+	sym_hex(hex, sizeof hex, im->build_id, im->build_id_len);
+	if (snprintf(kept, cap, "%s/.build-id/%.2s/%s", store, hex, hex + 2) >= (int)cap ||
+	    sym_open_elf(kept, f, NULL, 0) != 0)
+		return false;
+	if (sym_build_id_ok(im, f))
+		return true;
+	sym_close_elf(f);
+	return false;
+}
+
+/* Contract in symbolize.h. */
+struct report_image *report_image_open_kept(const char *store, const char *path,
+					    const uint8_t *build_id, size_t build_id_len,
+					    char *why, size_t whylen)
+{
 	struct report_image *im;
 	struct elf_file file = { .fd = -1 }, dbg = { .fd = -1 };
 	char reason[512] = "", want[2 * BUILD_ID_MAX + 1], have[2 * BUILD_ID_MAX + 1];
+	char kept[4096];
 	bool file_ok = false;
 	int n = 0, load_err = 0;
 
@@ -58,6 +90,10 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 	im->build_id_len = build_id_len;
 	if (build_id_len)
 		memcpy(im->build_id, build_id, build_id_len);
+	if (store && !(im->store = strdup(store))) {
+		n = -ENOMEM;
+		goto fail_n;
+	}
 
 	if (!path || !*path) {
 		snprintf(reason, sizeof reason, "no path recorded");
@@ -73,7 +109,13 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 			snprintf(reason, sizeof reason,
 				 "%s: build-id mismatch (file has %s, profile wants %s)", path,
 				 have, want);
+			sym_close_elf(&file);
 		}
+	}
+	/* Rebuilt, replaced or deleted since: the copy the merge kept. */
+	if (!file_ok && open_kept(im, store, &file, kept, sizeof kept)) {
+		file_ok = true;
+		path = kept;
 	}
 	if (file_ok) {
 		im->path = strdup(path);
@@ -112,7 +154,8 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 	if (!file_ok && !im->debug_path) {
 		if (im->build_id_len > 0) {
 			sym_hex(want, sizeof want, im->build_id, im->build_id_len);
-			sym_set_why(why, whylen, "%s; no debug file for build-id %s", reason, want);
+			sym_set_why(why, whylen, "%s; no debug file for build-id %s%s", reason, want,
+				    store ? ", and the database kept no copy of it" : "");
 		} else {
 			sym_set_why(why, whylen, "%s", reason);
 		}
@@ -169,6 +212,12 @@ const char *report_image_symfile(const struct report_image *im)
 }
 
 /* Contract in symbolize.h. */
+const char *report_image_file(const struct report_image *im)
+{
+	return im ? im->path : NULL;
+}
+
+/* Contract in symbolize.h. */
 void report_image_close(struct report_image *im)
 {
 	if (!im)
@@ -191,5 +240,6 @@ void report_image_close(struct report_image *im)
 	free(im->path);
 	free(im->debuglink);
 	free(im->debug_path);
+	free(im->store);
 	free(im);
 }

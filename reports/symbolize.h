@@ -42,6 +42,25 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 				       size_t build_id_len, char *why, size_t whylen);
 
 /*
+ * As report_image_open(), with the images a database kept at merge time
+ * (`store`: DB/images, layout in merge/images.h; NULL: none): when the
+ * file at `path` has another build-id or is gone, the kept copy
+ * STORE/.build-id/xx/rest is the image file, and STORE is a debug root
+ * after those of $VPROF_DEBUG_DIRS, so a rebuilt program's earlier
+ * profiles keep their names and lines.
+ */
+struct report_image *report_image_open_kept(const char *store, const char *path,
+					    const uint8_t *build_id, size_t build_id_len,
+					    char *why, size_t whylen);
+
+/*
+ * The image file whose bytes are the profiled build (the recorded path, or
+ * the database's kept copy), or NULL when only a debug file matched.
+ * Valid until report_image_close().
+ */
+const char *report_image_file(const struct report_image *im);
+
+/*
  * The function containing `vaddr` (an ELF virtual address of the image), or
  * NULL. A sized FUNC symbol contains [st_value, st_value + st_size); if none
  * does, an unsized one (st_size 0, hand-written assembly) is taken to extend

@@ -82,12 +82,15 @@ static void read_elf(struct value_model *vm, uint32_t image, struct value_elf *e
 	e->fd = -1;
 	if (!im->path || im->path[0] != '/')
 		return;
+	/* The file the symbolizer trusted: the recorded one, or the copy the
+	 * database kept of a rebuilt image (merge/images.c). */
+	const char *file = im->sym && report_image_file(im->sym) ? report_image_file(im->sym) : im->path;
 	if (im->build_id_len) {
-		int len = report_read_build_id(im->path, bid, sizeof(bid));
+		int len = report_read_build_id(file, bid, sizeof(bid));
 		if (len != (int)im->build_id_len || memcmp(bid, im->build_id, (size_t)len))
 			return;
 	}
-	int fd = open(im->path, O_RDONLY | O_CLOEXEC);
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	elf_version(EV_CURRENT);

@@ -12,38 +12,10 @@
 # rsp-based address, a value printed as [stack]). The rows are printed, so
 # the log says what vprof finds in these programs.
 . "$(dirname "$0")/lib.sh"
-PYTHON=/usr/bin/python3.11
-for p in "$PYTHON" /usr/bin/sqlite3 /usr/bin/gzip /usr/bin/xz; do
+DIR=$TMP; . "$TOP/tests/fixtures/real_workloads.sh"
+for p in "$REAL_PYTHON" /usr/bin/sqlite3 /usr/bin/gzip /usr/bin/xz; do
 	[ -x "$p" ] || { fail "$p is installed (Debian's)"; finish; }
 done
-
-# Seeded random words: compressible text, the same in every run.
-"$PY" - "$TMP/words.txt" <<'EOF'
-import random, sys
-r = random.Random(7)
-vocab = ["".join(r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(r.randint(2, 9))) for _ in range(3000)]
-with open(sys.argv[1], "w") as f:
-    for i in range(1600000):
-        f.write(" ".join(r.choice(vocab) for _ in range(12)) + "\n")
-EOF
-head -c 4000000 "$TMP/words.txt" >"$TMP/words4.txt"
-cat >"$TMP/bench.py" <<'EOF'
-import json, re
-d = {}
-for i in range(3000000):
-    k = "k%d" % (i % 5000)
-    d[k] = d.get(k, 0) + len(re.findall(r"\d", k))
-s = json.dumps(d)
-print(len(s), sum(json.loads(s).values()))
-EOF
-cat >"$TMP/bench.sql" <<'EOF'
-CREATE TABLE t(a INTEGER, b TEXT, c REAL);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 2500000)
-INSERT INTO t SELECT x, printf('row%d', x % 1000), x * 0.5 FROM c;
-CREATE INDEX tb ON t(b);
-SELECT b, count(*), sum(c) FROM t GROUP BY b ORDER BY 2 DESC LIMIT 3;
-SELECT count(*) FROM t WHERE a % 7 = 3 AND b LIKE 'row1%';
-EOF
 
 # run NAME STDIN CMD...: the program plain and under vprof run --values.
 run() {
@@ -147,8 +119,8 @@ EOF
 		[ "$verdict" = ok ]
 }
 
-run python3 /dev/null "$PYTHON" "$TMP/bench.py"
-run sqlite3 "$TMP/bench.sql" /usr/bin/sqlite3 :memory:
-run gzip "$TMP/words.txt" /usr/bin/gzip -6 -c
-run xz "$TMP/words4.txt" /usr/bin/xz -6 -c
+for name in $REAL_NAMES; do
+	real_cmd "$name"
+	run "$name" "$REAL_IN" "${REAL_CMD[@]}"
+done
 finish

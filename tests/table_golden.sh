@@ -119,12 +119,12 @@ one "invariants" lines "invariants --db dbv -n 0 --min-share 0 --min-time 0 --mi
 	"procedure pc image source kind what class why callee callee_impl argument argument_name argument_type register site value value_type value_text share share_low share_high of time weight time_basis samples vtot suggestion" \
 	"R:weight R:time R:share L:suggestion"
 one "report --by procedure" report "report --db dbv -n 0" \
-	"procedure image samples percent" "R:samples R:% R:cum% L:procedure"
+	"procedure image samples percent sampled" "R:samples R:% R:cum% L:procedure"
 one "report --by procedure with stacks" report "report --db dbs -n 0" \
-	"procedure image samples percent inclusive inclusive_percent" \
+	"procedure image samples percent inclusive inclusive_percent sampled" \
 	"R:samples R:self% R:cum% R:incl R:incl% L:procedure"
 one "report --by image" report "report --db dbw --by image -n 2" \
-	"image samples percent" "R:samples R:% R:cum% L:image"
+	"image samples percent sampled" "R:samples R:% R:cum% L:image"
 one "report --by line" report "report --db dbv --by line -n 0" \
-	"procedure file line image samples percent" "R:samples R:% R:cum% L:source_line"
+	"procedure file line image samples percent sampled" "R:samples R:% R:cum% L:source_line"
 finish
