@@ -76,12 +76,12 @@ check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 -a -s "$TM
 nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
 [ -n "${VPROF_HTML_SCREENSHOT:-}" ] && cp "$TMP/shot.png" "$VPROF_HTML_SCREENSHOT"
 
-# A --values profile: hot_leaf's loop bound (7000000 in every call) tops a hotlist.
+# A --values profile: hot_leaf's multiplier (g_k = 3 in every iteration) tops a hotlist.
 "$VPROF" run --db "$TMP/dbv" --values --freq 1000 -- "$TMP/html_hot" 60 >/dev/null 2>"$TMP/v.err"
 check "vprof run --values ($(head -c 200 "$TMP/v.err"))" [ $? -eq 0 ]
 "$VPROF" html --db "$TMP/dbv" -o "$TMP/v.html" 2>"$TMP/h.err"
 check "vprof html on a --values profile ($(head -c 200 "$TMP/h.err"))" [ $? -eq 0 ]
-echo '{"value": "7000000 (0x6acfc0)"}' >"$TMP/vexpect.json"
+echo '{"value": "3 (0x3)"}' >"$TMP/vexpect.json"
 "$PY" "$TOP/tests/html_browser.py" values "$TMP/v.html" "$TMP/vexpect.json" >"$TMP/b.out" 2>"$TMP/b.err"
 rc=$?
 cat "$TMP/b.out"
@@ -108,9 +108,20 @@ print(json.dumps({"inv": [[r["suggestion"], r["value_text"], r["value_type"]] fo
                   "lat": [r["sentence"] for r in lat]}))
 PYEOF
 head -c 400 "$TMP/sexpect.json"; echo
-first=$("$PY" -c 'import json, sys; r = json.load(open(sys.argv[1]))["inv"]; print(r[0][0] if r else "none")' "$TMP/sexpect.json")
-check "the worked example's answer ranks first: power's n = 3 from shade.c:67 ($first)" \
-	grep -Eq "^power\(x, n\): n = 3 \(0x3\) in [0-9.]+% .*from main \(shade\.c:$(grep -n 'power(spec, s->phong)' "$TOP/examples/specialize/shade.c" | cut -d: -f1)\)" <<<"$first"
+# The answer, exponent 3, in the first two rows: power's n from shade.c:67 and
+# pow's y (a double), whose weights are close (pow's time is part of
+# power's; the shares are estimates): either may come first.
+pline=$(grep -n 'power(spec, s->phong)' "$TOP/examples/specialize/shade.c" | cut -d: -f1)
+top2=$("$PY" - "$TMP/sexpect.json" "$pline" <<'PYEOF'
+import json, re, sys
+rows = [r[0] for r in json.load(open(sys.argv[1]))["inv"][:2]]
+power = [r for r in rows if re.match(r"power\(x, n\): n = 3 \(0x3\) in [\d.]+% .*from main \(shade\.c:" + sys.argv[2] + r"\)", r)]
+pow_ = [r for r in rows if re.search(r"pow\w*\(x, y\): y = 3\.0 in ", r)]
+print("yes" if len(power) == 1 and len(pow_) == 1 else "no", " | ".join(rows))
+PYEOF
+)
+check "the worked example's answer is the first two rows: power's n = 3 from shade.c:$pline and pow's y = 3.0 (${top2#* })" \
+	[ "${top2%% *}" = yes ]
 "$PY" "$TOP/tests/html_browser.py" views "$TMP/s.html" "$TMP/sexpect.json" >"$TMP/b.out" 2>"$TMP/b.err"
 rc=$?
 cat "$TMP/b.out"
