@@ -4,6 +4,7 @@
 #                   build/modules/*.so
 #   make check      run every test (tests/run), prints "N passed, N failed"
 #   make demo       build and profile the bundled demo, print its report
+#   make demo-values  the worked example of value profiling: profile, answer, speedup
 #   make install PREFIX=/usr/local
 #
 # Sources are picked up by folder (see docs/architecture.md, Layout):
@@ -46,7 +47,7 @@ LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
 CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread -lm
 INTERP_LIBS := -lZydis
 
-.PHONY: all deps check demo install clean tests reliability proto fuzz
+.PHONY: all deps check demo demo-values install clean tests reliability proto fuzz
 all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a $(MODULES)
 
 deps:
@@ -154,6 +155,10 @@ reliability: deps all
 
 demo: deps all
 	@scripts/demo.sh
+
+# The worked example of value profiling (docs/worked-example.md).
+demo-values: deps all
+	@examples/specialize/demo.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/vprof $(DESTDIR)$(PREFIX)/include

@@ -1,9 +1,10 @@
 /*
  * vprof html: the profile as one self-contained HTML page: a flame graph
- * (zoom on click, search), the procedure table (sortable), and for the
- * hottest procedures their annotated disassembly (source lines with their
- * text, PC samples, value hotlists when the profile has them), as
- * `vprof list` prints it.
+ * (zoom on click, search), the procedure table (sortable), for a value
+ * profile the invariants and load-latency views (html_values.c), and for
+ * the hottest procedures their annotated disassembly (source lines with
+ * their text, PC samples, value hotlists with typed values), as `vprof
+ * list` prints it.
  *
  * The page loads nothing: its script and style are compiled into vprof
  * (reports/html/, scripts/embed.sh) and inlined, and a Content-Security-
@@ -30,7 +31,11 @@ static const char kHelp[] =
 	"  the procedure table (click a column head to sort), and for the PROCS\n"
 	"  hottest procedures the annotated disassembly as `vprof list` shows it:\n"
 	"  source lines with their text, PC samples and shares, and the value\n"
-	"  hotlists of a `vprof run --values` profile.\n"
+	"  hotlists of a `vprof run --values` profile, values typed (2.0, not\n"
+	"  0x4000000000000000). A value profile also gets two views, each a\n"
+	"  sortable table whose rows lead with the command's sentence: the\n"
+	"  invariants, as `vprof invariants` ranks them at its defaults, and the\n"
+	"  loads that wait on memory, as `vprof latency` ranks them.\n"
 	"  Call stacks are not recorded yet: the flame graph's stacks are\n"
 	"  image;procedure, as `vprof export --format folded` writes them.\n"
 	"  -o FILE       the page to write (- for stdout); required\n"
@@ -161,7 +166,7 @@ static double pct(uint64_t v, uint64_t total)
 
 static void write_hotlist(FILE *f, struct value_model *vm, const struct value_hot *v)
 {
-	char vb[64], sb[600];
+	char vb[128], sb[600];
 	fprintf(f, "<tr class=\"hot\"><td></td><td></td><td></td><td><span class=\"kind\">");
 	html_text(f, merge_hot_kind_name(v->kind));
 	fprintf(f, "</span> vtot %llu thld %.3f nv %u:", (unsigned long long)v->h.vtot, merge_hot_p(&v->h),
@@ -169,7 +174,7 @@ static void write_hotlist(FILE *f, struct value_model *vm, const struct value_ho
 	for (uint32_t e = 0; e < v->h.n && e < 8; e++) {
 		struct value_where w;
 		fprintf(f, "%s <span class=\"val\">", e ? "," : "");
-		html_text(f, value_fmt(vm, v->kind, v->image, v->h.e[e].value, vb, sizeof(vb)));
+		html_text(f, value_text(vm, v, e, vb, sizeof(vb)));
 		fprintf(f, "</span> %.1f%%", 100 * value_share(&v->h, (int)e));
 		if (value_kind_by_site(v->kind)) {
 			fputs(" from ", f);
@@ -246,6 +251,22 @@ static int annotatable(const struct proc_row *r)
 	return strcmp(r->proc, "[unknown]") && strcmp(r->proc, "[no symbol]");
 }
 
+/* Which listing of the page a procedure has (html_listing_fn). */
+struct listings {
+	const struct proc_row *rows;
+	const size_t *anchor;
+	size_t n;
+};
+
+static size_t listing_of(void *ctx, uint32_t image, const char *proc)
+{
+	const struct listings *l = ctx;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->anchor[i] && l->rows[i].image == image && !strcmp(l->rows[i].proc, proc))
+			return l->anchor[i];
+	return 0;
+}
+
 static void write_page(FILE *f, struct value_model *vm, long nprocs)
 {
 	const struct report_model *m = &vm->m;
@@ -277,9 +298,13 @@ static void write_page(FILE *f, struct value_model *vm, long nprocs)
 		(unsigned long long)s->dropped, (unsigned long long)s->unknown);
 	if (vm->nhot)
 		fprintf(f, "; %zu value hotlists", vm->nhot);
-	fputs(".</p>\n", f);
+	fputs(".</p>\n<p class=\"nav\"><a href=\"#flame-graph\">Flame graph</a> &middot; "
+	      "<a href=\"#procedures\">Procedures</a>", f);
+	if (vm->nhot)
+		fputs(" &middot; <a href=\"#invariants\">Invariants</a> &middot; <a href=\"#latency\">Load latency</a>", f);
+	fputs(" &middot; <a href=\"#listings\">Hot procedures</a></p>\n", f);
 
-	fputs("<h2>Flame graph</h2>\n<div class=\"controls\"><input id=\"flame-search\" type=\"search\" "
+	fputs("<h2 id=\"flame-graph\">Flame graph</h2>\n<div class=\"controls\"><input id=\"flame-search\" type=\"search\" "
 	      "placeholder=\"search (regular expression)\"> <button id=\"flame-reset\">Reset zoom</button>"
 	      "<span id=\"flame-match\"></span></div>\n<div id=\"flame\"></div>\n<div id=\"flame-info\"></div>\n"
 	      "<script type=\"application/json\" id=\"vprof-data\">", f);
@@ -288,7 +313,7 @@ static void write_page(FILE *f, struct value_model *vm, long nprocs)
 	html_text(f, note);
 	fputs(" Click a frame to zoom; click the bottom frame to come back.</p>\n", f);
 
-	fprintf(f, "<h2>Procedures</h2>\n<table class=\"procs sortable\" id=\"procs\"><thead><tr>"
+	fprintf(f, "<h2 id=\"procedures\">Procedures</h2>\n<table class=\"procs sortable\" id=\"procs\"><thead><tr>"
 		   "<th class=\"n\" data-type=\"num\">#</th><th data-type=\"text\">procedure</th>"
 		   "<th data-type=\"text\">image</th><th class=\"n\" data-type=\"num\">samples</th>"
 		   "<th class=\"n\" data-type=\"num\">%%</th></tr></thead><tbody>\n");
@@ -308,7 +333,13 @@ static void write_page(FILE *f, struct value_model *vm, long nprocs)
 	}
 	fputs("</tbody></table>\n", f);
 
-	fprintf(f, "<h2>Hot procedures</h2>\n<p class=\"note\">The %zu hottest procedures with symbols, "
+	if (vm->nhot) {
+		struct listings l = { rows, anchor, nr };
+		html_invariants(f, vm, listing_of, &l);
+		html_latency(f, vm, listing_of, &l);
+	}
+
+	fprintf(f, "<h2 id=\"listings\">Hot procedures</h2>\n<p class=\"note\">The %zu hottest procedures with symbols, "
 		   "as <code>vprof list</code> shows them: source lines, PC samples (share of all %llu), "
 		   "and under an instruction each value hotlist (kind, vtot values seen, thld its "
 		   "sampling probability, nv values kept, then values with estimated shares).%s</p>\n",

@@ -1,6 +1,7 @@
 /*
  * html.h — the self-contained HTML report (vprof html, cmd_html.c): the
- * flame graph's data (html_flame.c), escaping for HTML text and for JSON
+ * flame graph's data (html_flame.c), the value profile's views
+ * (html_values.c), escaping for HTML text and for JSON
  * inlined into a page, and the script and style compiled in by
  * scripts/embed.sh (reports/html/). Nothing here is async-signal-safe.
  */
@@ -43,6 +44,16 @@ void html_text(FILE *f, const char *s);
 /* s as a JSON string literal that can sit inside <script>: besides JSON's
  * own escapes, <, > and & are written as \u003c, \u003e, \u0026. */
 void html_json_str(FILE *f, const char *s);
+
+/* html_values.c: the invariants and load-latency views of a value
+ * profile, each a heading, a note on the estimate and a sortable table
+ * (ids "invariants" and "latency"). listing(ctx, image, proc) gives the
+ * number K of the procedure's listing on the page (id "dis-K"), 0 when
+ * it has none. */
+struct value_model;
+typedef size_t html_listing_fn(void *ctx, uint32_t image, const char *proc);
+void html_invariants(FILE *f, struct value_model *vm, html_listing_fn *listing, void *ctx);
+void html_latency(FILE *f, struct value_model *vm, html_listing_fn *listing, void *ctx);
 
 /* The page's script and style (reports/html/, built into the binary). */
 extern const char html_asset_report_js[], html_asset_report_css[];

@@ -7,7 +7,10 @@
 # its sample share (within 3 points), a click zooms it to the full width
 # and hides the others, the root zooms back, search highlights, the
 # procedure table sorts, the hottest procedure's listing has source lines
-# and its samples; a --values profile shows a hotlist; C++ names with < >
+# and its samples; a --values profile shows a hotlist; on the worked
+# example's profile (examples/specialize/shade.c) the invariants and
+# latency views hold the commands' rows, values typed (a double reads
+# 3.0, not its bits in hex); C++ names with < >
 # survive escaping; the page has no http(s) reference and loads nothing;
 # the binary works copied alone (nothing read at run time); bad input
 # (no database, empty epoch, unwritable -o) gives one message each.
@@ -73,17 +76,60 @@ check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 -a -s "$TM
 nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
 [ -n "${VPROF_HTML_SCREENSHOT:-}" ] && cp "$TMP/shot.png" "$VPROF_HTML_SCREENSHOT"
 
-# A --values profile: hot_leaf's loop bound (7000000 in every call) tops a hotlist.
+# A --values profile: hot_leaf's multiplier (g_k = 3 in every iteration) tops a hotlist.
 "$VPROF" run --db "$TMP/dbv" --values --freq 1000 -- "$TMP/html_hot" 60 >/dev/null 2>"$TMP/v.err"
 check "vprof run --values ($(head -c 200 "$TMP/v.err"))" [ $? -eq 0 ]
 "$VPROF" html --db "$TMP/dbv" -o "$TMP/v.html" 2>"$TMP/h.err"
 check "vprof html on a --values profile ($(head -c 200 "$TMP/h.err"))" [ $? -eq 0 ]
-echo '{"value": "7000000 (0x6acfc0)"}' >"$TMP/vexpect.json"
+echo '{"value": "3 (0x3)"}' >"$TMP/vexpect.json"
 "$PY" "$TOP/tests/html_browser.py" values "$TMP/v.html" "$TMP/vexpect.json" >"$TMP/b.out" 2>"$TMP/b.err"
 rc=$?
 cat "$TMP/b.out"
 check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 -a -s "$TMP/b.out" ]
 nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
+
+# The views of a value profile, on the worked example (docs/worked-example.md):
+# power()'s exponent, an int, and pow's, a double, are invariants; the page's
+# views hold the same rows, in the same order, as `vprof invariants` and
+# `vprof latency` print for the same database, values typed.
+gcc -O2 -g -o "$TMP/shade" "$TOP/examples/specialize/shade.c" -lm || fail "cannot build shade.c"
+"$VPROF" run --db "$TMP/dbs" --values --freq 1000 -- "$TMP/shade" 60 >/dev/null 2>"$TMP/v.err"
+check "vprof run --values shade ($(head -c 200 "$TMP/v.err"))" [ $? -eq 0 ]
+"$VPROF" html --db "$TMP/dbs" -o "$TMP/s.html" 2>"$TMP/h.err"
+check "vprof html on shade's profile ($(head -c 200 "$TMP/h.err"))" [ $? -eq 0 ]
+"$VPROF" invariants --db "$TMP/dbs" --json -n 30 >"$TMP/inv.json"
+"$VPROF" latency --db "$TMP/dbs" --json -n 30 >"$TMP/lat.json"
+"$PY" - "$TMP/inv.json" "$TMP/lat.json" >"$TMP/sexpect.json" <<'PYEOF'
+import json, sys
+inv = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+inv = [r for r in inv if not r.get("summary")]
+lat = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+print(json.dumps({"inv": [[r["suggestion"], r["value_text"], r["value_type"]] for r in inv],
+                  "lat": [r["sentence"] for r in lat]}))
+PYEOF
+head -c 400 "$TMP/sexpect.json"; echo
+# The answer, exponent 3, in the first two rows: power's n from shade.c:67 and
+# pow's y (a double), whose weights are close (pow's time is part of
+# power's; the shares are estimates): either may come first.
+pline=$(grep -n 'power(spec, s->phong)' "$TOP/examples/specialize/shade.c" | cut -d: -f1)
+top2=$("$PY" - "$TMP/sexpect.json" "$pline" <<'PYEOF'
+import json, re, sys
+rows = [r[0] for r in json.load(open(sys.argv[1]))["inv"][:2]]
+power = [r for r in rows if re.match(r"power\(x, n\): n = 3 \(0x3\) in [\d.]+% .*from main \(shade\.c:" + sys.argv[2] + r"\)", r)]
+pow_ = [r for r in rows if re.search(r"pow\w*\(x, y\): y = 3\.0 in ", r)]
+print("yes" if len(power) == 1 and len(pow_) == 1 else "no", " | ".join(rows))
+PYEOF
+)
+check "the worked example's answer is the first two rows: power's n = 3 from shade.c:$pline and pow's y = 3.0 (${top2#* })" \
+	[ "${top2%% *}" = yes ]
+"$PY" "$TOP/tests/html_browser.py" views "$TMP/s.html" "$TMP/sexpect.json" >"$TMP/b.out" 2>"$TMP/b.err"
+rc=$?
+cat "$TMP/b.out"
+check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 -a -s "$TMP/b.out" ]
+nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
+"$VPROF" html --db "$TMP/db" --epoch 1 -o "$TMP/nov.html" 2>/dev/null
+check "a profile without values has no invariants or latency view" \
+	[ "$(grep -c 'id="invariants"\|id="latency"' "$TMP/nov.html")" = 0 ]
 
 # C++ names: < > in the page only as escapes.
 g++ -O1 -g -o "$TMP/cxx" "$TOP/tests/fixtures/cxx_names.cc" || fail "cannot build the C++ fixture"

@@ -11,7 +11,10 @@ MODE deep: the page's flame graph fed synthetic deep stacks instead (the
 page copied with its data replaced; the C side gives two levels until
 call stacks are recorded): widths at depth, zoom on a middle frame (its
 descendants rescale, siblings hide), search counts each sample once
-across nested and recursive matches. MODE cxx: names with < > & survive (table cell and flame frame text equal
+across nested and recursive matches. MODE views: the invariants and
+latency views hold EXPECT's rows (the commands' sentences, in order, and
+typed values; doubles read as numbers), the listings show double operands
+as numbers, the views link to listings and sort. MODE cxx: names with < > & survive (table cell and flame frame text equal
 the demangled name, and no element was made of them). Every mode: the page
 loads no resource, logs no error, and Chromium runs with the network off
 (offline emulation, a dead proxy, no name resolution).
@@ -229,6 +232,54 @@ try:
         top = [r for r in rows if re.search(r":\s*" + re.escape(want) + r" (\d+\.\d)%", r)
                and float(re.search(r":\s*" + re.escape(want) + r" (\d+\.\d)%", r).group(1)) >= 90]
         check(len(top) > 0, "a hotlist's top value is %s at >= 90%% (%s)" % (want, top[:1] or rows[:2]))
+
+    elif mode == "views":
+        nav = [a.get_attribute("href").split("#")[1]
+               for a in driver.find_elements(By.CSS_SELECTOR, "p.nav a")]
+        check("invariants" in nav and "latency" in nav and
+              all(js("return !!document.getElementById(arguments[0])", n) for n in nav),
+              "the page's links lead to its sections, the views among them (%s)" % nav)
+
+        def view(tid):
+            return driver.find_elements(By.CSS_SELECTOR, "#%s tbody tr" % tid)
+        rows = view("invariants-table")
+        got = [(r.find_element(By.CSS_SELECTOR, ".sentence").text,
+                r.find_element(By.CSS_SELECTOR, "td.val").text,
+                r.find_element(By.CSS_SELECTOR, "td.val").get_attribute("data-type")) for r in rows]
+        want = [tuple(x) for x in expect["inv"]]
+        check(len(got) > 0 and got == want,
+              "the invariants view has vprof invariants' %d rows, in order, with their values "
+              "(first: %s)" % (len(want), got[:1] or "none"))
+        doubles = [v for _, v, t in got if t and t.startswith("double")]
+        check(doubles and all(re.match(r"^-?(\d+\.\d*|\d+(\.\d*)?e[-+]?\d+|inf|nan)", v)
+                              for v in doubles),
+              "its double values read as numbers (%s)" % doubles[:4])
+        check(any(v == "3.0" for v in doubles), "pow's exponent reads 3.0 (%s)" % doubles[:4])
+        lat = [r.find_element(By.CSS_SELECTOR, ".sentence").text for r in view("latency-table")]
+        check(len(lat) > 0 and lat == expect["lat"],
+              "the latency view has vprof latency's %d rows, in order (first: %s)" %
+              (len(expect["lat"]), lat[:1] or "none"))
+        # the listings: a hotlist under an SSE double arithmetic instruction
+        # shows decimal numbers, not the bits in hex
+        sse = js("""var out = [];
+            document.querySelectorAll('table.dis tr.insn').forEach(function (tr) {
+                var t = tr.cells[3].textContent;
+                if (!/^v?(add|sub|mul|div|min|max)sd /.test(t)) return;
+                for (var n = tr.nextElementSibling; n && n.classList.contains('hot'); n = n.nextElementSibling)
+                    if (/^(src1|src2|result)( |$)/.test(n.querySelector('.kind').textContent))
+                        n.querySelectorAll('.val').forEach(function (v) { out.push(t + ': ' + v.textContent); });
+            });
+            return out;""")
+        check(sse and not any(": 0x" in v for v in sse),
+              "the listings' double operands read as numbers (%d values, e.g. %s)" % (len(sse), sse[:2]))
+        link = driver.find_elements(By.CSS_SELECTOR, "#invariants-table a[href^='#dis-'], #latency-table a[href^='#dis-']")
+        check(link and all(js("return !!document.getElementById(arguments[0])", a.get_attribute("href").split("#")[1])
+                           for a in link),
+              "the views link to %d listings on the page" % len(link))
+        heads = driver.find_elements(By.CSS_SELECTOR, "#invariants-table thead th")
+        heads[1].click()
+        times = [float(r.find_elements(By.TAG_NAME, "td")[1].get_attribute("data-v")) for r in view("invariants-table")]
+        check(times == sorted(times, reverse=True), "a click on 'time' sorts the invariants by time (%s)" % times[:5])
 
     elif mode == "cxx":
         name = expect["name"]

@@ -113,8 +113,8 @@ one "targets" lines "targets --db dbw -n 0" \
 	"image target foreign procedure offset estimate share sites from" \
 	"R:estimate R:share R:sites L:target L:procedure+offset"
 one "latency" lines "latency --db dbw -n 0" \
-	"procedure pc image source kind samples share vtot mean stall value value_share level bins" \
-	"R:stall R:samples R:share R:mean R:vtot L:source"
+	"procedure pc image source kind sentence stall time time_samples time_span samples vtot mean beyond level level_share level_cycles value value_share bins" \
+	"R:stall R:time R:mean R:vtot L:load"
 one "invariants" lines "invariants --db dbv -n 0 --min-share 0 --min-time 0 --min-vtot 1 --all" \
 	"procedure pc image source kind what class why callee callee_impl argument argument_name argument_type register site value value_type value_text share share_low share_high of time weight time_basis samples vtot suggestion" \
 	"R:weight R:time R:share L:suggestion"

@@ -160,12 +160,20 @@ int main(void)
 	      "invariants --json: a summary first, then the planted invariant, with its call site and type");
 
 	rc = shell_run(out, sizeof(out), "%s latency --db %s 2>&1", vprof, g_db);
-	CHECK(rc == 0 && strstr(out, "40 (L1/L2) 70%") && strstr(out, "300 (DRAM) 30%") && strstr(out, "118.0"),
-	      "latency shows scale's load: mean 118 cycles, bins by level (rc %d)", rc);
+	CHECK(rc == 0 && strstr(out, "40 (L1/L2) 70%") && strstr(out, "300 (DRAM) 30%") && strstr(out, " 118 ") &&
+		      strstr(out, "values_fix.c:12 in scale() waits on DRAM (~300 cycles) in 30% of its samples: 80% of the time"),
+	      "latency shows scale's load as a sentence: DRAM in 30% of its samples, 80% of the time; mean 118 "
+	      "cycles, bins by level (rc %d)", rc);
+	/* time: 800 of 1000 samples; the part of its cycles beyond L1/L2:
+	 * 0.3 x 300 / (0.7 x 40 + 0.3 x 300) = 90 / 118 */
 	snprintf(cmd, sizeof(cmd), "%s latency --db %s --json", vprof, g_db);
-	CHECK(json_ok(cmd, "len(rows)==1 and rows[0]['procedure']=='scale' and abs(rows[0]['stall']-800*118)<1 and "
-		      "rows[0]['level']=='L1/L2' and [b['level'] for b in rows[0]['bins']]==['L1/L2','DRAM']"),
-	      "latency --json: stall = samples x mean, bins labelled");
+	CHECK(json_ok(cmd, "len(rows)==1 and rows[0]['procedure']=='scale' and rows[0]['time_samples']==800 and "
+		      "abs(rows[0]['time']-0.8)<1e-6 and abs(rows[0]['beyond']-90/118)<1e-4 and "
+		      "abs(rows[0]['stall']-0.8*90/118)<1e-4 and abs(rows[0]['mean']-118)<0.01 and "
+		      "rows[0]['level']=='DRAM' and abs(rows[0]['level_share']-0.3)<1e-4 and "
+		      "rows[0]['value']==40 and [b['level'] for b in rows[0]['bins']]==['L1/L2','DRAM']"),
+	      "latency --json: time = the load's samples' share, stall = time x the cycles' part beyond L1/L2, "
+	      "level where it waits most, bins labelled");
 
 	rc = shell_run(out, sizeof(out), "%s report --db %s 2>&1", vprof, g_db);
 	CHECK(rc == 0 && strstr(out, "value samples 540") && strstr(out, "interpretation runs 2") &&
