@@ -267,24 +267,6 @@ static void tmodel_free(struct tmodel *tm)
 	free(tm->e);
 }
 
-/* The time an instruction takes, as PC samples: its source line's. A
- * timer interrupt lands after the instruction that took the time (skid:
- * in a loop `s = s * k + i` the imul had 0.1% and the add after it 89%),
- * so an instruction's own count understates it; the line holds both. */
-static uint64_t line_samples(const struct value_model *vm, const struct value_hot *v)
-{
-	uint64_t own = value_pc_samples(vm, v->image, v->vaddr), sum = 0;
-	if (!v->w.file || v->w.line <= 0)
-		return own;
-	for (size_t i = 0; i < vm->m.npcs; i++) {
-		const struct model_pc *pc = &vm->m.pcs[i];
-		if (pc->event == vm->ev && pc->image == v->image && pc->line == v->w.line &&
-		    pc->file && !strcmp(pc->file, v->w.file))
-			sum += pc->count;
-	}
-	return sum > own ? sum : own;
-}
-
 /* The estimated value samples at v's PC that came from call site `site`:
  * the RETADDR hotlist at the same PC says which share of the PC's value
  * samples each site had (few distinct values: nearly exact), times v's
@@ -557,7 +539,7 @@ static void target_row(struct ctx *c, const struct value_hot *v)
 	if (dec && in.is_call)
 		t = call_time(vm, &c->tm, v->image, v->vaddr + in.len);
 	else
-		t = (double)line_samples(vm, v);
+		t = (double)value_line_samples(vm, v);
 	struct inv_row *x = new_row(c, v, 0, merge_hot_estimate(&v->h, 0), (double)v->h.vtot,
 				    t / (double)(vm->total ? vm->total : 1));
 	x->what = INV_TARGET;
@@ -606,7 +588,7 @@ static void call_before(struct value_model *vm, uint32_t holder, uint64_t ret, u
 static void operand_rows(struct ctx *c, const struct value_hot *v)
 {
 	struct value_model *vm = c->vm;
-	double t = vm->total ? (double)line_samples(vm, v) / (double)vm->total : 0.0;
+	double t = vm->total ? (double)value_line_samples(vm, v) / (double)vm->total : 0.0;
 	struct value_insn in;
 	const char *text = value_decode(vm, v->image, v->vaddr, &in) == 0 ? in.text : NULL;
 	if (!value_kind_by_site(v->kind)) {

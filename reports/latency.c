@@ -117,22 +117,6 @@ static long samples_after(struct value_model *vm, const struct value_hot *v, int
 	return *span ? sum : -1;
 }
 
-/* Without the code: the PC samples of the load's source line (at least
- * its own). */
-static uint64_t line_samples(const struct value_model *vm, const struct value_hot *v)
-{
-	uint64_t own = value_pc_samples(vm, v->image, v->vaddr), sum = 0;
-	if (!v->w.file || v->w.line <= 0)
-		return own;
-	for (size_t i = 0; i < vm->m.npcs; i++) {
-		const struct model_pc *pc = &vm->m.pcs[i];
-		if (pc->event == vm->ev && pc->image == v->image && pc->line == v->w.line && pc->file &&
-		    !strcmp(pc->file, v->w.file))
-			sum += pc->count;
-	}
-	return sum > own ? sum : own;
-}
-
 /* The median of the level's bins (estimates as weights): its typical
  * latency for this load, which a few preempted loads do not move. */
 static double level_median(const struct lat_row *l, const char *level, double est)
@@ -260,7 +244,7 @@ int lat_rank(struct value_model *vm, struct lat_result *r)
 		distribution(vm, v, l);
 		l->samples = value_pc_samples(vm, v->image, v->vaddr);
 		long s = samples_after(vm, v, &l->span);
-		l->time_samples = s >= 0 ? (uint64_t)s : line_samples(vm, v);
+		l->time_samples = s >= 0 ? (uint64_t)s : value_line_samples(vm, v);
 		l->time = vm->total ? (double)l->time_samples / (double)vm->total : 0;
 		levels(vm, l);
 		l->stall = l->time * l->beyond;

@@ -94,6 +94,11 @@ const char *value_own(struct value_model *vm, char *s);
 /* Samples of the main event at (image, vaddr). */
 uint64_t value_pc_samples(const struct value_model *vm, uint32_t image, uint64_t vaddr);
 
+/* The time of v's instruction as PC samples: those of its source line, at
+ * least its own (a timer interrupt lands after the instruction that took
+ * the time, on the same line). */
+uint64_t value_line_samples(const struct value_model *vm, const struct value_hot *v);
+
 /* Resolve an address of an image (see struct value_where). */
 void value_where(struct value_model *vm, uint32_t image, uint64_t vaddr, struct value_where *w);
 
