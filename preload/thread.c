@@ -1,7 +1,16 @@
 /*
- * Per-thread set-up and tear-down: alternate signal stack (the interpreter
- * will push below the interrupted stack pointer, so the handler must run
- * elsewhere), a slot in the spool, and the thread's trigger.
+ * Per-thread set-up and tear-down: vprof's own stack for its handler, a
+ * slot in the spool, and the thread's trigger.
+ *
+ * The handler stack: the SIGPROF handler's work (counting, unwinding,
+ * interpreting: ~10 KiB deep) never runs on the stack the kernel
+ * delivered the signal on, which may be a program's 8 KiB alternate
+ * stack, a coroutine's or a thread's last kilobytes; the entry
+ * (onstack.S) moves to this one first. Each armed thread maps one, with
+ * a guard page below it. The interpreting modes also make it the thread's
+ * alternate signal stack, unless the program set one up already: the
+ * interpreter pushes below the interrupted stack pointer, so the kernel's
+ * signal frame must lie elsewhere.
  *
  * Runs on the thread concerned, in normal context (constructor, the
  * pthread_create trampoline, the fork child handler, the key destructor at
@@ -24,6 +33,64 @@
 
 static pthread_key_t g_exit_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+
+/* The handler stack's bounds, for the entry in onstack.S (preload.h). */
+__thread uintptr_t preload_hstack_lo PRELOAD_TLS;
+__thread uintptr_t preload_hstack_end PRELOAD_TLS;
+__thread uintptr_t preload_hstack_top PRELOAD_TLS;
+
+#define GUARD 4096
+
+/* Maps the thread's handler stack (a fork child has its parent's thread's
+ * already, copied with the address space); registers it as the alternate
+ * signal stack when interpreting, if the program has none. */
+static void hstack_begin(struct preload_thread *t)
+{
+	if (!t->altstack) {
+		char *m = mmap(NULL, GUARD + PRELOAD_ALTSTACK, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED)
+			return;
+		if (mprotect(m, GUARD, PROT_NONE) < 0) {
+			munmap(m, GUARD + PRELOAD_ALTSTACK);
+			return;
+		}
+		t->altstack = m + GUARD;
+		if (g_vprof.cfg.verify || g_vprof.cfg.values) {
+			stack_t cur;
+			/* Leave a stack the program set up alone. */
+			if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
+				stack_t ss = { .ss_sp = t->altstack, .ss_size = PRELOAD_ALTSTACK };
+				sigaltstack(&ss, NULL);
+			}
+		}
+	}
+	preload_hstack_lo = (uintptr_t)t->altstack;
+	preload_hstack_end = preload_hstack_top = (uintptr_t)t->altstack + PRELOAD_ALTSTACK;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* With SIGPROF blocked: the entry stops using the stack. */
+static void hstack_forget(void)
+{
+	preload_hstack_lo = preload_hstack_end = preload_hstack_top = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Unmaps it, once no handler can run on it: disabled first where it is
+ * the alternate signal stack (a program's own stays), and leaving it
+ * would leak 64 KiB per thread until the process exits. */
+static void hstack_end(struct preload_thread *t)
+{
+	stack_t cur, off = { .ss_flags = SS_DISABLE };
+	if (!t->altstack)
+		return;
+	if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) && cur.ss_sp == t->altstack &&
+	    sigaltstack(&off, NULL) < 0)
+		return;
+	munmap((char *)t->altstack - GUARD, GUARD + PRELOAD_ALTSTACK);
+	t->altstack = NULL;
+}
 
 static void on_thread_exit(void *unused)
 {
@@ -57,21 +124,7 @@ void preload_thread_begin(void)
 	if (g_vprof.cfg.stacks || g_vprof.cfg.values)
 		cfi_thread_begin();   /* where the unwinder may read */
 
-	if (!t->altstack && (g_vprof.cfg.verify || g_vprof.cfg.values)) {
-		stack_t cur;
-		/* Leave a stack the program set up alone. */
-		if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
-			void *m = mmap(NULL, PRELOAD_ALTSTACK, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-			if (m != MAP_FAILED) {
-				stack_t ss = { .ss_sp = m, .ss_size = PRELOAD_ALTSTACK, .ss_flags = 0 };
-				if (sigaltstack(&ss, NULL) == 0)
-					t->altstack = m;
-				else
-					munmap(m, PRELOAD_ALTSTACK);
-			}
-		}
-	}
+	hstack_begin(t);
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 	/* Entering the spool claims the thread's slot there (rotate.c). */
 	struct merge_spool *prev, *sp;
@@ -171,6 +224,7 @@ void preload_thread_end(void)
 	sigaddset(&block, UPCALL_SIGNAL);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
 	t->busy = 1;
+	hstack_forget();
 	int requeue = 0;
 	preload_drain();         /* what the kernel wrote since the last drain */
 	preload_selflimit_thread_end();
@@ -202,14 +256,5 @@ void preload_thread_end(void)
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	if (requeue)
 		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), UPCALL_SIGNAL);
-	/* The alternate stack is unmapped only once disabled: no handler can
-	 * run on it afterwards (our trigger is stopped, and a program signal
-	 * would now use the thread's own stack), and leaving it would leak
-	 * 64 KiB per thread until the process exits. */
-	if (t->altstack) {
-		stack_t ss = { .ss_flags = SS_DISABLE };
-		if (sigaltstack(&ss, NULL) == 0)
-			munmap(t->altstack, PRELOAD_ALTSTACK);
-		t->altstack = NULL;
-	}
+	hstack_end(t);
 }
