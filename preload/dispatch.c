@@ -227,8 +227,8 @@ int preload_signal_is_ours(const siginfo_t *si)
 }
 
 /* The program's own SIGPROF, come to a thread that blocks it in the
- * program's view (we never really block it): held, and delivered when
- * the thread unblocks it (masks.c). */
+ * program's view (we never really block it, but see masks.c): held, and
+ * delivered when the thread unblocks it. */
 static void hold(const siginfo_t *si)
 {
 	struct preload_thread *t = &g_thread;
@@ -276,6 +276,12 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 	int kind = upcall_classify(si, g_vprof.backend);
 	int off_alt = preload_altstack_check(uc);
+	/* Since a thread of the process reads SIGPROF through a signalfd,
+	 * a thread that blocks it in the program's view blocks it for real
+	 * (masks.c): this one, which started blocking it before, from the
+	 * return of this signal on. */
+	if (g_sigprof.signalfd_tid && t->prog_blocked)
+		sigaddset(&uc->uc_sigmask, UPCALL_SIGNAL);
 	if (g_sigprof.prog_itimer && g_vprof.backend == MERGE_EV_ITIMER && si->si_code == SI_KERNEL) {
 		/* One process timer for two users: each tick is a sample of ours
 		 * and the program's own SIGPROF. */

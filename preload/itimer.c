@@ -38,9 +38,9 @@ int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerv
 		g_sigprof.prog_itimer = on;
 		if (on)
 			rc = real_setitimer(which, nv, NULL);
-		else if (g_vprof.active)
+		else if (g_vprof.active && !g_sigprof.signalfd_tid)
 			rc = upcall_process_start(g_vprof.backend, g_vprof.period) < 0 ? -1 : 0;
-		else
+		else     /* ours stays off under a signalfd reader (masks.c) */
 			rc = real_setitimer(which, nv, NULL);
 	}
 	if (rc == 0 && ov)

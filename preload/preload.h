@@ -114,6 +114,10 @@ void preload_on_mmap(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
 void preload_thread_begin(void);   /* arm the calling thread; not signal-safe */
 void preload_thread_end(void);     /* disarm and release its slot */
 void preload_thread_arm_others(void);  /* threads that started before us */
+/* The calling thread reads SIGPROF through a signalfd (masks.c): stop
+ * sampling it for good, keeping what it has (see thread.c). Normal
+ * context, SIGPROF blocked. */
+void preload_thread_unsample(void);
 
 /* images.c: record images not yet recorded (and unloads). Not signal-safe. */
 void preload_images_scan(void);

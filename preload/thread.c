@@ -120,6 +120,12 @@ void preload_thread_begin(void)
 	t->busy = 1;
 	pthread_once(&g_key_once, make_key);
 	preload_signals_thread_begin();
+	if (t->prog_signalfd) {
+		/* A fork child of a thread that reads SIGPROF through a
+		 * signalfd: not sampled (preload_thread_unsample). */
+		t->busy = 0;
+		return;
+	}
 	pthread_setspecific(g_exit_key, (void *)1);   /* non-NULL: run the destructor */
 	if (g_vprof.cfg.stacks || g_vprof.cfg.values)
 		cfi_thread_begin();   /* where the unwinder may read */
@@ -212,6 +218,47 @@ void preload_thread_arm_others(void)
 	close(fd);
 }
 
+/* Takes every SIGPROF pending for the thread (blocked by the caller):
+ * ours are dropped; returns 1 with *prog the last of the program's. */
+static int take_pending(siginfo_t *prog)
+{
+	const struct timespec zero = { 0, 0 };
+	sigset_t block;
+	siginfo_t si;
+	int found = 0;
+	sigemptyset(&block);
+	sigaddset(&block, UPCALL_SIGNAL);
+	while (syscall(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long)) == UPCALL_SIGNAL)
+		if (!preload_signal_is_ours(&si)) {
+			*prog = si;
+			found = 1;
+		}
+	return found;
+}
+
+/* The thread reads SIGPROF through a signalfd (masks.c): vprof's samples
+ * would be read there with the program's, so the thread is not sampled
+ * from here on. What its ring holds is drained, its trigger stopped, and
+ * a sample of ours still pending is taken; a SIGPROF of the program's
+ * taken with them is queued again with its siginfo. The slot stays (its
+ * counts are merged as any). */
+void preload_thread_unsample(void)
+{
+	struct preload_thread *t = &g_thread;
+	siginfo_t si;
+	if (!g_vprof.active || getpid() != g_vprof.pid)
+		return;
+	t->busy = 1;
+	preload_drain();
+	preload_selflimit_thread_end();
+	if (t->armed)
+		upcall_thread_stop(&t->up);
+	t->armed = 0;
+	if (take_pending(&si))
+		syscall(SYS_rt_tgsigqueueinfo, g_vprof.pid, (pid_t)syscall(SYS_gettid), UPCALL_SIGNAL, &si);
+	t->busy = 0;
+}
+
 void preload_thread_end(void)
 {
 	struct preload_thread *t = &g_thread;
@@ -247,11 +294,8 @@ void preload_thread_end(void)
 	 * now, so it is not handed to the program as its own SIGPROF after we
 	 * unblock (its si_fd is one of our tags, see upcall.h). A SIGPROF of
 	 * the program's is put back. */
-	const struct timespec zero = { 0, 0 };
 	siginfo_t si;
-	while (syscall(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long)) == UPCALL_SIGNAL)
-		if (!preload_signal_is_ours(&si))
-			requeue = 1;
+	requeue = take_pending(&si);
 	t->busy = 0;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	if (requeue)
