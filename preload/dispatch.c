@@ -294,6 +294,14 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 			}
 			preload_cost_end(c0, 0, w ? 1 : 0, 1);
 		}
+		/* A one-shot timer of the program's has expired: ours
+		 * comes back (not for a signalfd reader: masks.c). */
+		const struct timeval *iv = &g_sigprof.prog_itv.it_interval;
+		if (!iv->tv_sec && !iv->tv_usec) {
+			g_sigprof.prog_itimer = 0;
+			if (g_vprof.active && !g_sigprof.signalfd_tid)
+				upcall_process_start(g_vprof.backend, g_vprof.period);
+		}
 		if (t->prog_blocked)
 			hold(si);
 		else
