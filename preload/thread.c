@@ -40,22 +40,77 @@ __thread uintptr_t preload_hstack_end PRELOAD_TLS;
 __thread uintptr_t preload_hstack_top PRELOAD_TLS;
 
 #define GUARD 4096
+#define HSTACK_MAP (GUARD + PRELOAD_ALTSTACK)
 
-/* Maps the thread's handler stack (a fork child has its parent's thread's
- * already, copied with the address space); registers it as the alternate
- * signal stack when interpreting, if the program has none. */
+/* Handler stacks of threads that ended, kept for the next ones: mapping
+ * one (mmap, the guard page's mprotect, its first page touched, munmap at
+ * the end) costs 30-70 us in this VM, with another thread running (TLB
+ * shootdowns), as much as creating the thread. At most HSTACK_CACHE are
+ * kept (their touched pages stay: 4-12 KiB each). A thread that finds the
+ * cache in use by another maps or unmaps its own; a fork child starts
+ * with the lock free (a thread of the parent may have held it). */
+#define HSTACK_CACHE 64
+static void *g_hcache[HSTACK_CACHE];
+static int g_hcache_n, g_hcache_lock;
+
+static int hcache_lock(void)
+{
+	return !__atomic_exchange_n(&g_hcache_lock, 1, __ATOMIC_ACQUIRE);
+}
+
+static void hcache_unlock(void)
+{
+	__atomic_store_n(&g_hcache_lock, 0, __ATOMIC_RELEASE);
+}
+
+static void hcache_fork_child(void)
+{
+	g_hcache_lock = 0;
+}
+
+/* A handler stack's usable base, or NULL. */
+static void *hstack_get(void)
+{
+	char *m = NULL;
+	if (hcache_lock()) {
+		if (g_hcache_n)
+			m = g_hcache[--g_hcache_n];
+		hcache_unlock();
+	}
+	if (m)
+		return m;
+	m = mmap(NULL, HSTACK_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
+		 -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (mprotect(m, GUARD, PROT_NONE) < 0) {
+		munmap(m, HSTACK_MAP);
+		return NULL;
+	}
+	return m + GUARD;
+}
+
+static void hstack_put(void *base)
+{
+	if (hcache_lock()) {
+		if (g_hcache_n < HSTACK_CACHE) {
+			g_hcache[g_hcache_n++] = base;
+			base = NULL;
+		}
+		hcache_unlock();
+	}
+	if (base)
+		munmap((char *)base - GUARD, HSTACK_MAP);
+}
+
+/* Gives the thread its handler stack (a fork child has its parent's
+ * thread's already, copied with the address space); registers it as the
+ * alternate signal stack when interpreting, if the program has none. */
 static void hstack_begin(struct preload_thread *t)
 {
 	if (!t->altstack) {
-		char *m = mmap(NULL, GUARD + PRELOAD_ALTSTACK, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-		if (m == MAP_FAILED)
+		if (!(t->altstack = hstack_get()))
 			return;
-		if (mprotect(m, GUARD, PROT_NONE) < 0) {
-			munmap(m, GUARD + PRELOAD_ALTSTACK);
-			return;
-		}
-		t->altstack = m + GUARD;
 		if (g_vprof.cfg.verify || g_vprof.cfg.values) {
 			stack_t cur;
 			/* Leave a stack the program set up alone. */
@@ -77,9 +132,8 @@ static void hstack_forget(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-/* Unmaps it, once no handler can run on it: disabled first where it is
- * the alternate signal stack (a program's own stays), and leaving it
- * would leak 64 KiB per thread until the process exits. */
+/* Hands it back, once no handler can run on it: disabled first where it
+ * is the alternate signal stack (a program's own stays). */
 static void hstack_end(struct preload_thread *t)
 {
 	stack_t cur, off = { .ss_flags = SS_DISABLE };
@@ -88,7 +142,7 @@ static void hstack_end(struct preload_thread *t)
 	if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) && cur.ss_sp == t->altstack &&
 	    sigaltstack(&off, NULL) < 0)
 		return;
-	munmap((char *)t->altstack - GUARD, GUARD + PRELOAD_ALTSTACK);
+	hstack_put(t->altstack);
 	t->altstack = NULL;
 }
 
@@ -100,6 +154,7 @@ static void on_thread_exit(void *unused)
 static void make_key(void)
 {
 	pthread_key_create(&g_exit_key, on_thread_exit);
+	pthread_atfork(NULL, NULL, hcache_fork_child);
 }
 
 /* upcall's keep_fd: a perf descriptor that must stay open (no mapping
