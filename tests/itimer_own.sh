@@ -13,7 +13,6 @@ gcc -O2 -g -Wall -pthread -o "$TMP/prof_ticks" "$TOP/tests/fixtures/prof_ticks.c
 
 ticks() { sed -n 's/^ticks: //p' "$1"; }
 achieved() { sed -n 's/.*achieved \([0-9]*\) Hz.*/\1/p' "$TMP/v.err"; }
-median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # 1. Its own 100 Hz timer, 1 CPU-s, alone and under --event itimer,
 # interleaved.
@@ -28,10 +27,7 @@ for round in 1 2 3; do
 	grep -q '^foreign: 0$' "$TMP/v.out" || bad="$bad its handler saw SIGPROFs not its timer's;"
 	under+=("$(ticks "$TMP/v.out")")
 done
-lo=$(printf '%s\n' "${alone[@]}" | sort -n | head -1)
-hi=$(printf '%s\n' "${alone[@]}" | sort -n | tail -1)
-m=$(median "${under[@]}")
-[ "$m" -ge $((lo - 4)) ] && [ "$m" -le $((hi + 4)) ] || bad="$bad median $m outside $lo..$hi, give or take 4;"
+bad="$bad$(median_within "${alone[*]}" "${under[*]}")"
 [ -z "$bad" ] && pass "own 100 Hz ITIMER_PROF under --event itimer: every tick its own (alone ${alone[*]}, under vprof ${under[*]})" ||
 	fail "own 100 Hz ITIMER_PROF under --event itimer: alone ${alone[*]}, under vprof ${under[*]}:$bad"
 msg=$(grep 'its own ITIMER_PROF' "$TMP/v.err")

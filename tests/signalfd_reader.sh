@@ -19,7 +19,6 @@
 gcc -O2 -g -Wall -pthread -o "$TMP/prof_ticks" "$TOP/tests/fixtures/prof_ticks.c" || { fail "cannot build prof_ticks.c"; finish; }
 
 ticks() { sed -n 's/^ticks: //p' "$1"; }
-median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for args in "" "blocked 1" "free 1" "blocked 1 free 1"; do
 	evs="default itimer"; [ "$args" = "blocked 1 free 1" ] && evs="default cpu-timer itimer"
 	for ev in $evs; do
@@ -36,10 +35,7 @@ for args in "" "blocked 1" "free 1" "blocked 1 free 1"; do
 			grep -q '^foreign: 0$' "$TMP/v.out" || bad="$bad under vprof it read $(sed -n 's/^foreign: //p' "$TMP/v.out") SIGPROFs not its own;"
 			under+=("$(ticks "$TMP/v.out")")
 		done
-		lo=$(printf '%s\n' "${alone[@]}" | sort -n | head -1)
-		hi=$(printf '%s\n' "${alone[@]}" | sort -n | tail -1)
-		m=$(median "${under[@]}")
-		[ "$m" -ge $((lo - 4)) ] && [ "$m" -le $((hi + 4)) ] || bad="$bad median $m outside $lo..$hi, give or take 4;"
+		bad="$bad$(median_within "${alone[*]}" "${under[*]}")"
 		if [ -z "$bad" ]; then
 			pass "$what: its own ticks only, as many as alone (alone ${alone[*]}, under vprof ${under[*]})"
 		else

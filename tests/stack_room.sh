@@ -24,30 +24,11 @@ ulimit -c 0
 gcc -O2 -g -Wall -pthread -o "$TMP/altstack" "$TOP/tests/fixtures/altstack.c" || { fail "cannot build altstack.c"; finish; }
 gcc -O2 -g -Wall -pthread -o "$TMP/room" "$TOP/tests/fixtures/stack_room.c" || { fail "cannot build stack_room.c"; finish; }
 
-# samples_in DB PROC: samples counted in procedure PROC.
+# same (lib.sh): the program alone and under vprof run, its stdout and end
+# compared. samples_in DB PROC: samples counted in procedure PROC.
 samples_in() {
 	"$VPROF" report --db "$1" -n 0 2>/dev/null |
 		awk -v p="$2" '{ for (i = 2; i <= NF; i++) if ($i == p) s += $1 } END { print s + 0 }'
-}
-
-n=0
-# same WHAT [VPROF_RUN_OPTIONS...] -- CMD...: CMD alone and under vprof
-# run: the same stdout and the same end. The vprof run's database is
-# $TMP/db$n, its stderr $TMP/v.err.
-same() {
-	local what=$1; shift
-	local opts=()
-	while [ "$1" != "--" ]; do opts+=("$1"); shift; done
-	shift
-	n=$((n + 1))
-	local st0 st1 why=""
-	st0=$(runst "$TMP/p.out" "$TMP/p.err" "$@")
-	st1=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db$n" "${opts[@]}" -- "$@")
-	[ "$st0" = "$st1" ] || why="ended with $st1 under vprof, $st0 alone (negative: killed by that signal);"
-	cmp -s "$TMP/p.out" "$TMP/v.out" ||
-		why="$why stdout differs: $(diff "$TMP/p.out" "$TMP/v.out" | head -6 | tr '\n' '|');"
-	grep -q 'achieved [0-9]* Hz' "$TMP/v.err" || why="$why no vprof summary: $(head -c 300 "$TMP/v.err" | tr '\n' '|');"
-	if [ -z "$why" ]; then pass "$what"; else fail "$what: $why"; fi
 }
 
 # 1. The program's own 8 KiB alternate stack.
