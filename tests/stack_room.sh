@@ -14,7 +14,8 @@
 #      threads, a SIGSEGV handler on it (SA_ONSTACK), a SIGUSR1 handler
 #      on it that samples land in; with and without a guard page below.
 #      Before: --values wrote 2,100-2,700 bytes below it (exit 0), or,
-#      with the guard page, the program's SIGSEGV handler fired.
+#      with the guard page, the program's SIGSEGV handler fired. And its
+#      main thread's stack overflowing, which that handler reports.
 #   2. tests/fixtures/stack_room.c: 4 KiB left on a coroutine's stack,
 #      6 KiB on a 256 KiB thread's, 6 KiB on the main thread under a
 #      1 MiB RLIMIT_STACK. Before: --stacks killed the thread and main
@@ -59,6 +60,14 @@ for guard in "" guard; do
 				[ "$deep" -ge 400 ]
 		esac
 	done
+done
+
+# The man page's case itself: the main thread's stack overflows and the
+# program's SIGSEGV handler, on its 8 KiB stack, ends it (exit 3); under
+# the interpreting modes vprof holds SIGSEGV and hands it over from there.
+for how in "--values" "--values --stacks" "--stacks" ""; do
+	same "altstack overflow under vprof run ${how:-(PC sampling)}: its SIGSEGV handler ends it, as alone" \
+		$how -- "$TMP/altstack" overflow
 done
 
 # 2. Little stack left: a coroutine, a thread, the main thread.
