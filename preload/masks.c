@@ -177,9 +177,8 @@ int sigsuspend(const sigset_t *mask)
  * sampled from then on, since its descriptor would read ours; with the
  * process-wide itimer, vprof's timer is stopped (the program's own ticks
  * that come to a thread not blocking SIGPROF are still samples, as that
- * backend counts them: itimer.c). Said once. The
- * descriptor then reads the program's own signals only, as without
- * vprof. */
+ * backend counts them: itimer.c). Said once. The descriptor then reads
+ * the program's own signals only, as without vprof. */
 __attribute__((visibility("default")))
 int signalfd(int fd, const sigset_t *mask, int flags)
 {
@@ -196,10 +195,9 @@ int signalfd(int fd, const sigset_t *mask, int flags)
 		int whole = g_vprof.backend == MERGE_EV_ITIMER;
 		if (whole && !g_sigprof.prog_itimer)
 			upcall_process_stop(g_vprof.backend);
-		int was = g_vprof.active && t->armed;
 		preload_thread_unsample();
 		static int said;
-		if (was && !said++)
+		if (g_vprof.active && !said++)
 			preload_say(whole ? "the program reads SIGPROF through a signalfd, and vprof's itimer "
 					    "ticks are SIGPROF too: vprof's timer is stopped from here on, and "
 					    "only the program's own ITIMER_PROF ticks that come to a thread not "
