@@ -2,7 +2,9 @@
 # bench/ab_builds.sh — what one change costs a profiled program: two builds
 # of vprof, A and B, on the same workload, interleaved.
 #
-#   bench/ab_builds.sh VPROF_A VPROF_B [--freq HZ] [--event E] [--rounds N]
+#   bench/ab_builds.sh VPROF_A VPROF_B [--freq HZ] [--event E] [--rounds N] [--with OPT]...
+#
+# --with adds an option to both runs (--with --stacks, --with --values).
 #
 # VPROF_A and VPROF_B are `vprof` binaries (each finds its own
 # libvprof.so beside it), e.g. HEAD's build/vprof and an older commit's,
@@ -21,14 +23,15 @@
 # median of the per-round B/A, and in how many rounds B cost more.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 2 ] || { echo "usage: bench/ab_builds.sh VPROF_A VPROF_B [--freq HZ] [--event E] [--rounds N]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: bench/ab_builds.sh VPROF_A VPROF_B [--freq HZ] [--event E] [--rounds N] [--with OPT]..." >&2; exit 2; }
 A=$1 B=$2; shift 2
-freq=4000 event=task-clock rounds=12
+freq=4000 event=task-clock rounds=12 with=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--freq) freq=$2; shift 2 ;;
 	--event) event=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
+	--with) with+=("$2"); shift 2 ;;
 	*) echo "bench/ab_builds.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -43,11 +46,11 @@ cpu() { sed -n 's/^spin cpu=\([0-9.]*\).*/\1/p'; }
 base() { "$tmp/spin" | cpu; }
 prof() {
 	rm -rf "$tmp/db"
-	"$1" run --db "$tmp/db" --event "$event" --freq "$freq" -- "$tmp/spin" 2>/dev/null | cpu
+	"$1" run --db "$tmp/db" --event "$event" --freq "$freq" ${with[@]+"${with[@]}"} -- "$tmp/spin" 2>/dev/null | cpu
 }
 ratio() { awk -v a="$1" -v x="$2" -v b="$3" 'BEGIN { printf "%.4f", x / ((a + b) / 2) }'; }
 
-echo "# bench/ab_builds.sh: A=$A B=$B, --event $event --freq $freq, $rounds rounds"
+echo "# bench/ab_builds.sh: A=$A B=$B, --event $event --freq $freq ${with[*]+${with[*]}}, $rounds rounds"
 echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
 	if [ $((r % 2)) = 1 ]; then first=$A second=$B; else first=$B second=$A; fi

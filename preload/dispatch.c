@@ -10,6 +10,16 @@
  * with its mask and flags (preload_forward, which faults.c uses for the
  * signals it holds too).
  *
+ * The handler's stack: the kernel calls preload_sigprof_entry
+ * (onstack.S), which runs preload_dispatch on the thread's handler stack
+ * (thread.c) and, when the signal is the program's, preload_dispatch_forward
+ * back on the stack the kernel chose. So the handler never writes below a
+ * stack that is not vprof's: a program's small alternate stack, a
+ * coroutine's, a thread's last kilobytes hold the kernel's frame and
+ * nothing more. While it works, every asynchronous signal is blocked (the
+ * handler's sa_mask): a program's handler cannot run over the kernel's
+ * frame on the stack the entry left, nor on the handler stack.
+ *
  * The dispatcher is async-signal-safe and preserves errno. The interposers
  * run in normal context.
  */
@@ -28,6 +38,26 @@ struct preload_sigprof g_sigprof;
 
 void preload_call_on_stack(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, void *uc,
 			   void *stack_top);
+void preload_sigprof_entry(int sig, siginfo_t *si, void *uc);
+int preload_dispatch(int sig, siginfo_t *si, void *uc) __attribute__((visibility("hidden")));
+void preload_dispatch_forward(int sig, siginfo_t *si, void *uc) __attribute__((visibility("hidden")));
+
+/* The kernel's signal mask: 64 bits (glibc's sigset_t is 1024, and the
+ * ucontext the kernel writes holds only the first 64). */
+typedef uint64_t kmask;
+#define KBIT(sig) (1ull << ((sig) - 1))
+
+static kmask kmask_of(const sigset_t *s)
+{
+	kmask m;
+	memcpy(&m, s, sizeof(m));
+	return m;
+}
+
+static long setmask(int how, const kmask *m, kmask *old)
+{
+	return syscall(SYS_rt_sigprocmask, how, m, old, sizeof(kmask));
+}
 
 int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction *old)
 {
@@ -51,20 +81,22 @@ static void off_altstack(int sig, siginfo_t *si, void *uc)
 	struct preload_thread *t = &g_thread;
 	void (*fn)(int, siginfo_t *, void *) = t->fwd_fn;
 	stack_t off = { .ss_flags = SS_DISABLE }, back = t->fwd_ss;
-	sigset_t none_async, mask = t->fwd_mask;
+	kmask none_async, mask = t->fwd_mask;
 	/* Entered with asynchronous signals blocked (preload_forward): the
 	 * switch to this stack and the change of the alternate stack are
 	 * one step to any signal. */
 	int was_off = sigaltstack(&off, NULL) == 0;
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &none_async, sizeof(long));
+	setmask(SIG_SETMASK, &mask, &none_async);
 	fn(sig, si, uc);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none_async, NULL, sizeof(long));
+	setmask(SIG_SETMASK, &none_async, NULL);
 	if (was_off)
 		sigaltstack(&back, NULL);
 }
 
 /* Every signal but the synchronous ones (blocking those makes the kernel
  * kill on a fault). */
+#define SYNC_SIGNALS (KBIT(SIGSEGV) | KBIT(SIGBUS) | KBIT(SIGILL) | KBIT(SIGFPE) | KBIT(SIGTRAP) | KBIT(SIGSYS))
+
 static void async_signals(sigset_t *s)
 {
 	static const int sync_sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
@@ -73,7 +105,7 @@ static void async_signals(sigset_t *s)
 		sigdelset(s, sync_sigs[k]);
 }
 
-int preload_altstack_check(const ucontext_t *uc)
+int preload_altstack_check(ucontext_t *uc)
 {
 	struct preload_thread *t = &g_thread;
 	if (!t->fwd_top)
@@ -82,21 +114,36 @@ int preload_altstack_check(const ucontext_t *uc)
 		return 1;               /* inside the program's handler */
 	/* Interrupted above its stack top: it is gone, left by a longjmp.
 	 * We run off the alternate stack (it is disabled), so it may be
-	 * given back now. */
+	 * given back now, and the handler stack's frames under it are gone
+	 * too. The return from this signal sets the alternate stack the
+	 * frame recorded (uc_stack): that is the one given back too. */
 	stack_t back = t->fwd_ss;
 	t->fwd_top = NULL;
-	sigaltstack(&back, NULL);
+	preload_hstack_top = t->fwd_hstack_top;
+	if (sigaltstack(&back, NULL) == 0)
+		uc->uc_stack = back;
 	return 1;
 }
 
+/* The current stack pointer. */
+static inline uintptr_t sp_now(void)
+{
+	uintptr_t sp;
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	return sp;
+}
+
+/* Kept small: the program's handler runs below this frame, where the
+ * kernel would have run it with this much more room (masks are the
+ * kernel's 64 bits, not glibc's 128 bytes). */
 void preload_forward(int sig, struct sigaction *p, siginfo_t *si, void *uc, int refaults,
 		     int *view_blocked)
 {
-	struct sigaction a = *p;
-	sigset_t old;
+	int flags = p->sa_flags;
+	kmask old;
 
-	if (!(a.sa_flags & SA_SIGINFO) && (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN)) {
-		if (a.sa_handler == SIG_IGN && !refaults)
+	if (!(flags & SA_SIGINFO) && (p->sa_handler == SIG_DFL || p->sa_handler == SIG_IGN)) {
+		if (p->sa_handler == SIG_IGN && !refaults)
 			return;         /* ignored, as the kernel would */
 		/* The default action, for real, so the exit status says
 		 * "killed by SIG" as it would (a fault the program ignores
@@ -109,52 +156,62 @@ void preload_forward(int sig, struct sigaction *p, siginfo_t *si, void *uc, int 
 		preload_real_sigaction(sig, &dfl, NULL);
 		if (refaults)
 			return;
-		sigset_t s;
-		sigemptyset(&s);
-		sigaddset(&s, sig);
+		kmask s = KBIT(sig);
 		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
-		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &s, NULL, sizeof(long));
+		setmask(SIG_UNBLOCK, &s, NULL);
 		return;  /* not reached for a terminating default */
 	}
-	sigset_t m = a.sa_mask;
-	if (!(a.sa_flags & SA_NODEFER))
-		sigaddset(&m, sig);
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &m, &old, sizeof(long));
-	if (a.sa_flags & SA_RESETHAND) {
+	/* The mask the kernel would run the handler with: the interrupted
+	 * code's, the handler's sa_mask and sig; not the one we run with
+	 * (our handler blocks every asynchronous signal). */
+	kmask m = kmask_of(&((ucontext_t *)uc)->uc_sigmask) | kmask_of(&p->sa_mask);
+	if (!(flags & SA_NODEFER))
+		m |= KBIT(sig);
+	void (*fn)(int, siginfo_t *, void *) =
+		(flags & SA_SIGINFO) ? p->sa_sigaction : (void (*)(int, siginfo_t *, void *))(void *)p->sa_handler;
+	if (flags & SA_RESETHAND) {
 		p->sa_handler = SIG_DFL;
 		p->sa_flags &= ~SA_SIGINFO;
 	}
 	/* In its handler the program sees sig blocked, as the kernel would
 	 * block it (and it really is: we run without SA_NODEFER). */
 	int was_blocked = view_blocked ? *view_blocked : 0;
-	if (view_blocked && !(a.sa_flags & SA_NODEFER))
+	if (view_blocked && !(flags & SA_NODEFER))
 		*view_blocked = 1;
-	void (*fn)(int, siginfo_t *, void *) =
-		(a.sa_flags & SA_SIGINFO) ? a.sa_sigaction : (void (*)(int, siginfo_t *, void *))(void *)a.sa_handler;
 	stack_t ss;
 	struct preload_thread *t = &g_thread;
-	if (!(a.sa_flags & SA_ONSTACK) && !t->fwd_top && sigaltstack(NULL, &ss) == 0 &&
+	if (!(flags & SA_ONSTACK) && !t->fwd_top && sigaltstack(NULL, &ss) == 0 &&
 	    (ss.ss_flags & SS_ONSTACK)) {
 		/* We are on the alternate stack; the program did not ask for
 		 * it: run its handler below the interrupted frame, with the
-		 * alternate stack disabled (off_altstack). */
+		 * alternate stack disabled (off_altstack). A SIGPROF in it is
+		 * delivered there and its entry moves to the handler stack:
+		 * below our frames, if we are on it. */
 		uint64_t sp = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP];
 		void *top = (void *)((sp - 128 - 64) & ~15ull);
+		uintptr_t here = sp_now();
+		int on_hstack = here >= preload_hstack_lo && here < preload_hstack_end;
+		t->fwd_hstack_top = preload_hstack_top;
 		t->fwd_fn = fn;
 		t->fwd_ss = (stack_t){ .ss_sp = ss.ss_sp, .ss_size = ss.ss_size, .ss_flags = 0 };
-		sigset_t async;
-		async_signals(&async);
-		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &async, &t->fwd_mask, sizeof(long));
+		kmask async = ~SYNC_SIGNALS;
+		setmask(SIG_SETMASK, &async, &old);
+		t->fwd_mask = m;
+		if (on_hstack)
+			preload_hstack_top = (here - 256) & ~(uintptr_t)15;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->fwd_top = top;
 		preload_call_on_stack(off_altstack, sig, si, uc, top);
 		t->fwd_top = NULL;
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &t->fwd_mask, NULL, sizeof(long));
+		preload_hstack_top = t->fwd_hstack_top;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	} else {
+		setmask(SIG_SETMASK, &m, &old);
 		fn(sig, si, uc);
 	}
 	if (view_blocked)
 		*view_blocked = was_blocked;
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+	setmask(SIG_SETMASK, &old, NULL);
 }
 
 /* kind: upcall_classify's answer for si. */
@@ -169,12 +226,62 @@ int preload_signal_is_ours(const siginfo_t *si)
 	return is_ours(si, upcall_classify(si, g_vprof.backend));
 }
 
-static void dispatch(int sig, siginfo_t *si, void *uc)
+/* The program's own SIGPROF, come to a thread that blocks it in the
+ * program's view (we never really block it, but see masks.c): held, and
+ * delivered when the thread unblocks it. */
+static void hold(const siginfo_t *si)
 {
-	int saved = errno;
 	struct preload_thread *t = &g_thread;
+	t->prog_pending = 1;
+	t->prog_info = *si;
+}
+
+/* How much of the handler stack lies below the caller; 0 when it does
+ * not run on it (a thread without one). */
+static inline __attribute__((always_inline)) size_t hstack_room(void)
+{
+	uintptr_t here = sp_now();
+	return here >= preload_hstack_lo && here < preload_hstack_end ? here - preload_hstack_lo : 0;
+}
+
+/* Interpreting (values, verify) writes the program's stack below the
+ * interrupted stack pointer, where the kernel puts its frame when it
+ * delivers on the interrupted stack: the frame must lie on an alternate
+ * stack that the interrupted code was not running on (uc_stack: the
+ * alternate stack when the signal came). And a fault in the interpreter's
+ * probes is delivered on the alternate stack, at its top if we are not
+ * on it, over that frame: so ours must be the alternate stack. If it is
+ * the program's, ours is made the alternate stack now, and the return
+ * from this signal gives the program's back (the kernel restores
+ * uc_stack at sigreturn). Returns 2: the frame is on ours; 1: on the
+ * program's, ours now the alternate stack; 0: do not interpret. */
+static int interp_stack(ucontext_t *uc)
+{
+	uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp, hi = lo + uc->uc_stack.ss_size;
+	uintptr_t frame = (uintptr_t)uc, sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	if (frame < lo || frame >= hi || (sp >= lo && sp < hi) || !g_thread.altstack)
+		return 0;
+	if (uc->uc_stack.ss_sp == g_thread.altstack)
+		return 2;
+	stack_t ss = { .ss_sp = g_thread.altstack, .ss_size = PRELOAD_ALTSTACK };
+	return syscall(SYS_sigaltstack, &ss, NULL) == 0;
+}
+
+/* Called by preload_sigprof_entry on the handler stack. Returns 1 when
+ * the program's disposition is due (preload_dispatch_forward). */
+int preload_dispatch(int sig, siginfo_t *si, void *ucv)
+{
+	int saved = errno, fwd = 0;
+	struct preload_thread *t = &g_thread;
+	ucontext_t *uc = ucv;
 	int kind = upcall_classify(si, g_vprof.backend);
 	int off_alt = preload_altstack_check(uc);
+	/* Since a thread of the process reads SIGPROF through a signalfd,
+	 * a thread that blocks it in the program's view blocks it for real
+	 * (masks.c): this one, which started blocking it before, from the
+	 * return of this signal on. */
+	if (g_sigprof.signalfd_tid && t->prog_blocked)
+		sigaddset(&uc->uc_sigmask, UPCALL_SIGNAL);
 	if (g_sigprof.prog_itimer && g_vprof.backend == MERGE_EV_ITIMER && si->si_code == SI_KERNEL) {
 		/* One process timer for two users: each tick is a sample of ours
 		 * and the program's own SIGPROF. */
@@ -187,19 +294,23 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 			}
 			preload_cost_end(c0, 0, w ? 1 : 0, 1);
 		}
-		if (t->prog_blocked) {
-			t->prog_pending = 1;
-			t->prog_info = *si;
-		} else {
-			preload_forward(sig, &g_sigprof.prog, si, uc, 0, &t->prog_blocked);
+		/* A one-shot timer of the program's has expired: ours
+		 * comes back (not for a signalfd reader: masks.c). */
+		const struct timeval *iv = &g_sigprof.prog_itv.it_interval;
+		if (!iv->tv_sec && !iv->tv_usec) {
+			g_sigprof.prog_itimer = 0;
+			if (g_vprof.active && !g_sigprof.signalfd_tid)
+				upcall_process_start(g_vprof.backend, g_vprof.period);
 		}
-	} else if (!is_ours(si, kind)) {
-		if (t->prog_blocked) {
-			t->prog_pending = 1;    /* delivered when it unblocks */
-			t->prog_info = *si;
-		}
+		if (t->prog_blocked)
+			hold(si);
 		else
-			preload_forward(sig, &g_sigprof.prog, si, uc, 0, &t->prog_blocked);
+			fwd = 1;
+	} else if (!is_ours(si, kind)) {
+		if (t->prog_blocked)
+			hold(si);
+		else
+			fwd = 1;
 	}
 	else if (kind == UPCALL_SIG_DRAIN)
 		preload_drain();          /* ring mode: the kernel took the PCs */
@@ -214,10 +325,16 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 		uint32_t w = g_vprof.backend == MERGE_EV_ITIMER ? preload_selflimit_itimer_tick() : 1;
 		if (!w)
 			goto done;
+		/* Unwinding and interpreting take PRELOAD_HANDLER_ROOM of
+		 * stack: only on the handler stack with that much left (not
+		 * on a thread without one, nor deep under a program's handler
+		 * that runs on it). Short of it, the stack is the PC alone. */
+		int deep = hstack_room() >= PRELOAD_HANDLER_ROOM;
 		preload_sample_weighted(si, uc, w);
-		preload_stacks_sample(si, uc);    /* VPROF_STACKS: preload/stacks.c */
+		preload_stacks_sample(si, uc, deep);   /* VPROF_STACKS: preload/stacks.c */
 		preload_selflimit_test_work(1);
-		if (g_vprof.cfg.values && !off_alt) {
+		int where = deep && !off_alt && (g_vprof.cfg.values || g_vprof.cfg.verify) ? interp_stack(uc) : 0;
+		if (g_vprof.cfg.values && where) {
 			uint64_t i0 = __rdtsc();   /* not cost_begin: it is the piece's */
 			/* The interpreter executes the program's next
 			 * instructions for it, and they may store errno
@@ -234,11 +351,24 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 			saved = errno;
 			ic = __rdtsc() - i0;
 		}
-		if (g_vprof.cfg.verify && !t->busy && !off_alt)
+		/* Co-simulation single-steps after the return, on the
+		 * alternate stack: only on ours. */
+		if (g_vprof.cfg.verify && !t->busy && where == 2)
 			preload_verify_sample(sig, si, uc);
 	done:
 		preload_cost_end(c0, ic, w ? 1 : 0, 1);
 	}
+	errno = saved;
+	return fwd;
+}
+
+/* Entered from preload_sigprof_entry on the stack the kernel delivered
+ * on, as if the kernel had called it: the program's disposition of its
+ * own SIGPROF. */
+void preload_dispatch_forward(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	preload_forward(sig, &g_sigprof.prog, si, uc, 0, &g_thread.prog_blocked);
 	errno = saved;
 }
 
@@ -247,13 +377,14 @@ int preload_sigprof_handled(const struct sigaction *a)
 	return (a->sa_flags & SA_SIGINFO) || (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN);
 }
 
-/* Our handler needs an alternate stack only to interpret (interpreted
- * pushes go below the interrupted stack pointer): in plain PC sampling it
- * runs where the kernel would have run the program's own handler, which is
- * then called right there. Switching a program's handler back to the
- * thread's stack from ours works, but unwinders that walk across the two
- * stacks (gperftools') crash on it, so it is kept for the interpreting
- * modes. A program's SA_ONSTACK is taken as ours too. */
+/* The kernel's frame must be on an alternate stack only to interpret
+ * (interpreted pushes go below the interrupted stack pointer): otherwise
+ * it lies where the kernel would have put the program's own handler's,
+ * and that handler is called right there (preload_dispatch_forward).
+ * Switching a program's handler back to the thread's stack from the
+ * alternate one works, but unwinders that walk across the two stacks
+ * (gperftools') crash on it, so it is kept for the interpreting modes. A
+ * program's SA_ONSTACK is taken as ours too. */
 static int needs_altstack(void)
 {
 	return g_vprof.cfg.verify || g_vprof.cfg.values;
@@ -264,9 +395,9 @@ static int install(int restart)
 	struct sigaction a;
 	int onstack = needs_altstack() || (preload_sigprof_handled(&g_sigprof.prog) && (g_sigprof.prog.sa_flags & SA_ONSTACK));
 	memset(&a, 0, sizeof(a));
-	a.sa_sigaction = dispatch;
+	a.sa_sigaction = preload_sigprof_entry;
 	a.sa_flags = SA_SIGINFO | (onstack ? SA_ONSTACK : 0) | (restart ? SA_RESTART : 0);
-	sigemptyset(&a.sa_mask);
+	async_signals(&a.sa_mask);
 	return preload_real_sigaction(UPCALL_SIGNAL, &a, NULL) < 0 ? -errno : 0;
 }
 

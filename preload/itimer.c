@@ -7,12 +7,38 @@
 
 #include <string.h>
 
+/* Said once per process: while the program's timer runs, samples come
+ * at its rate, not at the rate asked; the summary's "achieved" rate
+ * shows it, and this says why. */
+static void say_shared(const struct itimerval *nv)
+{
+	static int said;
+	/* Under a signalfd reader our timer is off already: masks.c said so. */
+	if (said++ || !g_vprof.active || g_sigprof.signalfd_tid)
+		return;
+	const struct timeval *iv = nv->it_interval.tv_sec || nv->it_interval.tv_usec ? &nv->it_interval
+										 : &nv->it_value;
+	double secs = (double)iv->tv_sec + (double)iv->tv_usec / 1e6;
+	double asked = g_vprof.period ? 1e9 / (double)g_vprof.period : 0;
+	if (nv->it_interval.tv_sec || nv->it_interval.tv_usec)
+		preload_say("the program armed its own ITIMER_PROF at %.0f Hz, and --event itimer samples "
+			    "on the process's one ITIMER_PROF: while the program's runs, samples come at "
+			    "its %.0f Hz, not the %.0f Hz asked (another --event samples apart from it)",
+			    1 / secs, 1 / secs, asked);
+	else
+		preload_say("the program armed its own ITIMER_PROF for one expiry, and --event itimer "
+			    "samples on the process's one ITIMER_PROF: until it expires, after %.3f "
+			    "CPU-s, no sample is taken (another --event samples apart from it)", secs);
+}
+
 /* ---- ITIMER_PROF ----
  * With the itimer backend, vprof's sampling timer is the process's one
  * ITIMER_PROF. A program that arms its own takes it over: the timer runs
  * at the program's setting, every tick is both a sample and the program's
- * SIGPROF; when the program disarms it, ours comes back. The program
- * reads back its own setting, never ours. */
+ * SIGPROF (and the rate asked is not the rate had: said once,
+ * say_shared); when the program disarms it, or its one expiry comes
+ * (dispatch.c), ours comes back. The program reads back its own setting,
+ * never ours. */
 typedef int setitimer_fn(__itimer_which_t, const struct itimerval *, struct itimerval *);
 typedef int getitimer_fn(__itimer_which_t, struct itimerval *);
 
@@ -36,11 +62,12 @@ int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerv
 		int on = nv->it_value.tv_sec || nv->it_value.tv_usec;
 		g_sigprof.prog_itv = *nv;
 		g_sigprof.prog_itimer = on;
-		if (on)
-			rc = real_setitimer(which, nv, NULL);
-		else if (g_vprof.active)
+		if (on) {
+			if ((rc = real_setitimer(which, nv, NULL)) == 0)
+				say_shared(nv);
+		} else if (g_vprof.active && !g_sigprof.signalfd_tid)
 			rc = upcall_process_start(g_vprof.backend, g_vprof.period) < 0 ? -1 : 0;
-		else
+		else     /* ours stays off under a signalfd reader (masks.c) */
 			rc = real_setitimer(which, nv, NULL);
 	}
 	if (rc == 0 && ov)

@@ -239,7 +239,10 @@ static void on_fork_child(void)
 	}
 	preload_images_inherit(&parent);
 	merge_spool_forget(&parent);
-	upcall_process_start(g_vprof.backend, g_vprof.period);
+	/* Not in a thread that reads SIGPROF through a signalfd (masks.c):
+	 * our itimer's ticks would be read there. */
+	if (!t->prog_signalfd)
+		upcall_process_start(g_vprof.backend, g_vprof.period);
 	t->busy = 0;
 	preload_thread_begin();
 }

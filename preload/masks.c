@@ -5,7 +5,9 @@
  * reads back say SIGPROF is blocked when it blocked it, and a SIGPROF of
  * its own that arrives then is held (one, as the kernel would) and raised
  * when it unblocks; sigpending, the sigwait family, sigsuspend and
- * signalfd see it as the kernel would have shown it. Normal context.
+ * signalfd see it as the kernel would have shown it. Except in a process
+ * that reads SIGPROF through a signalfd: there the program's blocks are
+ * real (signalfd() below). Normal context.
  */
 #include "preload/sigprof.h"
 
@@ -24,6 +26,14 @@
  * other calls take for their duration (sigsuspend, ppoll, pselect). */
 typedef int sigmask_fn(int, const sigset_t *, sigset_t *);
 
+/* Whether the program's block of SIGPROF is real in this thread: in a
+ * process where a thread reads SIGPROF through a signalfd (see
+ * signalfd() below). */
+static int block_for_real(void)
+{
+	return g_thread.prog_signalfd || g_sigprof.signalfd_tid;
+}
+
 static int masked(sigmask_fn *real, int how, const sigset_t *set, sigset_t *old)
 {
 	struct preload_thread *t = &g_thread;
@@ -36,9 +46,7 @@ static int masked(sigmask_fn *real, int how, const sigset_t *set, sigset_t *old)
 		now = how == SIG_BLOCK ? (was || wants) : how == SIG_UNBLOCK ? (was && !wants)
 			: how == SIG_SETMASK ? wants : was;
 		s = *set;
-		/* A thread reading SIGPROF through a signalfd gets it really
-		 * blocked: it handles SIGPROF itself, synchronously. */
-		if (how != SIG_UNBLOCK && !t->prog_signalfd)
+		if (how != SIG_UNBLOCK && !block_for_real())
 			sigdelset(&s, UPCALL_SIGNAL);
 		set = &s;
 	}
@@ -149,7 +157,7 @@ int sigsuspend(const sigset_t *mask)
 		return -1;
 	}
 	sigset_t m = *mask;
-	if (!t->prog_signalfd)
+	if (!block_for_real())
 		sigdelset(&m, UPCALL_SIGNAL);
 	t->prog_blocked = wants;
 	int rc = real_sigsuspend(&m);
@@ -157,6 +165,20 @@ int sigsuspend(const sigset_t *mask)
 	return rc;
 }
 
+/* A thread that reads SIGPROF through a signalfd handles it itself,
+ * synchronously: it needs SIGPROF really blocked to have it queued for
+ * the descriptor, and so does every thread that blocks it, or a SIGPROF
+ * sent to the process (its ITIMER_PROF's) would go to one of them
+ * instead, held in our handler. From then on the program's blocks of
+ * SIGPROF are real in every thread (masks above, thread starts, and
+ * dispatch.c for a thread that blocked it before), and a thread is not
+ * sampled while it blocks SIGPROF: vprof's samples are SIGPROF too (one
+ * left pending is taken when it unblocks). The reader itself is not
+ * sampled from then on, since its descriptor would read ours; with the
+ * process-wide itimer, vprof's timer is stopped (the program's own ticks
+ * that come to a thread not blocking SIGPROF are still samples, as that
+ * backend counts them: itimer.c). Said once. The descriptor then reads
+ * the program's own signals only, as without vprof. */
 __attribute__((visibility("default")))
 int signalfd(int fd, const sigset_t *mask, int flags)
 {
@@ -164,17 +186,33 @@ int signalfd(int fd, const sigset_t *mask, int flags)
 	REAL(signalfd, fn);
 	struct preload_thread *t = &g_thread;
 	if (g_sigprof.installed && sigismember(mask, UPCALL_SIGNAL) == 1 && !t->prog_signalfd) {
+		sigset_t one, old;
+		sigemptyset(&one);
+		sigaddset(&one, UPCALL_SIGNAL);
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, &old, sizeof(long));
 		t->prog_signalfd = 1;
-		if (t->prog_blocked) {
-			sigset_t one;
-			sigemptyset(&one);
-			sigaddset(&one, UPCALL_SIGNAL);
-			syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, NULL, sizeof(long));
-			if (t->prog_pending) {       /* queue it where the fd reads */
-				t->prog_pending = 0;
-				syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), UPCALL_SIGNAL);
-			}
+		g_sigprof.signalfd_tid = (pid_t)syscall(SYS_gettid);
+		int whole = g_vprof.backend == MERGE_EV_ITIMER;
+		if (whole && !g_sigprof.prog_itimer)
+			upcall_process_stop(g_vprof.backend);
+		preload_thread_unsample();
+		static int said;
+		if (g_vprof.active && !said++)
+			preload_say(whole ? "the program reads SIGPROF through a signalfd, and vprof's itimer "
+					    "ticks are SIGPROF too: vprof's timer is stopped from here on, and "
+					    "only the program's own ITIMER_PROF ticks that come to a thread not "
+					    "blocking SIGPROF are sampled"
+					  : "thread %d reads SIGPROF through a signalfd, and vprof's samples are "
+					    "SIGPROF too: from here on it is not sampled, nor is any thread "
+					    "while it blocks SIGPROF",
+				    (int)g_sigprof.signalfd_tid);
+		if (t->prog_pending) {       /* queue it where the fd reads */
+			t->prog_pending = 0;
+			syscall(SYS_rt_tgsigqueueinfo, g_vprof.pid, g_sigprof.signalfd_tid, UPCALL_SIGNAL,
+				&t->prog_info);
 		}
+		if (!t->prog_blocked)
+			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	}
 	return real_signalfd(fd, mask, flags);
 }
@@ -247,6 +285,8 @@ void preload_signals_thread_begin(void)
 	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, NULL, &cur, sizeof(long)) == 0 &&
 	    sigismember(&cur, UPCALL_SIGNAL) == 1) {
 		g_thread.prog_blocked = 1;
-		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &one, NULL, sizeof(long));
+		/* Real in a process that reads SIGPROF through a signalfd. */
+		if (!block_for_real())
+			syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &one, NULL, sizeof(long));
 	}
 }

@@ -16,6 +16,10 @@
 
 #define PRELOAD_TLS __attribute__((tls_model("initial-exec")))
 #define PRELOAD_ALTSTACK (64 * 1024)
+/* The handler stack the handler's deep work (unwinding, interpreting)
+ * must have below it: 2.5 times the deepest measured, 9.6 KiB with
+ * --values --stacks (docs/reliability.md). */
+#define PRELOAD_HANDLER_ROOM (24 * 1024)
 
 struct preload_config {
 	char db[400];
@@ -46,7 +50,7 @@ struct preload_thread {
 	struct merge_thread_slot *slot;
 	int busy;                /* inside vprof's own code: do not sample */
 	int armed;
-	void *altstack;
+	void *altstack;          /* the handler stack (thread.c), PRELOAD_ALTSTACK bytes */
 	int prog_blocked;        /* the program's view: SIGPROF blocked here */
 	int prog_pending;        /* its own SIGPROF arrived while so blocked */
 	siginfo_t prog_info;     /* ... and its siginfo */
@@ -59,11 +63,18 @@ struct preload_thread {
 	void *fwd_top;           /* its stack top; NULL when none is running */
 	void (*fwd_fn)(int, siginfo_t *, void *);
 	stack_t fwd_ss;          /* the alternate stack, disabled meanwhile */
-	sigset_t fwd_mask;       /* the mask the program's handler runs with */
+	uint64_t fwd_mask;       /* the mask the program's handler runs with (the kernel's 64 bits) */
+	uintptr_t fwd_hstack_top; /* preload_hstack_top before: ours lie under it meanwhile */
 };
 
 extern struct preload_global g_vprof;
 extern __thread struct preload_thread g_thread PRELOAD_TLS;
+/* The thread's handler stack (thread.c): [lo, end), 0 when it has none;
+ * the handler's entry (onstack.S) moves to top, which is end except
+ * while frames of ours lie on it under a program's handler (dispatch.c). */
+extern __thread uintptr_t preload_hstack_lo PRELOAD_TLS;
+extern __thread uintptr_t preload_hstack_end PRELOAD_TLS;
+extern __thread uintptr_t preload_hstack_top PRELOAD_TLS;
 
 /* rotate.c: the process's spool, and its rotation (VPROF_EPOCH_SECS).
  * Every writer brackets its use of the spool with _enter/_exit, which set
@@ -103,6 +114,10 @@ void preload_on_mmap(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
 void preload_thread_begin(void);   /* arm the calling thread; not signal-safe */
 void preload_thread_end(void);     /* disarm and release its slot */
 void preload_thread_arm_others(void);  /* threads that started before us */
+/* The calling thread reads SIGPROF through a signalfd (masks.c): stop
+ * sampling it for good, keeping what it has (see thread.c). Normal
+ * context, SIGPROF blocked. */
+void preload_thread_unsample(void);
 
 /* images.c: record images not yet recorded (and unloads). Not signal-safe. */
 void preload_images_scan(void);
@@ -124,7 +139,7 @@ void preload_forward(int sig, struct sigaction *p, siginfo_t *si, void *uc, int 
  * program handler that preload_forward started on the thread's stack is
  * running (nothing may interpret then); gives the alternate stack back
  * when that handler has been left by a longjmp. AS-safe. */
-int preload_altstack_check(const ucontext_t *uc);
+int preload_altstack_check(ucontext_t *uc);
 /* masks.c: a thread starting with SIGPROF really blocked (inherited mask) gets it
  * unblocked, the block kept as the program's view. Normal context. */
 void preload_signals_thread_begin(void);
@@ -187,9 +202,10 @@ void preload_module_thread_end(void);
 /* stacks.c (VPROF_STACKS): preload_stacks_init once in the constructor
  * (normal context: warms the unwinder, so the handler never allocates);
  * preload_stacks_sample in the handler after a PC sample is counted:
- * unwinds from uc and counts the stack in the spool (AS-safe). */
+ * unwinds from uc (unwind 0: the PC alone, for want of stack) and counts
+ * the stack in the spool (AS-safe). */
 int preload_stacks_init(void);
-void preload_stacks_sample(siginfo_t *si, void *uc);
+void preload_stacks_sample(siginfo_t *si, void *uc, int unwind);
 
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);

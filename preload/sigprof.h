@@ -19,6 +19,7 @@ struct preload_sigprof {
 	int installed;              /* our handler is in place */
 	volatile int prog_itimer;   /* the program armed ITIMER_PROF itself */
 	struct itimerval prog_itv;  /* ... with this (its view) */
+	pid_t signalfd_tid;         /* a thread reading SIGPROF through a signalfd, 0 none */
 };
 extern struct preload_sigprof g_sigprof;
 

@@ -285,7 +285,7 @@ static unsigned by_fp(ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
 	return n;
 }
 
-void preload_stacks_sample(siginfo_t *si, void *ucv)
+void preload_stacks_sample(siginfo_t *si, void *ucv, int unwind)
 {
 	ucontext_t *uc = ucv;
 	uint64_t pc[MERGE_STACK_MAX];
@@ -299,9 +299,10 @@ void preload_stacks_sample(siginfo_t *si, void *ucv)
 	uint64_t weight = 1;
 	if (si->si_code == SI_TIMER && si->si_overrun > 0)
 		weight += si->si_overrun > 63 ? 63 : (uint64_t)si->si_overrun;
-	if (g_thread.busy) {
+	if (g_thread.busy || !unwind) {
 		/* In vprof's own code: the leaf alone (the unwinder may be
-		 * what was interrupted). */
+		 * what was interrupted); so too without the stack an unwinder
+		 * needs (dispatch.c). */
 		pc[0] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 		n = 1;
 	} else {

@@ -1,7 +1,16 @@
 /*
- * Per-thread set-up and tear-down: alternate signal stack (the interpreter
- * will push below the interrupted stack pointer, so the handler must run
- * elsewhere), a slot in the spool, and the thread's trigger.
+ * Per-thread set-up and tear-down: vprof's own stack for its handler, a
+ * slot in the spool, and the thread's trigger.
+ *
+ * The handler stack: the SIGPROF handler's work (counting, unwinding,
+ * interpreting: ~10 KiB deep) never runs on the stack the kernel
+ * delivered the signal on, which may be a program's 8 KiB alternate
+ * stack, a coroutine's or a thread's last kilobytes; the entry
+ * (onstack.S) moves to this one first. Each armed thread maps one, with
+ * a guard page below it. The interpreting modes also make it the thread's
+ * alternate signal stack, unless the program set one up already: the
+ * interpreter pushes below the interrupted stack pointer, so the kernel's
+ * signal frame must lie elsewhere.
  *
  * Runs on the thread concerned, in normal context (constructor, the
  * pthread_create trampoline, the fork child handler, the key destructor at
@@ -25,6 +34,118 @@
 static pthread_key_t g_exit_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
+/* The handler stack's bounds, for the entry in onstack.S (preload.h). */
+__thread uintptr_t preload_hstack_lo PRELOAD_TLS;
+__thread uintptr_t preload_hstack_end PRELOAD_TLS;
+__thread uintptr_t preload_hstack_top PRELOAD_TLS;
+
+#define GUARD 4096
+#define HSTACK_MAP (GUARD + PRELOAD_ALTSTACK)
+
+/* Handler stacks of threads that ended, kept for the next ones: mapping
+ * one (mmap, the guard page's mprotect, its first page touched, munmap at
+ * the end) costs 30-70 us in this VM, with another thread running (TLB
+ * shootdowns), as much as creating the thread. At most HSTACK_CACHE are
+ * kept (their touched pages stay: 4-12 KiB each). A thread that finds the
+ * cache in use by another maps or unmaps its own; a fork child starts
+ * with the lock free (a thread of the parent may have held it). */
+#define HSTACK_CACHE 64
+static void *g_hcache[HSTACK_CACHE];
+static int g_hcache_n, g_hcache_lock;
+
+static int hcache_lock(void)
+{
+	return !__atomic_exchange_n(&g_hcache_lock, 1, __ATOMIC_ACQUIRE);
+}
+
+static void hcache_unlock(void)
+{
+	__atomic_store_n(&g_hcache_lock, 0, __ATOMIC_RELEASE);
+}
+
+static void hcache_fork_child(void)
+{
+	g_hcache_lock = 0;
+}
+
+/* A handler stack's usable base, or NULL. */
+static void *hstack_get(void)
+{
+	char *m = NULL;
+	if (hcache_lock()) {
+		if (g_hcache_n)
+			m = g_hcache[--g_hcache_n];
+		hcache_unlock();
+	}
+	if (m)
+		return m;
+	m = mmap(NULL, HSTACK_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
+		 -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (mprotect(m, GUARD, PROT_NONE) < 0) {
+		munmap(m, HSTACK_MAP);
+		return NULL;
+	}
+	return m + GUARD;
+}
+
+static void hstack_put(void *base)
+{
+	if (hcache_lock()) {
+		if (g_hcache_n < HSTACK_CACHE) {
+			g_hcache[g_hcache_n++] = base;
+			base = NULL;
+		}
+		hcache_unlock();
+	}
+	if (base)
+		munmap((char *)base - GUARD, HSTACK_MAP);
+}
+
+/* Gives the thread its handler stack (a fork child has its parent's
+ * thread's already, copied with the address space); registers it as the
+ * alternate signal stack when interpreting, if the program has none. */
+static void hstack_begin(struct preload_thread *t)
+{
+	if (!t->altstack) {
+		if (!(t->altstack = hstack_get()))
+			return;
+		if (g_vprof.cfg.verify || g_vprof.cfg.values) {
+			stack_t cur;
+			/* Leave a stack the program set up alone. */
+			if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
+				stack_t ss = { .ss_sp = t->altstack, .ss_size = PRELOAD_ALTSTACK };
+				sigaltstack(&ss, NULL);
+			}
+		}
+	}
+	preload_hstack_lo = (uintptr_t)t->altstack;
+	preload_hstack_end = preload_hstack_top = (uintptr_t)t->altstack + PRELOAD_ALTSTACK;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* With SIGPROF blocked: the entry stops using the stack. */
+static void hstack_forget(void)
+{
+	preload_hstack_lo = preload_hstack_end = preload_hstack_top = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Hands it back, once no handler can run on it: disabled first where it
+ * is the alternate signal stack (a program's own stays). */
+static void hstack_end(struct preload_thread *t)
+{
+	stack_t cur, off = { .ss_flags = SS_DISABLE };
+	if (!t->altstack)
+		return;
+	if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) && cur.ss_sp == t->altstack &&
+	    sigaltstack(&off, NULL) < 0)
+		return;
+	hstack_put(t->altstack);
+	t->altstack = NULL;
+}
+
 static void on_thread_exit(void *unused)
 {
 	preload_thread_end();
@@ -33,6 +154,7 @@ static void on_thread_exit(void *unused)
 static void make_key(void)
 {
 	pthread_key_create(&g_exit_key, on_thread_exit);
+	pthread_atfork(NULL, NULL, hcache_fork_child);
 }
 
 /* upcall's keep_fd: a perf descriptor that must stay open (no mapping
@@ -53,25 +175,17 @@ void preload_thread_begin(void)
 	t->busy = 1;
 	pthread_once(&g_key_once, make_key);
 	preload_signals_thread_begin();
+	if (t->prog_signalfd) {
+		/* A fork child of a thread that reads SIGPROF through a
+		 * signalfd: not sampled (preload_thread_unsample). */
+		t->busy = 0;
+		return;
+	}
 	pthread_setspecific(g_exit_key, (void *)1);   /* non-NULL: run the destructor */
 	if (g_vprof.cfg.stacks || g_vprof.cfg.values)
 		cfi_thread_begin();   /* where the unwinder may read */
 
-	if (!t->altstack && (g_vprof.cfg.verify || g_vprof.cfg.values)) {
-		stack_t cur;
-		/* Leave a stack the program set up alone. */
-		if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
-			void *m = mmap(NULL, PRELOAD_ALTSTACK, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-			if (m != MAP_FAILED) {
-				stack_t ss = { .ss_sp = m, .ss_size = PRELOAD_ALTSTACK, .ss_flags = 0 };
-				if (sigaltstack(&ss, NULL) == 0)
-					t->altstack = m;
-				else
-					munmap(m, PRELOAD_ALTSTACK);
-			}
-		}
-	}
+	hstack_begin(t);
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 	/* Entering the spool claims the thread's slot there (rotate.c). */
 	struct merge_spool *prev, *sp;
@@ -159,6 +273,47 @@ void preload_thread_arm_others(void)
 	close(fd);
 }
 
+/* Takes every SIGPROF pending for the thread (blocked by the caller):
+ * ours are dropped; returns 1 with *prog the last of the program's. */
+static int take_pending(siginfo_t *prog)
+{
+	const struct timespec zero = { 0, 0 };
+	sigset_t block;
+	siginfo_t si;
+	int found = 0;
+	sigemptyset(&block);
+	sigaddset(&block, UPCALL_SIGNAL);
+	while (syscall(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long)) == UPCALL_SIGNAL)
+		if (!preload_signal_is_ours(&si)) {
+			*prog = si;
+			found = 1;
+		}
+	return found;
+}
+
+/* The thread reads SIGPROF through a signalfd (masks.c): vprof's samples
+ * would be read there with the program's, so the thread is not sampled
+ * from here on. What its ring holds is drained, its trigger stopped, and
+ * a sample of ours still pending is taken; a SIGPROF of the program's
+ * taken with them is queued again with its siginfo. The slot stays (its
+ * counts are merged as any). */
+void preload_thread_unsample(void)
+{
+	struct preload_thread *t = &g_thread;
+	siginfo_t si;
+	if (!g_vprof.active || getpid() != g_vprof.pid)
+		return;
+	t->busy = 1;
+	preload_drain();
+	preload_selflimit_thread_end();
+	if (t->armed)
+		upcall_thread_stop(&t->up);
+	t->armed = 0;
+	if (take_pending(&si))
+		syscall(SYS_rt_tgsigqueueinfo, g_vprof.pid, (pid_t)syscall(SYS_gettid), UPCALL_SIGNAL, &si);
+	t->busy = 0;
+}
+
 void preload_thread_end(void)
 {
 	struct preload_thread *t = &g_thread;
@@ -171,6 +326,7 @@ void preload_thread_end(void)
 	sigaddset(&block, UPCALL_SIGNAL);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
 	t->busy = 1;
+	hstack_forget();
 	int requeue = 0;
 	preload_drain();         /* what the kernel wrote since the last drain */
 	preload_selflimit_thread_end();
@@ -193,23 +349,11 @@ void preload_thread_end(void)
 	 * now, so it is not handed to the program as its own SIGPROF after we
 	 * unblock (its si_fd is one of our tags, see upcall.h). A SIGPROF of
 	 * the program's is put back. */
-	const struct timespec zero = { 0, 0 };
 	siginfo_t si;
-	while (syscall(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long)) == UPCALL_SIGNAL)
-		if (!preload_signal_is_ours(&si))
-			requeue = 1;
+	requeue = take_pending(&si);
 	t->busy = 0;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	if (requeue)
 		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), UPCALL_SIGNAL);
-	/* The alternate stack is unmapped only once disabled: no handler can
-	 * run on it afterwards (our trigger is stopped, and a program signal
-	 * would now use the thread's own stack), and leaving it would leak
-	 * 64 KiB per thread until the process exits. */
-	if (t->altstack) {
-		stack_t ss = { .ss_flags = SS_DISABLE };
-		if (sigaltstack(&ss, NULL) == 0)
-			munmap(t->altstack, PRELOAD_ALTSTACK);
-		t->altstack = NULL;
-	}
+	hstack_end(t);
 }

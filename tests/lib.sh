@@ -45,3 +45,47 @@ rate_sane() {
 		echo "vprof sampled at $b Hz, asked $a Hz, over $c CPU-s"
 	fi
 }
+
+# same WHAT [VPROF_RUN_OPTIONS...] -- CMD...: run CMD plainly and under vprof
+# run; the program's stdout must be byte-identical and it must end the same
+# way, and vprof's summary rate sane (rate_sane). With STDERR_TOO=1 its
+# stderr too (vprof's own "vprof: " lines removed). The vprof run's
+# database is $TMP/db$n (n counts the calls), its files $TMP/v.out and
+# $TMP/v.err.
+n=0
+same() {
+	local what=$1; shift
+	local opts=()
+	while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+	shift
+	n=$((n + 1))
+	rm -rf "$TMP/db$n"
+	local st0 st1
+	st0=$(runst "$TMP/p.out" "$TMP/p.err" "$@")
+	if grep -q '^usage: ' "$TMP/p.err"; then fail "$what: the fixture does not know these arguments: $*"; return; fi
+	st1=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db$n" "${opts[@]}" -- "$@")
+	local why=""
+	[ "$st0" = "$st1" ] || why="ended with $st1 under vprof, $st0 without (negative: killed by that signal);"
+	cmp -s "$TMP/p.out" "$TMP/v.out" ||
+		why="$why stdout differs: $(diff "$TMP/p.out" "$TMP/v.out" | head -5 | tr '\n' '|');"
+	if [ "${STDERR_TOO:-0}" = 1 ]; then
+		grep -v '^vprof: ' "$TMP/v.err" >"$TMP/v.err2"
+		cmp -s "$TMP/p.err" "$TMP/v.err2" ||
+			why="$why stderr differs: $(diff "$TMP/p.err" "$TMP/v.err2" | head -5 | tr '\n' '|');"
+	fi
+	# --no-merge prints no summary: there is no rate to check then.
+	case " ${opts[*]} " in *" --no-merge "*) ;; *) why="$why$(rate_sane)" ;; esac
+	if [ -z "$why" ]; then pass "$what"; else fail "$what: $why"; fi
+}
+
+# median_within "ALONE..." "UNDER...": nothing when the median of the
+# UNDER numbers lies within the range of the ALONE ones, give or take 4
+# (counts that vary from run to run, measured alone and under vprof
+# interleaved); else why not.
+median_within() {
+	local lo hi m
+	lo=$(printf '%s\n' $1 | sort -n | head -1)
+	hi=$(printf '%s\n' $1 | sort -n | tail -1)
+	m=$(printf '%s\n' $2 | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+	[ "$m" -ge $((lo - 4)) ] && [ "$m" -le $((hi + 4)) ] || echo " median $m outside $lo..$hi, give or take 4;"
+}

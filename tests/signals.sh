@@ -17,38 +17,8 @@ gcc -O2 -Wall -Wno-deprecated-declarations -pthread -o "$BS" "$TOP/tests/fixture
 
 # runst OUT ERR CMD...: run CMD with stdout/stderr to files; print how it
 # ended: the exit status, or -N when killed by signal N (Python's returncode,
-# which keeps "exit 139" and "killed by SIGSEGV" apart).
-
-
-n=0
-# same WHAT [VPROF_RUN_OPTIONS...] -- CMD...: run CMD plainly and under vprof
-# run; the program's stdout must be byte-identical and it must end the same
-# way. With STDERR_TOO=1 its stderr too (vprof's own "vprof: " lines removed).
-# Leaves the vprof run's files in $TMP/v.out, $TMP/v.err.
-same() {
-	local what=$1; shift
-	local opts=()
-	while [ "$1" != "--" ]; do opts+=("$1"); shift; done
-	shift
-	n=$((n + 1))
-	rm -rf "$TMP/db$n"
-	local st0 st1
-	st0=$(runst "$TMP/p.out" "$TMP/p.err" "$@")
-	if grep -q '^usage: behave_' "$TMP/p.err"; then fail "$what: the fixture does not know these arguments: $*"; return; fi
-	st1=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db$n" "${opts[@]}" -- "$@")
-	local why=""
-	[ "$st0" = "$st1" ] || why="ended with $st1 under vprof, $st0 without (negative: killed by that signal);"
-	cmp -s "$TMP/p.out" "$TMP/v.out" ||
-		why="$why stdout differs: $(diff "$TMP/p.out" "$TMP/v.out" | head -5 | tr '\n' '|');"
-	if [ "${STDERR_TOO:-0}" = 1 ]; then
-		grep -v '^vprof: ' "$TMP/v.err" >"$TMP/v.err2"
-		cmp -s "$TMP/p.err" "$TMP/v.err2" ||
-			why="$why stderr differs: $(diff "$TMP/p.err" "$TMP/v.err2" | head -5 | tr '\n' '|');"
-	fi
-	# --no-merge prints no summary: there is no rate to check then.
-	case " ${opts[*]} " in *" --no-merge "*) ;; *) why="$why$(rate_sane)" ;; esac
-	if [ -z "$why" ]; then pass "$what"; else fail "$what: $why"; fi
-}
+# which keeps "exit 139" and "killed by SIGSEGV" apart). same (lib.sh): the
+# program plainly and under vprof run, compared.
 
 # (a) The program's own SIGPROF handler and its own ITIMER_PROF: the handler
 # still runs, and querying the disposition returns the program's handler
