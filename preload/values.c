@@ -22,8 +22,9 @@
  * return address only if it wants them, and gets the run's tuples after
  * interp_run.
  *
- * Handler rules (docs/architecture.md): runs on the thread's alternate
- * stack (the interpreter pushes below the interrupted RSP); no malloc,
+ * Handler rules (docs/architecture.md): runs on the thread's handler
+ * stack (the interpreter pushes below the interrupted RSP; dispatch.c
+ * interprets only with room left there); no malloc,
  * stdio or locks: the per-thread state (interpreter state, the window and
  * a 64-entry decode cache) is mmap'd on the thread's first value sample,
  * so threads that never get one cost nothing; memory is touched through
@@ -66,9 +67,10 @@ static __thread struct values_thread *g_vt PRELOAD_TLS;
  * at 512 entries, 39% at 256, 45% at 128, 54% at 64, 64% at 32. At ~150 ns
  * a Zydis decode, 64 entries cost ~0.12 us more per value sample than 512
  * and 20 KiB instead of 160 KiB: a thread's whole value state is then
- * one 24 KiB mapping (interp_state 2.5 KiB + the cache; it was 168 KiB).
- * README's bound per thread (Value sampling) adds the alternate stack's
- * touched pages; tests/values_threads.sh checks it with 1000 threads. */
+ * one ~25 KiB mapping (interp_state 2.5 KiB, the window's buffers and the
+ * cache). docs/value-sampling.md's bound per thread adds the handler
+ * stack's touched pages; tests/values_threads.sh checks it with 1000
+ * threads. */
 #define VALUES_DCACHE_ENTRIES 64
 
 static struct values_thread *thread_state(void)
@@ -205,7 +207,7 @@ void preload_values_sample(ucontext_t *uc)
 	/* The refusals that need no spool come first: most samples do not
 	 * interpret (every 2nd by default), and entering the spool costs two
 	 * atomics on a counter all threads share. */
-	if (t->busy || !t->altstack)
+	if (t->busy || !t->altstack)   /* no handler stack: nowhere to interpret */
 		return;
 	if (g_vt && ++g_vt->samples < (uint32_t)every)
 		return;
