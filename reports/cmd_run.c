@@ -237,19 +237,20 @@ static void run_summary(const struct merge_stats *s, double cpu, const char *db,
 }
 
 /* What the run's spools lost for want of room, as one line. */
-static void say_nospace(const struct merge_stats *s, const char *db)
+static void say_nospace(const struct merge_stats *s)
 {
-	if (!s->nospace_dropped && !s->nospace_spools && !s->room_failed_spools)
-		return;
 	uint64_t n = s->nospace_spools + s->room_failed_spools;
+	if (!s->nospace_dropped && !n)
+		return;
 	fprintf(stderr,
-		"vprof: %llu sample%s lost: %s could not back the spool%s of %llu process%s (%s), "
-		"whose sampling stopped there; the program ran on unharmed; free space there, "
+		"vprof: %s had no room for all of the spool%s of %llu process%s (%s): %s sampling "
+		"stopped there, %llu sample%s lost; the program ran on unharmed; free space there, "
 		"or use another --db\n",
-		(unsigned long long)s->nospace_dropped, s->nospace_dropped == 1 ? "" : "s",
-		s->nospace_spools ? "the database's filesystem had no room and" : "the system",
-		n == 1 ? "" : "s", (unsigned long long)n, n == 1 ? "" : "es",
-		s->nospace_spools ? strerror(ENOSPC) : "space could not be reserved");
+		s->nospace_spools ? "the database's filesystem" : "the system", n == 1 ? "" : "s",
+		(unsigned long long)n, n == 1 ? "" : "es",
+		s->nospace_spools ? strerror(ENOSPC) : "space could not be reserved",
+		n == 1 ? "its" : "their", (unsigned long long)s->nospace_dropped,
+		s->nospace_dropped == 1 ? "" : "s");
 }
 
 int cmd_run(int argc, char **argv)
@@ -350,7 +351,17 @@ int cmd_run(int argc, char **argv)
 			snprintf(msg, sizeof(msg), "%s takes a value", argv[optind - 1]);
 			return report_usage("run", msg);
 		default:
-			if (optopt && optopt != '?') {
+			/* A long option given a value it does not take
+			 * (--values=1), an unknown short one, or an unknown long
+			 * one (with the nearest name). */
+			for (const struct option *o = opts; optopt && o->name; o++)
+				if (o->val == optopt && o->has_arg == no_argument &&
+				    !strncmp(argv[optind - 1], "--", 2)) {
+					snprintf(msg, sizeof(msg), "--%s takes no value (%s)", o->name,
+						 argv[optind - 1]);
+					return report_usage("run", msg);
+				}
+			if (optopt) {
 				snprintf(msg, sizeof(msg), "unknown option -%c", optopt);
 				return report_usage("run", msg);
 			}
@@ -480,10 +491,10 @@ int cmd_run(int argc, char **argv)
 				"merges them once that is mended\n", db, strerror(-mrc), db,
 				(unsigned long long)own.merged, (unsigned long long)own.processes,
 				own.processes == 1 ? "" : "es", db);
-			say_nospace(&own, db);
+			say_nospace(&own);
 		} else {
 			run_summary(&own, cpu, db, epoch, fresh, add, argv[optind]);
-			say_nospace(&own, db);
+			say_nospace(&own);
 		}
 	}
 	if (profiled)
