@@ -149,34 +149,20 @@ void merge_db_epoch_dir(struct merge_db *db, int epoch, char *out, size_t cap)
 	snprintf(out, cap, "%s/epochs/%d", db->root, epoch);
 }
 
+static int write_current(struct merge_db *db, int e);
+
 int merge_db_epoch_new(struct merge_db *db)
 {
-	char p[600], t[640], buf[32];
+	char p[600];
 	int err;
 	if ((err = merge_db_lock(db)) < 0)
 		return err;
 	int e = merge_db_epoch(db) + 1;
 	merge_db_epoch_dir(db, e, p, sizeof(p));
-	if ((err = mkdir_p(p, 0700)) < 0)
-		goto out;
-	snprintf(p, sizeof(p), "%s/epochs/CURRENT", db->root);
-	snprintf(t, sizeof(t), "%s.tmp", p);
-	int fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	int n = snprintf(buf, sizeof(buf), "%d\n", e);
-	if (write(fd, buf, (size_t)n) != n) {
-		err = -EIO;
-		close(fd);
-		goto out;
-	}
-	close(fd);
-	err = rename(t, p) < 0 ? -errno : e;
-out:
+	if ((err = mkdir_p(p, 0700)) == 0)
+		err = write_current(db, e);
 	merge_db_unlock(db);
-	return err;
+	return err < 0 ? err : e;
 }
 
 static int by_int(const void *a, const void *b)
@@ -1207,6 +1193,7 @@ static int epoch_unused(const char *dir)
 	return empty;
 }
 
+/* DB/epochs/CURRENT := e, by a temporary file and a rename. */
 static int write_current(struct merge_db *db, int e)
 {
 	char p[600], t[640], buf[32];

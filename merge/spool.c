@@ -362,6 +362,16 @@ static void no_room(struct merge_spool *sp, int err)
 				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+/* The common case inline: len bytes at p within one page already backed. */
+static inline int room_fast(struct merge_spool *sp, const void *p, size_t len)
+{
+	size_t off = (size_t)((const uint8_t *)p - (const uint8_t *)sp->hdr);
+	if (__builtin_expect(sp->room_all || ((off ^ (off + len - 1)) >> 12 == 0 &&
+					      page_backed(sp, off >> 12)), 1))
+		return 0;
+	return merge_spool_room(sp, p, len);
+}
+
 int merge_spool_room(struct merge_spool *sp, const void *p, size_t len)
 {
 	if (sp->room_all)
@@ -613,7 +623,7 @@ static int shared_add(struct merge_spool *sp, uint64_t key, uint64_t count)
 	uint32_t h = key_hash(key) & mask;
 	for (uint32_t probe = 0; probe < 256; probe++) {
 		struct merge_entry *e = &sp->shared[(h + probe) & mask];
-		if (merge_spool_room(sp, e, sizeof(*e)) < 0)
+		if (room_fast(sp, e, sizeof(*e)) < 0)
 			return ADD_NOROOM;
 		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
 		if (k == 0) {
@@ -677,7 +687,7 @@ void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 	struct merge_entry *b = sl->bucket[key_hash(key) & (sl->nbuckets - 1)];
 	/* A bucket is a cache line, never across pages: its page is backed
 	 * at the first key that hashes into it (a bit test after that). */
-	if (merge_spool_room(sp, b, sizeof(sl->bucket[0])) < 0) {
+	if (room_fast(sp, b, sizeof(sl->bucket[0])) < 0) {
 		lost(sp, 1, ADD_NOROOM);
 		return;
 	}

@@ -136,6 +136,24 @@ static int is_static_elf(const char *cmd)
 	return is_static;
 }
 
+/* The options that take a whole number: checked here against the bounds
+ * the library takes (preload/config.c), so a bad one stops before CMD
+ * runs; then passed on in the environment. */
+static const struct numopt {
+	int val;
+	const char *name, *env, *unset;
+	unsigned long long lo, hi;
+} kNum[] = {
+	{ 'F', "--freq", "VPROF_FREQ", "VPROF_PERIOD", 1, 1000000000ull / UPCALL_MIN_PERIOD_NS },
+	{ 'p', "--period", "VPROF_PERIOD", "VPROF_FREQ", UPCALL_MIN_PERIOD_NS, 1ull << 40 },
+	{ 'L', "--interp-len", "VPROF_INTERP_LEN", NULL, 1, 4096 },
+	{ 'K', "--interp-every", "VPROF_INTERP_EVERY", NULL, 1, 1000000 },
+	{ 'S', "--skew-skip", "VPROF_SKEW_SKIP", NULL, 0, 64 },
+	{ 'C', "--max-cost", "VPROF_MAX_COST", NULL, 0, 100 },
+	{ 'D', "--stack-depth", "VPROF_STACK_DEPTH", NULL, 1, MERGE_STACK_MAX },
+	{ 'Q', "--epoch-secs", "VPROF_EPOCH_SECS", NULL, 1, 100000000 },
+};
+
 /* A whole number in [lo, hi] for option `opt`, else a usage message (2). */
 static int whole(const char *opt, const char *arg, unsigned long long lo, unsigned long long hi,
 		 unsigned long long *out)
@@ -290,41 +308,9 @@ int cmd_run(int argc, char **argv)
 				return report_bad_event("run", optarg);
 			setenv("VPROF_EVENT", optarg, 1);
 			break;
-		case 'F':
-			if ((rc = whole("--freq", optarg, 1, 1000000000ull / UPCALL_MIN_PERIOD_NS, NULL)))
-				return rc;
-			setenv("VPROF_FREQ", optarg, 1);
-			unsetenv("VPROF_PERIOD");
-			break;
-		case 'p':
-			if ((rc = whole("--period", optarg, UPCALL_MIN_PERIOD_NS, 1ull << 40, NULL)))
-				return rc;
-			setenv("VPROF_PERIOD", optarg, 1);
-			unsetenv("VPROF_FREQ");
-			break;
 		case 'n': merge = 0; break;
 		case 'A': add = 1; break;
 		case 'V': setenv("VPROF_VALUES", "on", 1); break;
-		case 'L':
-			if ((rc = whole("--interp-len", optarg, 1, 4096, NULL)))
-				return rc;
-			setenv("VPROF_INTERP_LEN", optarg, 1);
-			break;
-		case 'K':
-			if ((rc = whole("--interp-every", optarg, 1, 1000000, NULL)))
-				return rc;
-			setenv("VPROF_INTERP_EVERY", optarg, 1);
-			break;
-		case 'S':
-			if ((rc = whole("--skew-skip", optarg, 0, 64, NULL)))
-				return rc;
-			setenv("VPROF_SKEW_SKIP", optarg, 1);
-			break;
-		case 'C':
-			if ((rc = whole("--max-cost", optarg, 0, 100, NULL)))
-				return rc;
-			setenv("VPROF_MAX_COST", optarg, 1);
-			break;
 		case 'M': {
 			/* A path is made absolute (the program may change
 			 * directory); a bare name is libvprof.so's to find in its
@@ -335,17 +321,22 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		case 'T': setenv("VPROF_STACKS", "on", 1); break;
-		case 'D':
-			if ((rc = whole("--stack-depth", optarg, 1, MERGE_STACK_MAX, NULL)))
+		case 'F': case 'p': case 'L': case 'K': case 'S': case 'C': case 'D': case 'Q': {
+			const struct numopt *no = kNum;
+			unsigned long long v = 0;
+			while (no->val != c)
+				no++;
+			if ((rc = whole(no->name, optarg, no->lo, no->hi, &v)))
 				return rc;
-			setenv("VPROF_STACK_DEPTH", optarg, 1);
-			setenv("VPROF_STACKS", "on", 1);
+			setenv(no->env, optarg, 1);
+			if (no->unset)           /* the other of a pair, from the environment */
+				unsetenv(no->unset);
+			if (c == 'D')
+				setenv("VPROF_STACKS", "on", 1);
+			if (c == 'Q')
+				epoch_secs = v;
 			break;
-		case 'Q':
-			if ((rc = whole("--epoch-secs", optarg, 1, 100000000, &epoch_secs)))
-				return rc;
-			setenv("VPROF_EPOCH_SECS", optarg, 1);
-			break;
+		}
 		case 'h': fputs(kHelp, stdout); return report_finish_stdout(0);
 		case ':':
 			snprintf(msg, sizeof(msg), "%s takes a value", argv[optind - 1]);
