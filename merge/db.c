@@ -820,7 +820,9 @@ static int fold_profile(const char *dir, const char *stage, struct merge_profile
 		rename(path, aside_path);
 		res->profiles_corrupt++;
 	}
-	if ((p->flags & MERGE_PROF_STATS) && aside && !fname) {
+	/* Out of the epoch's totals, unless they are starting afresh (the
+	 * stats file itself was corrupt): then they never held it. */
+	if ((p->flags & MERGE_PROF_STATS) && aside && !fname && err == 0) {
 		struct merge_stats *st = &p->stats;
 		sub_clamped(&st->merged, aside->merged);
 		for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
