@@ -162,11 +162,8 @@ static int whole(const char *opt, const char *arg, unsigned long long lo, unsign
 	errno = 0;
 	unsigned long long v = strtoull(arg, &end, 10);
 	if (!*arg || *end || errno || *arg == '-' || v < lo || v > hi) {
-		if (!strcmp(arg, "--") || (arg[0] == '-' && arg[1] == '-'))
-			snprintf(msg, sizeof(msg), "%s takes a value: got '%s' (is it missing?)", opt, arg);
-		else
-			snprintf(msg, sizeof(msg), "%s %s: expected a whole number from %llu to %llu", opt,
-				 arg, lo, hi);
+		snprintf(msg, sizeof(msg), "%s %s: expected a whole number from %llu to %llu", opt, arg,
+			 lo, hi);
 		return report_usage("run", msg);
 	}
 	if (out)
@@ -260,15 +257,17 @@ static void say_nospace(const struct merge_stats *s)
 	uint64_t n = s->nospace_spools + s->room_failed_spools;
 	if (!s->nospace_dropped && !n)
 		return;
-	fprintf(stderr,
-		"vprof: %s had no room for all of the spool%s of %llu process%s (%s): %s sampling "
-		"stopped there, %llu sample%s lost; the program ran on unharmed; free space there, "
-		"or use another --db\n",
-		s->nospace_spools ? "the database's filesystem" : "the system", n == 1 ? "" : "s",
-		(unsigned long long)n, n == 1 ? "" : "es",
-		s->nospace_spools ? strerror(ENOSPC) : "space could not be reserved",
-		n == 1 ? "its" : "their", (unsigned long long)s->nospace_dropped,
-		s->nospace_dropped == 1 ? "" : "s");
+	char why[200];
+	if (s->nospace_spools)
+		snprintf(why, sizeof(why), "the database's filesystem had no room for all of the spool%s "
+			 "of %llu process%s (%s)", n == 1 ? "" : "s", (unsigned long long)n,
+			 n == 1 ? "" : "es", strerror(ENOSPC));
+	else
+		snprintf(why, sizeof(why), "the system refused pages of the spool%s of %llu process%s",
+			 n == 1 ? "" : "s", (unsigned long long)n, n == 1 ? "" : "es");
+	fprintf(stderr, "vprof: %s: %s sampling stopped there, %llu sample%s lost; the program ran on "
+		"unharmed; free space there, or use another --db\n", why, n == 1 ? "its" : "their",
+		(unsigned long long)s->nospace_dropped, s->nospace_dropped == 1 ? "" : "s");
 }
 
 int cmd_run(int argc, char **argv)
@@ -295,10 +294,16 @@ int cmd_run(int argc, char **argv)
 	 * is one message naming it, and exit 2, never an unprofiled run. */
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:d:e:F:p:nh", opts, NULL)) != -1) {
-		if (optarg && !strcmp(optarg, "--")) {
-			snprintf(msg, sizeof(msg), "%s takes a value: got '--' (is it missing?)",
-				 argv[optind - 2]);
+	for (int li = -1; (c = getopt_long(argc, argv, "+:d:e:F:p:nh", opts, &li)) != -1; li = -1) {
+		/* "--freq -- CMD", "--db --add": the value was left out, and
+		 * getopt took what follows for it. */
+		if (optarg && !strncmp(optarg, "--", 2)) {
+			char name[64];
+			if (li >= 0)
+				snprintf(name, sizeof(name), "--%s", opts[li].name);
+			else
+				snprintf(name, sizeof(name), "-%c", c);
+			snprintf(msg, sizeof(msg), "%s takes a value: got '%s' (is it missing?)", name, optarg);
 			return report_usage("run", msg);
 		}
 		switch (c) {

@@ -22,6 +22,7 @@ bad "--freq 999999" "--freq 999999: expected a whole number from 1 to 20000" --f
 bad "--freq 0" "--freq 0: expected a whole number from 1 to 20000" --freq 0
 bad "--freq abc" "--freq abc: expected a whole number" --freq abc
 bad "--freq -- (no value)" "--freq takes a value: got '--'" --freq
+bad "--db --add (its value left out)" "--db takes a value: got '--add'" --db --add
 bad "--frq (a near miss)" "unknown option --frq; did you mean --freq\?" --frq 1000
 bad "--vaules (a near miss)" "unknown option --vaules; did you mean --values\?" --vaules
 bad "--bogus (nothing near)" "unknown option --bogus \(see" --bogus
