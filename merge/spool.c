@@ -1264,15 +1264,6 @@ static int run_ok(const struct merge_spool_run *r)
 	       r->checksum == XXH64(r, offsetof(struct merge_spool_run, checksum), 0);
 }
 
-int merge_spool_run_of(const struct merge_spool *sp, struct merge_spool_run *r)
-{
-	memcpy(r, (const uint8_t *)sp->hdr + MERGE_SPOOL_RUN_OFF, sizeof(*r));
-	if (run_ok(r))
-		return 0;
-	memset(r, 0, sizeof(*r));
-	return -1;
-}
-
 int merge_spool_run_read(int fd, struct merge_spool_run *r)
 {
 	if (pread(fd, r, sizeof(*r), MERGE_SPOOL_RUN_OFF) == (ssize_t)sizeof(*r) && run_ok(r))

@@ -209,9 +209,8 @@ typedef int merge_hot_fn(const struct merge_hotlist *h, void *arg);
 uint64_t merge_spool_value_samples(const struct merge_spool *sp);
 int merge_spool_values(const struct merge_spool *sp, merge_hot_fn *fn, void *arg, uint64_t *bad);
 
-/* The run record of a spool open for reading, or of the file open on fd;
- * 0 and *r filled, or -1 when it has none (or a damaged one). */
-int merge_spool_run_of(const struct merge_spool *sp, struct merge_spool_run *r);
+/* The run record of the spool file open on fd: 0 and *r filled, or -1
+ * when it has none (or a damaged one). */
 int merge_spool_run_read(int fd, struct merge_spool_run *r);
 
 /* Same for valid image records, in record order. */
