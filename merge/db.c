@@ -168,34 +168,20 @@ void merge_db_epoch_dir(struct merge_db *db, int epoch, char *out, size_t cap)
 	snprintf(out, cap, "%s/epochs/%d", db->root, epoch);
 }
 
+static int write_current(struct merge_db *db, int e);
+
 int merge_db_epoch_new(struct merge_db *db)
 {
-	char p[600], t[640], buf[32];
+	char p[600];
 	int err;
 	if ((err = merge_db_lock(db)) < 0)
 		return err;
 	int e = merge_db_epoch(db) + 1;
 	merge_db_epoch_dir(db, e, p, sizeof(p));
-	if ((err = mkdir_p(p, 0700)) < 0)
-		goto out;
-	snprintf(p, sizeof(p), "%s/epochs/CURRENT", db->root);
-	snprintf(t, sizeof(t), "%s.tmp", p);
-	int fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	int n = snprintf(buf, sizeof(buf), "%d\n", e);
-	if (write(fd, buf, (size_t)n) != n) {
-		err = -EIO;
-		close(fd);
-		goto out;
-	}
-	close(fd);
-	err = rename(t, p) < 0 ? -errno : e;
-out:
+	if ((err = mkdir_p(p, 0700)) == 0)
+		err = write_current(db, e);
 	merge_db_unlock(db);
-	return err;
+	return err < 0 ? err : e;
 }
 
 static int by_int(const void *a, const void *b)
@@ -622,6 +608,9 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 	st->limit_cpu_ns += l->limit_cpu_ns;
 	st->limit_samples += l->limit_samples;
 	st->limit_interp_threads += l->limit_interp_threads;
+	st->nospace_dropped += l->nospace_dropped;
+	st->nospace_spools += l->nospace_errno == ENOSPC;
+	st->room_failed_spools += l->nospace_errno && l->nospace_errno != ENOSPC;
 	if (l->exited && l->cpu_split == 1) {
 		uint64_t k = kernel_equiv(s, l, c.merged);
 		st->cpu_user_ns += l->cpu_user_ns;
@@ -804,13 +793,44 @@ static int stage_proclog(const char *dir, const char *stage, const struct proclo
 	return err;
 }
 
-/* Read one profile of the epoch directory, add, write it to the stage. */
+/* What a profile set aside held, as its header says (a corrupt file's
+ * best word; nothing if even its header is unreadable), into *aside: the
+ * stats folded last take it out of their totals. */
+static void aside_add(const char *path, struct merge_stats *aside)
+{
+	struct merge_profile_header h;
+	aside->aside_files++;
+	if (merge_profile_peek(path, &h) < 0 || (h.flags & (MERGE_PROF_STATS | MERGE_PROF_STACKS)))
+		return;
+	aside->aside_samples += h.total;
+	if (!(h.flags & MERGE_PROF_KERNEL)) {
+		aside->merged += h.total;
+		aside->by_event[h.event] += h.total;
+	} else if (!strncmp(h.path, "[start-up:", 10)) {
+		aside->startup_samples += h.total;
+	} else {
+		aside->kernel_samples += h.total;
+	}
+}
+
+static void sub_clamped(uint64_t *a, uint64_t b)
+{
+	*a = *a > b ? *a - b : 0;
+}
+
+/* Read one profile of the epoch directory (name: its own, or the given
+ * one), add, write it to the stage. A corrupt one is moved aside, what it
+ * held added to *aside. A stats file then has *aside taken out. */
 static int fold_profile(const char *dir, const char *stage, struct merge_profile *p,
-			struct merge_result *res, FILE *errf)
+			const char *fname, struct merge_stats *aside, struct merge_result *res,
+			FILE *errf)
 {
 	char name[256], path[900], why[128];
 	struct merge_profile old;
-	merge_profile_name(p, name, sizeof(name));
+	if (fname)
+		snprintf(name, sizeof(name), "%s", fname);
+	else
+		merge_profile_name(p, name, sizeof(name));
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	int err = merge_profile_read(path, &old, why, sizeof(why));
 	if (err == 0) {
@@ -820,12 +840,26 @@ static int fold_profile(const char *dir, const char *stage, struct merge_profile
 		}
 		merge_profile_free(&old);
 	} else if (err != -ENOENT) {
-		char aside[960];
-		snprintf(aside, sizeof(aside), "%s.corrupt", path);
+		char aside_path[960];
+		snprintf(aside_path, sizeof(aside_path), "%s.corrupt", path);
 		fprintf(errf, "vprof: profile %s: %s; moved aside to %s, starting it afresh\n",
-			path, why, aside);
-		rename(path, aside);
+			path, why, aside_path);
+		if (aside && !fname)
+			aside_add(path, aside);
+		rename(path, aside_path);
 		res->profiles_corrupt++;
+	}
+	/* Out of the epoch's totals, unless they are starting afresh (the
+	 * stats file itself was corrupt): then they never held it. */
+	if ((p->flags & MERGE_PROF_STATS) && aside && !fname && err == 0) {
+		struct merge_stats *st = &p->stats;
+		sub_clamped(&st->merged, aside->merged);
+		for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
+			sub_clamped(&st->by_event[ev], aside->by_event[ev]);
+		sub_clamped(&st->kernel_samples, aside->kernel_samples);
+		sub_clamped(&st->startup_samples, aside->startup_samples);
+		st->aside_files += aside->aside_files;
+		st->aside_samples += aside->aside_samples;
 	}
 	snprintf(path, sizeof(path), "%s/%s", stage, name);
 	if ((err = merge_profile_write(path, p)) < 0)
@@ -838,7 +872,7 @@ static int fold_profile(const char *dir, const char *stage, struct merge_profile
 /* The epoch's stacks file of event ev plus this merge's stacks, staged
  * (merge/stacks.c); a corrupt one is moved aside like a profile. */
 static int fold_stacks(const char *dir, const char *stage, struct merge_stacks *s, unsigned ev,
-		       struct merge_result *res, FILE *errf)
+		       struct merge_stats *aside, struct merge_result *res, FILE *errf)
 {
 	char name[128], path[900], why[160];
 	struct merge_stacks old;
@@ -852,12 +886,14 @@ static int fold_stacks(const char *dir, const char *stage, struct merge_stacks *
 		if (err < 0)
 			return err;
 	} else if (err != -ENOENT) {
-		char aside[960];
-		snprintf(aside, sizeof(aside), "%s.corrupt", path);
+		char aside_path[960];
+		snprintf(aside_path, sizeof(aside_path), "%s.corrupt", path);
 		fprintf(errf, "vprof: stacks %s: %s; moved aside to %s, starting it afresh\n", path,
-			why, aside);
-		rename(path, aside);
+			why, aside_path);
+		rename(path, aside_path);
 		res->profiles_corrupt++;
+		if (aside)
+			aside->aside_files++;
 	}
 	snprintf(path, sizeof(path), "%s/%s", stage, name);
 	if ((err = merge_stacks_write(path, s, ev)) < 0)
@@ -918,88 +954,111 @@ static int merge_begin(struct merge_db *db, FILE *errf, int *epoch, char *dir, c
 	return 0;
 }
 
-int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
+/* A finished spool a merge takes, and the epoch it goes to. */
+struct cand {
+	char path[700];
+	ino_t ino;
+	int epoch;
+	uint64_t run;            /* its run's id (0: none) */
+};
+
+static int by_epoch(const void *a, const void *b)
 {
-	char dir[600], sdir[600], stage[600], commit[600];
+	const struct cand *x = a, *y = b;
+	return x->epoch - y->epoch;
+}
+
+/* Per-run shares of one epoch's merge, for the runs' ledgers. */
+struct runacc {
+	uint64_t id;
+	struct merge_stats st;
+};
+
+static int run_add(struct runacc **r, size_t *n, uint64_t id, const struct merge_stats *st)
+{
+	if (!id)
+		return 0;
+	for (size_t i = 0; i < *n; i++)
+		if ((*r)[i].id == id) {
+			merge_stats_add(&(*r)[i].st, st);
+			return 0;
+		}
+	void *nr = realloc(*r, (*n + 1) * sizeof(**r));
+	if (!nr)
+		return -ENOMEM;
+	*r = nr;
+	(*r)[*n].id = id;
+	(*r)[*n].st = *st;
+	(*n)++;
+	return 0;
+}
+
+static void ledger_name(uint64_t run_id, char *out, size_t cap)
+{
+	snprintf(out, cap, "run-%016llx.stats", (unsigned long long)run_id);
+}
+
+/* Merge spools c[0..n) into epoch `epoch` (its directory exists), under
+ * the lock: read them all, stage every file the epoch gets (profiles,
+ * stacks, stats with what profiles set aside held taken out, the runs'
+ * ledgers, processes.tsv), commit in one rename, apply. */
+static int merge_epoch(struct merge_db *db, int epoch, struct cand *c, size_t n, uint64_t run_id,
+		       struct merge_result *res, FILE *errf)
+{
+	char dir[600], stage[600], commit[600];
 	struct accum acc = { 0 };
 	struct proclog pl = { 0 };
-	ino_t *inos = NULL;
-	char (*names)[700] = NULL;
-	size_t nf = 0, capf = 0;
-	int err, epoch;
+	struct merge_stats est, aside;
+	struct runacc *runs = NULL;
+	size_t nruns = 0, nf = 0;
+	ino_t *inos = calloc(n ? n : 1, sizeof(*inos));
+	char (*names)[700] = calloc(n ? n : 1, sizeof(*names));
+	int err = 0;
 
-	memset(res, 0, sizeof(*res));
-	if ((err = merge_begin(db, errf, &epoch, dir, stage, commit)) < 0)
-		return err;
-	snprintf(sdir, sizeof(sdir), "%s/spool", db->root);
-	DIR *d = opendir(sdir);
-	if (!d) {
-		err = -errno;
+	memset(&est, 0, sizeof(est));
+	memset(&aside, 0, sizeof(aside));
+	merge_db_epoch_dir(db, epoch, dir, sizeof(dir));
+	snprintf(stage, sizeof(stage), "%s/merge.stage", db->root);
+	snprintf(commit, sizeof(commit), "%s/merge.commit", db->root);
+	if (!inos || !names) {
+		err = -ENOMEM;
 		goto out;
 	}
-	for (struct dirent *de; (de = readdir(d));) {
-		char path[700], why[160];
-		struct stat st;
-		if (!is_spool_name(de->d_name))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", sdir, de->d_name);
-		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
-			continue;
-		if (!merge_spool_finished(fd, path)) {
-			res->spools_busy++;       /* owner alive */
-			close(fd);
-			continue;
-		}
-		/* No descriptor is held past this point: the database lock
-		 * keeps other merges out, the manifest names spools by path and
-		 * inode, and a merge of thousands of spools (a test suite's)
-		 * must not run out of descriptors. */
-		int gone = fstat(fd, &st) < 0 || st.st_nlink == 0;
-		close(fd);
-		if (gone)
-			continue;
-		err = merge_one(path, &acc, &res->stats, &pl, why, sizeof(why), errf);
-		if (err == -ENOMEM) {
-			closedir(d);
+	for (size_t i = 0; i < n; i++) {
+		char why[160];
+		struct merge_stats one;
+		memset(&one, 0, sizeof(one));
+		err = merge_one(c[i].path, &acc, &one, &pl, why, sizeof(why), errf);
+		if (err == -ENOMEM)
 			goto out;
-		}
 		if (err == -EMFILE || err == -ENFILE || err == -EAGAIN || err == -EINTR) {
 			/* Not the spool's fault: left for the next merge. */
-			fprintf(errf, "vprof: spool %s: %s; skipped, left for the next merge\n", path, why);
+			fprintf(errf, "vprof: spool %s: %s; skipped, left for the next merge\n",
+				c[i].path, why);
 			res->spools_busy++;
+			err = 0;
 			continue;
 		}
 		if (err < 0) {
-			char aside[720];
-			snprintf(aside, sizeof(aside), "%s.corrupt", path);
-			fprintf(errf, "vprof: spool %s: %s; skipped, kept as %s\n", path, why, aside);
-			rename(path, aside);
-			res->stats.corrupt++;
-			continue;
+			char aside_path[720];
+			snprintf(aside_path, sizeof(aside_path), "%s.corrupt", c[i].path);
+			fprintf(errf, "vprof: spool %s: %s; skipped, kept as %s\n", c[i].path, why,
+				aside_path);
+			rename(c[i].path, aside_path);
+			one.corrupt = 1;
+		} else {
+			inos[nf] = c[i].ino;
+			snprintf(names[nf], sizeof(names[nf]), "%s", c[i].path);
+			nf++;
 		}
-		if (nf == capf) {
-			capf = capf ? capf * 2 : 64;
-			void *nin = realloc(inos, capf * sizeof(*inos));
-			if (nin)
-				inos = nin;
-			void *nn = realloc(names, capf * sizeof(*names));
-			if (nn)
-				names = nn;
-			if (!nin || !nn) {
-				err = -ENOMEM;
-				closedir(d);
-				goto out;
-			}
-		}
-		inos[nf] = st.st_ino;
-		snprintf(names[nf], sizeof(names[nf]), "%s", path);
-		nf++;
+		merge_stats_add(&est, &one);
+		if (run_id && c[i].run == run_id)
+			merge_stats_add(&res->run, &one);
+		if ((err = run_add(&runs, &nruns, c[i].run, &one)) < 0)
+			goto out;
 	}
-	closedir(d);
-	res->spools = (int)nf;
 	err = 0;
-	if (!nf && !res->stats.corrupt)
+	if (!nf && !est.corrupt)
 		goto out;
 
 	/* Stage everything this merge writes, then commit it in one rename. */
@@ -1009,19 +1068,28 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 	}
 	for (size_t i = 0; i < acc.n; i++) {
 		merge_profile_compact(&acc.p[i]);
-		if ((err = fold_profile(dir, stage, &acc.p[i], res, errf)) < 0)
+		if ((err = fold_profile(dir, stage, &acc.p[i], NULL, &aside, res, errf)) < 0)
 			goto rollback;
 	}
 	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
 		if ((acc.stacks[ev].n || acc.stacks[ev].dropped) &&
-		    (err = fold_stacks(dir, stage, &acc.stacks[ev], ev, res, errf)) < 0)
+		    (err = fold_stacks(dir, stage, &acc.stacks[ev], ev, &aside, res, errf)) < 0)
 			goto rollback;
 	struct merge_profile sp;
 	merge_profile_init(&sp);
 	sp.flags = MERGE_PROF_STATS;
-	sp.stats = res->stats;
-	err = fold_profile(dir, stage, &sp, res, errf);
+	sp.stats = est;
+	err = fold_profile(dir, stage, &sp, NULL, &aside, res, errf);
 	merge_profile_free(&sp);
+	for (size_t i = 0; i < nruns && err == 0; i++) {
+		char name[64];
+		ledger_name(runs[i].id, name, sizeof(name));
+		merge_profile_init(&sp);
+		sp.flags = MERGE_PROF_STATS;
+		sp.stats = runs[i].st;
+		err = fold_profile(dir, stage, &sp, name, NULL, res, errf);
+		merge_profile_free(&sp);
+	}
 	if (err < 0)
 		goto rollback;
 	if (pl.n && (err = stage_proclog(dir, stage, &pl)) < 0)
@@ -1037,20 +1105,201 @@ int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
 	err = journal_apply(db, commit, errf);
 	if (err >= 0)
 		merge_images_keep(db->root, acc.p, acc.n, acc.stacks, errf);
+	res->spools += (int)nf;
+	res->epochs++;
 	goto out;
 rollback:
 	rm_flat_dir(stage);
 out:
+	/* What was read, merged or not: a failed merge (a full disk) says
+	 * what its spools, kept for the next one, hold. */
+	merge_stats_add(&res->stats, &est);
 	free(inos);
 	free(names);
+	free(runs);
 	free(pl.buf);
 	for (size_t i = 0; i < acc.n; i++)
 		merge_profile_free(&acc.p[i]);
 	free(acc.p);
 	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
 		merge_stacks_free(&acc.stacks[ev]);
+	return err;
+}
+
+/* Does epoch directory `dir` exist? */
+static int epoch_exists(const char *dir)
+{
+	struct stat st;
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *errf)
+{
+	return merge_db_merge_run(db, 0, res, errf);
+}
+
+int merge_db_merge_run(struct merge_db *db, uint64_t run_id, struct merge_result *res, FILE *errf)
+{
+	char dir[600], sdir[600], stage[600], commit[600];
+	struct cand *c = NULL;
+	size_t n = 0, cap = 0;
+	int err, epoch;
+
+	memset(res, 0, sizeof(*res));
+	if ((err = merge_begin(db, errf, &epoch, dir, stage, commit)) < 0)
+		return err;
+	snprintf(sdir, sizeof(sdir), "%s/spool", db->root);
+	DIR *d = opendir(sdir);
+	if (!d) {
+		err = -errno;
+		goto out;
+	}
+	for (struct dirent *de; (de = readdir(d));) {
+		struct stat st;
+		struct merge_spool_run run;
+		if (!is_spool_name(de->d_name))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			void *nc = realloc(c, cap * sizeof(*c));
+			if (!nc) {
+				err = -ENOMEM;
+				closedir(d);
+				goto out;
+			}
+			c = nc;
+		}
+		snprintf(c[n].path, sizeof(c[n].path), "%s/%s", sdir, de->d_name);
+		int fd = open(c[n].path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (!merge_spool_finished(fd, c[n].path)) {
+			res->spools_busy++;       /* owner alive */
+			close(fd);
+			continue;
+		}
+		/* No descriptor is held past this point: the database lock
+		 * keeps other merges out, the manifest names spools by path and
+		 * inode, and a merge of thousands of spools (a test suite's)
+		 * must not run out of descriptors. */
+		int gone = fstat(fd, &st) < 0 || st.st_nlink == 0;
+		int has_run = merge_spool_run_read(fd, &run) == 0;
+		close(fd);
+		if (gone)
+			continue;
+		c[n].ino = st.st_ino;
+		c[n].run = has_run ? run.id : 0;
+		c[n].epoch = epoch;
+		/* The epoch its run chose, unless that has been dropped since. */
+		if (has_run && run.epoch >= 1 && run.epoch <= INT32_MAX) {
+			char edir[600];
+			merge_db_epoch_dir(db, (int)run.epoch, edir, sizeof(edir));
+			if (epoch_exists(edir))
+				c[n].epoch = (int)run.epoch;
+		}
+		n++;
+	}
+	closedir(d);
+	err = 0;
+	qsort(c, n, sizeof(*c), by_epoch);
+	for (size_t i = 0, j; i < n && err == 0; i = j) {
+		for (j = i + 1; j < n && c[j].epoch == c[i].epoch; j++)
+			;
+		err = merge_epoch(db, c[i].epoch, c + i, j - i, run_id, res, errf);
+	}
+out:
+	free(c);
 	merge_db_unlock(db);
 	return err;
+}
+
+/* Is the epoch directory free for a new run: missing, or empty? */
+static int epoch_unused(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT;
+	int empty = 1;
+	for (struct dirent *de; empty && (de = readdir(d));)
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
+/* DB/epochs/CURRENT := e, by a temporary file and a rename. */
+static int write_current(struct merge_db *db, int e)
+{
+	char p[600], t[640], buf[32];
+	snprintf(p, sizeof(p), "%s/epochs/CURRENT", db->root);
+	snprintf(t, sizeof(t), "%s.tmp", p);
+	int fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int n = snprintf(buf, sizeof(buf), "%d\n", e);
+	int err = write(fd, buf, (size_t)n) == n ? 0 : errno ? -errno : -ENOSPC;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(t, p) < 0)
+		err = -errno;
+	if (err)
+		unlink(t);
+	return err;
+}
+
+int merge_db_run_begin(struct merge_db *db, uint64_t run_id, int add, int *fresh)
+{
+	char dir[600], name[64], path[700];
+	int err;
+	if ((err = merge_db_lock(db)) < 0)
+		return err;
+	int e = merge_db_epoch(db);
+	merge_db_epoch_dir(db, e, dir, sizeof(dir));
+	*fresh = epoch_unused(dir);
+	if (!add && !*fresh) {
+		e++;
+		merge_db_epoch_dir(db, e, dir, sizeof(dir));
+		*fresh = 1;
+	}
+	if ((err = mkdir_p(dir, 0700)) < 0)
+		goto out;
+	/* The ledger, empty: the claim. */
+	struct merge_profile p;
+	merge_profile_init(&p);
+	p.flags = MERGE_PROF_STATS;
+	ledger_name(run_id, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((err = merge_profile_write(path, &p)) < 0)
+		goto out;
+	if (e != merge_db_epoch(db) && (err = write_current(db, e)) < 0) {
+		unlink(path);
+		goto out;
+	}
+	err = e;
+out:
+	merge_db_unlock(db);
+	return err;
+}
+
+int merge_db_run_end(struct merge_db *db, int e, uint64_t run_id, struct merge_stats *st)
+{
+	char dir[600], name[64], path[700], why[160];
+	struct merge_profile p;
+	int err;
+	memset(st, 0, sizeof(*st));
+	if ((err = merge_db_lock(db)) < 0)
+		return err;
+	merge_db_epoch_dir(db, e, dir, sizeof(dir));
+	ledger_name(run_id, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	err = merge_profile_read(path, &p, why, sizeof(why));
+	if (err == 0) {
+		*st = p.stats;
+		merge_profile_free(&p);
+	}
+	if (err == 0 || err != -ENOENT)
+		unlink(path);
+	merge_db_unlock(db);
+	return err == -ENOENT ? 0 : err;
 }
 
 int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const char *proclines,
@@ -1070,12 +1319,12 @@ int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const 
 		merge_profile_compact(&p[i]);
 		if (p[i].flags & MERGE_PROF_STATS)
 			res->stats = p[i].stats;
-		if ((err = fold_profile(dir, stage, &p[i], res, errf)) < 0)
+		if ((err = fold_profile(dir, stage, &p[i], NULL, NULL, res, errf)) < 0)
 			goto rollback;
 	}
 	for (unsigned ev = 1; stacks && ev < MERGE_EV_MAX; ev++)
 		if ((stacks[ev].n || stacks[ev].dropped) &&
-		    (err = fold_stacks(dir, stage, &stacks[ev], ev, res, errf)) < 0)
+		    (err = fold_stacks(dir, stage, &stacks[ev], ev, NULL, res, errf)) < 0)
 			goto rollback;
 	struct proclog pl = { .buf = (char *)proclines, .n = len, .cap = len };
 	if (len && (err = stage_proclog(dir, stage, &pl)) < 0)
@@ -1136,6 +1385,34 @@ out:
 
 int merge_db_load(struct merge_db *db, int epoch, merge_profile_fn *fn, void *arg, FILE *errf)
 {
+	return merge_db_load_ex(db, epoch, fn, NULL, arg, errf);
+}
+
+int merge_db_aside(struct merge_db *db, int epoch, merge_path_fn *fn, void *arg)
+{
+	char dir[600];
+	if (epoch < 0)
+		snprintf(dir, sizeof(dir), "%s/spool", db->root);
+	else
+		merge_db_epoch_dir(db, epoch ? epoch : merge_db_epoch(db), dir, sizeof(dir));
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	for (struct dirent *de; (de = readdir(d));) {
+		char path[900];
+		size_t l = strlen(de->d_name);
+		if (l < 8 || strcmp(de->d_name + l - 8, ".corrupt") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fn(path, "set aside", arg);
+	}
+	closedir(d);
+	return 0;
+}
+
+int merge_db_load_ex(struct merge_db *db, int epoch, merge_profile_fn *fn, merge_path_fn *skipped,
+		     void *arg, FILE *errf)
+{
 	char dir[600];
 	int err = 0;
 	merge_db_epoch_dir(db, epoch ? epoch : merge_db_epoch(db), dir, sizeof(dir));
@@ -1152,6 +1429,8 @@ int merge_db_load(struct merge_db *db, int epoch, merge_profile_fn *fn, void *ar
 		int rc = merge_profile_read(path, &p, why, sizeof(why));
 		if (rc < 0) {
 			fprintf(errf, "vprof: %s: %s; skipped\n", path, why);
+			if (skipped)
+				skipped(path, why, arg);
 			continue;
 		}
 		rc = fn(&p, arg);

@@ -10,9 +10,12 @@
  * Spool (DB/spool/PID.SEQ.spool): written in place, through a MAP_SHARED
  * mapping, by the signal handler of one process, so that SIGKILL loses
  * nothing already counted. Its size is fixed when created (bounded memory
- * whatever the run length). The static part of the header is checksummed
- * at creation; the live counters and tables cannot be (they change at every
- * sample), so readers validate them by bounds instead. Layout:
+ * whatever the run length); its pages are backed by the filesystem as they
+ * are first used (merge/spool.c, "Room"). The static part of the header is
+ * checksummed at creation; the live counters and tables cannot be (they
+ * change at every sample), so readers validate them by bounds, and, where
+ * the section flags say MERGE_SECF_CHECKED, by the block checks kept as
+ * they change (merge/spool.c, "Block checks"). Layout:
  *
  *   page 0      struct merge_spool_header (static part + checksum, live part)
  *   THREADS     nslots x struct merge_thread_slot: DCPI's per-CPU table,
@@ -134,10 +137,37 @@ struct merge_thread_slot {
 	uint64_t evictions;
 	uint32_t victim;         /* mod-4 eviction counter, as in DCPI */
 	uint32_t nbuckets;       /* power of two */
-	uint8_t pad[32];
+	/* The block check (section flag MERGE_SECF_CHECKED; zero before it):
+	 * sum is the sum over the slot's entries of merge_key_mix(key) x
+	 * count, shared_sum that over what this slot's writers added to
+	 * SHARED, both mod 2^64; busy is MERGE_SLOT_BUSY while a writer
+	 * changes the slot (a kill then leaves it so, and the reader checks
+	 * neither this slot nor SHARED), else 0. */
+	uint32_t busy;
+	uint32_t pad0;
+	uint64_t sum;
+	uint64_t shared_sum;
+	uint8_t pad[8];
 	struct merge_entry bucket[][MERGE_WAYS];   /* nbuckets x 4 */
 };
 enum { MERGE_SLOT_FREE = 0, MERGE_SLOT_OWNED = 1 };
+#define MERGE_SLOT_BUSY 0x6b737562u    /* "busk": not a value a flipped bit makes of 0 */
+
+/* The weight of a key in the block checks: odd, so a changed count
+ * always changes the sum, and spread, so a changed key does too. */
+static inline uint64_t merge_key_mix(uint64_t key)
+{
+	key ^= key >> 31;
+	key *= 0x9e3779b97f4a7c15ull;
+	key ^= key >> 29;
+	return key | 1;
+}
+
+/* struct merge_section.flags of a spool's THREADS, SHARED, IMAGES and
+ * STACKS sections: the writer keeps the block checks (docs/formats.md,
+ * "Block checks"). Older readers ignore flags; spools without it are
+ * read unchecked, as before. */
+#define MERGE_SECF_CHECKED 1u
 
 enum merge_image_kind { MERGE_IMG_MAP = 1, MERGE_IMG_UNMAP = 2 };
 #define MERGE_BUILD_ID_MAX 32
@@ -151,8 +181,13 @@ struct merge_image_record {     /* 512 bytes */
 	uint32_t build_id_len;
 	uint8_t build_id[MERGE_BUILD_ID_MAX];
 	uint32_t gen;            /* image generation when recorded (MERGE_GPC) */
+	/* With MERGE_SECF_CHECKED on IMAGES the path holds at most
+	 * MERGE_PATH_MAX - 9 bytes, and its last 8 bytes are the record's
+	 * check: XXH64 of bytes [4, MERGE_IMAGE_CHECK_OFF), seed 0 (all but
+	 * valid). Older readers stop at the path's terminating 0. */
 	char path[MERGE_PATH_MAX];
 };
+#define MERGE_IMAGE_CHECK_OFF 504
 
 struct merge_spool_static {
 	char magic[8];
@@ -218,6 +253,19 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t armed_cpu_ns;
 	uint64_t armed_sys_ns;
 	uint64_t armed_valid;
+	/* Appended with reserved spool space (zero in older spools): the
+	 * samples and image records lost because the filesystem gave no room
+	 * for a page of the spool (sampling stops at the first), and the
+	 * errno of that first refusal (ENOSPC for a full filesystem or
+	 * quota). */
+	uint64_t nospace_dropped;
+	uint64_t nospace_errno;
+	/* Appended with the block checks: the sum of merge_key_mix(key) over
+	 * the samples of threads without a slot (counted in SHARED), and how
+	 * many of those samples are done (nothread minus this: writers still
+	 * inside when the process died). */
+	uint64_t noslot_sum;
+	uint64_t noslot_done;
 };
 
 /* live.exited: 0 running (or killed), 1 the process exited normally (its
@@ -347,6 +395,20 @@ struct merge_stats {
 	/* The CPU before sampling began ([start-up:EXE] rows, issue 8). */
 	uint64_t startup_samples;   /* sample-equivalents in [start-up] rows */
 	uint64_t startup_cpu_ns;    /* the processes' CPU before arming */
+	/* Appended with reserved spool space: samples lost because the
+	 * database's filesystem gave a spool no room (live.nospace_dropped),
+	 * and the spools whose writer stopped so: for want of room (ENOSPC)
+	 * or another refusal. */
+	uint64_t nospace_dropped;
+	uint64_t nospace_spools;
+	uint64_t room_failed_spools;
+	/* Appended with the report of files set aside: profiles a merge found
+	 * corrupt and moved aside (NAME.corrupt), and the samples their
+	 * headers said they held, taken out of `merged` (and by_event,
+	 * kernel_samples, startup_samples) so that the totals agree with the
+	 * profiles left. */
+	uint64_t aside_files;
+	uint64_t aside_samples;
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */

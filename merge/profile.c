@@ -342,6 +342,18 @@ out:
 	return err;
 }
 
+int merge_profile_peek(const char *path, struct merge_profile_header *h)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = pread(fd, h, sizeof(*h), 0);
+	close(fd);
+	return n == (ssize_t)sizeof(*h) && !memcmp(h->magic, MERGE_PROFILE_MAGIC, 8) &&
+	       h->bom == MERGE_BOM && h->version == MERGE_PROFILE_VERSION && h->event < MERGE_EV_MAX
+		       ? 0 : -1;
+}
+
 static int write_all(int fd, const void *b, size_t n)
 {
 	const uint8_t *p = b;
@@ -442,8 +454,13 @@ static int write_sections(const char *path, const struct merge_profile *p,
 			goto fail;
 	/* No fsync: the rename is atomic for readers and a file torn by a
 	 * power cut fails its checksum; an fsync per image made merges of
-	 * many-process runs slow. */
-	close(fd);
+	 * many-process runs slow. A close that fails (a filesystem that
+	 * reports a full disk only then) fails the write. */
+	if (close(fd) < 0) {
+		err = -errno;
+		unlink(tmp);
+		return err;
+	}
 	if (rename(tmp, path) < 0) {
 		err = -errno;
 		unlink(tmp);

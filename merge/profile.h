@@ -66,6 +66,10 @@ int merge_profile_read(const char *path, struct merge_profile *p, char *why, siz
 struct merge_profile_header;
 int merge_profile_file_read(const char *path, uint8_t **buf, struct merge_profile_header *h,
 			    char *why, size_t whylen);
+/* The header of a profile file, read without checking more than its
+ * magic, byte order, version and event: for what a corrupt file said it
+ * held. 0, or -1. */
+int merge_profile_peek(const char *path, struct merge_profile_header *h);
 /* Write whole to path via a temporary file and rename. */
 int merge_profile_write(const char *path, const struct merge_profile *p);
 
@@ -103,11 +107,33 @@ struct merge_result {
 	int profiles_written;
 	int profiles_corrupt;            /* existing profiles moved aside */
 	int spools;                      /* spools consumed (a rotating process leaves several) */
+	int epochs;                      /* epochs written (runs' spools go to their own) */
+	struct merge_stats run;          /* merge_db_merge_run: that run's spools read */
 };
 
-/* Fold every finished spool into the current epoch. Corrupt spools are
- * renamed to NAME.corrupt (kept for inspection) and reported on err. */
+/* Fold every finished spool into an epoch: the one its run record names
+ * (the epoch its `vprof run` chose, merge_db_run_begin) if that still
+ * exists, else the current one; one crash-safe commit per epoch. Each
+ * run's share is added to its ledger in that epoch (merge_db_run_end).
+ * Corrupt spools are renamed to NAME.corrupt (kept for inspection) and
+ * reported on err. */
 int merge_db_merge(struct merge_db *db, struct merge_result *res, FILE *err);
+/* The same, with res->run the stats of the spools of run run_id it read,
+ * whether or not their epoch's commit then succeeded (a full disk). */
+int merge_db_merge_run(struct merge_db *db, uint64_t run_id, struct merge_result *res, FILE *err);
+
+/* A `vprof run`'s place in the database. Under the lock: with add, the
+ * current epoch; else the current epoch if nothing is in it yet, or a new
+ * one. Its ledger (DB/epochs/N/run-ID.stats, a stats file in the profile
+ * format) is made there at once: it claims the epoch, so that a run
+ * started meanwhile takes another, and merges add the run's processes to
+ * it. Returns the epoch, or negative errno; *fresh is set when no data was
+ * in it before (a new or empty epoch). */
+int merge_db_run_begin(struct merge_db *db, uint64_t run_id, int add, int *fresh);
+/* The run's ledger in epoch e, read into *st (zero if none) and removed,
+ * under the lock: what every merge so far took of the run's processes,
+ * whoever ran it. 0, or negative errno. */
+int merge_db_run_end(struct merge_db *db, int e, uint64_t run_id, struct merge_stats *st);
 
 /* Fold ready-made profiles (image and unknown profiles, and one with
  * MERGE_PROF_STATS) and processes.tsv lines (text, may be empty) into the
@@ -128,5 +154,15 @@ int merge_db_epoch_drop(struct merge_db *db, int e);
  * files are reported on err and skipped. */
 typedef int merge_profile_fn(const struct merge_profile *p, void *arg);
 int merge_db_load(struct merge_db *db, int epoch, merge_profile_fn *fn, void *arg, FILE *err);
+/* The same, also calling skipped(path, why, arg) for each file skipped as
+ * corrupt. */
+typedef void merge_path_fn(const char *path, const char *why, void *arg);
+int merge_db_load_ex(struct merge_db *db, int epoch, merge_profile_fn *fn, merge_path_fn *skipped,
+		     void *arg, FILE *err);
+/* Visit the files merges set aside as corrupt (NAME.corrupt, kept for
+ * inspection) in epoch e (0: the current one), or with e < 0 the spools
+ * set aside (DB/spool, whichever epoch they were for); why is "set
+ * aside". */
+int merge_db_aside(struct merge_db *db, int epoch, merge_path_fn *fn, void *arg);
 
 #endif

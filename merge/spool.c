@@ -4,15 +4,35 @@
  *
  * Workload: the handler counts a few hundred to a few thousand samples per
  * second per thread, mostly hitting a small set of hot PCs, so the common
- * case is one hash, one 64-byte bucket, one increment, no atomics. A miss
- * evicts one of the bucket's four entries (DCPI's mod-4 victim) into the
- * shared table, where it is added atomically: nothing is ever thrown away
- * unless the shared table itself is full, and that is counted.
+ * case is one hash, one bit test (the bucket's page is backed), one
+ * 64-byte bucket, one increment and the slot's check sum beside it on the
+ * slot's header line, no atomics. A miss evicts one of the bucket's four
+ * entries (DCPI's mod-4 victim) into the shared table, where it is added
+ * atomically: nothing is ever thrown away unless the shared table itself
+ * is full, or the filesystem gives no page, and that is counted.
+ *
+ * Room. A store to a page of a MAP_SHARED file that its filesystem cannot
+ * back (full, over quota) is a SIGBUS in the program. So create allocates
+ * what it writes (posix_fallocate), and every other page is backed before
+ * its first use, with madvise(MADV_POPULATE_WRITE), which fails where the
+ * store would have faulted (merge_spool_room; a bit per page says which
+ * are). The first refusal stops the writer: every later sample is dropped
+ * and counted (live.nospace_dropped). The spool stays sparse: a process
+ * with one thread and a few hundred PCs backs ~150 KiB of it.
+ *
+ * Block checks. Each thread slot keeps the sum over its entries of
+ * merge_key_mix(key) x count, and what it moved into the shared table;
+ * the slot-less samples keep theirs in page 0; image records carry an
+ * XXH64. A reader recomputes them and refuses a spool whose counts or
+ * keys changed. A slot is BUSY while its writer changes it: one a SIGKILL
+ * caught half-way is taken unchecked, so a killed process loses nothing.
  *
  * Concurrency: a thread slot is written only by its owner's handler (and by
  * its owner at thread exit, with the trigger stopped). The shared table is
  * written by every thread with atomics. Merges only take spools whose
- * owner is gone (merge_spool_finished: the owner record in page 0).
+ * owner is gone (merge_spool_finished: the owner record in page 0), and
+ * read them with pread, never through a mapping: a hole in a spool on a
+ * full tmpfs reads as zeros, where a mapped read would fault.
  *
  * The writer keeps no descriptor on its spool: the program must not see
  * one (a program listing /proc/self/fd, or closing what it does not know,
@@ -26,6 +46,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -34,6 +55,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23       /* Linux 5.14 */
+#endif
 
 static inline uint32_t key_hash(uint64_t key)
 {
@@ -314,6 +339,87 @@ static void copy_str(char *dst, size_t cap, const char *src)
 	dst[i] = 0;
 }
 
+/* ---- room: the pages of the file the filesystem has backed ---- */
+
+static inline int page_backed(const struct merge_spool *sp, size_t pg)
+{
+	return (int)((__atomic_load_n(&sp->room[pg >> 6], __ATOMIC_ACQUIRE) >> (pg & 63)) & 1);
+}
+
+static void mark_backed(struct merge_spool *sp, size_t off, size_t len)
+{
+	for (size_t pg = off >> 12; pg <= (off + len - 1) >> 12; pg++)
+		__atomic_fetch_or(&sp->room[pg >> 6], 1ull << (pg & 63), __ATOMIC_RELEASE);
+}
+
+/* The first refusal stops the writer; its errno is kept in the spool. */
+static void no_room(struct merge_spool *sp, int err)
+{
+	if (__atomic_exchange_n(&sp->nospace, 1, __ATOMIC_ACQ_REL))
+		return;
+	uint64_t zero = 0;
+	__atomic_compare_exchange_n(&sp->hdr->live.nospace_errno, &zero, (uint64_t)err, 0,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/* The common case inline: len bytes at p within one page already backed. */
+static inline int room_fast(struct merge_spool *sp, const void *p, size_t len)
+{
+	size_t off = (size_t)((const uint8_t *)p - (const uint8_t *)sp->hdr);
+	if (__builtin_expect(sp->room_all || ((off ^ (off + len - 1)) >> 12 == 0 &&
+					      page_backed(sp, off >> 12)), 1))
+		return 0;
+	return merge_spool_room(sp, p, len);
+}
+
+int merge_spool_room(struct merge_spool *sp, const void *p, size_t len)
+{
+	if (sp->room_all)
+		return 0;
+	size_t off = (size_t)((const uint8_t *)p - (const uint8_t *)sp->hdr);
+	size_t a = off >> 12, b = (off + len - 1) >> 12, pg = a;
+	while (pg <= b && page_backed(sp, pg))
+		pg++;
+	if (pg > b)
+		return 0;
+	if (__atomic_load_n(&sp->nospace, __ATOMIC_RELAXED))
+		return -1;
+	/* Two threads may both get here for one page: populating twice is
+	 * harmless. EFAULT is the SIGBUS the write would have raised: the
+	 * filesystem is full, or the owner over quota. */
+	int saved = errno;
+	int rc = madvise((uint8_t *)sp->hdr + (pg << 12), (b - pg + 1) << 12, MADV_POPULATE_WRITE);
+	int err = errno;
+	errno = saved;
+	if (rc < 0) {
+		no_room(sp, err == EFAULT ? ENOSPC : err);
+		return -1;
+	}
+	mark_backed(sp, pg << 12, (b - pg + 1) << 12);
+	return 0;
+}
+
+int merge_spool_reserve_all(struct merge_spool *sp)
+{
+	if (!sp->hdr)
+		return -1;
+	if (merge_spool_room(sp, sp->hdr, sp->size) < 0)
+		return -1;
+	sp->room_all = 1;
+	return 0;
+}
+
+/* Allocate [off, off + len) of the file now, where create writes. */
+static int back(int fd, size_t off, size_t len)
+{
+	int e = posix_fallocate(fd, (off_t)off, (off_t)len);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 int merge_spool_create(struct merge_spool *sp, const char *dir,
 		       const struct merge_spool_params *p)
 {
@@ -331,9 +437,12 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	size_t size = stacks_off + stacks_sz;
 	pid_t pid = getpid();
 	int fd = -1, err;
+	void *m = MAP_FAILED;
 
 	_Static_assert(sizeof(struct merge_spool_header) <= 4096, "spool header fits page 0");
 	_Static_assert(sizeof(struct merge_image_record) == 512, "image record size");
+	_Static_assert(offsetof(struct merge_image_record, path) + MERGE_PATH_MAX ==
+		       MERGE_IMAGE_CHECK_OFF + 8, "image record check in the path's last 8 bytes");
 	_Static_assert(sizeof(struct merge_thread_slot) == 64, "slot header is a cache line");
 	_Static_assert(sizeof(struct merge_hotlist) == 416, "hotlist record size");
 	_Static_assert(sizeof(struct merge_values_head) == 64, "values head size");
@@ -341,6 +450,8 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 
 	memset(sp, 0, sizeof(*sp));
 	sp->fd = -1;
+	if (size > (size_t)MERGE_ROOM_WORDS * 64 * 4096)
+		return -EFBIG;
 	/* Build the file under a name mergers ignore, and only then give it its
 	 * .spool name: a merger must never see a spool whose header (or owner
 	 * record) is not yet written and take it for a corrupt (or finished)
@@ -356,14 +467,40 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 		return -errno;
 	if (ftruncate(fd, (off_t)size) < 0)
 		goto fail;
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* What is written here, now: page 0 and the heads of the slots and
+	 * sections. A filesystem that cannot give that much fails the create
+	 * (the program runs unprofiled), rather than a store into the
+	 * mapping raising SIGBUS in the program. */
+	if (back(fd, 0, hdr) < 0)
+		goto fail;
+	for (uint32_t i = 0; i < MERGE_SLOTS; i++)
+		if (back(fd, threads_off + i * sl, sizeof(struct merge_thread_slot)) < 0)
+			goto fail;
+	if ((values_sz && back(fd, values_off, sizeof(struct merge_values_head)) < 0) ||
+	    (stacks_sz && back(fd, stacks_off, sizeof(struct merge_stacks_head)) < 0))
+		goto fail;
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		goto fail;
+	sp->size = size;
+	sp->hdr = m;
+	/* A kernel without MADV_POPULATE_WRITE (before 5.14) cannot back a
+	 * page at its first use: the whole file is allocated now instead. */
+	if (madvise(m, hdr, MADV_POPULATE_WRITE) < 0) {
+		if (errno != EINVAL || back(fd, 0, size) < 0)
+			goto fail;
+		sp->room_all = 1;
+	}
+	mark_backed(sp, 0, hdr);
+	for (uint32_t i = 0; i < MERGE_SLOTS; i++)
+		mark_backed(sp, threads_off + i * sl, sizeof(struct merge_thread_slot));
+	if (values_sz)
+		mark_backed(sp, values_off, sizeof(struct merge_values_head));
+	if (stacks_sz)
+		mark_backed(sp, stacks_off, sizeof(struct merge_stacks_head));
 	merge_fd_close(fd);      /* the mapping keeps the file */
 	fd = -1;
 
-	sp->size = size;
-	sp->hdr = m;
 	sp->threads = (uint8_t *)m + threads_off;
 	sp->shared = (struct merge_entry *)((uint8_t *)m + shared_off);
 	sp->images = (struct merge_image_record *)((uint8_t *)m + images_off);
@@ -390,9 +527,9 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	s->slot_size = (uint32_t)sl;
 	s->shared_entries = MERGE_SHARED_ENTRIES;
 	s->image_records = MERGE_IMAGE_RECORDS;
-	s->section[0] = (struct merge_section){ MERGE_SEC_THREADS, 0, threads_off, threads_sz };
-	s->section[1] = (struct merge_section){ MERGE_SEC_SHARED, 0, shared_off, shared_sz };
-	s->section[2] = (struct merge_section){ MERGE_SEC_IMAGES, 0, images_off, images_sz };
+	s->section[0] = (struct merge_section){ MERGE_SEC_THREADS, MERGE_SECF_CHECKED, threads_off, threads_sz };
+	s->section[1] = (struct merge_section){ MERGE_SEC_SHARED, MERGE_SECF_CHECKED, shared_off, shared_sz };
+	s->section[2] = (struct merge_section){ MERGE_SEC_IMAGES, MERGE_SECF_CHECKED, images_off, images_sz };
 	if (values_sz) {
 		s->section[3] = (struct merge_section){ MERGE_SEC_VALUES, 0, values_off, values_sz };
 		values_geometry((struct merge_values_head *)sp->values, MERGE_SLOTS, MERGE_VALUE_SHARED);
@@ -400,7 +537,7 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	}
 	if (stacks_sz) {
 		s->section[s->nsections - 1] =
-			(struct merge_section){ MERGE_SEC_STACKS, 0, stacks_off, stacks_sz };
+			(struct merge_section){ MERGE_SEC_STACKS, MERGE_SECF_CHECKED, stacks_off, stacks_sz };
 		merge_stacks_geometry((struct merge_stacks_head *)sp->stacks, p->stack_depth,
 				      p->stack_method);
 	}
@@ -411,9 +548,18 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	s->checksum = XXH64(s, offsetof(struct merge_spool_static, checksum), 0);
 	_Static_assert(sizeof(struct merge_spool_header) <= MERGE_SPOOL_OWNER_OFF,
 		       "owner record after the header");
-	_Static_assert(MERGE_SPOOL_OWNER_OFF + sizeof(struct merge_spool_owner) <= 4096,
-		       "owner record in page 0");
+	_Static_assert(MERGE_SPOOL_OWNER_OFF + sizeof(struct merge_spool_owner) <= MERGE_SPOOL_RUN_OFF,
+		       "run record after the owner record");
+	_Static_assert(MERGE_SPOOL_RUN_OFF + sizeof(struct merge_spool_run) <= 4096,
+		       "run record in page 0");
 	owner_fill((struct merge_spool_owner *)((uint8_t *)m + MERGE_SPOOL_OWNER_OFF), pid);
+	if (p->run_id) {
+		struct merge_spool_run *r = (struct merge_spool_run *)((uint8_t *)m + MERGE_SPOOL_RUN_OFF);
+		memcpy(r->magic, MERGE_SPOOL_RUN_MAGIC, 8);
+		r->id = p->run_id;
+		r->epoch = p->run_epoch;
+		r->checksum = XXH64(r, offsetof(struct merge_spool_run, checksum), 0);
+	}
 	for (unsigned n = 0; n < 1000; n++) {
 		q = put_str(sp->path, sp->path + sizeof(sp->path), dir);
 		q = put_str(q, sp->path + sizeof(sp->path), "/");
@@ -433,7 +579,10 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	unlink(tmp);
 	return err;
 fail:
-	err = -errno;
+	err = errno == EFAULT ? -ENOSPC : -errno;
+	if (m != MAP_FAILED)
+		munmap(m, size);
+	memset(sp, 0, sizeof(*sp));
 	merge_fd_close(fd);
 	unlink(tmp);
 	sp->fd = -1;
@@ -450,7 +599,7 @@ void merge_spool_forget(struct merge_spool *sp)
 
 struct merge_thread_slot *merge_spool_claim_slot(struct merge_spool *sp, uint32_t tid)
 {
-	if (!sp->hdr)
+	if (!sp->hdr || __atomic_load_n(&sp->nospace, __ATOMIC_RELAXED))
 		return NULL;
 	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
 		struct merge_thread_slot *sl = slot_at(sp, i);
@@ -464,13 +613,18 @@ struct merge_thread_slot *merge_spool_claim_slot(struct merge_spool *sp, uint32_
 	return NULL;
 }
 
-/* Add count to key in the shared table. Returns 0, or -1 if it is full. */
+enum { ADD_FULL = -1, ADD_NOROOM = -2 };
+
+/* Add count to key in the shared table. Returns 0, ADD_FULL if no entry
+ * was found in 256 probes, ADD_NOROOM if the filesystem refused a page. */
 static int shared_add(struct merge_spool *sp, uint64_t key, uint64_t count)
 {
 	uint32_t mask = sp->hdr->s.shared_entries - 1;
 	uint32_t h = key_hash(key) & mask;
 	for (uint32_t probe = 0; probe < 256; probe++) {
 		struct merge_entry *e = &sp->shared[(h + probe) & mask];
+		if (room_fast(sp, e, sizeof(*e)) < 0)
+			return ADD_NOROOM;
 		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
 		if (k == 0) {
 			uint64_t zero = 0;
@@ -487,28 +641,63 @@ static int shared_add(struct merge_spool *sp, uint64_t key, uint64_t count)
 			return 0;
 		}
 	}
-	return -1;
+	return ADD_FULL;
 }
 
-static void lost(struct merge_spool *sp, uint64_t count)
+static void lost(struct merge_spool *sp, uint64_t count, int why)
 {
-	__atomic_fetch_add(&sp->hdr->live.dropped, count, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&sp->hdr->live.dropped_full, count, __ATOMIC_RELAXED);
+	struct merge_spool_live *l = &sp->hdr->live;
+	__atomic_fetch_add(&l->dropped, count, __ATOMIC_RELAXED);
+	__atomic_fetch_add(why == ADD_NOROOM ? &l->nospace_dropped : &l->dropped_full, count,
+			   __ATOMIC_RELAXED);
+}
+
+/* A slot is BUSY while its writer changes it (compiler barriers suffice:
+ * one writer, and its stores reach the mapping in program order). */
+static inline void slot_busy(struct merge_thread_slot *sl)
+{
+	sl->busy = MERGE_SLOT_BUSY;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void slot_idle(struct merge_thread_slot *sl)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sl->busy = 0;
 }
 
 void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *sl, uint64_t key)
 {
-	if (!sl) {
-		__atomic_fetch_add(&sp->hdr->live.nothread, 1, __ATOMIC_RELAXED);
-		if (shared_add(sp, key, 1) < 0)
-			lost(sp, 1);
+	if (__builtin_expect(__atomic_load_n(&sp->nospace, __ATOMIC_RELAXED), 0)) {
+		lost(sp, 1, ADD_NOROOM);
 		return;
 	}
-	sl->samples++;
+	uint64_t mix = merge_key_mix(key);
+	if (!sl) {
+		struct merge_spool_live *l = &sp->hdr->live;
+		__atomic_fetch_add(&l->nothread, 1, __ATOMIC_RELAXED);
+		int r = shared_add(sp, key, 1);
+		if (r == 0)
+			__atomic_fetch_add(&l->noslot_sum, mix, __ATOMIC_RELAXED);
+		else
+			lost(sp, 1, r);
+		__atomic_fetch_add(&l->noslot_done, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	struct merge_entry *b = sl->bucket[key_hash(key) & (sl->nbuckets - 1)];
+	/* A bucket is a cache line, never across pages: its page is backed
+	 * at the first key that hashes into it (a bit test after that). */
+	if (room_fast(sp, b, sizeof(sl->bucket[0])) < 0) {
+		lost(sp, 1, ADD_NOROOM);
+		return;
+	}
+	slot_busy(sl);
+	sl->samples++;
 	for (int w = 0; w < MERGE_WAYS; w++) {
 		if (b[w].key == key) {
 			b[w].count++;
+			sl->sum += mix;
+			slot_idle(sl);
 			return;
 		}
 	}
@@ -516,6 +705,8 @@ void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 		if (b[w].key == 0) {
 			b[w].count = 1;
 			b[w].key = key;
+			sl->sum += mix;
+			slot_idle(sl);
 			return;
 		}
 	}
@@ -523,24 +714,42 @@ void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 	 * reuse the entry. If SIGKILL lands between the two, the victim is
 	 * counted twice at most once per process: acceptable, and rare. */
 	struct merge_entry *v = &b[sl->victim++ % MERGE_WAYS];
+	uint64_t vmix = merge_key_mix(v->key) * v->count;
 	sl->evictions++;
-	if (shared_add(sp, v->key, v->count) < 0)
-		lost(sp, v->count);
+	int r = shared_add(sp, v->key, v->count);
+	if (r == 0)
+		sl->shared_sum += vmix;
+	else
+		lost(sp, v->count, r);
 	v->count = 1;
 	v->key = key;
+	sl->sum += mix - vmix;
+	slot_idle(sl);
 }
 
 void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *sl)
 {
 	if (!sl)
 		return;
+	slot_busy(sl);
 	for (uint32_t i = 0; i < sl->nbuckets; i++) {
+		/* A bucket on a page never backed was never used (and may
+		 * not be read: the read would need the page). */
+		size_t pg = (size_t)((uint8_t *)sl->bucket[i] - (uint8_t *)sp->hdr) >> 12;
+		if (!sp->room_all && !page_backed(sp, pg))
+			continue;
 		for (int w = 0; w < MERGE_WAYS; w++) {
 			struct merge_entry *e = &sl->bucket[i][w];
 			if (!e->key)
 				continue;
+			/* An entry the shared table has no room for stays: the
+			 * merge reads every slot, and the slot's next owner
+			 * counts on beside it. */
+			uint64_t emix = merge_key_mix(e->key) * e->count;
 			if (shared_add(sp, e->key, e->count) < 0)
-				lost(sp, e->count);
+				continue;
+			sl->shared_sum += emix;
+			sl->sum -= emix;
 			/* Clear the key first: a crash between the two leaves a
 			 * zero-count entry, never a double count. */
 			e->key = 0;
@@ -548,6 +757,7 @@ void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *
 		}
 	}
 	sl->tid = 0;
+	slot_idle(sl);
 	__atomic_store_n(&sl->state, MERGE_SLOT_FREE, __ATOMIC_RELEASE);
 }
 
@@ -565,6 +775,8 @@ static int shared_hot_merge(struct merge_spool *sp, const struct merge_hotlist *
 	uint32_t at = key_hash(h->key) & mask;
 	for (uint32_t probe = 0; probe < 32; probe++) {
 		struct merge_hotlist *rec = &tab[(at + probe) & mask];
+		if (merge_spool_room(sp, rec, sizeof(*rec)) < 0)
+			return -1;
 		uint32_t st = __atomic_load_n(&rec->state, __ATOMIC_ACQUIRE);
 		if (st == MERGE_HOT_READY && rec->key != h->key)
 			continue;
@@ -605,7 +817,8 @@ void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 		       uint64_t value, uint64_t aux, uint64_t *rng)
 {
 	unsigned kind = MERGE_HOT_KEY_KIND(key);
-	if (!sp->hdr || !sp->values || kind == MERGE_VK_NONE || kind >= MERGE_VK_MAX)
+	if (!sp->hdr || !sp->values || kind == MERGE_VK_NONE || kind >= MERGE_VK_MAX ||
+	    __atomic_load_n(&sp->nospace, __ATOMIC_RELAXED))
 		return;
 	if (!sl) {
 		__atomic_fetch_add(&sp->hdr->live.value_samples, 1, __ATOMIC_RELAXED);
@@ -619,6 +832,8 @@ void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 	 * not a divide, and no read of the header page per value). */
 	uint32_t idx = (uint32_t)((size_t)((uint8_t *)sl - sp->threads) / slot_bytes(MERGE_SLOT_BUCKETS));
 	struct merge_value_table *t = value_table(sp, idx);
+	if (merge_spool_room(sp, t, sizeof(*t)) < 0)
+		return;
 	/* The owner's count: a plain store to its own table (an atomic add
 	 * on the shared header per value cost ~20 ns, 20 of them a run). */
 	t->offered++;
@@ -631,6 +846,10 @@ void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 	uint32_t home = key_hash(key);
 	for (uint32_t p = 0; p < MERGE_VALUE_PROBE; p++) {
 		struct merge_hotlist *c = &tab[(home + p) & (MERGE_VALUE_LISTS - 1)];
+		if (merge_spool_room(sp, c, sizeof(*c)) < 0) {   /* backed as probed */
+			__atomic_fetch_add(&sp->hdr->live.values_dropped, 1, __ATOMIC_RELAXED);
+			return;
+		}
 		if (c->key == key || c->key == 0) {
 			h = c;
 			break;
@@ -720,10 +939,19 @@ void merge_spool_image_gen(struct merge_spool *sp, int kind, uint64_t bias,
 {
 	if (!sp->hdr)
 		return;
-	uint64_t i = __atomic_fetch_add(&sp->hdr->live.image_seq, 1, __ATOMIC_ACQ_REL);
-	if (i >= sp->hdr->s.image_records) {
-		__atomic_fetch_add(&sp->hdr->live.images_lost, 1, __ATOMIC_RELAXED);
-		return;
+	/* A record's page is backed before its index is taken: every record
+	 * below image_seq may be read (merge_spool_image, a fork child's
+	 * copy) without a fault on a page the filesystem refused. */
+	uint64_t i = __atomic_load_n(&sp->hdr->live.image_seq, __ATOMIC_ACQUIRE);
+	for (;;) {
+		if (i >= sp->hdr->s.image_records ||
+		    merge_spool_room(sp, &sp->images[i], sizeof(sp->images[i])) < 0) {
+			__atomic_fetch_add(&sp->hdr->live.images_lost, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		if (__atomic_compare_exchange_n(&sp->hdr->live.image_seq, &i, i + 1, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
 	}
 	struct merge_image_record *r = &sp->images[i];
 	r->kind = (uint32_t)kind;
@@ -737,7 +965,10 @@ void merge_spool_image_gen(struct merge_spool *sp, int kind, uint64_t bias,
 	for (uint32_t j = 0; j < build_id_len; j++)
 		r->build_id[j] = build_id[j];
 	r->gen = gen;
-	copy_str(r->path, sizeof(r->path), path);
+	/* The path leaves room for the record's check (format.h). */
+	copy_str(r->path, MERGE_IMAGE_CHECK_OFF - offsetof(struct merge_image_record, path), path);
+	uint64_t ck = XXH64((const uint8_t *)r + 4, MERGE_IMAGE_CHECK_OFF - 4, 0);
+	memcpy((uint8_t *)r + MERGE_IMAGE_CHECK_OFF, &ck, sizeof(ck));
 	__atomic_store_n(&r->valid, 1, __ATOMIC_RELEASE);
 }
 
@@ -747,6 +978,111 @@ static int bad(char *why, size_t whylen, const char *msg)
 {
 	snprintf(why, whylen, "%s", msg);
 	return -EBADMSG;
+}
+
+/* Read a file of size n into buf (zero-filled), its data extents only:
+ * holes read as the zeros already there. Unlike a mapping of the file, a
+ * hole here costs no page of the file's filesystem, which may have none
+ * to give (a read fault on a full tmpfs raises SIGBUS). */
+static int read_extents(int fd, uint8_t *buf, size_t n)
+{
+	off_t at = 0;
+	while ((size_t)at < n) {
+		off_t d = lseek(fd, at, SEEK_DATA), h;
+		if (d < 0) {
+			if (errno == ENXIO)
+				return 0;        /* the rest is a hole */
+			d = at;                  /* no SEEK_DATA here: read it all */
+			h = (off_t)n;
+		} else {
+			h = lseek(fd, d, SEEK_HOLE);
+			if (h < 0 || (size_t)h > n)
+				h = (off_t)n;
+		}
+		while (d < h) {
+			ssize_t r = pread(fd, buf + d, (size_t)(h - d), d);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return -errno;
+			if (r == 0)
+				return -EIO;     /* shorter than fstat said */
+			d += r;
+		}
+		at = h;
+	}
+	return 0;
+}
+
+/* The weighted sum of a run of (key, count) entries (format.h). */
+static uint64_t entries_sum(const struct merge_entry *e, size_t n)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].key)
+			sum += merge_key_mix(e[i].key) * e[i].count;
+	return sum;
+}
+
+/* The block checks of a spool whose writer kept them (section flags):
+ * every thread slot's entries against its sum, the shared table against
+ * what the slots and the slot-less samples put there, every complete
+ * image record against its check, the stacks' counts against the
+ * samples offered. A block its writer was changing when the process died
+ * (a slot left BUSY, a slot-less sample not done) cannot be checked and
+ * is taken as it is: a SIGKILL must not cost the data it left. */
+static int check_blocks(const struct merge_spool *sp, char *why, size_t whylen)
+{
+	const struct merge_spool_static *s = &sp->hdr->s;
+	const struct merge_spool_live *l = &sp->hdr->live;
+	int torn = 0;
+	if (s->section[0].flags & MERGE_SECF_CHECKED) {
+		uint64_t into_shared = l->noslot_sum;
+		for (uint32_t i = 0; i < s->nslots; i++) {
+			const struct merge_thread_slot *sl = slot_at(sp, i);
+			into_shared += sl->shared_sum;
+			if (sl->busy == MERGE_SLOT_BUSY) {
+				torn = 1;
+				continue;
+			}
+			if (sl->busy != 0 ||
+			    entries_sum(&sl->bucket[0][0], (size_t)sl->nbuckets * MERGE_WAYS) != sl->sum) {
+				snprintf(why, whylen, "thread slot %u fails its check (a count or a key "
+					 "was changed)", i);
+				return -EBADMSG;
+			}
+		}
+		uint64_t inside = l->nothread - l->noslot_done;
+		if (inside > l->threads + 1) {
+			snprintf(why, whylen, "slot-less sample counters fail their check");
+			return -EBADMSG;
+		}
+		torn |= inside != 0;
+		if (!torn && (s->section[1].flags & MERGE_SECF_CHECKED) &&
+		    entries_sum(sp->shared, s->shared_entries) != into_shared) {
+			snprintf(why, whylen, "shared table fails its check (a count or a key was changed)");
+			return -EBADMSG;
+		}
+	}
+	if (s->section[2].flags & MERGE_SECF_CHECKED) {
+		uint64_t n = l->image_seq < s->image_records ? l->image_seq : s->image_records;
+		for (uint64_t i = 0; i < n; i++) {
+			const uint8_t *r = (const uint8_t *)&sp->images[i];
+			uint64_t ck;
+			memcpy(&ck, r + MERGE_IMAGE_CHECK_OFF, sizeof(ck));
+			if (sp->images[i].valid == 1 && XXH64(r + 4, MERGE_IMAGE_CHECK_OFF - 4, 0) != ck) {
+				snprintf(why, whylen, "image record %llu fails its check",
+					 (unsigned long long)i);
+				return -EBADMSG;
+			}
+		}
+	}
+	if (sp->stacks && (s->section[s->nsections - 1].flags & MERGE_SECF_CHECKED) &&
+	    merge_stacks_check_counts(sp) < 0) {
+		snprintf(why, whylen, "stacks fail their check (more counted than offered)");
+		return -EBADMSG;
+	}
+	return 0;
 }
 
 int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t whylen)
@@ -771,14 +1107,26 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 		err = bad(why, whylen, "truncated (shorter than its header)");
 		goto fail;
 	}
+	if ((uint64_t)st.st_size > (1ull << 32)) {
+		err = bad(why, whylen, "implausibly large");
+		goto fail;
+	}
 	sp->size = (size_t)st.st_size;
-	void *m = mmap(NULL, sp->size, PROT_READ, MAP_SHARED, sp->fd, 0);
+	void *m = mmap(NULL, sp->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		err = -errno;
 		snprintf(why, whylen, "mmap: %s", strerror(errno));
 		goto fail;
 	}
 	sp->hdr = m;
+	sp->room_all = 1;
+	if ((err = read_extents(sp->fd, m, sp->size)) < 0) {
+		snprintf(why, whylen, "read: %s", strerror(-err));
+		goto fail;
+	}
+	mprotect(m, sp->size, PROT_READ);
+	merge_fd_close(sp->fd);
+	sp->fd = -1;
 	const struct merge_spool_static *s = &sp->hdr->s;
 	if (memcmp(s->magic, MERGE_SPOOL_MAGIC, 8) != 0) {
 		err = bad(why, whylen, "not a vprof spool (bad magic)");
@@ -864,6 +1212,8 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 			goto fail;
 		}
 	}
+	if ((err = check_blocks(sp, why, whylen)) < 0)
+		goto fail;
 	return 0;
 fail:
 	merge_spool_close(sp);
@@ -906,6 +1256,20 @@ int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *
 		if ((r = visit(sp->shared[i].key, sp->shared[i].count, fn, arg, badn)))
 			return r;
 	return 0;
+}
+
+static int run_ok(const struct merge_spool_run *r)
+{
+	return !memcmp(r->magic, MERGE_SPOOL_RUN_MAGIC, 8) &&
+	       r->checksum == XXH64(r, offsetof(struct merge_spool_run, checksum), 0);
+}
+
+int merge_spool_run_read(int fd, struct merge_spool_run *r)
+{
+	if (pread(fd, r, sizeof(*r), MERGE_SPOOL_RUN_OFF) == (ssize_t)sizeof(*r) && run_ok(r))
+		return 0;
+	memset(r, 0, sizeof(*r));
+	return -1;
 }
 
 /* One stored hotlist: skip empty ones, count damaged or half-written ones. */

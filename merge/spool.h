@@ -19,7 +19,7 @@
 #include "merge/format.h"
 #include "merge/hotlist.h"
 
-/* Sizes of a new spool. Bounded whatever the run length: ~1.9 MiB of
+/* Sizes of a new spool. Bounded whatever the run length: ~2.1 MiB of
  * address space, sparse on disk (untouched pages take no room). */
 #define MERGE_SLOTS 32
 #define MERGE_SLOT_BUCKETS 512            /* x4 ways = 2048 PCs per thread */
@@ -51,10 +51,30 @@ struct merge_spool_owner {
 	uint64_t checksum;       /* XXH64 of the bytes above, seed 0 */
 };
 
+/* Which vprof run a spool belongs to: at MERGE_SPOOL_RUN_OFF in page 0,
+ * after the owner record, written before the spool gets its .spool name
+ * (zero in spools of processes not started by `vprof run`, and of older
+ * libvprof). id tells each run's processes apart in a shared database;
+ * epoch is the epoch the run chose (0: the current one at merge time). */
+#define MERGE_SPOOL_RUN_OFF 3648
+#define MERGE_SPOOL_RUN_MAGIC "vprfrun1"
+struct merge_spool_run {
+	char magic[8];
+	uint64_t id;
+	uint64_t epoch;
+	uint64_t checksum;       /* XXH64 of the bytes above, seed 0 */
+};
+
+/* A writer's record of the spool's pages the filesystem has backed (a
+ * bit per 4 KiB page): a write to a page of a MAP_SHARED file that the
+ * filesystem cannot back is a SIGBUS, so every page is backed before its
+ * first use (merge_spool_room). 64 words: spools up to 16 MiB. */
+#define MERGE_ROOM_WORDS 64
+
 struct merge_spool {
-	int fd;                  /* reader only; a writer keeps none (-1) */
+	int fd;                  /* a writer keeps none (-1); a reader none after open */
 	size_t size;
-	struct merge_spool_header *hdr;   /* the mapping */
+	struct merge_spool_header *hdr;   /* the mapping (a reader's: a private copy) */
 	uint8_t *threads;                 /* first slot */
 	struct merge_entry *shared;
 	struct merge_image_record *images;
@@ -62,6 +82,9 @@ struct merge_spool {
 	uint8_t *stacks;                  /* STACKS section, NULL if none (merge/stacks.h) */
 	uint32_t gen;                     /* current image generation (writer) */
 	uint32_t vshared;                 /* lists in the shared value area */
+	uint32_t room_all;                /* every page is backed (readers; no populate) */
+	uint32_t nospace;                 /* a page was refused: the writer stops */
+	uint64_t room[MERGE_ROOM_WORDS];  /* writer: pages backed, a bit each */
 	char path[512];
 };
 
@@ -72,16 +95,34 @@ struct merge_spool_params {
 	int values;              /* non-zero: add a VALUES section (hotlists) */
 	int stack_depth;         /* non-zero: add a STACKS section, frames kept */
 	int stack_method;        /* MERGE_STACK_M_* recorded in it */
+	uint64_t run_id;         /* the run record (0, 0: none) */
+	uint64_t run_epoch;
 };
 
 /* Create DIR/PID.N.spool (O_EXCL, 0600, O_CLOEXEC), size and map it
- * MAP_SHARED, fill the static header and the owner record (which tells
- * mergers whether the owner is alive), and close the descriptor: the
- * mapping is all the writer keeps. Not async-signal-safe in general, but
- * uses only system calls and no allocation, so it may run in a fork child.
- * Returns 0 or negative errno. */
+ * MAP_SHARED, fill the static header, the owner record (which tells
+ * mergers whether the owner is alive) and the run record, and close the
+ * descriptor: the mapping is all the writer keeps. The pages it writes
+ * now (page 0, the slot and section heads) are allocated with
+ * posix_fallocate first; the rest are backed at their first use
+ * (merge_spool_room). Not async-signal-safe in general, but uses only
+ * system calls and no allocation, so it may run in a fork child.
+ * Returns 0 or negative errno (-ENOSPC: no room for even that). */
 int merge_spool_create(struct merge_spool *sp, const char *dir,
 		       const struct merge_spool_params *p);
+
+/* 0 when the bytes [p, p + len) of a writer's mapping lie in pages the
+ * filesystem has backed, backing them now if need be (one
+ * madvise(MADV_POPULATE_WRITE) at a page's first use, which fails where
+ * the write would have raised SIGBUS); -1 when it refuses: the spool is
+ * then marked (sp->nospace, live.nospace_errno) and the writer stops.
+ * Async-signal-safe, lock-free; errno kept. */
+int merge_spool_room(struct merge_spool *sp, const void *p, size_t len);
+
+/* Back every page of the spool now, so that no later write makes a
+ * system call (before a process enters a sandbox that may forbid
+ * madvise). 0, or -1 with the writer stopped as above. Async-signal-safe. */
+int merge_spool_reserve_all(struct merge_spool *sp);
 
 /* Unmap without touching the file: for a fork child dropping the parent's
  * spool. */
@@ -141,9 +182,13 @@ void merge_spool_interp(struct merge_spool *sp, uint64_t insns, unsigned stop);
  * owner's flock is gone. */
 int merge_spool_finished(int fd, const char *path);
 
-/* Open PATH read-only and validate magic, version, byte order, checksum and
- * layout. On failure returns negative errno (-EBADMSG for corruption) and
- * puts a reason in why. */
+/* Read PATH into private memory (by pread, data extents only: no
+ * mapping of the file, so a hole a full filesystem cannot back reads as
+ * zeros instead of raising SIGBUS) and validate magic, version, byte
+ * order, checksum, layout and, where the writer kept them, the block
+ * checks: each thread slot's and the shared table's sums, each image
+ * record's check, the stacks' total. On failure returns negative errno
+ * (-EBADMSG for corruption) and puts a reason in why. */
 int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t whylen);
 void merge_spool_close(struct merge_spool *sp);
 
@@ -163,6 +208,10 @@ typedef int merge_hot_fn(const struct merge_hotlist *h, void *arg);
  * slot) plus each thread table's own. */
 uint64_t merge_spool_value_samples(const struct merge_spool *sp);
 int merge_spool_values(const struct merge_spool *sp, merge_hot_fn *fn, void *arg, uint64_t *bad);
+
+/* The run record of the spool file open on fd: 0 and *r filled, or -1
+ * when it has none (or a damaged one). */
+int merge_spool_run_read(int fd, struct merge_spool_run *r);
 
 /* Same for valid image records, in record order. */
 typedef int merge_image_fn(const struct merge_image_record *r, void *arg);

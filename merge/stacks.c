@@ -86,6 +86,11 @@ void merge_spool_stack(struct merge_spool *sp, const uint64_t *pc, unsigned dept
 	if (!sp->hdr || !sp->stacks || !depth)
 		return;
 	struct merge_stacks_head *h = (struct merge_stacks_head *)sp->stacks;
+	if (__atomic_load_n(&sp->nospace, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&h->samples, weight, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->dropped, weight, __ATOMIC_RELAXED);
+		return;
+	}
 	struct merge_stack_entry *tab = entries(sp);
 	if (depth > MERGE_STACK_MAX)
 		depth = MERGE_STACK_MAX;
@@ -96,6 +101,8 @@ void merge_spool_stack(struct merge_spool *sp, const uint64_t *pc, unsigned dept
 	uint32_t mask = MERGE_STACK_ENTRIES - 1;
 	for (uint32_t probe = 0; probe < MERGE_STACK_PROBES; probe++) {
 		struct merge_stack_entry *e = &tab[(hash + probe) & mask];
+		if (merge_spool_room(sp, e, sizeof(*e)) < 0)
+			break;           /* no page for it: dropped, below */
 		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
 		if (st == MERGE_HOT_READY) {
 			if (same(e, hash, pc, depth, gen)) {
@@ -133,8 +140,9 @@ int merge_spool_stacks(const struct merge_spool *sp, merge_stack_fn *fn, void *a
 		memcpy(&e, &tab[i], sizeof(e));
 		if (e.state == MERGE_HOT_FREE)
 			continue;
+		/* The hash the writer keyed the entry by is its frames' check. */
 		if (e.state != MERGE_HOT_READY || !e.depth || e.depth > MERGE_STACK_MAX || !e.count ||
-		    e.count > (1ull << 48)) {
+		    e.count > (1ull << 48) || e.hash != stack_hash(e.pc, e.depth, e.gen)) {
 			(*bad)++;
 			continue;
 		}
@@ -143,6 +151,19 @@ int merge_spool_stacks(const struct merge_spool *sp, merge_stack_fn *fn, void *a
 			return r;
 	}
 	return 0;
+}
+
+int merge_stacks_check_counts(const struct merge_spool *sp)
+{
+	const struct merge_stacks_head *h = (const struct merge_stacks_head *)sp->stacks;
+	const struct merge_stack_entry *tab = entries(sp);
+	uint64_t sum = h->dropped;
+	/* Each sample adds to `samples` before its entry or `dropped`: the
+	 * counts never exceed it, even in a spool whose writer was killed. */
+	for (uint32_t i = 0; i < MERGE_STACK_ENTRIES; i++)
+		if (tab[i].state == MERGE_HOT_READY && tab[i].count <= (1ull << 48))
+			sum += tab[i].count;
+	return sum <= h->samples ? 0 : -1;
 }
 
 /* ---- in memory ---- */
@@ -521,9 +542,11 @@ int merge_stacks_write(const char *path, const struct merge_stacks *s, unsigned 
 		free(sec);
 		return -errno;
 	}
+	errno = 0;
 	if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || write(fd, sec, size) != (ssize_t)size)
-		err = -EIO;
-	close(fd);
+		err = errno ? -errno : -ENOSPC;  /* a short write: the disk is full */
+	if (close(fd) < 0 && !err)
+		err = -errno;
 	free(sec);
 	if (!err && rename(tmp, path) < 0)
 		err = -errno;

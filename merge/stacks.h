@@ -39,9 +39,13 @@ void merge_spool_stack(struct merge_spool *sp, const uint64_t *pc, unsigned dept
 		       int truncated, uint64_t weight);
 
 /* Reader: every READY entry of a spool's STACKS (0 at once without one);
- * entries left BUSY (a kill mid-write) or malformed count in *bad. */
+ * entries left BUSY (a kill mid-write), malformed, or whose frames do not
+ * give their hash count in *bad. */
 typedef int merge_stack_fn(const struct merge_stack_entry *e, void *arg);
 int merge_spool_stacks(const struct merge_spool *sp, merge_stack_fn *fn, void *arg, uint64_t *bad);
+/* The block check of a spool's STACKS: 0 when the entries' counts and the
+ * stacks dropped add up to no more than the samples offered, else -1. */
+int merge_stacks_check_counts(const struct merge_spool *sp);
 
 /* ---- an epoch's stacks, in memory ---- */
 

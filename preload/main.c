@@ -187,6 +187,27 @@ static void read_cmdline(char *out, size_t cap)
 			out[i] = ' ';
 }
 
+/* VPROF_RUN=ID:EPOCH (hex, decimal), set by `vprof run`: the run record
+ * of every spool (merge/spool.h), read once in the constructor. Anything
+ * else leaves the spools without one, as processes not started by it. */
+static uint64_t g_run_id, g_run_epoch;
+
+static void read_run(void)
+{
+	const char *s = getenv("VPROF_RUN");
+	char *end;
+	if (!s || !*s)
+		return;
+	uint64_t id = strtoull(s, &end, 16);
+	if (*end != ':' || !id)
+		return;
+	uint64_t e = strtoull(end + 1, &end, 10);
+	if (*end || !e)
+		return;
+	g_run_id = id;
+	g_run_epoch = e;
+}
+
 static int open_spool(void)
 {
 	struct merge_spool_params p = { .event = (uint32_t)g_vprof.backend,
@@ -194,7 +215,9 @@ static int open_spool(void)
 					.period = g_vprof.period,
 					.values = g_vprof.cfg.values,
 					.stack_depth = g_vprof.cfg.stacks ? g_vprof.cfg.stack_depth : 0,
-					.stack_method = g_vprof.cfg.stack_method };
+					.stack_method = g_vprof.cfg.stack_method,
+					.run_id = g_run_id,
+					.run_epoch = g_run_epoch };
 	char exe[256], cmd[256];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
@@ -322,6 +345,7 @@ __attribute__((constructor)) static void vprof_init(void)
 		return;
 	}
 	g_vprof.backend = rc;
+	read_run();
 	if ((rc = open_spool()) < 0) {
 		preload_say("cannot create a spool in %s: %s; running unprofiled", g_vprof.spool_dir,
 			    strerror(-rc));

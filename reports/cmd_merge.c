@@ -20,8 +20,8 @@ static const char kHelp[] =
 	"                   [--keep-epochs N] [--json]\n"
 	"       vprof merge --from SRC [SRC...] [--db DIR] [--epoch N|all] [--json]\n"
 	"  fold finished spools (processes that exited or were killed, spools that\n"
-	"  processes under VPROF_EPOCH_SECS rotated out) into the database's current\n"
-	"  epoch; corrupt spools are kept as NAME.corrupt\n"
+	"  processes under VPROF_EPOCH_SECS rotated out) into the epoch their vprof run\n"
+	"  chose, else the current one; corrupt spools are kept as NAME.corrupt\n"
 	"  --follow           run until SIGINT/SIGTERM, merging every --interval seconds\n"
 	"                     (default 2); the merge under way finishes, then exit 0\n"
 	"  --epoch-every S    with --follow: start a new epoch every S seconds\n"
@@ -142,19 +142,29 @@ int cmd_merge(int argc, char **argv)
 		fprintf(stderr, "vprof merge: %s: %s (spools kept)\n", db, strerror(-rc));
 		return 1;
 	}
-	if (json)
-		printf("{\"db\":\"%s\",\"epoch\":%d,\"spools\":%d,\"processes\":%llu,\"busy\":%d,"
+	char nospace[120] = "";
+	if (r.stats.nospace_dropped)
+		snprintf(nospace, sizeof(nospace), ", %llu of them for want of room on the filesystem",
+			 (unsigned long long)r.stats.nospace_dropped);
+	if (json) {
+		printf("{\"db\":");
+		report_json_str(stdout, db);
+		printf(",\"epoch\":%d,\"spools\":%d,\"processes\":%llu,\"busy\":%d,"
 		       "\"corrupt\":%llu,\"samples\":%llu,\"merged\":%llu,\"dropped\":%llu,"
-		       "\"profiles_written\":%d}\n",
-		       db, epoch, r.spools, (unsigned long long)r.stats.processes, r.spools_busy,
+		       "\"nospace_dropped\":%llu,\"profiles_written\":%d}\n",
+		       epoch, r.spools, (unsigned long long)r.stats.processes, r.spools_busy,
 		       (unsigned long long)r.stats.corrupt, (unsigned long long)r.stats.samples,
 		       (unsigned long long)r.stats.merged, (unsigned long long)r.stats.dropped,
-		       r.profiles_written);
-	else
-		printf("merged %d spool%s (%llu samples, %llu dropped) into %s epoch %d; "
+		       (unsigned long long)r.stats.nospace_dropped, r.profiles_written);
+	} else {
+		/* A run's spools go to its epoch: with several epochs written,
+		 * the current one is only where the others went. */
+		printf("merged %d spool%s (%llu samples, %llu dropped%s) into %s epoch %d%s; "
 		       "%d still running, %llu corrupt\n",
 		       r.spools, r.spools == 1 ? "" : "s", (unsigned long long)r.stats.merged,
-		       (unsigned long long)r.stats.dropped, db, epoch, r.spools_busy,
+		       (unsigned long long)r.stats.dropped, nospace, db, epoch,
+		       r.epochs > 1 ? " and others (their runs' epochs)" : "", r.spools_busy,
 		       (unsigned long long)r.stats.corrupt);
+	}
 	return report_finish_stdout(r.stats.corrupt ? 1 : 0);
 }

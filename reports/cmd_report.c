@@ -371,6 +371,11 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 	       (unsigned long long)s->merged, (unsigned long long)s->dropped,
 	       s->samples ? 100.0 * (double)s->dropped / (double)s->samples : 0.0,
 	       (unsigned long long)s->unknown, (unsigned long long)s->corrupt);
+	/* Files not in the tables: set aside by a merge, or skipped now. */
+	for (size_t i = 0; i < m->nbad; i++)
+		printf("%s%s", i ? ", " : "corrupt files, not in the tables below: ", m->bad[i]);
+	if (m->nbad)
+		printf("\n");
 	print_values(s);
 	print_kernel_jit(s);
 	report_stacks_print_summary(&rs->st, stdout);
@@ -405,6 +410,15 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 	       (unsigned long long)s->merged, (unsigned long long)s->samples,
 	       (unsigned long long)s->dropped, (unsigned long long)s->unknown,
 	       (unsigned long long)s->corrupt);
+	if (m->nbad) {
+		printf("\"corrupt_files\":[");
+		for (size_t i = 0; i < m->nbad; i++) {
+			if (i)
+				printf(",");
+			report_json_str(stdout, m->bad[i]);
+		}
+		printf("],");
+	}
 	if (s->split_processes)
 		printf("\"cpu_user_ns\":%llu,\"cpu_sys_ns\":%llu,\"kernel_samples\":%llu,",
 		       (unsigned long long)s->cpu_user_ns, (unsigned long long)s->cpu_sys_ns,

@@ -4,11 +4,19 @@
  * spools, print a summary on stderr, and exit as CMD did (same status, or
  * killed by the same signal).
  *
- * If the database cannot be used, CMD still runs, unprofiled, after one
- * message: profiling must never cost the user their command.
+ * Options are checked before anything runs: a bad one is one message and
+ * exit 2. If the database cannot be used (no permission, a full disk), CMD
+ * still runs, unprofiled, after one message: profiling must never cost the
+ * user their command.
+ *
+ * A run's processes carry its id (VPROF_RUN, the spools' run record), so
+ * that the summary counts them alone, whoever merges them, and the epoch
+ * the run chose (merge_db_run_begin): a new one when the current epoch
+ * holds data, unless --add.
  */
 #include "reports/report.h"
 #include "merge/profile.h"
+#include "upcall/upcall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,47 +26,55 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-static void help(void)
-{
-	printf("usage: vprof run [--db DIR] [--event E] [--freq HZ | --period N] [--values [--interp-len N]\n"
-	       "                 [--interp-reach R] [--interp-every K] [--skew-skip S]] [--module M]\n"
-	       "                 [--stacks [--stack-depth N]] [--epoch-secs S] [--no-merge] -- CMD [ARGS]\n"
-	       "  --event E         auto (default), cycles, instructions, task-clock, cpu-timer, itimer\n"
-	       "  --freq HZ         mean samples per CPU-second (default 250, at most 20000)\n"
-	       "  --period N        mean period: ns of CPU time for clocks, events for counters\n"
-	       "  --values          value sampling: interpret after some samples, keep value hotlists\n"
-	       "                    (VPROF_VALUES=on); value profiles can hold data such as secrets\n"
-	       "  --interp-len N    instructions whose operands a value sample records (default 4):\n"
-	       "                    the N before the window came back around to where it\n"
-	       "                    started (a loop: where the sample's time went), else its\n"
-	       "                    first N; with --module, the window's exact length\n"
-	       "  --interp-reach R  how much further a window may run to close its loop or\n"
-	       "                    enter a call and record its arguments (default 128)\n"
-	       "  --interp-every K  interpret at every K-th sample of a thread (default 2)\n"
-	       "  --skew-skip S     first run a random 0..S instructions unobserved (default 0)\n"
-	       "  --module M        customization module (implies --values): a path to a .so\n"
-	       "                    built against vprof-module.h, or a shipped one by name:\n"
-	       "                    values, latency, indirect, stride (docs/modules.md)\n"
-	       "  --stacks          record the call stack at each sample (VPROF_STACKS=on):\n"
-	       "                    inclusive time, --callers/--callees, folded and pprof stacks;\n"
-	       "                    a signal per sample (no ring), unwound by vprof's own\n"
-	       "                    .eh_frame unwinder (VPROF_STACK_METHOD=cfi; fp: frame\n"
-	       "                    pointers, needs -fno-omit-frame-pointer; unwind, cursor:\n"
-	       "                    libunwind)\n"
-	       "  --stack-depth N   frames kept per stack, 1 to 64 (default 32; implies --stacks)\n"
-	       "  --epoch-secs S    continuous mode: every S seconds each process hands its spool\n"
-	       "                    over and starts a new one (VPROF_EPOCH_SECS), and vprof run\n"
-	       "                    merges finished spools while CMD runs: spools stay bounded\n"
-	       "  --max-cost PCT    bound vprof's own cost (handler and drains) to PCT%% of each\n"
-	       "                    thread's CPU by lowering that thread's rate (default 25; 0 off)\n"
-	       "  --no-merge        leave the spools for a later `vprof merge`\n");
-}
+static const char kHelp[] =
+	"usage: vprof run [--db DIR] [--add] [--event E] [--freq HZ | --period N]\n"
+	"                 [--values [--interp-len N] [--interp-reach R] [--interp-every K]\n"
+	"                 [--skew-skip S]] [--module M] [--stacks [--stack-depth N]] [--epoch-secs S]\n"
+	"                 [--max-cost PCT] [--no-merge] -- CMD [ARGS]\n"
+	"  --db DIR          the database (default $VPROF_DB, else ./vprof.db)\n"
+	"  --add             add this run to the database's current epoch; without it a\n"
+	"                    run that finds data there starts a new epoch, which then\n"
+	"                    holds this run's processes only (reports read it)\n"
+	"  --event E         auto (default), cycles, instructions, task-clock, cpu-timer, itimer\n"
+	"  --freq HZ         mean samples per CPU-second, 1 to 20000 (default 250)\n"
+	"  --period N        mean period: ns of CPU time for clocks, events for counters\n"
+	"                    (at least 50000)\n"
+	"  --values          value sampling: interpret after some samples, keep value hotlists\n"
+	"                    (VPROF_VALUES=on); value profiles can hold data such as secrets\n"
+	"  --interp-len N    instructions whose operands a value sample records, 1 to 4096\n"
+	"                    (default 4): the N before its window came back around to where\n"
+	"                    it started (a loop: where the sample's time went), else the\n"
+	"                    window's first N; with --module, the window's exact length\n"
+	"  --interp-reach R  how much further a window may run to close its loop or enter\n"
+	"                    a call and record its arguments, 0 to 4096 (default 128)\n"
+	"  --interp-every K  interpret at every K-th sample of a thread (default 2)\n"
+	"  --skew-skip S     first run a random 0..S instructions unobserved, S at most 64\n"
+	"                    (default 0)\n"
+	"  --module M        customization module (implies --values): a path to a .so\n"
+	"                    built against vprof-module.h, or a shipped one by name:\n"
+	"                    values, latency, indirect, stride (docs/modules.md)\n"
+	"  --stacks          record the call stack at each sample (VPROF_STACKS=on):\n"
+	"                    inclusive time, --callers/--callees, folded and pprof stacks;\n"
+	"                    a signal per sample (no ring), unwound by vprof's own\n"
+	"                    .eh_frame unwinder (VPROF_STACK_METHOD=cfi; fp: frame\n"
+	"                    pointers, needs -fno-omit-frame-pointer; unwind, cursor:\n"
+	"                    libunwind)\n"
+	"  --stack-depth N   frames kept per stack, 1 to 64 (default 32; implies --stacks)\n"
+	"  --epoch-secs S    continuous mode: every S seconds each process hands its spool\n"
+	"                    over and starts a new one (VPROF_EPOCH_SECS), and vprof run\n"
+	"                    merges finished spools while CMD runs: spools stay bounded\n"
+	"  --max-cost PCT    bound vprof's own cost (handler and drains) to PCT% of each\n"
+	"                    thread's CPU by lowering that thread's rate, 0 to 100\n"
+	"                    (default 25; 0 off)\n"
+	"  --no-merge        leave the spools for a later `vprof merge`\n"
+	"  A bad option or value is one message and exit status 2; CMD does not run.\n";
 
 /* libvprof.so beside the vprof binary (build tree), or in ../lib/vprof
  * (installed); $VPROF_LIB overrides. */
@@ -125,6 +141,141 @@ static int is_static_elf(const char *cmd)
 	return is_static;
 }
 
+/* The options that take a whole number: checked here against the bounds
+ * the library takes (preload/config.c), so a bad one stops before CMD
+ * runs; then passed on in the environment. */
+static const struct numopt {
+	int val;
+	const char *name, *env, *unset;
+	unsigned long long lo, hi;
+} kNum[] = {
+	{ 'F', "--freq", "VPROF_FREQ", "VPROF_PERIOD", 1, 1000000000ull / UPCALL_MIN_PERIOD_NS },
+	{ 'p', "--period", "VPROF_PERIOD", "VPROF_FREQ", UPCALL_MIN_PERIOD_NS, 1ull << 40 },
+	{ 'L', "--interp-len", "VPROF_INTERP_LEN", NULL, 1, 4096 },
+	{ 'R', "--interp-reach", "VPROF_INTERP_REACH", NULL, 0, 4096 },
+	{ 'K', "--interp-every", "VPROF_INTERP_EVERY", NULL, 1, 1000000 },
+	{ 'S', "--skew-skip", "VPROF_SKEW_SKIP", NULL, 0, 64 },
+	{ 'C', "--max-cost", "VPROF_MAX_COST", NULL, 0, 100 },
+	{ 'D', "--stack-depth", "VPROF_STACK_DEPTH", NULL, 1, MERGE_STACK_MAX },
+	{ 'Q', "--epoch-secs", "VPROF_EPOCH_SECS", NULL, 1, 100000000 },
+};
+
+/* A whole number in [lo, hi] for option `opt`, else a usage message (2). */
+static int whole(const char *opt, const char *arg, unsigned long long lo, unsigned long long hi,
+		 unsigned long long *out)
+{
+	char msg[200], *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (!*arg || *end || errno || *arg == '-' || v < lo || v > hi) {
+		snprintf(msg, sizeof(msg), "%s %s: expected a whole number from %llu to %llu", opt, arg,
+			 lo, hi);
+		return report_usage("run", msg);
+	}
+	if (out)
+		*out = v;
+	return 0;
+}
+
+/* The database path must be a directory, or be made one. */
+static int db_usable_path(const char *db, int given)
+{
+	struct stat st;
+	char msg[PATH_MAX + 100];
+	if (stat(db, &st) == 0 ? S_ISDIR(st.st_mode) : errno != ENOTDIR)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s%s: not a directory, so not a database", given ? "--db " : "database ",
+		 db);
+	return report_usage("run", msg);
+}
+
+/* A run's id: random, never 0 (the spools' "no run"). */
+static uint64_t new_run_id(void)
+{
+	uint64_t id = 0;
+	if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+		id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^ (uint64_t)clock();
+	return id ? id : 1;
+}
+
+/* The summary line: this run's processes (own), the CPU of its process
+ * tree, and where its data went. */
+static void run_summary(const struct merge_stats *s, double cpu, const char *db, int epoch,
+			int fresh, int add, const char *cmd)
+{
+	char backends[200] = "";
+	size_t o = 0;
+	for (int b = 1; b < MERGE_EV_MAX; b++)
+		if (s->by_backend[b])
+			o += (size_t)snprintf(backends + o, sizeof(backends) - o, "%s%s", o ? "+" : "",
+					      merge_event_name((unsigned)b));
+	/* Periods are ns for the clocks; for PMU counters they are events,
+	 * which make no rate by themselves. */
+	int clocks = !s->by_backend[MERGE_EV_CYCLES] && !s->by_backend[MERGE_EV_INSTRUCTIONS];
+	double mean_hz = clocks && s->processes && s->period_ns_sum
+				 ? 1e9 / ((double)s->period_ns_sum / (double)s->processes)
+				 : 0;
+	char fell[96] = "";
+	if (s->ring_fallbacks)
+		snprintf(fell, sizeof(fell), " (ring mode fell back to a signal per sample in %llu thread%s)",
+			 (unsigned long long)s->ring_fallbacks, s->ring_fallbacks == 1 ? "" : "s");
+	char limited[200] = "", lim[190];
+	if (report_selflimit_line(s, lim, sizeof(lim)))
+		snprintf(limited, sizeof(limited), " (%s)", lim);
+	char asked[64] = "asked a PMU period";
+	if (!s->processes)
+		snprintf(asked, sizeof(asked), "nothing sampled");
+	else if (mean_hz > 0)
+		snprintf(asked, sizeof(asked), "asked %.0f Hz", mean_hz);
+	/* Where the data went: a run that found data in the current epoch
+	 * starts a new one (its report then holds this run only), unless
+	 * asked to add to it. */
+	char where[200] = "";
+	if (!add && fresh && epoch > 1)
+		snprintf(where, sizeof(where), " (a new epoch: this run's data only; earlier runs' stay "
+			 "in older epochs, and --add adds to the current one)");
+	else if (add && !fresh)
+		snprintf(where, sizeof(where), " (added to the data already in it)");
+	/* Why a run that was profiled has no sample: it ended within a
+	 * period or so of CPU, which a sampler at this rate cannot see. */
+	char hint[300] = "";
+	if (s->processes && s->merged < 3 && mean_hz > 0 && cpu * mean_hz < 3) {
+		const char *base = strrchr(cmd, '/');
+		snprintf(hint, sizeof(hint), "; %s used %.1f ms of CPU, %s one sampling period at %.0f Hz "
+			 "(%.1f ms): too short to be sampled at this rate (--freq up to %llu samples "
+			 "every %.2f ms)", base ? base + 1 : cmd, cpu * 1e3,
+			 cpu * mean_hz < 1 ? "less than" : "about", mean_hz, 1e3 / mean_hz,
+			 1000000000ull / UPCALL_MIN_PERIOD_NS, UPCALL_MIN_PERIOD_NS / 1e6);
+	}
+	fprintf(stderr,
+		"vprof: %llu samples from %llu process%s (%llu dropped, %llu unknown%s), backend %s%s%s, "
+		"%s, achieved %.0f Hz over %.2f CPU-s; database %s epoch %d%s%s\n",
+		(unsigned long long)s->merged, (unsigned long long)s->processes,
+		s->processes == 1 ? "" : "es", (unsigned long long)s->dropped,
+		(unsigned long long)s->unknown, s->corrupt ? ", some spools corrupt" : "",
+		o ? backends : "none", fell, limited, asked, cpu > 0 ? (double)s->samples / cpu : 0, cpu,
+		db, epoch, where, hint);
+}
+
+/* What the run's spools lost for want of room, as one line. */
+static void say_nospace(const struct merge_stats *s)
+{
+	uint64_t n = s->nospace_spools + s->room_failed_spools;
+	if (!s->nospace_dropped && !n)
+		return;
+	char why[200];
+	if (s->nospace_spools)
+		snprintf(why, sizeof(why), "the database's filesystem had no room for all of the spool%s "
+			 "of %llu process%s (%s)", n == 1 ? "" : "s", (unsigned long long)n,
+			 n == 1 ? "" : "es", strerror(ENOSPC));
+	else
+		snprintf(why, sizeof(why), "the system refused pages of the spool%s of %llu process%s",
+			 n == 1 ? "" : "s", (unsigned long long)n, n == 1 ? "" : "es");
+	fprintf(stderr, "vprof: %s: %s sampling stopped there, %llu sample%s lost; the program ran on "
+		"unharmed; free space there, or use another --db\n", why, n == 1 ? "its" : "their",
+		(unsigned long long)s->nospace_dropped, s->nospace_dropped == 1 ? "" : "s");
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -138,25 +289,40 @@ int cmd_run(int argc, char **argv)
 		{ "stacks", no_argument, 0, 'T' },       { "stack-depth", required_argument, 0, 'D' },
 		{ "epoch-secs", required_argument, 0, 'Q' },
 		{ "max-cost", required_argument, 0, 'C' },
+		{ "add", no_argument, 0, 'A' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *dbopt = NULL;
-	int merge = 1, c;
-	long epoch_secs = 0;
+	int merge = 1, add = 0, c, rc;
+	unsigned long long epoch_secs = 0;
+	char msg[300];
 
-	while ((c = getopt_long(argc, argv, "+d:e:F:p:nh", opts, NULL)) != -1) {
+	/* Everything is checked before anything runs: a bad option or value
+	 * is one message naming it, and exit 2, never an unprofiled run. */
+	opterr = 0;
+	optind = 1;
+	for (int li = -1; (c = getopt_long(argc, argv, "+:d:e:F:p:nh", opts, &li)) != -1; li = -1) {
+		/* "--freq -- CMD", "--db --add": the value was left out, and
+		 * getopt took what follows for it. */
+		if (optarg && !strncmp(optarg, "--", 2)) {
+			char name[64];
+			if (li >= 0)
+				snprintf(name, sizeof(name), "--%s", opts[li].name);
+			else
+				snprintf(name, sizeof(name), "-%c", c);
+			snprintf(msg, sizeof(msg), "%s takes a value: got '%s' (is it missing?)", name, optarg);
+			return report_usage("run", msg);
+		}
 		switch (c) {
 		case 'd': dbopt = optarg; break;
-		case 'e': setenv("VPROF_EVENT", optarg, 1); break;
-		case 'F': setenv("VPROF_FREQ", optarg, 1); break;
-		case 'p': setenv("VPROF_PERIOD", optarg, 1); break;
+		case 'e':
+			if (strcmp(optarg, "auto") && merge_event_parse(optarg) < 0)
+				return report_bad_event("run", optarg);
+			setenv("VPROF_EVENT", optarg, 1);
+			break;
 		case 'n': merge = 0; break;
+		case 'A': add = 1; break;
 		case 'V': setenv("VPROF_VALUES", "on", 1); break;
-		case 'L': setenv("VPROF_INTERP_LEN", optarg, 1); break;
-		case 'R': setenv("VPROF_INTERP_REACH", optarg, 1); break;
-		case 'K': setenv("VPROF_INTERP_EVERY", optarg, 1); break;
-		case 'S': setenv("VPROF_SKEW_SKIP", optarg, 1); break;
-		case 'C': setenv("VPROF_MAX_COST", optarg, 1); break;
 		case 'M': {
 			/* A path is made absolute (the program may change
 			 * directory); a bare name is libvprof.so's to find in its
@@ -167,39 +333,58 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		case 'T': setenv("VPROF_STACKS", "on", 1); break;
-		case 'D': {
-			/* Checked here too, so a bad depth stops before CMD runs. */
-			char *end;
-			long d = strtol(optarg, &end, 10);
-			if (!*optarg || *end || d < 1 || d > MERGE_STACK_MAX)
-				return report_usage("run", "--stack-depth takes a number from 1 to 64");
-			setenv("VPROF_STACK_DEPTH", optarg, 1);
-			setenv("VPROF_STACKS", "on", 1);
+		case 'F': case 'p': case 'L': case 'R': case 'K': case 'S': case 'C': case 'D': case 'Q': {
+			const struct numopt *no = kNum;
+			unsigned long long v = 0;
+			while (no->val != c)
+				no++;
+			if ((rc = whole(no->name, optarg, no->lo, no->hi, &v)))
+				return rc;
+			setenv(no->env, optarg, 1);
+			if (no->unset)           /* the other of a pair, from the environment */
+				unsetenv(no->unset);
+			if (c == 'D')
+				setenv("VPROF_STACKS", "on", 1);
+			if (c == 'Q')
+				epoch_secs = v;
 			break;
 		}
-		case 'Q': {
-			char *end;
-			epoch_secs = strtol(optarg, &end, 10);
-			if (*end || !*optarg || epoch_secs < 1 || epoch_secs > 100000000)
-				return report_usage("run", "--epoch-secs: expected whole seconds, at least 1");
-			setenv("VPROF_EPOCH_SECS", optarg, 1);
-			break;
-		}
-		case 'h': help(); return 0;
-		default: return report_usage("run", "bad option");
+		case 'h': fputs(kHelp, stdout); return report_finish_stdout(0);
+		case ':':
+			snprintf(msg, sizeof(msg), "%s takes a value", argv[optind - 1]);
+			return report_usage("run", msg);
+		default:
+			/* A long option given a value it does not take
+			 * (--values=1), an unknown short one, or an unknown long
+			 * one (with the nearest name). */
+			for (const struct option *o = opts; optopt && o->name; o++)
+				if (o->val == optopt && o->has_arg == no_argument &&
+				    !strncmp(argv[optind - 1], "--", 2)) {
+					snprintf(msg, sizeof(msg), "--%s takes no value (%s)", o->name,
+						 argv[optind - 1]);
+					return report_usage("run", msg);
+				}
+			if (optopt) {
+				snprintf(msg, sizeof(msg), "unknown option -%c", optopt);
+				return report_usage("run", msg);
+			}
+			return report_bad_option("run", argv[optind - 1], opts);
 		}
 	}
 	if (optind >= argc)
 		return report_usage("run", "no command given (vprof run -- CMD ARGS)");
+	const char *db = report_db_path(dbopt);
+	if ((rc = db_usable_path(db, dbopt != NULL)))
+		return rc;
 	if (is_static_elf(argv[optind]))
 		fprintf(stderr, "vprof: %s is statically linked: there is no dynamic loader to load libvprof.so "
 			"into it (LD_PRELOAD), so it runs unprofiled; dynamically linked programs it starts "
 			"are profiled\n", argv[optind]);
 
 	char lib[PATH_MAX], dbabs[PATH_MAX], why[300];
-	const char *db = report_db_path(dbopt);
 	struct merge_db mdb;
-	int profiled = 0;
+	int profiled = 0, epoch = 0, fresh = 0;
+	uint64_t run_id = new_run_id();
 
 	if (find_lib(lib, sizeof(lib)) < 0) {
 		fprintf(stderr, "vprof: cannot find libvprof.so (set VPROF_LIB); running %s unprofiled\n",
@@ -207,12 +392,21 @@ int cmd_run(int argc, char **argv)
 	} else if (merge_db_open(&mdb, db, 1, why, sizeof(why)) < 0) {
 		fprintf(stderr, "vprof: cannot use database %s: %s; running %s unprofiled\n", db, why,
 			argv[optind]);
+	} else if ((epoch = merge_db_run_begin(&mdb, run_id, add, &fresh)) < 0) {
+		/* The database takes no write (a full disk): the spools could
+		 * not be made nor merged either. */
+		fprintf(stderr, "vprof: cannot write to database %s: %s; running %s unprofiled\n", db,
+			strerror(-epoch), argv[optind]);
+		merge_db_close(&mdb);
 	} else {
 		profiled = 1;
 		/* Absolute: the program and its children may change directory. */
 		if (!realpath(db, dbabs))
 			snprintf(dbabs, sizeof(dbabs), "%s", db);
 		setenv("VPROF_DB", dbabs, 1);
+		char runenv[64];
+		snprintf(runenv, sizeof(runenv), "%016llx:%d", (unsigned long long)run_id, epoch);
+		setenv("VPROF_RUN", runenv, 1);
 		const char *old = getenv("LD_PRELOAD");
 		char *pre = malloc(strlen(lib) + (old ? strlen(old) : 0) + 2);
 		sprintf(pre, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
@@ -266,17 +460,13 @@ int cmd_run(int argc, char **argv)
 			pid_t w = wait4(pid, &status, WNOHANG, &ru);
 			if (w == pid || (w < 0 && errno != EINTR))
 				break;
-			struct timespec ts = { epoch_secs, 0 };
+			struct timespec ts = { (time_t)epoch_secs, 0 };
 			if (sigtimedwait(&chld, NULL, &ts) == SIGCHLD)
 				continue;
 			struct merge_result r;
-			int rc = merge_db_merge(&mdb, &r, stderr);
-			if (rc < 0)
-				merge_rc = rc;
-			else {
-				merge_stats_add(&res.stats, &r.stats);
-				res.spools += r.spools;
-			}
+			int mrc = merge_db_merge(&mdb, &r, stderr);
+			if (mrc < 0)
+				merge_rc = mrc;
 		}
 		sigprocmask(SIG_SETMASK, &omask, NULL);
 	} else {
@@ -287,56 +477,27 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGQUIT, &oquit, NULL);
 
 	if (profiled && merge) {
-		struct merge_result last;
-		int rc = merge_db_merge(&mdb, &last, stderr);
-		merge_stats_add(&res.stats, &last.stats);
-		res.spools += last.spools;
-		if (rc == 0 && merge_rc < 0)
-			rc = merge_rc;
+		int mrc = merge_db_merge_run(&mdb, run_id, &res, stderr);
+		if (mrc == 0 && merge_rc < 0)
+			mrc = merge_rc;
+		/* This run's processes, whichever merge took them (another
+		 * run's, a `merge --follow` beside it): its ledger. */
+		struct merge_stats own;
+		merge_db_run_end(&mdb, epoch, run_id, &own);
 		double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 			     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-		const struct merge_stats *s = &res.stats;
-		if (rc < 0) {
-			fprintf(stderr, "vprof: merge failed: %s (spools kept in %s/spool)\n",
-				strerror(-rc), db);
+		if (mrc < 0) {
+			/* What this run's spools hold, read but not merged. */
+			merge_stats_add(&own, &res.run);
+			fprintf(stderr, "vprof: cannot merge into %s: %s; the spools stay in %s/spool "
+				"(%llu samples of %llu process%s of this run): `vprof merge --db %s` "
+				"merges them once that is mended\n", db, strerror(-mrc), db,
+				(unsigned long long)own.merged, (unsigned long long)own.processes,
+				own.processes == 1 ? "" : "es", db);
+			say_nospace(&own);
 		} else {
-			char backends[200] = "";
-			size_t o = 0;
-			for (int b = 1; b < MERGE_EV_MAX; b++)
-				if (s->by_backend[b])
-					o += (size_t)snprintf(backends + o, sizeof(backends) - o, "%s%s",
-							      o ? "+" : "", merge_event_name((unsigned)b));
-			/* Periods are ns for the clocks; for PMU counters they
-			 * are events, which make no rate by themselves. */
-			int clocks = !s->by_backend[MERGE_EV_CYCLES] &&
-				     !s->by_backend[MERGE_EV_INSTRUCTIONS];
-			double mean_hz = clocks && s->processes && s->period_ns_sum
-						 ? 1e9 / ((double)s->period_ns_sum / (double)s->processes)
-						 : 0;
-			char fell[96] = "";
-			if (s->ring_fallbacks)
-				snprintf(fell, sizeof(fell),
-					 " (ring mode fell back to a signal per sample in %llu thread%s)",
-					 (unsigned long long)s->ring_fallbacks,
-					 s->ring_fallbacks == 1 ? "" : "s");
-			char limited[200] = "", lim[190];
-			if (report_selflimit_line(s, lim, sizeof(lim)))
-				snprintf(limited, sizeof(limited), " (%s)", lim);
-			char asked[64] = "asked a PMU period";
-			if (!s->processes)
-				snprintf(asked, sizeof(asked), "nothing sampled");
-			else if (mean_hz > 0)
-				snprintf(asked, sizeof(asked), "asked %.0f Hz", mean_hz);
-			fprintf(stderr,
-				"vprof: %llu samples from %llu process%s (%llu dropped, %llu unknown"
-				"%s), backend %s%s%s, %s, achieved %.0f Hz over %.2f CPU-s; "
-				"database %s epoch %d\n",
-				(unsigned long long)s->merged, (unsigned long long)s->processes,
-				s->processes == 1 ? "" : "es", (unsigned long long)s->dropped,
-				(unsigned long long)s->unknown,
-				s->corrupt ? ", some spools corrupt" : "",
-				o ? backends : "none", fell, limited, asked, cpu > 0 ? (double)s->samples / cpu : 0, cpu,
-				db, merge_db_epoch(&mdb));
+			run_summary(&own, cpu, db, epoch, fresh, add, argv[optind]);
+			say_nospace(&own);
 		}
 	}
 	if (profiled)

@@ -230,6 +230,29 @@ static void missing_event(const struct report_model *m, const char *cmd)
 		have);
 }
 
+/* A file not in the model: named in the report. */
+static void bad_file(const char *path, const char *why, void *arg)
+{
+	struct report_model *m = arg;
+	char buf[1200];
+	snprintf(buf, sizeof(buf), "%s (%s)", path, why);
+	m->bad = report_grow(m->bad, &m->capbad, m->nbad, sizeof(*m->bad));
+	m->bad[m->nbad] = strdup(buf);
+	if (!m->bad[m->nbad]) {
+		perror("vprof");
+		exit(1);
+	}
+	m->nbad++;
+	if (strcmp(why, "set aside") != 0) {
+		/* Skipped now: its samples are in the stats, not in the
+		 * tables; take out what its header says it held. */
+		struct merge_profile_header h;
+		if (merge_profile_peek(path, &h) == 0 &&
+		    !(h.flags & (MERGE_PROF_STATS | MERGE_PROF_STACKS | MERGE_PROF_KERNEL)))
+			m->skipped_samples += h.total;
+	}
+}
+
 int report_model_load(struct report_model *m, const char *db, const char *epoch, int event,
 		      int lines, const char *cmd)
 {
@@ -246,8 +269,11 @@ int report_model_load(struct report_model *m, const char *db, const char *epoch,
 	}
 	if (epoch && !strcmp(epoch, "all")) {
 		int ep[4096], n = merge_db_epochs(&mdb, ep, 4096);
-		for (int i = 0; i < n; i++)
-			merge_db_load(&mdb, ep[i], on_profile, m, stderr);
+		for (int i = 0; i < n; i++) {
+			merge_db_load_ex(&mdb, ep[i], on_profile, bad_file, m, stderr);
+			merge_db_aside(&mdb, ep[i], bad_file, m);
+		}
+		merge_db_aside(&mdb, -1, bad_file, m);
 		snprintf(m->epoch, sizeof(m->epoch), "all");
 	} else {
 		char *end = NULL;
@@ -260,9 +286,12 @@ int report_model_load(struct report_model *m, const char *db, const char *epoch,
 			merge_db_close(&mdb);
 			return 1;
 		}
-		merge_db_load(&mdb, (int)e, on_profile, m, stderr);
+		merge_db_load_ex(&mdb, (int)e, on_profile, bad_file, m, stderr);
+		merge_db_aside(&mdb, (int)e, bad_file, m);
+		merge_db_aside(&mdb, -1, bad_file, m);
 		snprintf(m->epoch, sizeof(m->epoch), "%ld", e);
 	}
+	m->stats.merged = m->stats.merged > m->skipped_samples ? m->stats.merged - m->skipped_samples : 0;
 	merge_db_close(&mdb);
 	if (event > 0 && !m->present[event]) {
 		missing_event(m, cmd);
@@ -332,5 +361,8 @@ void report_model_free(struct report_model *m)
 	free(m->strings);
 	free(m->images);
 	free(m->pcs);
+	for (size_t i = 0; i < m->nbad; i++)
+		free(m->bad[i]);
+	free(m->bad);
 	memset(m, 0, sizeof(*m));
 }

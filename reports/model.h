@@ -55,6 +55,14 @@ struct report_model {
 	int event;                      /* only this event (0: all) */
 	int lines;                      /* resolve file:line too */
 	const char *cmd;                /* for messages: "report", "export" */
+	/* Files of the epoch(s) not in the model: set aside by a merge
+	 * (NAME.corrupt; spools of any epoch), or skipped now as corrupt,
+	 * "PATH (why)". stats.merged is less what skipped profiles' headers
+	 * say they held (those set aside were taken out by the merge), so
+	 * that it agrees with the tables. */
+	char **bad;
+	size_t nbad, capbad;
+	uint64_t skipped_samples;       /* what skipped profiles' headers say */
 	struct intern *strings;
 	size_t nstrings, capstrings;
 };

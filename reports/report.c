@@ -20,18 +20,123 @@ const char *report_db_path(const char *opt)
 	return opt ? opt : e && *e ? e : "vprof.db";
 }
 
+/* Length of the well-formed UTF-8 sequence at p (1 to 4), or 0 if the
+ * bytes there are not one: a stray continuation byte, a truncated or
+ * overlong sequence, a surrogate, or past U+10FFFF. */
+static int utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	int n = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 :
+		c >= 0xf0 && c < 0xf5 ? 4 : 0;
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0) ||
+	    (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90))
+		return 0;
+	return n;
+}
+
 void report_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = utf8_len(p);
+		if (!n) {
+			/* A path is bytes, not text: a byte that is not UTF-8
+			 * becomes U+FFFD, so the output is always valid JSON. */
+			fputs("\\ufffd", f);
+			p++;
+		} else if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p++);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p++);
+		} else {
+			fwrite(p, 1, (size_t)n, f);
+			p += n;
+		}
 	}
 	fputc('"', f);
+}
+
+/* Levenshtein distance of a and b, at most 32 bytes of b considered. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[34];
+	if (lb > 32)
+		lb = 32;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+const char *report_did_you_mean(const char *given, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	size_t bd = (size_t)-1, len = strlen(given);
+	if (!len || len > 32)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(given, names[i]);
+		if (d < bd) {
+			bd = d;
+			best = names[i];
+		}
+	}
+	/* One edit in a short word, two in a longer one: what a typo makes. */
+	return best && bd <= (len <= 4 ? 1u : 2u) ? best : NULL;
+}
+
+int report_bad_option(const char *cmd, const char *arg, const struct option *opts)
+{
+	const char *names[64];
+	size_t n = 0;
+	char given[48], msg[160];
+	const char *a = arg ? arg : "";
+	while (*a == '-')
+		a++;
+	snprintf(given, sizeof(given), "%.*s", (int)strcspn(a, "="), a);
+	for (; opts && opts->name && n < 64; opts++)
+		names[n++] = opts->name;
+	const char *near = report_did_you_mean(given, names, n);
+	if (near)
+		snprintf(msg, sizeof(msg), "unknown option %s; did you mean --%s?", arg, near);
+	else
+		snprintf(msg, sizeof(msg), "unknown option %s", arg ? arg : "");
+	return report_usage(cmd, msg);
+}
+
+int report_bad_event(const char *cmd, const char *given)
+{
+	const char *names[MERGE_EV_MAX + 1];
+	size_t n = 0;
+	char msg[300];
+	names[n++] = "auto";
+	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++)
+		names[n++] = merge_event_name(ev);
+	const char *near = report_did_you_mean(given, names, n);
+	int o = snprintf(msg, sizeof(msg), "--event %s: not an event", given);
+	if (near)
+		o += snprintf(msg + o, sizeof(msg) - (size_t)o, "; did you mean %s?", near);
+	o += snprintf(msg + o, sizeof(msg) - (size_t)o, " (one of");
+	for (size_t i = 0; i < n && o < (int)sizeof(msg); i++)
+		o += snprintf(msg + o, sizeof(msg) - (size_t)o, "%s %s", i ? "," : "", names[i]);
+	snprintf(msg + o, sizeof(msg) - (size_t)o, ")");
+	return report_usage(cmd, msg);
 }
 
 int report_usage(const char *cmd, const char *msg)
@@ -105,6 +210,7 @@ int report_opts_parse(const struct report_cmd *cmd, int argc, char **argv,
 	const char *dbopt = NULL;
 	int ch;
 	optind = 1;
+	opterr = 0;      /* the messages are ours: they name the command */
 	while ((ch = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
 		char *end;
 		switch (ch) {
@@ -114,14 +220,17 @@ int report_opts_parse(const struct report_cmd *cmd, int argc, char **argv,
 		case 'j': o->json = 1; break;
 		case 'e':
 			if ((o->event = merge_event_parse(optarg)) < 0)
-				return report_usage(cmd->name, "unknown event");
+				return report_bad_event(cmd->name, optarg);
 			break;
 		case 'n':
 			o->limit = strtol(optarg, &end, 10);
 			if (*end || o->limit < 0)
 				return report_usage(cmd->name, "-n takes a number of rows (0: all)");
 			break;
-		case '?': return report_usage(cmd->name, "bad option");
+		case '?':
+			if (optopt)      /* a known option without its value, or a short one */
+				return report_usage(cmd->name, "bad option or missing value");
+			return report_bad_option(cmd->name, argv[optind - 1], opts);
 		default:
 			if (!cmd->on_extra)
 				return report_usage(cmd->name, "bad option");

@@ -69,11 +69,23 @@ int report_opts_parse(const struct report_cmd *cmd, int argc, char **argv,
 /* The database named by --db, else $VPROF_DB, else ./vprof.db. */
 const char *report_db_path(const char *opt);
 
-/* Write s as a JSON string literal (with quotes). */
+/* Write s as a JSON string literal (with quotes): always valid UTF-8,
+ * each byte that is not part of a well-formed sequence written as
+ * U+FFFD. */
 void report_json_str(FILE *f, const char *s);
 
 /* Usage error: one message naming the command, exit status 2. */
 int report_usage(const char *cmd, const char *msg);
+/* The usage error for an unknown option arg ("--frq=5"), with the
+ * nearest of opts' long names when it is close enough to be a typo
+ * ("did you mean --freq?"). Returns 2. */
+struct option;
+int report_bad_option(const char *cmd, const char *arg, const struct option *opts);
+/* The usage error for an --event that names none, listing them. 2. */
+int report_bad_event(const char *cmd, const char *given);
+/* The name in names[] a typo of given would be (edit distance at most 1
+ * for names of up to 4 bytes, 2 beyond), or NULL. */
+const char *report_did_you_mean(const char *given, const char *const *names, size_t n);
 
 /* End as a child did: return its exit status, or, if it was killed by a
  * signal, flush our output and die of the same signal (no core of ours).

@@ -23,7 +23,7 @@ int cmd_stats(int argc, char **argv);     /* reports/cmd_stats.c */
 
 static const struct command kCommands[] = {
 	{ "run", cmd_run, "run a command under the profiler, then merge its samples" },
-	{ "merge", cmd_merge, "fold finished spools into the database's current epoch" },
+	{ "merge", cmd_merge, "fold finished spools into the database (their runs' epochs)" },
 	{ "report", cmd_report, "procedures (or images, or source lines) by samples" },
 	{ "list", cmd_list, "annotated disassembly of a procedure with samples and value hotlists" },
 	{ "invariants", cmd_invariants, "semi-invariant values (per call site too) worth specializing for" },

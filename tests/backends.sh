@@ -127,10 +127,17 @@ st=$(VPROF_UPCALL_FAKE_ENOENT=cpu-timer runst "$TMP/v.out" "$TMP/v.err" "$VPROF"
 	pass "forced cpu-timer, faked absent: message, no fallback, program runs" ||
 	fail "forced cpu-timer, faked absent: status $st, events '$(report_get "$TMP/db-forced" events)', $(tr '\n' '|' <"$TMP/v.err")"
 
-# A bad VPROF_EVENT: one message listing the accepted values; program unharmed.
+# A bad --event: a usage error (exit 2) naming the nearest event and
+# listing them all, before anything runs; set by hand (VPROF_EVENT), the
+# library's one message and the program runs unprofiled, unharmed.
 st=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db-bad" --event cycels -- "$SP" spin 0.2)
+[ "$st" = 2 ] && [ ! -s "$TMP/v.out" ] && [ "$(grep -c . "$TMP/v.err")" = 1 ] &&
+	grep -q 'did you mean cycles?.*task-clock' "$TMP/v.err" &&
+	pass "--event cycels: exit 2, one message with the nearest event and the list, program not run" ||
+	fail "--event cycels: status $st: $(tr '\n' '|' <"$TMP/v.err")"
+st=$(VPROF_EVENT=cycels runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db-bad" -- "$SP" spin 0.2)
 msgs=$(grep -v '^vprof: [0-9]* samples from' "$TMP/v.err")
 [ "$st" = 0 ] && [ "$(grep -c . <<<"$msgs")" = 1 ] && grep -q 'task-clock' <<<"$msgs" &&
-	pass "--event cycels: one message listing the accepted events, program runs" ||
-	fail "--event cycels: status $st: $(tr '\n' '|' <"$TMP/v.err")"
+	pass "VPROF_EVENT=cycels: one message listing the accepted events, program runs" ||
+	fail "VPROF_EVENT=cycels: status $st: $(tr '\n' '|' <"$TMP/v.err")"
 finish

@@ -30,12 +30,18 @@ lib_case "zero VPROF_FREQ" "VPROF_FREQ=0: expected an integer from 1" VPROF_DB="
 lib_case "bad VPROF_VALUES" "VPROF_VALUES=maybe: expected one of on, off" VPROF_DB="$TMP/db1" VPROF_VALUES=maybe
 lib_case "period and freq both" "set one, not both" VPROF_DB="$TMP/db1" VPROF_FREQ=100 VPROF_PERIOD=100000
 
-# Through vprof run: unusable database.
-out=$("$VPROF" run --db "$TMP/afile/db" -- "${prog[@]}" 2>"$TMP/err"); rc=$?
+# Through vprof run: a database that cannot be made (the program runs,
+# unprofiled), and a --db that names no directory (a bad option: exit 2,
+# the program does not run).
+out=$("$VPROF" run --db /proc/vprof-db -- "${prog[@]}" 2>"$TMP/err"); rc=$?
 check "vprof run, unusable DB: output unchanged" [ "$out" = "$want" ]
 check "vprof run, unusable DB: exit status unchanged" [ $rc -eq 3 ]
 n=$(grep -c 'vprof' "$TMP/err")
 check "vprof run, unusable DB: one message ($n: $(cat "$TMP/err"))" [ "$n" -eq 1 ]
+out=$("$VPROF" run --db "$TMP/afile/db" -- "${prog[@]}" 2>"$TMP/err"); rc=$?
+check "vprof run, DB under a file: exit 2 ($rc), program not run ('$out')" [ $rc -eq 2 -a -z "$out" ]
+check "vprof run, DB under a file: one message naming it ($(cat "$TMP/err"))" \
+	[ "$(grep -c "afile/db: not a directory" "$TMP/err")" -eq 1 -a "$(wc -l <"$TMP/err")" -eq 1 ]
 
 # Reports on a missing database: one message, failure status, no crash.
 "$VPROF" report --db "$TMP/nonexistent" >"$TMP/out" 2>"$TMP/err"; rc=$?
@@ -44,7 +50,7 @@ check "report on a missing DB: one message" [ "$(wc -l <"$TMP/err")" -eq 1 ]
 
 # Corrupt spools: three finished spools, two then damaged in different ways.
 db="$TMP/db2"
-for i in 1 2 3; do "$VPROF" run --no-merge --db "$db" -- "$TMP/spin" 3 >/dev/null 2>&1; done
+for i in 1 2 3; do "$VPROF" run --add --no-merge --db "$db" -- "$TMP/spin" 3 >/dev/null 2>&1; done
 spools=("$db"/spool/*.spool)
 check "three spools left for merge" [ ${#spools[@]} -eq 3 ]
 printf 'XX' | dd of="${spools[0]}" bs=1 seek=100 conv=notrunc 2>/dev/null    # header byte
@@ -74,7 +80,7 @@ check "report still succeeds with one corrupt profile" [ $rc -eq 0 ]
 check "one message for the corrupt profile ($(cat "$TMP/err"))" [ "$(grep -c 'checksum mismatch; skipped' "$TMP/err")" -eq 1 ]
 check "the report names the processes still" grep -q "^processes 1" "$TMP/out"
 # A merge into the corrupt profile moves it aside and says so.
-"$VPROF" run --no-merge --db "$db" -- "$TMP/spin" 3 >/dev/null 2>&1
+"$VPROF" run --add --no-merge --db "$db" -- "$TMP/spin" 3 >/dev/null 2>&1
 "$VPROF" merge --db "$db" >/dev/null 2>"$TMP/err"
 check "merge moves a corrupt profile aside ($(cat "$TMP/err"))" grep -q "moved aside" "$TMP/err"
 check "and the new profile reads back" "$VPROF" report --db "$db" -n 3

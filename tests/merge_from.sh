@@ -21,7 +21,7 @@ run() { "$VPROF" run --db "$1" "${@:2}" >/dev/null 2>"$TMP/run.err" </dev/null |
 run "$TMP/A" --stacks -- gzip -9 -c "$TMP/in"
 run "$TMP/B" -- xz -6 -c "$TMP/in"
 run "$TMP/C" --stacks -- gzip -6 -c "$TMP/in"
-run "$TMP/C" -- "$PY" -c 'sum(i * i % 7 for i in range(3000000))'
+run "$TMP/C" --add -- "$PY" -c 'sum(i * i % 7 for i in range(3000000))'
 
 # report DB [--epoch E]: the JSON report, normalized to one line per row.
 report() {

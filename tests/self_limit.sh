@@ -120,5 +120,6 @@ for bad in abc 101 -5; do
 	check "VPROF_MAX_COST=$bad: one message ($n), the program ran (status $st)" [ "$n" = 1 -a "$st" = 0 ]
 done
 st=$(runst "$TMP/b.out" "$TMP/b.err" "$VPROF" run --max-cost x1 --db "$TMP/db" -- "$TMP/spin" 10)
-check "--max-cost x1: one message, the program ran" [ "$(grep -c 'VPROF_MAX_COST=x1: expected' "$TMP/b.err")" = 1 -a "$st" = 0 ]
+check "--max-cost x1: a usage error naming it (exit 2), the program not run ($st: $(cat "$TMP/b.err"))" \
+	[ "$(grep -c -- '--max-cost x1: expected a whole number from 0 to 100' "$TMP/b.err")" = 1 -a "$st" = 2 -a ! -s "$TMP/b.out" ]
 finish

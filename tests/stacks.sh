@@ -94,8 +94,8 @@ fi
 
 # Merging is additive: a second run into the same database.
 before=$(awk '{s += $NF} END {print s + 0}' <("$VPROF" export --db "$db" --format folded 2>/dev/null))
-runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$db" --no-merge --stacks --freq 1000 -- "$TMP/ct_nofp" 3000 >/dev/null
-runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$db" --no-merge --stacks --freq 1000 -- "$TMP/ct_nofp" 3000 >/dev/null
+runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$db" --add --no-merge --stacks --freq 1000 -- "$TMP/ct_nofp" 3000 >/dev/null
+runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$db" --add --no-merge --stacks --freq 1000 -- "$TMP/ct_nofp" 3000 >/dev/null
 "$VPROF" merge --db "$db" >/dev/null 2>&1
 after=$(awk '{s += $NF} END {print s + 0}' <("$VPROF" export --db "$db" --format folded 2>/dev/null))
 total=$("$VPROF" report --db "$db" --json 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
@@ -181,7 +181,7 @@ check "--stacks (fp): no descriptor at all beyond ls's own ($(cat "$TMP/fd.fp"))
 for bad in 0 65 abc -3 ""; do
 	st=$(runst "$TMP/o" "$TMP/e" "$VPROF" run --db "$TMP/db_bad" --stack-depth "$bad" -- true)
 	check "vprof run --stack-depth '$bad': usage status 2, one message naming it" \
-		[ "$st" = 2 -a "$(wc -l <"$TMP/e")" = 1 ] && grep -q -- '--stack-depth takes a number from 1 to 64' "$TMP/e" || fail "message for '$bad'"
+		[ "$st" = 2 -a "$(wc -l <"$TMP/e")" = 1 ] && grep -q -- "--stack-depth $bad: expected a whole number from 1 to 64" "$TMP/e" || fail "message for '$bad'"
 done
 st=$(runst "$TMP/o" "$TMP/e" env VPROF_DB="$TMP/db_env" VPROF_STACKS=on VPROF_STACK_DEPTH=99 LD_PRELOAD="$LIBVPROF" "$TMP/ct_nofp" 200)
 check "VPROF_STACK_DEPTH=99: one message, the program runs unprofiled with its output" \

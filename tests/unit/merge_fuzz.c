@@ -157,6 +157,86 @@ static int image(const struct merge_image_record *r, void *arg)
 	return strlen(r->path) >= sizeof(r->path);   /* must be terminated */
 }
 
+/* Counts of a spool file, or -1 if it is refused (why says why). */
+static long long spool_sum(const char *path, char *why, size_t whylen)
+{
+	struct merge_spool r;
+	uint64_t sum = 0, badn = 0;
+	why[0] = 0;
+	if (merge_spool_open(&r, path, why, whylen) < 0)
+		return -1;
+	merge_spool_foreach(&r, visit, &sum, &badn);
+	merge_spool_close(&r);
+	return (long long)sum;
+}
+
+/* The block checks, by hand: one count, one key, one image path changed
+ * in the thread slot, the shared table and the image records, each must
+ * be refused with a reason naming the block; the same change in a slot
+ * its writer was changing when killed (BUSY) must be taken, with the
+ * spool's other counts. Returns the number of wrong outcomes. */
+static int check_rounds(const char *dir, const uint8_t *orig, size_t n)
+{
+	const struct merge_spool_header *hd = (const void *)orig;
+	const struct merge_spool_static *s = &hd->s;
+	char path[300], why[200];
+	int wrong = 0;
+	uint8_t *b = malloc(n);
+	snprintf(path, sizeof(path), "%s/c.spool", dir);
+	put(path, orig, n);
+	long long want = spool_sum(path, why, sizeof(why));
+	/* The first used entry of slot 0 and of the shared table. */
+	size_t slot0 = s->section[0].offset, shared = s->section[1].offset, e0 = 0, e1 = 0;
+	for (size_t o = slot0 + 64; o < slot0 + s->slot_size && !e0; o += 16)
+		if (((const struct merge_entry *)(orig + o))->key)
+			e0 = o;
+	for (size_t o = shared; o < shared + s->section[1].size && !e1; o += 16)
+		if (((const struct merge_entry *)(orig + o))->key)
+			e1 = o;
+	struct {
+		const char *what, *expect;
+		size_t at;
+		uint64_t xor;
+		int busy;
+	} c[] = {
+		{ "a slot count + 61", "thread slot 0 fails its check", e0 + 8, 0, 0 },
+		{ "a slot count's bit 40", "thread slot 0 fails its check", e0 + 8, 1ull << 40, 0 },
+		{ "a slot key's low bit", "thread slot 0 fails its check", e0, 1, 0 },
+		{ "a shared count + 1", "shared table fails its check", e1 + 8, 0, 0 },
+		{ "a shared key's bit 20", "shared table fails its check", e1, 1 << 20, 0 },
+		{ "an image path byte", "image record 0 fails its check",
+		  s->section[2].offset + offsetof(struct merge_image_record, path) + 3, 0x80, 0 },
+		{ "a slot count + 1 in a slot left BUSY (killed mid-update)", NULL, e0 + 8, 0, 1 },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memcpy(b, orig, n);
+		uint64_t w;
+		memcpy(&w, b + c[i].at, 8);
+		if (c[i].at == e0 + 8 && !c[i].xor)
+			w += i == 0 ? 61 : 1;
+		else if (c[i].at == e1 + 8 && !c[i].xor)
+			w += 1;
+		else if (c[i].at % 8 == 0)
+			w ^= c[i].xor;
+		if (c[i].at % 8 == 0)
+			memcpy(b + c[i].at, &w, 8);
+		else
+			b[c[i].at] ^= (uint8_t)c[i].xor;
+		if (c[i].busy) {
+			uint32_t busy = MERGE_SLOT_BUSY;
+			memcpy(b + slot0 + offsetof(struct merge_thread_slot, busy), &busy, 4);
+		}
+		put(path, b, n);
+		long long got = spool_sum(path, why, sizeof(why));
+		int ok = c[i].expect ? got < 0 && strstr(why, c[i].expect) : got == want + 1;
+		printf("%s %s: %s (%s; counts %lld, the original's %lld)\n", ok ? "PASS" : "FAIL",
+		       c[i].what, c[i].expect ? "refused" : "taken", why[0] ? why : "no reason", got, want);
+		wrong += !ok;
+	}
+	free(b);
+	return wrong;
+}
+
 int main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 3000;
@@ -218,7 +298,9 @@ int main(int argc, char **argv)
 	size_t sn, pn;
 	uint8_t *sorig = slurp(spath, &sn), *porig = slurp(ppath, &pn);
 	uint8_t *buf = malloc(sn + 4096);
-	int s_ok = 0, s_bad = 0, p_ok = 0, p_bad = 0, wrong = 0;
+	int s_ok = 0, s_bad = 0, p_ok = 0, p_bad = 0, wrong = 0, inflated = 0;
+	wrong += check_rounds(dir, sorig, sn);
+	long long sum0 = spool_sum(spath, why, sizeof(why));
 	snprintf(path, sizeof(path), "%s/x.spool", dir);
 	for (int i = 0; i < iters; i++) {
 		size_t n = damage(buf, sorig, sn, 4096);
@@ -233,9 +315,15 @@ int main(int argc, char **argv)
 		uint64_t sum = 0, badn = 0;
 		merge_spool_foreach(&r, visit, &sum, &badn);
 		wrong += merge_spool_images(&r, image, NULL) != 0;
+		/* A damaged spool that is taken holds the original's counts:
+		 * a changed count or key fails its block's check. */
+		inflated += (long long)sum != sum0;
 		merge_spool_close(&r);
 		s_ok++;
 	}
+	printf("%s no damaged spool taken with counts other than the original's (%d of %d taken)\n",
+	       inflated ? "FAIL" : "PASS", inflated, s_ok);
+	wrong += inflated;
 	snprintf(path, sizeof(path), "%s/x.prof", dir);
 	for (int i = 0; i < iters; i++) {
 		size_t n = damage(buf, porig, pn, sizeof(struct merge_profile_header));

@@ -9,6 +9,8 @@
  * written with the handler's API into thread tables that evict to the
  * shared value area, translated to image offsets, merged across spools and
  * across merges; keys with at most 16 distinct values must come out exact.
+ * And the spool's room: a new one backs only what it writes, and
+ * merge_spool_reserve_all backs all of it.
  *
  *   build/tests/merge_model [seed]
  */
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tests/unit/xorshift.h"
@@ -297,6 +300,34 @@ static void values_case(void)
 		printf("(could not remove %s)\n", dir);
 }
 
+/* Room: a new spool backs only what it writes; merge_spool_reserve_all
+ * backs the whole file, after which no count makes a system call (the
+ * bitmap says every page is backed). */
+static void room_case(void)
+{
+	char dir[] = "/tmp/vprof-room.XXXXXX";
+	struct merge_spool sp;
+	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+					.period = 4000000, .exe = "room", .cmdline = "room" };
+	struct stat st;
+	if (!mkdtemp(dir) || merge_spool_create(&sp, dir, &p) < 0 || stat(sp.path, &st) < 0) {
+		CHECK(0, "room: could not make a spool");
+		return;
+	}
+	uint64_t before = (uint64_t)st.st_blocks * 512;
+	CHECK(before < sp.size / 4, "room: a new spool backs %llu KiB of its %zu KiB",
+	      (unsigned long long)before / 1024, sp.size / 1024);
+	CHECK(merge_spool_reserve_all(&sp) == 0 && sp.room_all && !sp.nospace,
+	      "room: merge_spool_reserve_all succeeds");
+	stat(sp.path, &st);
+	CHECK((uint64_t)st.st_blocks * 512 >= sp.size,
+	      "room: after it, the whole file is backed (%llu KiB)",
+	      (unsigned long long)st.st_blocks / 2);
+	unlink(sp.path);
+	merge_spool_forget(&sp);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -314,5 +345,6 @@ int main(int argc, char **argv)
 	CHECK(g_overflow_dropped > 0, "overflow: the shared table did overflow (%llu dropped)",
 	      (unsigned long long)g_overflow_dropped);
 	values_case();
+	room_case();
 	return g_fail;
 }
