@@ -593,6 +593,9 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 	st->limit_cpu_ns += l->limit_cpu_ns;
 	st->limit_samples += l->limit_samples;
 	st->limit_interp_threads += l->limit_interp_threads;
+	st->sandbox_stopped += l->sandbox_stopped;
+	st->sandbox_refused += l->sandbox_refused;
+	st->sandbox_unarmed += l->sandbox_unarmed;
 	if (l->exited && l->cpu_split == 1) {
 		uint64_t k = kernel_equiv(s, l, c.merged);
 		st->cpu_user_ns += l->cpu_user_ns;

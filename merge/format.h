@@ -215,6 +215,14 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t armed_cpu_ns;
 	uint64_t armed_sys_ns;
 	uint64_t armed_valid;
+	/* Appended with seccomp sandboxes (preload/sandbox.c); zero in
+	 * older spools. Threads that stopped sampling before entering a
+	 * sandbox that forbids what sampling needs; that stopped at a call
+	 * of vprof's a sandbox refused (entered without vprof seeing it);
+	 * made inside such a sandbox, never armed. */
+	uint64_t sandbox_stopped;
+	uint64_t sandbox_refused;
+	uint64_t sandbox_unarmed;
 };
 
 /* live.exited: 0 running (or killed), 1 the process exited normally (its
@@ -344,6 +352,10 @@ struct merge_stats {
 	/* The CPU before sampling began ([start-up:EXE] rows, issue 8). */
 	uint64_t startup_samples;   /* sample-equivalents in [start-up] rows */
 	uint64_t startup_cpu_ns;    /* the processes' CPU before arming */
+	/* The spools' live counters of the same names, added. */
+	uint64_t sandbox_stopped;
+	uint64_t sandbox_refused;
+	uint64_t sandbox_unarmed;
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */

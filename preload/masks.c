@@ -8,6 +8,7 @@
  * signalfd see it as the kernel would have shown it. Normal context.
  */
 #include "preload/sigprof.h"
+#include "preload/sandbox.h"
 
 #include <errno.h>
 #include <string.h>
@@ -40,6 +41,10 @@ static int masked(sigmask_fn *real, int how, const sigset_t *set, sigset_t *old)
 		 * blocked: it handles SIGPROF itself, synchronously. */
 		if (how != SIG_UNBLOCK && !t->prog_signalfd)
 			sigdelset(&s, UPCALL_SIGNAL);
+		/* A thread stopped at a seccomp sandbox keeps the itimer's
+		 * SIGPROF blocked: our handler must not run there (sandbox.c). */
+		if (g_vprof.backend == MERGE_EV_ITIMER && preload_sandbox_stopped())
+			how == SIG_UNBLOCK ? sigdelset(&s, UPCALL_SIGNAL) : sigaddset(&s, UPCALL_SIGNAL);
 		set = &s;
 	}
 	int rc = real(how, set, old);

@@ -46,6 +46,7 @@
  * malloc: async-signal-safe.
  */
 #include "preload/preload.h"
+#include "preload/sandbox.h"
 #include "preload/selflimit.h"
 #include "merge/profile.h"
 
@@ -86,11 +87,15 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The thread's CPU clock, a system call. A sandbox that refuses it
+ * stops the thread's sampling: the bound cannot be kept without it. */
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0) {
+		preload_sandbox_refused(-errno);
 		return 0;
+	}
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -254,7 +259,7 @@ void preload_cost_end(uint64_t t0, uint64_t interp, uint64_t samples, int may_re
 {
 	struct selflimit_thread *s = &g_sl;
 	struct preload_thread *t = &g_thread;
-	if (!preload_spool_ready())
+	if (!preload_spool_ready() || preload_sandbox_stopped())
 		return;
 	s->cyc += __rdtsc() - t0;
 	if (s->confirm && s->cpu_begin) {

@@ -312,9 +312,12 @@ int cmd_run(int argc, char **argv)
 					 " (ring mode fell back to a signal per sample in %llu thread%s)",
 					 (unsigned long long)s->ring_fallbacks,
 					 s->ring_fallbacks == 1 ? "" : "s");
-			char limited[200] = "", lim[190];
+			char limited[500] = "", lim[190], sbx[300];
 			if (report_selflimit_line(s, lim, sizeof(lim)))
 				snprintf(limited, sizeof(limited), " (%s)", lim);
+			if (report_sandbox_line(s, sbx, sizeof(sbx)))
+				snprintf(limited + strlen(limited), sizeof(limited) - strlen(limited),
+					 " (%s)", sbx);
 			char asked[64] = "asked a PMU period";
 			if (!s->processes)
 				snprintf(asked, sizeof(asked), "nothing sampled");

@@ -85,6 +85,8 @@ int report_exit_like(int status);
  * and "". */
 struct merge_stats;
 int report_selflimit_line(const struct merge_stats *s, char *out, size_t cap);
+/* reports/sandbox.c: the same for threads a seccomp sandbox stopped. */
+int report_sandbox_line(const struct merge_stats *s, char *out, size_t cap);
 
 /* Flush stdout and turn a write error (full disk, closed pipe) into a
  * message and exit status 1, as perf does. */

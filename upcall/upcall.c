@@ -70,6 +70,24 @@ static int faked_absent(int backend)
 	return 0;
 }
 
+void (*upcall_refused)(int err);
+
+/* A call arming the calling thread's own trigger failed (err < 0). */
+static int refused(int err)
+{
+	if ((err == -EPERM || err == -ENOSYS || err == -EACCES) && upcall_refused)
+		upcall_refused(err);
+	return err;
+}
+
+/* Set when upcall_stop_all released every trigger: no thread re-arms. */
+static int g_frozen_all;
+
+static int frozen(const struct upcall_thread *t)
+{
+	return t->frozen || __atomic_load_n(&g_frozen_all, __ATOMIC_ACQUIRE);
+}
+
 static int perf_open(int backend, uint64_t period, pid_t tid, int ring)
 {
 	struct perf_event_attr a;
@@ -182,6 +200,44 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 	return last;
 }
 
+/* ---- CPU timers of the process, for upcall_stop_all ---- */
+
+/* Every timer made here, lock-free (slots claimed with a CAS); a full
+ * table only leaves upcall_stop_all the ones it could not record. */
+#define UPCALL_TIMERS 8192
+static timer_t g_timers[UPCALL_TIMERS];
+static int g_timers_used[UPCALL_TIMERS];
+
+static void timer_record(timer_t tm)
+{
+	for (int i = 0; i < UPCALL_TIMERS; i++) {
+		int z = 0;
+		if (!__atomic_load_n(&g_timers_used[i], __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&g_timers_used[i], &z, 1, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			g_timers[i] = tm;
+			__atomic_store_n(&g_timers_used[i], 2, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+/* Delete a timer of ours (after upcall_stop_all: already deleted, and its
+ * id maybe another's now: left alone). */
+static void timer_drop(timer_t tm)
+{
+	if (__atomic_load_n(&g_frozen_all, __ATOMIC_ACQUIRE))
+		return;
+	for (int i = 0; i < UPCALL_TIMERS; i++)
+		if (__atomic_load_n(&g_timers_used[i], __ATOMIC_ACQUIRE) == 2 && g_timers[i] == tm) {
+			int two = 2;
+			if (__atomic_compare_exchange_n(&g_timers_used[i], &two, 0, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_RELAXED))
+				break;
+		}
+	timer_delete(tm);
+}
+
 static int timer_for(timer_t *tm, pid_t tid, pid_t target, void *cookie)
 {
 	struct sigevent sev;
@@ -193,7 +249,10 @@ static int timer_for(timer_t *tm, pid_t tid, pid_t target, void *cookie)
 	/* Another thread's CPU clock, as pthread_getcpuclockid makes it:
 	 * (~tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED. */
 	clockid_t clk = target ? (clockid_t)((~(unsigned)target << 3) | 6) : CLOCK_THREAD_CPUTIME_ID;
-	return timer_create(clk, &sev, tm) < 0 ? -errno : 0;
+	if (timer_create(clk, &sev, tm) < 0)
+		return target ? -errno : refused(-errno);
+	timer_record(*tm);
+	return 0;
 }
 
 /* ---- Tags: the numbers our events' signals carry ---- */
@@ -264,9 +323,8 @@ static int slot_trylock(int i, int tid)
  * Held by this very thread (a drain interrupted by a handler of the
  * program's that ends the thread), the reader is below us on this stack
  * and reads no more: go on. Returns whether it took the lock. */
-static int slot_lock(int i)
+static int slot_lock(int i, int tid)
 {
-	int tid = (int)syscall(SYS_gettid);
 	while (!slot_trylock(i, tid)) {
 		if (__atomic_load_n(&g_maps[i].busy, __ATOMIC_ACQUIRE) == tid)
 			return 0;
@@ -280,7 +338,7 @@ static void slot_unlock(int i)
 	__atomic_store_n(&g_maps[i].busy, 0, __ATOMIC_RELEASE);
 }
 
-static int maps_add(void *addr, size_t len, int ring)
+static int maps_add(void *addr, size_t len, int ring, int tid)
 {
 	for (int i = 0; i < UPCALL_MAPS; i++) {
 		void *want = NULL;
@@ -293,7 +351,7 @@ static int maps_add(void *addr, size_t len, int ring)
 									 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 				;
 			if (ring) {
-				int locked = slot_lock(i);
+				int locked = slot_lock(i, tid);
 				__atomic_store_n(&g_maps[i].ring_len, len, __ATOMIC_RELAXED);
 				if (locked)
 					slot_unlock(i);
@@ -307,7 +365,7 @@ static int maps_add(void *addr, size_t len, int ring)
 /* wait: take the slot's lock first, so that no other thread is reading the
  * ring when it is unmapped. A fork child (upcall_thread_forget) must not:
  * a lock the parent's threads held at the fork is never released there. */
-static void unmap_event(void *addr, size_t len, int slot, int wait)
+static void unmap_event(void *addr, size_t len, int slot, int wait, int tid)
 {
 	if (slot < 0 || slot >= UPCALL_MAPS || __atomic_load_n(&g_maps[slot].addr, __ATOMIC_ACQUIRE) != addr) {
 		/* Not in the table (it was full): nobody else reads it. */
@@ -315,7 +373,7 @@ static void unmap_event(void *addr, size_t len, int slot, int wait)
 		return;
 	}
 	if (wait)
-		slot_lock(slot);
+		slot_lock(slot, tid);
 	__atomic_store_n(&g_maps[slot].ring_len, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&g_maps[slot].addr, NULL, __ATOMIC_RELEASE);
 	/* With the descriptor closed, this drops the last reference: the
@@ -324,8 +382,32 @@ static void unmap_event(void *addr, size_t len, int slot, int wait)
 	slot_unlock(slot);
 }
 
+int upcall_stop_all(int backend)
+{
+	int tid = (int)syscall(SYS_gettid), timers = 0, events = 0;
+	__atomic_store_n(&g_frozen_all, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < UPCALL_TIMERS; i++)
+		if (__atomic_exchange_n(&g_timers_used[i], 0, __ATOMIC_ACQ_REL) == 2) {
+			timer_delete(g_timers[i]);
+			timers++;
+		}
+	int hi = __atomic_load_n(&g_maps_hi, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < hi; i++) {
+		void *a = __atomic_load_n(&g_maps[i].addr, __ATOMIC_ACQUIRE);
+		if (a) {
+			unmap_event(a, __atomic_load_n(&g_maps[i].len, __ATOMIC_ACQUIRE), i, 1, tid);
+			events++;
+		}
+	}
+	upcall_process_stop(backend);
+	return backend == MERGE_EV_CPU_TIMER ? timers : events;
+}
+
 void upcall_forget_all(void)
 {
+	/* Timers are not inherited by fork. */
+	for (int i = 0; i < UPCALL_TIMERS; i++)
+		g_timers_used[i] = 0;
 	/* In a fork child, which has one thread: no lock is waited for. */
 	for (int i = 0; i < UPCALL_MAPS; i++) {
 		void *a = __atomic_exchange_n(&g_maps[i].addr, NULL, __ATOMIC_ACQ_REL);
@@ -346,7 +428,7 @@ static int event_open(struct upcall_thread *t, int backend, uint64_t period, pid
 {
 	int fd = perf_open(backend, period, target, ring);
 	if (fd < 0)
-		return fd;
+		return target ? fd : refused(fd);
 	/* High, and before F_SETOWN_EX/O_ASYNC: signals carry the number the
 	 * descriptor had when they were set up, and keep it after the close. */
 	fd = move_to_tag(fd);
@@ -385,7 +467,7 @@ static int event_open(struct upcall_thread *t, int backend, uint64_t period, pid
 	t->fd = fd;
 	t->open_fd = fd;
 	if (m != MAP_FAILED) {
-		t->map_slot = maps_add(m, bytes, ring);
+		t->map_slot = maps_add(m, bytes, ring, t->tid);
 		t->map = m;
 		t->map_bytes = bytes;
 		t->ring = ring ? m : NULL;
@@ -405,7 +487,7 @@ static int event_enable(struct upcall_thread *t, int refresh)
 {
 	if (refresh ? syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_REFRESH, 1) < 0
 		    : syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-		return -errno;
+		return refused(-errno);
 	if (t->map) {
 		merge_fd_close(t->open_fd);
 		t->open_fd = -1;
@@ -420,7 +502,7 @@ static int event_enable(struct upcall_thread *t, int refresh)
 static void event_release(struct upcall_thread *t)
 {
 	if (t->map)
-		unmap_event(t->map, t->map_bytes, t->map_slot, 1);
+		unmap_event(t->map, t->map_bytes, t->map_slot, 1, t->tid);
 	if (t->open_fd >= 0) {
 		syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_DISABLE, 0);
 		if (!t->map && t->keep_fd)
@@ -442,6 +524,7 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 	t->period = period;
 	t->rng = seed | 1;
 	pid_t tid = target ? target : (pid_t)syscall(SYS_gettid);
+	t->tid = tid;
 	/* The first period is uniform in [lo, period]: a thread (or process)
 	 * that lives for a fraction f of a period is then sampled with
 	 * probability about f, as it would be mid-run, instead of never.
@@ -523,7 +606,7 @@ int upcall_thread_enable(struct upcall_thread *t)
 			its.it_interval.tv_sec = 0;
 			its.it_interval.tv_nsec = (long)UPCALL_DRAIN_NS;
 			if (timer_settime(t->drain, 0, &its, NULL) < 0)
-				return -errno;
+				return refused(-errno);
 		}
 		return 0;
 	}
@@ -533,7 +616,7 @@ int upcall_thread_enable(struct upcall_thread *t)
 		its.it_value.tv_nsec = (long)(t->first % 1000000000ull);
 		its.it_interval.tv_sec = (time_t)(t->period / 1000000000ull);
 		its.it_interval.tv_nsec = (long)(t->period % 1000000000ull);
-		return timer_settime(t->timer, 0, &its, NULL) < 0 ? -errno : 0;
+		return timer_settime(t->timer, 0, &its, NULL) < 0 ? refused(-errno) : 0;
 	}
 	}
 	return 0;
@@ -616,13 +699,13 @@ static uint64_t drain_ring(struct perf_event_mmap_page *h, on_mmap_fn *on_mmap, 
 uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint64_t *lost)
 {
 	struct perf_event_mmap_page *h = t->ring;
-	if (!h)
+	if (!h || frozen(t))
 		return 0;
 	int slot = t->map_slot;
 	if (slot < 0)
 		return drain_ring(h, t->on_mmap, fn, arg, lost);
 	/* Another thread's sweep is reading it: its records go there. */
-	if (!slot_trylock(slot, (int)syscall(SYS_gettid)))
+	if (!slot_trylock(slot, t->tid))
 		return 0;
 	uint64_t n = drain_ring(h, t->on_mmap, fn, arg, lost);
 	slot_unlock(slot);
@@ -667,7 +750,7 @@ uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void 
 			     uint64_t *lost, int force)
 {
 	struct timespec ts;
-	if (!self->ring)
+	if (!self->ring || frozen(self))
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -678,7 +761,7 @@ uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void 
 					 __ATOMIC_RELAXED) && !force)
 		return 0;      /* another thread sweeps now */
 	uint64_t n = 0;
-	int tid = (int)syscall(SYS_gettid);
+	int tid = self->tid;
 	int hi = __atomic_load_n(&g_maps_hi, __ATOMIC_ACQUIRE);
 	for (int i = 0; i < hi; i++) {
 		if (i == self->map_slot || !__atomic_load_n(&g_maps[i].ring_len, __ATOMIC_RELAXED))
@@ -717,6 +800,8 @@ uint64_t *upcall_ring_fallbacks;
 static void switch_to_mean(struct upcall_thread *t)
 {
 	t->switch_pending = 0;
+	if (frozen(t))
+		return;
 	/* The drain may want a new period (preload/selflimit.c): not while
 	 * this event is being replaced. */
 	t->switching = 1;
@@ -731,7 +816,7 @@ static void switch_to_mean(struct upcall_thread *t)
 	 * off the asked rate, tests/proportion.sh). The random first period
 	 * still gives each thread its own phase. */
 	uint64_t p = t->period;
-	pid_t tid = (pid_t)syscall(SYS_gettid);
+	pid_t tid = t->tid;
 	/* Ring mode wants no signal per sample; if the ring cannot be mapped,
 	 * a signal per sample (its PC then comes from the signal). */
 	int err = t->ring_mode ? event_open(t, t->backend, p, tid, 0, 1, 0) : -EAGAIN;
@@ -745,7 +830,7 @@ static void switch_to_mean(struct upcall_thread *t)
 		err = -1;
 	}
 	if (!t->ring && t->has_drain) {      /* nothing left to drain */
-		timer_delete(t->drain);
+		timer_drop(t->drain);
 		t->has_drain = 0;
 	}
 	if (err < 0)
@@ -754,6 +839,8 @@ static void switch_to_mean(struct upcall_thread *t)
 
 int upcall_set_period(struct upcall_thread *t, uint64_t period)
 {
+	if (frozen(t))
+		return -EAGAIN;
 	switch (t->backend) {
 	case MERGE_EV_CYCLES:
 	case MERGE_EV_INSTRUCTIONS:
@@ -764,7 +851,7 @@ int upcall_set_period(struct upcall_thread *t, uint64_t period)
 		 * descriptors) leaves the thread sampled as it was. */
 		struct upcall_thread old = *t;
 		int ring = t->ring != NULL;
-		int err = event_open(t, t->backend, period, (pid_t)syscall(SYS_gettid), 0, ring, !ring);
+		int err = event_open(t, t->backend, period, t->tid, 0, ring, !ring);
 		if (err == 0 && (err = event_enable(t, 0)) < 0)
 			event_release(t);
 		if (err < 0) {
@@ -780,7 +867,7 @@ int upcall_set_period(struct upcall_thread *t, uint64_t period)
 		struct itimerspec its;
 		its.it_value.tv_sec = its.it_interval.tv_sec = (time_t)(period / 1000000000ull);
 		its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)(period % 1000000000ull);
-		return timer_settime(t->timer, 0, &its, NULL) < 0 ? -errno : 0;
+		return timer_settime(t->timer, 0, &its, NULL) < 0 ? refused(-errno) : 0;
 	}
 	}
 	return -EAGAIN;
@@ -793,9 +880,10 @@ void upcall_ring_first(struct upcall_thread *t)
 
 void upcall_thread_forget(struct upcall_thread *t)
 {
-	/* The parent's event, ring or descriptor: not ours to disable. */
-	if (t->map)
-		unmap_event(t->map, t->map_bytes, t->map_slot, 0);
+	/* The parent's event, ring or descriptor: not ours to disable.
+	 * After upcall_stop_all, gone already. */
+	if (t->map && !frozen(t))
+		unmap_event(t->map, t->map_bytes, t->map_slot, 0, t->tid);
 	if (t->open_fd >= 0)
 		merge_fd_close(t->open_fd);
 	t->map = t->ring = NULL;
@@ -808,13 +896,24 @@ void upcall_thread_forget(struct upcall_thread *t)
 
 void upcall_thread_stop(struct upcall_thread *t)
 {
+	if (frozen(t)) {
+		/* Released by upcall_stop_all, or a sandbox refuses the calls
+		 * that would: forgotten, not touched. */
+		t->map = t->ring = NULL;
+		t->map_slot = -1;
+		t->open_fd = t->fd = -1;
+		t->has_timer = t->has_drain = 0;
+		t->switch_pending = 0;
+		t->backend = 0;
+		return;
+	}
 	if (t->has_drain) {
-		timer_delete(t->drain);
+		timer_drop(t->drain);
 		t->has_drain = 0;
 	}
 	event_release(t);
 	if (t->has_timer) {
-		timer_delete(t->timer);
+		timer_drop(t->timer);
 		t->has_timer = 0;
 	}
 	t->switch_pending = 0;

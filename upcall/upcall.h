@@ -45,6 +45,10 @@ struct upcall_config {
 
 struct upcall_thread {
 	int backend;             /* merge_event in use, 0 = not armed */
+	pid_t tid;               /* the thread the trigger samples */
+	/* Make no system call for this thread any more: a sandbox refused
+	 * one (preload/sandbox.c). Its trigger stays as it is. */
+	int frozen;
 	/* Perf backends hold no descriptor once armed: the event lives as long
 	 * as its mapping (the ring, or in signal mode its one header page),
 	 * and its overflow signals (fasync) go on after the descriptor is
@@ -185,6 +189,22 @@ int upcall_set_period(struct upcall_thread *t, uint64_t period);
 /* Was fd the number of one of our events when its signals were set up?
  * Async-signal-safe. */
 int upcall_is_tag(int fd);
+
+/* Called on the thread concerned when a call that arms or re-arms its
+ * own trigger fails with err = -EPERM, -ENOSYS or -EACCES, which a
+ * sandbox entered without vprof's knowledge gives (the same calls worked
+ * when the backend was chosen). NULL: not reported. Signal-safe. */
+extern void (*upcall_refused)(int err);
+
+/* A sandbox will bind every thread (seccomp's TSYNC): release every
+ * trigger of the process from the calling thread, its own already
+ * stopped. Every mapping is unmapped (each ring's readers waited for),
+ * every CPU timer deleted, the itimer stopped, and no thread's trigger
+ * makes a system call again (as if frozen). The rings should have been
+ * drained just before (upcall_drain_others with force). Returns the
+ * triggers released (perf events, or CPU timers): about the threads
+ * that were sampled. Normal context. */
+int upcall_stop_all(int backend);
 
 /* A fork child drops the parent's trigger without touching it. */
 void upcall_thread_forget(struct upcall_thread *t);
