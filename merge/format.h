@@ -223,6 +223,12 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t sandbox_stopped;
 	uint64_t sandbox_refused;
 	uint64_t sandbox_unarmed;
+	/* Appended with the kernel's share of the cost bound
+	 * (preload/selflimit.c): the kernel's cost of the samples counted
+	 * against --max-cost (the calibrated cost of one, times them), and
+	 * how many samples that was. */
+	uint64_t kernel_cost_ns;
+	uint64_t kernel_cost_samples;
 };
 
 /* live.exited: 0 running (or killed), 1 the process exited normally (its
@@ -356,6 +362,8 @@ struct merge_stats {
 	uint64_t sandbox_stopped;
 	uint64_t sandbox_refused;
 	uint64_t sandbox_unarmed;
+	uint64_t kernel_cost_ns;
+	uint64_t kernel_cost_samples;
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */

@@ -155,15 +155,16 @@ void preload_drain(void)
 	live = &sp->hdr->live;
 	uint64_t c0 = preload_cost_begin();
 	upcall_pc_fn *fn = g_vprof.cfg.bench_empty ? discard_pc : count_pc;
-	n = upcall_drain(&t->up, fn, t, &lost);
+	uint64_t own = upcall_drain(&t->up, fn, t, &lost);
 	/* And the rings of threads that stopped running (upcall_drain_others:
 	 * a parked Go M keeps its last samples until it runs again); all of
 	 * them at a thread's end and at exit (busy), where they are due. */
-	n += upcall_drain_others(&t->up, fn, t, &lost, t->busy);
+	n = own + upcall_drain_others(&t->up, fn, t, &lost, t->busy);
 	preload_selflimit_test_work(n);
 	/* What the drain cost, against the bound (it may lower the rate:
-	 * not from the first overflow's switch, nor at thread end). */
-	preload_cost_end(c0, 0, n, !t->busy && !t->up.switch_pending);
+	 * not from the first overflow's switch, nor at thread end); the
+	 * kernel's share is that of this thread's own samples. */
+	preload_cost_end(c0, 0, own, !t->busy && !t->up.switch_pending);
 	if (n + lost)
 		__atomic_fetch_add(&live->samples, n + lost, __ATOMIC_RELAXED);
 	if (lost) {   /* the kernel found the ring full: counted, not hidden */

@@ -312,8 +312,9 @@ int cmd_run(int argc, char **argv)
 					 " (ring mode fell back to a signal per sample in %llu thread%s)",
 					 (unsigned long long)s->ring_fallbacks,
 					 s->ring_fallbacks == 1 ? "" : "s");
-			char limited[500] = "", lim[190], sbx[300];
-			if (report_selflimit_line(s, lim, sizeof(lim)))
+			char limited[600] = "", lim[300], sbx[300];
+			const char *mc = getenv("VPROF_MAX_COST");
+			if (report_selflimit_line(s, mc && *mc ? atoi(mc) : 25, lim, sizeof(lim)))
 				snprintf(limited, sizeof(limited), " (%s)", lim);
 			if (report_sandbox_line(s, sbx, sizeof(sbx)))
 				snprintf(limited + strlen(limited), sizeof(limited) - strlen(limited),

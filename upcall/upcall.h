@@ -176,6 +176,19 @@ uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void 
  * to no signals. Async-signal-safe. */
 void upcall_ring_first(struct upcall_thread *t);
 
+/* The kernel's cost of one sample of a perf backend (ns of the thread's
+ * CPU): the timer or counter interrupt, the ring write, and with signals
+ * their delivery and return, none of which a clock in the handler sees.
+ * Measured on the calling thread: a fixed piece of work (~2 ms) timed on
+ * the thread's CPU clock without and with an event at the shortest
+ * period, 7 times interleaved; the upper quartile of (with - without) /
+ * samples.
+ * signals: a signal per sample, counted by the caller's SIGPROF handler
+ * in *signalled (installed for the duration). 0 for the CPU-timer
+ * backends (at most HZ samples a second) or if not measurable.
+ * ~30 ms of CPU. Normal context, nothing armed on the thread. */
+uint64_t upcall_trigger_cost(int backend, int signals, const volatile uint64_t *signalled);
+
 /* Lower (or restore) a thread's sampling rate: re-arm its trigger at
  * period (in the backend's unit; t->period, the asked mean, is kept).
  * Perf backends: a new event at period replaces the old one
