@@ -80,7 +80,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 		return g_real_create(th, attr, fn, arg);
 	uint64_t sandbox = preload_sandbox_state();
 	g_thread.busy++;
-	if (!sandbox)
+	if (!preload_sandbox_stopped())
 		preload_images_scan();
 	struct start *s = start_get();
 	g_thread.busy--;

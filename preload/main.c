@@ -371,6 +371,14 @@ __attribute__((constructor)) static void vprof_init(void)
 		disable();
 		return;
 	}
+	/* Exec'd inside a seccomp filter: what it lets us do, before we do
+	 * anything it might kill the program for (sandbox.c). */
+	int no_perf = 0;
+	if (preload_sandbox_start(&no_perf, why, sizeof(why)) < 0) {
+		preload_say("%s; running unprofiled", why);
+		disable();
+		return;
+	}
 	struct merge_db db;
 	if ((rc = merge_db_open(&db, g_vprof.cfg.db, 1, why, sizeof(why))) < 0) {
 		preload_say("cannot use database %s: %s; running unprofiled", g_vprof.cfg.db, why);
@@ -381,7 +389,7 @@ __attribute__((constructor)) static void vprof_init(void)
 	snprintf(g_vprof.spool_dir, sizeof(g_vprof.spool_dir), "%s/spool", g_vprof.cfg.db);
 
 	struct upcall_config uc = { .event = g_vprof.cfg.event, .period = g_vprof.cfg.period,
-				    .freq = g_vprof.cfg.freq };
+				    .freq = g_vprof.cfg.freq, .no_perf = no_perf };
 	rc = upcall_choose(&uc, &g_vprof.period);
 	if (rc < 0) {
 		preload_say("no sampling trigger available (%s%s): %s; running unprofiled",
@@ -391,6 +399,11 @@ __attribute__((constructor)) static void vprof_init(void)
 		return;
 	}
 	g_vprof.backend = rc;
+	if (preload_sandbox_check_mode(why, sizeof(why)) < 0) {
+		preload_say("%s; running unprofiled", why);
+		disable();
+		return;
+	}
 	if ((rc = open_spool()) < 0) {
 		preload_say("cannot create a spool in %s: %s; running unprofiled", g_vprof.spool_dir,
 			    strerror(-rc));

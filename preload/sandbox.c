@@ -44,8 +44,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/futex.h>
 #include <linux/perf_event.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
@@ -53,12 +55,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,10 +87,14 @@ long preload_raw_syscall(long nr, long a1, long a2, long a3, long a4, long a5, l
  * and descriptors are placeholders: a filter cannot read through the one,
  * and the number of the other is not known ahead). When: the calls every
  * sampled thread may make (handler, thread start and end, exit record,
- * fork child's spool), and those of one backend or mode. */
-enum { W_ALL = 1, W_PERF = 2, W_TIMER = 4, W_ITIMER = 8, W_ALT = 16 };
+ * fork child's spool), those of one backend or mode, those of the
+ * constructor only (W_START), and one that only reading the next filter
+ * takes (W_EVAL: no reason to stop sampling, but noted). */
+enum { W_ALL = 1, W_PERF = 2, W_TIMER = 4, W_ITIMER = 8, W_ALT = 16, W_START = 32, W_EVAL = 64 };
 #define P 0x7ffc0000l            /* a pointer */
-#define FD 15000l                /* a descriptor, moved high as upcall.c does */
+#define FD 15007l                /* a descriptor, moved high as upcall.c does */
+#define SB_P P
+#define SB_FD FD
 #define SB_CALLS(X)                                                                        \
 	X(GETPID, "getpid", SYS_getpid, W_ALL, 0, 0, 0, 0)                                  \
 	X(CLOCK_PROCESS, "clock_gettime", SYS_clock_gettime, W_ALL, CLOCK_PROCESS_CPUTIME_ID, P, 0, 0) \
@@ -97,7 +105,7 @@ enum { W_ALL = 1, W_PERF = 2, W_TIMER = 4, W_ITIMER = 8, W_ALT = 16 };
 	X(SIGMASK_UNBLOCK, "rt_sigprocmask", SYS_rt_sigprocmask, W_ALL, SIG_UNBLOCK, P, 0, 8) \
 	X(SIGTIMEDWAIT, "rt_sigtimedwait", SYS_rt_sigtimedwait, W_ALL, P, P, P, 8)          \
 	X(SIGACTION, "rt_sigaction", SYS_rt_sigaction, W_ALL, SIGPROF, P, 0, 8)             \
-	X(TGKILL, "tgkill", SYS_tgkill, W_ALL, 1, 1, SIGPROF, 0)                            \
+	X(TGKILL, "tgkill", SYS_tgkill, W_ALL, 0, 0, SIGPROF, 0)                            \
 	X(GETTID, "gettid", SYS_gettid, W_ALL, 0, 0, 0, 0)                                  \
 	X(GETPPID, "getppid", SYS_getppid, W_ALL, 0, 0, 0, 0)                               \
 	X(CLOCK_THREAD, "clock_gettime", SYS_clock_gettime, W_ALL, CLOCK_THREAD_CPUTIME_ID, P, 0, 0) \
@@ -109,7 +117,7 @@ enum { W_ALL = 1, W_PERF = 2, W_TIMER = 4, W_ITIMER = 8, W_ALT = 16 };
 	  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK)                                           \
 	X(SIGALTSTACK, "sigaltstack", SYS_sigaltstack, W_ALT, P, P, 0, 0)                   \
 	X(PERF_OPEN, "perf_event_open", SYS_perf_event_open, W_PERF, P, 0, -1, -1)          \
-	X(FCNTL_DUPFD, "fcntl", SYS_fcntl, W_PERF, 3, F_DUPFD_CLOEXEC, FD, 0)              \
+	X(FCNTL_DUPFD, "fcntl", SYS_fcntl, W_PERF, FD, F_DUPFD_CLOEXEC, 15000, 0)              \
 	X(FCNTL_SETSIG, "fcntl", SYS_fcntl, W_PERF, FD, F_SETSIG, SIGPROF, 0)               \
 	X(FCNTL_SETOWN, "fcntl", SYS_fcntl, W_PERF, FD, F_SETOWN_EX, P, 0)                  \
 	X(FCNTL_SETFL, "fcntl", SYS_fcntl, W_PERF, FD, F_SETFL, O_ASYNC | O_NONBLOCK, 0)    \
@@ -124,12 +132,19 @@ enum { W_ALL = 1, W_PERF = 2, W_TIMER = 4, W_ITIMER = 8, W_ALT = 16 };
 	X(OPEN_SPOOL, "openat", SYS_openat, W_ALL, AT_FDCWD, P,                             \
 	  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)                          \
 	X(OPEN_PROC, "openat", SYS_openat, W_ALL, AT_FDCWD, P, O_RDONLY | O_CLOEXEC, 0)      \
-	X(READ, "read", SYS_read, W_ALL, 3, P, 1023, 0)                                     \
+	X(READ, "read", SYS_read, W_ALL, FD, P, 1023, 0)                                     \
 	X(READLINK, "readlink", SYS_readlink, W_ALL, P, P, 255, 0)                          \
 	X(UNLINK, "unlink", SYS_unlink, W_ALL, P, 0, 0, 0)                                  \
 	X(LINK, "link", SYS_link, W_ALL, P, P, 0, 0)                                        \
-	X(FTRUNCATE, "ftruncate", SYS_ftruncate, W_ALL, 3, 2103296, 0, 0)                   \
-	X(FALLOCATE, "fallocate", SYS_fallocate, W_ALL, 3, 0, 0, 2103296)
+	X(FTRUNCATE, "ftruncate", SYS_ftruncate, W_ALL, FD, 2103296, 0, 0)                  \
+	X(FALLOCATE, "fallocate", SYS_fallocate, W_ALL, FD, 0, 0, 2103296)                  \
+	X(GETDENTS, "getdents64", SYS_getdents64, W_START, FD, P, 4096, 0)                    \
+	X(FUTEX, "futex", SYS_futex, W_ALL, P, FUTEX_WAKE_PRIVATE, 1, 0)                    \
+	X(MKDIR, "mkdir", SYS_mkdir, W_START, P, 0700, 0, 0)                                \
+	X(STAT, "newfstatat", SYS_newfstatat, W_START, AT_FDCWD, P, P, 0)                   \
+	X(OPEN_LOCK, "openat", SYS_openat, W_START, AT_FDCWD, P, O_RDWR | O_CREAT | O_CLOEXEC, 0600) \
+	X(FLOCK, "flock", SYS_flock, W_START, FD, LOCK_EX, 0, 0)                            \
+	X(VM_READ, "process_vm_readv", SYS_process_vm_readv, W_EVAL, 0, P, 1, P)
 
 enum {
 #define X(id, name, nr, when, a0, a1, a2, a3) SB_##id,
@@ -137,7 +152,7 @@ enum {
 #undef X
 	SB_NCALLS
 };
-_Static_assert(SB_NCALLS <= 63, "one bit per call, one for a refusal");
+_Static_assert(SB_NCALLS <= 62, "one bit per call, two for the states");
 _Static_assert((int)SB_GETPID == (int)PRELOAD_SB_GETPID &&
 		       (int)SB_CLOCK_PROCESS == (int)PRELOAD_SB_CLOCK_PROCESS &&
 		       (int)SB_GETRUSAGE == (int)PRELOAD_SB_GETRUSAGE,
@@ -153,10 +168,9 @@ static const struct sb_call {
 	SB_CALLS(X)
 #undef X
 };
-#undef P
-#undef FD
 
 #define SB_REFUSED (1ull << 63)  /* a call refused by a sandbox not seen */
+#define SB_STOPPED (1ull << 62)  /* preload_sandbox_state: the thread stopped */
 #define SB_ALL ((1ull << SB_NCALLS) - 1)
 
 struct sb_thread {
@@ -168,6 +182,8 @@ static __thread struct sb_thread g_sb PRELOAD_TLS;
 static uint64_t g_deny_all;      /* a TSYNC filter's, every thread's */
 static uint64_t g_cpu_at_stop;   /* process CPU when the last thread stopped */
 
+static uint64_t g_start_deny;
+
 static uint64_t deny_here(void)
 {
 	return g_sb.deny | __atomic_load_n(&g_deny_all, __ATOMIC_ACQUIRE);
@@ -175,7 +191,7 @@ static uint64_t deny_here(void)
 
 int preload_sandbox_allows(int call)
 {
-	return !(deny_here() & (SB_REFUSED | 1ull << call));
+	return !((deny_here() | g_start_deny) & (SB_REFUSED | 1ull << call));
 }
 
 int preload_sandbox_stopped(void)
@@ -185,13 +201,13 @@ int preload_sandbox_stopped(void)
 
 uint64_t preload_sandbox_state(void)
 {
-	return deny_here();
+	return deny_here() | (preload_sandbox_stopped() ? SB_STOPPED : 0);
 }
 
-void preload_sandbox_inherit(uint64_t deny)
+void preload_sandbox_inherit(uint64_t state)
 {
-	g_sb.deny = deny;
-	g_sb.stopped = deny != 0;
+	g_sb.deny = state & ~SB_STOPPED;
+	g_sb.stopped = (state & SB_STOPPED) != 0;
 }
 
 /* ---- a seccomp filter, run ----
@@ -288,30 +304,49 @@ static int modes(void)
 
 /* The program's filter, copied out of its memory by the kernel's rules
  * (a bad pointer is the kernel's EFAULT to give, not our fault to take):
- * process_vm_readv reads it, or reports EFAULT. */
+ * process_vm_readv reads it, or reports EFAULT. Where a filter in force
+ * forbids process_vm_readv (one found at start-up: the others forbid
+ * nothing of kCalls, or the thread stopped and reads nothing), it is read
+ * as the kernel would find it, in place. */
 static int copy_prog(const struct sock_fprog *up, struct sock_filter *out, unsigned *len)
 {
 	struct sock_fprog fp;
+	int direct = !preload_sandbox_allows(SB_VM_READ) || !preload_sandbox_allows(SB_GETPID);
 	struct iovec l = { &fp, sizeof(fp) }, r = { (void *)up, sizeof(fp) };
-	pid_t pid = (pid_t)preload_raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
-	if (preload_raw_syscall(SYS_process_vm_readv, pid, (long)&l, 1, (long)&r, 1, 0) != sizeof(fp))
+	pid_t pid = direct ? 0 : (pid_t)preload_raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	if (direct)
+		memcpy(&fp, up, sizeof(fp));
+	else if (preload_raw_syscall(SYS_process_vm_readv, pid, (long)&l, 1, (long)&r, 1, 0) != sizeof(fp))
 		return -EFAULT;
 	if (!fp.len || fp.len > BPF_MAXINSNS)
 		return -EINVAL;
 	l = (struct iovec){ out, fp.len * sizeof(*out) };
 	r = (struct iovec){ fp.filter, fp.len * sizeof(*out) };
-	if (preload_raw_syscall(SYS_process_vm_readv, pid, (long)&l, 1, (long)&r, 1, 0) !=
-	    (long)(fp.len * sizeof(*out)))
+	if (direct)
+		memcpy(out, fp.filter, fp.len * sizeof(*out));
+	else if (preload_raw_syscall(SYS_process_vm_readv, pid, (long)&l, 1, (long)&r, 1, 0) !=
+		 (long)(fp.len * sizeof(*out)))
 		return -EFAULT;
 	*len = fp.len;
 	return 0;
 }
 
-/* The kCalls of this process's sampling that the filter forbids. */
+/* The calls of kCalls that this process's sampling makes. */
+static uint64_t needed(void)
+{
+	uint64_t m = 0;
+	int w = modes();
+	for (int c = 0; c < SB_NCALLS; c++)
+		if (kCalls[c].when & w)
+			m |= 1ull << c;
+	return m;
+}
+
+/* The kCalls of this process's sampling (and W_EVAL) the filter forbids. */
 static uint64_t filter_denies(const struct sock_filter *f, unsigned len)
 {
 	uint64_t deny = 0;
-	int w = modes();
+	int w = modes() | W_EVAL;
 	for (int c = 0; c < SB_NCALLS; c++) {
 		if (!(kCalls[c].when & w))
 			continue;
@@ -339,6 +374,211 @@ static uint64_t strict_denies(void)
 		if ((kCalls[c].when & w) && c != SB_RT_SIGRETURN && c != SB_READ)
 			deny |= 1ull << c;
 	return deny;
+}
+
+/* ---- a sandbox already in force at start-up ----
+ * A process exec'd inside a filter (a service's SystemCallFilter, a
+ * container runtime's profile, bwrap, a sandboxed parent that execs)
+ * meets it in our constructor, before anything of ours could see it
+ * installed. /proc/self/status says whether there is one ("Seccomp: 2",
+ * read with openat, read and close, which the dynamic loader made to get
+ * here); what it does to each call is learnt from a child made for the
+ * purpose, which makes the calls of kCalls one by one with arguments that
+ * fail harmlessly once past the filter (no descriptor, NULL pointers, a
+ * signal to no process) and notes each outcome: made, or refused (EPERM,
+ * ENOSYS, EACCES); if it dies at one, that one is fatal and a new child
+ * goes on after it. rt_sigreturn is made the only way it can be, by a
+ * signal to itself with a handler. The child is posix_spawn's kind
+ * (CLONE_VM | CLONE_VFORK, on a stack of its own, no exit signal): it
+ * writes its notes into our memory, we wait for it by being suspended,
+ * and the program gets no SIGCHLD; it is reaped if the filter allows
+ * wait4, else left a zombie until the process exits. A filter that kills
+ * on that clone would kill the program here. */
+enum { PR_NONE, PR_MADE, PR_REFUSED };
+
+static uint8_t g_probe[SB_NCALLS + 1];  /* + wait4 */
+static int g_probe_from;
+static uint8_t g_probe_stack[32768] __attribute__((aligned(16)));
+
+static void probe_handler(int sig, siginfo_t *si, void *uc)
+{
+}
+
+void vprof_probe_restorer(void);
+__asm__(".text\n"
+	".type vprof_probe_restorer, @function\n"
+	"vprof_probe_restorer:\n"
+	"	mov $" VPROF_STR(SYS_rt_sigreturn) ", %rax\n"
+	"	syscall\n"
+	"	hlt\n"
+	".size vprof_probe_restorer, .-vprof_probe_restorer\n");
+
+static long probe_arg(long a)
+{
+	return a == SB_P ? 0 : a == SB_FD ? -1 : a;
+}
+
+static int refusal(long r)
+{
+	return r == -EPERM || r == -ENOSYS || r == -EACCES;
+}
+
+/* In the child, on g_probe_stack; never returns. */
+__attribute__((used, noinline, visibility("hidden"))) void vprof_probe_child(void)
+{
+	for (int c = g_probe_from; c < SB_NCALLS; c++) {
+		if (c == SB_RT_SIGRETURN)
+			continue;            /* below, last */
+		const long *a = kCalls[c].a;
+		long a1 = probe_arg(a[1]), a4 = 0;
+		/* The child shares our address space: mmap and munmap of no
+		 * length (EINVAL), and a file mapping of no descriptor. */
+		if (kCalls[c].nr == SYS_mmap || kCalls[c].nr == SYS_munmap) {
+			a1 = 0;
+			a4 = -1;
+		}
+		long r = preload_raw_syscall(kCalls[c].nr, probe_arg(a[0]), a1, probe_arg(a[2]),
+					     probe_arg(a[3]), a4, 0);
+		__atomic_store_n(&g_probe[c], refusal(r) ? PR_REFUSED : PR_MADE, __ATOMIC_RELEASE);
+	}
+	long r = preload_raw_syscall(SYS_wait4, -1, 0, WNOHANG | __WALL, 0, 0, 0);
+	__atomic_store_n(&g_probe[SB_NCALLS], refusal(r) ? PR_REFUSED : PR_MADE, __ATOMIC_RELEASE);
+	if (g_probe[SB_RT_SIGRETURN] == PR_NONE) {
+		struct {
+			void *handler;
+			unsigned long flags;
+			void *restorer;
+			uint64_t mask;
+		} ka = { (void *)probe_handler, SA_SIGINFO | 0x04000000 /* SA_RESTORER */,
+			 (void *)vprof_probe_restorer, 0 };
+		uint64_t unblock = 1ull << (UPCALL_SIGNAL - 1);
+		long pid = preload_raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+		if (preload_raw_syscall(SYS_rt_sigaction, UPCALL_SIGNAL, (long)&ka, 0, 8, 0, 0) == 0 &&
+		    preload_raw_syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, 0, 8, 0, 0) == 0 &&
+		    preload_raw_syscall(SYS_tgkill, pid, pid, UPCALL_SIGNAL, 0, 0, 0) == 0)
+			__atomic_store_n(&g_probe[SB_RT_SIGRETURN], PR_MADE, __ATOMIC_RELEASE);
+	}
+	for (;;)
+		preload_raw_syscall(SYS_exit_group, 0, 0, 0, 0, 0, 0);
+}
+
+/* clone(CLONE_VM | CLONE_VFORK) onto g_probe_stack: returns in the parent
+ * once the child has exited (or died), with its pid or -errno. */
+static long probe_clone(void)
+{
+	long r;
+	register long r10 __asm__("r10") = 0;
+	register long r8 __asm__("r8") = 0;
+	__asm__ volatile("syscall\n"
+			 "	test %%rax, %%rax\n"
+			 "	jnz 1f\n"
+			 "	xor %%ebp, %%ebp\n"
+			 "	call vprof_probe_child\n"
+			 "	hlt\n"
+			 "1:\n"
+			 : "=a"(r)
+			 : "a"((long)SYS_clone), "D"((long)(CLONE_VM | CLONE_VFORK)),
+			   "S"(g_probe_stack + sizeof(g_probe_stack)), "d"(0l), "r"(r10), "r"(r8)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+
+static int in_filter_at_start(void)
+{
+	char st[4096];
+	int fd = (int)preload_raw_syscall(SYS_openat, AT_FDCWD, (long)"/proc/self/status",
+					  O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return 0;
+	long n = preload_raw_syscall(SYS_read, fd, (long)st, sizeof(st) - 1, 0, 0, 0);
+	preload_raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (n <= 0)
+		return 0;
+	st[n] = 0;
+	const char *p = strstr(st, "\nSeccomp:");
+	return p && strtol(p + 9, NULL, 10) != 0;
+}
+
+/* The calls of kCalls the filter in force forbids (each probed), 0 if
+ * there is none. */
+static uint64_t probe_start(void)
+{
+	uint64_t deny = 0;
+	long pids[SB_NCALLS + 1];
+	int npids = 0;
+	if (!in_filter_at_start())
+		return 0;
+	memset(g_probe, PR_NONE, sizeof(g_probe));
+	for (g_probe_from = 0; g_probe_from < SB_NCALLS;) {
+		long pid = probe_clone();
+		if (pid < 0)
+			return SB_ALL;
+		pids[npids++] = pid;
+		/* The first call not reached is the one it died at (the signal
+		 * goes last, whatever its index). */
+		int at = -1;
+		for (int c = g_probe_from; c < SB_NCALLS && at < 0; c++)
+			if (c != SB_RT_SIGRETURN && g_probe[c] == PR_NONE)
+				at = c;
+		if (at < 0) {
+			if (g_probe[SB_RT_SIGRETURN] == PR_NONE)
+				deny |= 1ull << SB_RT_SIGRETURN;
+			break;
+		}
+		deny |= 1ull << at;
+		g_probe_from = at + 1;
+	}
+	for (int c = 0; c < SB_NCALLS; c++)
+		if (g_probe[c] == PR_REFUSED)
+			deny |= 1ull << c;
+	if (g_probe[SB_NCALLS] == PR_MADE)
+		for (int i = 0; i < npids; i++)
+			preload_raw_syscall(SYS_wait4, pids[i], 0, __WALL, 0, 0, 0);
+	return deny;
+}
+
+/* The filter found at start-up: its forbidden kCalls (every thread). */
+/* Constructor: before the backend is chosen. A filter in force that
+ * forbids perf_event_open leaves the perf backends out (upcall_choose
+ * would make the call); -1 (and why) if it forbids what every backend
+ * needs. */
+int preload_sandbox_start(int *no_perf, char *why, size_t whylen)
+{
+	uint64_t deny = probe_start();
+	*no_perf = (deny >> SB_PERF_OPEN) & 1;
+	g_start_deny = deny;
+	if (!deny)
+		return 0;
+	uint64_t core = 0;
+	for (int c = 0; c < SB_NCALLS; c++)
+		if (kCalls[c].when & (W_ALL | W_START))
+			core |= 1ull << c;
+	uint64_t triggers = 1ull << SB_TIMER_CREATE | 1ull << SB_SETITIMER;
+	if (!(deny & core) && (!*no_perf || (~deny & triggers)))
+		return 0;
+	for (int c = 0; c < SB_NCALLS; c++)
+		if ((deny >> c & 1) && (kCalls[c].when & (W_ALL | W_START))) {
+			snprintf(why, whylen, "this process runs inside a seccomp filter that forbids %s",
+				 kCalls[c].name);
+			return -1;
+		}
+	snprintf(why, whylen, "this process runs inside a seccomp filter that forbids every trigger");
+	return -1;
+}
+
+/* Constructor, once the backend is chosen: 0, or -1 with why if the
+ * filter forbids a call of its mode. */
+int preload_sandbox_check_mode(char *why, size_t whylen)
+{
+	int w = modes();
+	for (int c = 0; c < SB_NCALLS; c++)
+		if ((g_start_deny >> c & 1) && (kCalls[c].when & w)) {
+			snprintf(why, whylen, "this process runs inside a seccomp filter that forbids %s, "
+				 "which sampling with %s needs", kCalls[c].name,
+				 merge_event_name((unsigned)g_vprof.backend));
+			return -1;
+		}
+	return 0;
 }
 
 /* ---- stopping a thread ---- */
@@ -408,17 +648,14 @@ static void nap_ms(long ms)
  * waits for them: their calls would come after it). */
 static int g_arming;
 
-void preload_sandbox_thread_begin(uint64_t inherited)
+void preload_sandbox_thread_begin(uint64_t state)
 {
 	__atomic_fetch_add(&g_arming, 1, __ATOMIC_SEQ_CST);
-	uint64_t all = __atomic_load_n(&g_deny_all, __ATOMIC_SEQ_CST);
-	if (inherited || all) {
-		/* Made inside a sandbox that forbids what sampling needs. */
-		preload_sandbox_inherit(inherited | all);
-		preload_sandbox_unarmed();
-	} else {
+	preload_sandbox_inherit(state);
+	if (preload_sandbox_stopped())
+		preload_sandbox_unarmed();   /* made inside a sandbox that forbids sampling */
+	else
 		preload_thread_begin();
-	}
 	__atomic_fetch_sub(&g_arming, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -436,7 +673,7 @@ static void enter(uint64_t deny, int strict, int all, struct undo *u)
 {
 	u->saved = g_sb;
 	u->stopped_here = u->all = 0;
-	if (!g_vprof.active || !deny || preload_sandbox_stopped()) {
+	if (!g_vprof.active || !(deny & needed()) || preload_sandbox_stopped()) {
 		g_sb.deny |= deny;
 		return;
 	}
@@ -525,7 +762,7 @@ static long sandbox_call(long nr, long a1, long a2, long a3, long a4, long a5)
 	if (op == SECCOMP_SET_MODE_STRICT) {
 		enter(strict_denies(), 1, 0, &u);
 		entering = 1;
-	} else if (op == SECCOMP_SET_MODE_FILTER) {
+	} else if (op == SECCOMP_SET_MODE_FILTER && !preload_sandbox_stopped()) {
 		unsigned len = 0;
 		uint64_t deny = 0;   /* a filter that cannot be read: the kernel refuses it too */
 		while (__atomic_exchange_n(&g_prog_lock, 1, __ATOMIC_ACQUIRE))

@@ -26,8 +26,9 @@ void preload_sandbox_refused(int err);
 /* The process leaves from a stopped thread: its spool is marked exited
  * with only the calls the sandbox allows. */
 void preload_sandbox_leave(void);
-/* A thread made by one that stopped sampling inherits its sandbox: call
- * with the creator's state (preload_sandbox_state) first thing. */
+/* A thread inherits its creator's sandbox: the creator's state
+ * (preload_sandbox_state), handed to the new thread's
+ * preload_sandbox_thread_begin (or _inherit) first thing. */
 uint64_t preload_sandbox_state(void);
 void preload_sandbox_inherit(uint64_t state);
 
@@ -41,6 +42,15 @@ void preload_sandbox_thread_begin(uint64_t inherited);
  * profiled, and drops of the parent's mappings and descriptors what the
  * sandbox lets it. Returns 1 if so (the caller leaves it unprofiled). */
 int preload_sandbox_fork_child(void);
+
+/* Constructor, before choosing a backend: a seccomp filter already in
+ * force (the process was exec'd inside one) is probed in a child. -1,
+ * with why, if it forbids what sampling needs; *no_perf if it forbids
+ * perf_event_open (the perf backends are left out). Normal context. */
+int preload_sandbox_start(int *no_perf, char *why, size_t whylen);
+/* ... and once the backend is chosen: -1, with why, if the filter
+ * forbids a call of that backend's. */
+int preload_sandbox_check_mode(char *why, size_t whylen);
 
 /* A system call without libc (and without our syscall() interposer):
  * returns the kernel's result, -errno on failure. */

@@ -18,6 +18,11 @@
 # Checks, per backend and mode: output and exit status as unprofiled; the
 # samples before the sandbox kept; after it, none where sampling stopped
 # and the summary says why, all of them where the filter allows sampling.
+# Then a program exec'd inside a filter (a service's allow-list that kills;
+# a container's deny-list that fails perf_event_open with EPERM): the
+# constructor probes the filter in a child (sandbox.c) and runs the
+# program unprofiled with one message, or profiles it with a backend the
+# filter allows (cpu-timer).
 . "$(dirname "$0")/lib.sh"
 gcc -O2 -g -o "$TMP/sandbox" "$TOP/tests/fixtures/sandbox.c" -lpthread || fail "cannot build sandbox.c"
 
@@ -75,6 +80,25 @@ one() {
 		r=$(rate_sane); check "$cfg $mode: rate sane ${r:-}" [ -z "$r" ]
 	done
 }
+
+gcc -O1 -o "$TMP/spin" "$TOP/tests/fixtures/spin.c" || fail "cannot build spin"
+want=$("$TMP/spin" 20)
+for mode in exec-kill exec-errno; do
+	rm -rf "$TMP/db"
+	st=$(runst "$TMP/out" "$TMP/v.err" "$VPROF" run --db "$TMP/db" --freq 1000 -- "$TMP/sandbox" $mode "$TMP/spin" 20)
+	check "$mode spin: exit $st and its output, as unprofiled" [ "$st" = 0 -a "$(cat "$TMP/out")" = "$want" ]
+	"$VPROF" report --db "$TMP/db" -n 0 >"$TMP/rep" 2>&1
+	spun=$(awk '$NF ~ /spin$/ { s += $1 } END { print s + 0 }' "$TMP/rep")
+	if [ $mode = exec-kill ]; then
+		n=$(grep -c "^vprof: this process runs inside a seccomp filter that forbids [a-z_0-9]*; running unprofiled$" "$TMP/v.err")
+		check "$mode: spin unprofiled, said once ($n): $(grep -o 'this process runs.*' "$TMP/v.err")" [ "$n" = 1 -a "$spun" = 0 ]
+	else
+		check "$mode: spin profiled ($spun samples, >= 100)" [ "$spun" -ge 100 ]
+		check "$mode: ... with cpu-timer ($(grep -o 'backend [a-z+-]*' "$TMP/v.err"))" \
+			grep -q "backend [a-z+-]*cpu-timer" "$TMP/v.err"
+		check "$mode: nothing said of running unprofiled" bash -c "! grep -q unprofiled '$TMP/v.err'"
+	fi
+done
 
 one task-clock strict kill errno tsync invalid deny rawerrno
 one cpu-timer strict kill errno tsync deny rawerrno

@@ -170,6 +170,10 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 		case MERGE_EV_CYCLES:
 		case MERGE_EV_INSTRUCTIONS:
 		case MERGE_EV_TASK_CLOCK:
+			if (cfg->no_perf) {
+				rc = -EPERM;
+				break;
+			}
 			rc = perf_open(b, period, 0, 0);
 			if (rc >= 0)
 				merge_fd_close(rc);    /* a probe: nothing kept */

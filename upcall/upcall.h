@@ -39,6 +39,7 @@
 
 struct upcall_config {
 	int event;               /* merge_event; 0 = automatic choice */
+	int no_perf;             /* leave the perf backends out (a sandbox forbids them) */
 	uint64_t period;         /* ns for clocks, events for PMU counters */
 	uint64_t freq;           /* if period is 0: samples per CPU-second */
 };
