@@ -30,7 +30,8 @@ static void help(void)
 	       "                 [--interp-every K] [--skew-skip S]] [--module M]\n"
 	       "                 [--stacks [--stack-depth N]] [--epoch-secs S] [--no-merge] -- CMD [ARGS]\n"
 	       "  --event E         auto (default), cycles, instructions, task-clock, cpu-timer, itimer\n"
-	       "  --freq HZ         mean samples per CPU-second (default 250, at most 20000)\n"
+	       "  --freq HZ         mean samples per CPU-second (default 250, at most 20000;\n"
+	       "                    lowered where that would cost more than --max-cost)\n"
 	       "  --period N        mean period: ns of CPU time for clocks, events for counters\n"
 	       "  --values          value sampling: interpret after some samples, keep value hotlists\n"
 	       "                    (VPROF_VALUES=on); value profiles can hold data such as secrets\n"
@@ -50,8 +51,9 @@ static void help(void)
 	       "  --epoch-secs S    continuous mode: every S seconds each process hands its spool\n"
 	       "                    over and starts a new one (VPROF_EPOCH_SECS), and vprof run\n"
 	       "                    merges finished spools while CMD runs: spools stay bounded\n"
-	       "  --max-cost PCT    bound vprof's own cost (handler and drains) to PCT%% of each\n"
-	       "                    thread's CPU by lowering that thread's rate (default 25; 0 off)\n"
+	       "  --max-cost PCT    bound vprof's own cost (handler, drains and the kernel's work\n"
+	       "                    on each sample) to PCT%% of each thread's CPU by lowering\n"
+	       "                    that thread's rate (default 25; 0 off)\n"
 	       "  --no-merge        leave the spools for a later `vprof merge`\n");
 }
 
