@@ -30,7 +30,7 @@ struct start {
 	void *arg;
 	int prog_blocked;        /* a thread inherits its creator's mask */
 	uint64_t sandbox;        /* ... and its seccomp filters (sandbox.c) */
-	int used;                /* a record of kStarts: claimed */
+	int used;                /* a record of g_starts: claimed */
 };
 
 /* Records for threads being made, not malloc'd: a program inside a

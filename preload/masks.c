@@ -43,8 +43,12 @@ static int masked(sigmask_fn *real, int how, const sigset_t *set, sigset_t *old)
 			sigdelset(&s, UPCALL_SIGNAL);
 		/* A thread stopped at a seccomp sandbox keeps the itimer's
 		 * SIGPROF blocked: our handler must not run there (sandbox.c). */
-		if (g_vprof.backend == MERGE_EV_ITIMER && preload_sandbox_stopped())
-			how == SIG_UNBLOCK ? sigdelset(&s, UPCALL_SIGNAL) : sigaddset(&s, UPCALL_SIGNAL);
+		if (g_vprof.backend == MERGE_EV_ITIMER && preload_sandbox_stopped()) {
+			if (how == SIG_UNBLOCK)
+				sigdelset(&s, UPCALL_SIGNAL);
+			else
+				sigaddset(&s, UPCALL_SIGNAL);
+		}
 		set = &s;
 	}
 	int rc = real(how, set, old);

@@ -31,7 +31,13 @@
  * vprof's failing with EPERM or ENOSYS where it worked before: that thread
  * stops sampling and makes no call of vprof's again (preload_sandbox_
  * refused). A kill filter met that way kills the thread; no profiler that
- * makes system calls on the program's threads can avoid that.
+ * makes system calls on the program's threads can avoid that. A process
+ * exec'd inside a filter probes it in its constructor (below, "a sandbox
+ * already in force at start-up").
+ *
+ * syscall() is interposed here for seccomp(2), and for the ways out that
+ * skip destructors: exit_group, and exit in a strict-mode process's only
+ * thread (main.c, preload_leave_now).
  *
  * Counters in the spool (live.sandbox_*) make the summary's one line.
  * Concurrency: the mask is the thread's own (initial-exec TLS); the
@@ -115,6 +121,8 @@ enum { W_ALL = 1, W_PERF = 2, W_TIMER = 4, W_ITIMER = 8, W_ALT = 16, W_START = 3
 	X(MMAP_SHARED, "mmap", SYS_mmap, W_ALL, 0, 20480, PROT_READ | PROT_WRITE, MAP_SHARED) \
 	X(MMAP_ANON, "mmap", SYS_mmap, W_ALT, 0, 65536, PROT_READ | PROT_WRITE,             \
 	  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK)                                           \
+	X(MMAP_VALUES, "mmap", SYS_mmap, W_ALT, 0, 65536, PROT_READ | PROT_WRITE,           \
+	  MAP_PRIVATE | MAP_ANONYMOUS)                                                       \
 	X(SIGALTSTACK, "sigaltstack", SYS_sigaltstack, W_ALT, P, P, 0, 0)                   \
 	X(PERF_OPEN, "perf_event_open", SYS_perf_event_open, W_PERF, P, 0, -1, -1)          \
 	X(FCNTL_DUPFD, "fcntl", SYS_fcntl, W_PERF, FD, F_DUPFD_CLOEXEC, 15000, 0)              \

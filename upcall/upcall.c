@@ -72,10 +72,11 @@ static int faked_absent(int backend)
 
 void (*upcall_refused)(int err);
 
-/* A call arming the calling thread's own trigger failed (err < 0). */
-static int refused(int err)
+/* A call arming the calling thread's own trigger failed (err < 0);
+ * t: that trigger, or NULL when there is none yet. */
+static int refused(const struct upcall_thread *t, int err)
 {
-	if ((err == -EPERM || err == -ENOSYS || err == -EACCES) && upcall_refused)
+	if ((err == -EPERM || err == -ENOSYS || err == -EACCES) && upcall_refused && (!t || !t->remote))
 		upcall_refused(err);
 	return err;
 }
@@ -254,7 +255,7 @@ static int timer_for(timer_t *tm, pid_t tid, pid_t target, void *cookie)
 	 * (~tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED. */
 	clockid_t clk = target ? (clockid_t)((~(unsigned)target << 3) | 6) : CLOCK_THREAD_CPUTIME_ID;
 	if (timer_create(clk, &sev, tm) < 0)
-		return target ? -errno : refused(-errno);
+		return target ? -errno : refused(NULL, -errno);
 	timer_record(*tm);
 	return 0;
 }
@@ -312,6 +313,7 @@ static struct {
 	 * mapping that stays mapped while it holds busy. */
 	size_t ring_len;
 	int busy;        /* a drain is reading this ring: its owner or a sweep */
+	int owner;       /* the tid of the thread it samples */
 } g_maps[UPCALL_MAPS];
 static int g_maps_hi;    /* one past the highest slot ever claimed */
 
@@ -350,6 +352,7 @@ static int maps_add(void *addr, size_t len, int ring, int tid)
 		    __atomic_compare_exchange_n(&g_maps[i].addr, &want, addr, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
 			__atomic_store_n(&g_maps[i].len, len, __ATOMIC_RELEASE);
+			__atomic_store_n(&g_maps[i].owner, tid, __ATOMIC_RELEASE);
 			int hi = __atomic_load_n(&g_maps_hi, __ATOMIC_RELAXED);
 			while (hi < i + 1 && !__atomic_compare_exchange_n(&g_maps_hi, &hi, i + 1, 0,
 									 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
@@ -432,7 +435,7 @@ static int event_open(struct upcall_thread *t, int backend, uint64_t period, pid
 {
 	int fd = perf_open(backend, period, target, ring);
 	if (fd < 0)
-		return target ? fd : refused(fd);
+		return target ? fd : refused(NULL, fd);
 	/* High, and before F_SETOWN_EX/O_ASYNC: signals carry the number the
 	 * descriptor had when they were set up, and keep it after the close. */
 	fd = move_to_tag(fd);
@@ -491,7 +494,7 @@ static int event_enable(struct upcall_thread *t, int refresh)
 {
 	if (refresh ? syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_REFRESH, 1) < 0
 		    : syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-		return refused(-errno);
+		return refused(t, -errno);
 	if (t->map) {
 		merge_fd_close(t->open_fd);
 		t->open_fd = -1;
@@ -529,6 +532,7 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 	t->rng = seed | 1;
 	pid_t tid = target ? target : (pid_t)syscall(SYS_gettid);
 	t->tid = tid;
+	t->remote = target != 0;
 	/* The first period is uniform in [lo, period]: a thread (or process)
 	 * that lives for a fraction f of a period is then sampled with
 	 * probability about f, as it would be mid-run, instead of never.
@@ -610,7 +614,7 @@ int upcall_thread_enable(struct upcall_thread *t)
 			its.it_interval.tv_sec = 0;
 			its.it_interval.tv_nsec = (long)UPCALL_DRAIN_NS;
 			if (timer_settime(t->drain, 0, &its, NULL) < 0)
-				return refused(-errno);
+				return refused(t, -errno);
 		}
 		return 0;
 	}
@@ -620,7 +624,7 @@ int upcall_thread_enable(struct upcall_thread *t)
 		its.it_value.tv_nsec = (long)(t->first % 1000000000ull);
 		its.it_interval.tv_sec = (time_t)(t->period / 1000000000ull);
 		its.it_interval.tv_nsec = (long)(t->period % 1000000000ull);
-		return timer_settime(t->timer, 0, &its, NULL) < 0 ? refused(-errno) : 0;
+		return timer_settime(t->timer, 0, &its, NULL) < 0 ? refused(t, -errno) : 0;
 	}
 	}
 	return 0;
@@ -731,6 +735,39 @@ static uint64_t newest_sample_ns(const struct perf_event_mmap_page *h, uint64_t 
 	return t;
 }
 
+/* Is thread tid of this process running or waiting for a CPU (state R in
+ * /proc/self/task/TID/stat)? Then it is not parked, only preempted (more
+ * runnable threads than CPUs: tests/self_limit.sh's three spinning threads
+ * on two CPUs went 20 ms without a sample now and then), and drains its
+ * ring itself within 20 ms of its CPU. Read only for a ring whose newest
+ * sample is old. Unknown (no /proc): not runnable. Signal-safe. */
+static int runnable(int tid)
+{
+	char path[48] = "/proc/self/task/", digits[12], st[512];
+	int n = 0, at = 16;
+	if (tid <= 0)
+		return 0;
+	for (int v = tid; v && n < 11; v /= 10)
+		digits[n++] = (char)('0' + v % 10);
+	while (n)
+		path[at++] = digits[--n];
+	memcpy(path + at, "/stat", 6);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	long got = syscall(SYS_read, fd, st, sizeof(st) - 1);
+	merge_fd_close(fd);
+	if (got <= 0)
+		return 0;
+	st[got] = 0;
+	/* "TID (comm) S ...": the comm may hold ") ", the state follows the
+	 * last one. */
+	const char *p = NULL;
+	for (const char *q = st; (q = strstr(q, ") ")); q += 2)
+		p = q;
+	return p && p[2] == 'R';
+}
+
 /* Why: a thread's drain timer runs on that thread's CPU clock, so a thread
  * that stops running keeps what its ring holds (up to UPCALL_DRAIN_NS of
  * its samples) until it runs again. Go parks idle Ms instead of ending
@@ -785,7 +822,8 @@ uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void 
 			 * every ring taken. */
 			uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE);
 			if (head != h->data_tail &&
-			    (force || (int64_t)(now - newest_sample_ns(h, head)) >= (int64_t)UPCALL_DRAIN_NS))
+			    (force || ((int64_t)(now - newest_sample_ns(h, head)) >= (int64_t)UPCALL_DRAIN_NS &&
+				       !runnable(__atomic_load_n(&g_maps[i].owner, __ATOMIC_ACQUIRE)))))
 				n += drain_ring(h, self->on_mmap, fn, arg, lost);
 		}
 		slot_unlock(i);
@@ -956,7 +994,7 @@ int upcall_set_period(struct upcall_thread *t, uint64_t period)
 		struct itimerspec its;
 		its.it_value.tv_sec = its.it_interval.tv_sec = (time_t)(period / 1000000000ull);
 		its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)(period % 1000000000ull);
-		return timer_settime(t->timer, 0, &its, NULL) < 0 ? refused(-errno) : 0;
+		return timer_settime(t->timer, 0, &its, NULL) < 0 ? refused(t, -errno) : 0;
 	}
 	}
 	return -EAGAIN;

@@ -47,6 +47,7 @@ struct upcall_config {
 struct upcall_thread {
 	int backend;             /* merge_event in use, 0 = not armed */
 	pid_t tid;               /* the thread the trigger samples */
+	int remote;              /* armed from another thread (by tid) */
 	/* Make no system call for this thread any more: a sandbox refused
 	 * one (preload/sandbox.c). Its trigger stays as it is. */
 	int frozen;
@@ -160,15 +161,16 @@ typedef void upcall_pc_fn(void *arg, uint64_t pc);
 uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint64_t *lost);
 
 /* Ring mode: drain the rings of threads that stopped running too (those
- * whose newest sample is older than UPCALL_DRAIN_NS; every ring with
- * force), looking at most once per UPCALL_DRAIN_NS of wall time for the
- * whole process (force: now). A running thread's ring is left to it, so
- * that its drains' cost stays its own (--max-cost is per thread). A
+ * whose newest sample is older than UPCALL_DRAIN_NS and whose thread is
+ * not runnable; every ring with force), looking at most once per
+ * UPCALL_DRAIN_NS of wall time for the whole process (force: now). A
  * thread's drain timer counts its own CPU time, so a thread that blocks
- * (a parked Go M, an idle pool worker) keeps up to UPCALL_DRAIN_NS of
- * samples in its ring until it runs again, and a process that then leaves
- * loses them. Runs in a drain (self's drain signal blocked); the PCs go to
- * fn(arg) and the mappings to self->on_mmap. Async-signal-safe. */
+ * (a parked Go M, an idle pool worker) would keep up to UPCALL_DRAIN_NS of
+ * samples in its ring until it runs again, lost if the process left
+ * meanwhile. A running or preempted thread's ring is left to it, so that
+ * its drains' cost stays its own (--max-cost is per thread). Runs in a
+ * drain (self's drain signal blocked); the PCs go to fn(arg) and the
+ * mappings to self->on_mmap. Async-signal-safe. */
 uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void *arg,
 			     uint64_t *lost, int force);
 
