@@ -400,8 +400,9 @@ static uint64_t strict_denies(void)
  * (CLONE_VM | CLONE_VFORK, on a stack of its own, no exit signal): it
  * writes its notes into our memory, we wait for it by being suspended,
  * and the program gets no SIGCHLD; it is reaped if the filter allows
- * wait4, else left a zombie until the process exits. A filter that kills
- * on that clone would kill the program here. */
+ * wait4, else left a zombie until the process exits. Its core dumps are
+ * off (RLIMIT_CORE 0), but the kernel may log each kill (audit). A filter
+ * that kills on that clone would kill the program here. */
 enum { PR_NONE, PR_MADE, PR_REFUSED };
 
 static uint8_t g_probe[SB_NCALLS + 1];  /* + wait4 */
@@ -434,6 +435,10 @@ static int refusal(long r)
 /* In the child, on g_probe_stack; never returns. */
 __attribute__((used, noinline, visibility("hidden"))) void vprof_probe_child(void)
 {
+	/* A call the filter kills on dumps core: not of the program's memory
+	 * into its directory (prlimit64 is a call glibc makes at start-up). */
+	struct rlimit none = { 0, 0 };
+	preload_raw_syscall(SYS_prlimit64, 0, RLIMIT_CORE, (long)&none, 0, 0, 0);
 	for (int c = g_probe_from; c < SB_NCALLS; c++) {
 		if (c == SB_RT_SIGRETURN)
 			continue;            /* below, last */
