@@ -266,9 +266,8 @@ static uint64_t cpu_ns(void)
  * a signal handler as often as not, or in a fork child of a threaded
  * parent, where only async-signal-safe steps may run. Those steps are the
  * ones that matter: a ring holds up to UPCALL_DRAIN_NS of each thread's
- * samples, all of a 20 ms child's (50 such children kept 139-155 of ~250
- * samples before); the image scan is left out (ring mode records
- * mappings as they happen). A thread that stopped sampling at a seccomp
+ * samples, all of a 20 ms child's; the image scan is left out (ring mode
+ * records mappings as they happen). A thread that stopped sampling at a seccomp
  * sandbox makes only the calls the sandbox allows (sandbox.c). */
 static void process_leaves(int full)
 {

@@ -1,5 +1,5 @@
 /*
- * The bound on vprof's own cost (issue 8), per thread, like the kernel's
+ * The bound on vprof's own cost, per thread, like the kernel's
  * perf_cpu_time_max_percent: past VPROF_MAX_COST percent of a thread's CPU
  * (default 25; 0 turns the bound off), the thread's sampling rate is
  * lowered, and said (spool live counters -> stats -> `vprof run`'s summary
@@ -15,10 +15,9 @@
  *
  * And the kernel's share: what it spends on each sample (the timer or
  * counter interrupt, the ring write, for signals their delivery and
- * return), which no clock in the handler sees, and which was most of the
- * cost at the top rate: --freq 20000 made a 1.95 s program take 26.9 s in
- * a VM whose timer interrupt costs ~45 us, "achieved 19195 Hz" and no
- * word. It is calibrated once per process tree, in the constructor
+ * return), which no clock in the handler sees, and which is most of the
+ * cost at high rates (at 20 kHz, a VM's 45 us timer interrupt is 90% of
+ * the CPU). It is calibrated once per process tree, in the constructor
  * (upcall_trigger_cost: work timed on the thread's CPU clock with and
  * without an event at the shortest period), passed to exec'd children in
  * VPROF_TRIGGER_COST and inherited by fork children, and each sample
