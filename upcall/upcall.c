@@ -786,6 +786,8 @@ static int runnable(int tid)
  * that left ~60 ms of its CPU later on a loaded machine had not had them
  * (tests/idle_threads.sh: 39 of ~120 samples, one run in five). */
 static uint64_t g_sweep_ns;
+#define SWEEP_ASKS 8
+static unsigned g_sweep_from;    /* the slot the next sweep starts at */
 
 uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void *arg,
 			     uint64_t *lost, int force)
@@ -802,9 +804,15 @@ uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void 
 					 __ATOMIC_RELAXED) && !force)
 		return 0;      /* another thread sweeps now */
 	uint64_t n = 0;
-	int tid = self->tid;
+	int tid = self->tid, asked = 0;
 	int hi = __atomic_load_n(&g_maps_hi, __ATOMIC_ACQUIRE);
-	for (int i = 0; i < hi; i++) {
+	/* At most SWEEP_ASKS threads' states read a sweep (many threads
+	 * preempted on few CPUs would cost a /proc read each, every sweep);
+	 * the next sweep starts after the last one asked, so that every
+	 * ring has its turn. */
+	unsigned from = __atomic_load_n(&g_sweep_from, __ATOMIC_RELAXED);
+	for (int k = 0; k < hi; k++) {
+		int i = (int)((from + (unsigned)k) % (unsigned)hi);
 		if (i == self->map_slot || !__atomic_load_n(&g_maps[i].ring_len, __ATOMIC_RELAXED))
 			continue;
 		if (!slot_trylock(i, tid))
@@ -813,17 +821,23 @@ uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void 
 		size_t rl = __atomic_load_n(&g_maps[i].ring_len, __ATOMIC_RELAXED);
 		/* Under the lock ring_len and addr are one mapping's, mapped. */
 		if (h && rl > 4096 && h->data_offset + h->data_size <= rl) {
-			/* A ring whose thread still writes samples is its own
-			 * to drain: the drain's cost is that thread's, which
-			 * --max-cost bounds per thread (draining running
-			 * threads' rings from here moved it onto the sweeper:
-			 * tests/self_limit.sh's third spinning thread was never
-			 * lowered). Only at thread end and exit (force) is
+			/* A ring whose thread runs, or waits for a CPU, is its
+			 * own to drain: the drain's cost is that thread's,
+			 * which --max-cost bounds per thread. The age of its
+			 * newest sample does not tell it from a parked one (a
+			 * preempted thread's is as old): its state does
+			 * (runnable). Only at thread end and exit (force) is
 			 * every ring taken. */
 			uint64_t head = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE);
-			if (head != h->data_tail &&
-			    (force || ((int64_t)(now - newest_sample_ns(h, head)) >= (int64_t)UPCALL_DRAIN_NS &&
-				       !runnable(__atomic_load_n(&g_maps[i].owner, __ATOMIC_ACQUIRE)))))
+			int take = force;
+			if (!take && head != h->data_tail &&
+			    (int64_t)(now - newest_sample_ns(h, head)) >= (int64_t)UPCALL_DRAIN_NS &&
+			    asked < SWEEP_ASKS) {
+				asked++;
+				__atomic_store_n(&g_sweep_from, (unsigned)i + 1, __ATOMIC_RELAXED);
+				take = !runnable(__atomic_load_n(&g_maps[i].owner, __ATOMIC_ACQUIRE));
+			}
+			if (take && head != h->data_tail)
 				n += drain_ring(h, self->on_mmap, fn, arg, lost);
 		}
 		slot_unlock(i);
