@@ -403,6 +403,14 @@ __attribute__((constructor)) static void vprof_init(void)
 		disable();
 		return;
 	}
+	/* `vprof run` asks for the kernel's cost of a sample here, in a child
+	 * made for it, so that the program does not pay for measuring it
+	 * (selflimit.c); this process is that child and does nothing else. */
+	const char *cal = getenv("VPROF_CALIBRATE_FD");
+	if (cal && *cal) {
+		preload_selflimit_calibrate_to(atoi(cal));
+		preload_raw_syscall(SYS_exit_group, 0, 0, 0, 0, 0, 0);
+	}
 	if ((rc = open_spool()) < 0) {
 		preload_say("cannot create a spool in %s: %s; running unprofiled", g_vprof.spool_dir,
 			    strerror(-rc));

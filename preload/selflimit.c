@@ -17,14 +17,16 @@
  * counter interrupt, the ring write, for signals their delivery and
  * return), which no clock in the handler sees, and which is most of the
  * cost at high rates (at 20 kHz, a VM's 45 us timer interrupt is 90% of
- * the CPU). It is calibrated once per process tree, in the constructor
- * (upcall_trigger_cost: work timed on the thread's CPU clock with and
- * without an event at the shortest period), passed to exec'd children in
- * VPROF_TRIGGER_COST and inherited by fork children, and each sample
- * handled or drained is charged that much. Calibration (~30 ms of CPU,
- * in the [start-up] row) is skipped where it cannot matter: the CPU-timer
- * backends (at most HZ samples a second), or a rate at which even 60 us a
- * sample stays under half the budget.
+ * the CPU). It is measured once (upcall_trigger_cost: work timed on the
+ * thread's CPU clock with and without an event at the shortest period,
+ * ~40 ms of CPU): by `vprof run` before the program starts, in a child
+ * made for it (VPROF_CALIBRATE_FD, preload_selflimit_calibrate_to), or
+ * else by the first process of the tree in its constructor (then in its
+ * [start-up] row); handed on in VPROF_TRIGGER_COST (exec'd children
+ * inherit it, fork children the figure), and each sample handled or
+ * drained is charged that much. Not measured where it cannot matter: the
+ * CPU-timer backends (at most HZ samples a second), or a rate at which
+ * even 60 us a sample stays under half the budget.
  *
  * The check: after every CHECK_NS (10 ms) of the thread's CPU worth of
  * samples at the asked period (at least 8 samples), and at every drain,
@@ -158,17 +160,19 @@ static uint64_t calibrate(int signals)
 	return ns;
 }
 
-void preload_selflimit_init(void)
+/* g_trigger_ns for this process's backend and mode: VPROF_TRIGGER_COST's
+ * if it has it ("BACKEND,SIGNALS,NS", set by `vprof run` or the process
+ * that exec'd this one), else measured and put there for exec'd
+ * children; 0 where it cannot matter. */
+static void trigger_cost(void)
 {
-	g_tsc0 = __rdtsc();
-	g_mono0 = mono_ns();
 	int b = g_vprof.backend, pmu = b == MERGE_EV_CYCLES || b == MERGE_EV_INSTRUCTIONS;
-	if (!g_vprof.cfg.max_cost || (!pmu && b != MERGE_EV_TASK_CLOCK) || !g_vprof.period)
+	if (!pmu && b != MERGE_EV_TASK_CLOCK)
 		return;
 	/* The period in ns of CPU (counters: at the ~2.5 GHz upcall_choose
-	 * assumes): does even 60 us a sample reach half the budget? */
+	 * assumes). */
 	uint64_t period_ns = pmu ? g_vprof.period * 2 / 5 : g_vprof.period;
-	if (60000ull * 10000 / (period_ns ? period_ns : 1) < (uint64_t)g_vprof.cfg.max_cost * 50)
+	if (!upcall_trigger_cost_matters(period_ns, g_vprof.cfg.max_cost))
 		return;
 	int signals = !g_vprof.cfg.ring || g_vprof.cfg.values || g_vprof.cfg.verify;
 	char want[32], env[64];
@@ -181,6 +185,23 @@ void preload_selflimit_init(void)
 	g_trigger_ns = calibrate(signals);
 	snprintf(env, sizeof(env), "%s%llu", want, (unsigned long long)g_trigger_ns);
 	setenv("VPROF_TRIGGER_COST", env, 1);
+}
+
+void preload_selflimit_init(void)
+{
+	g_tsc0 = __rdtsc();
+	g_mono0 = mono_ns();
+	trigger_cost();
+}
+
+void preload_selflimit_calibrate_to(int fd)
+{
+	trigger_cost();
+	const char *s = getenv("VPROF_TRIGGER_COST");
+	if (s) {
+		ssize_t w = write(fd, s, strlen(s));
+		(void)w;
+	}
 }
 
 /* TSC cycles -> ns, at the rate measured since the constructor. Before a

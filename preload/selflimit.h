@@ -19,6 +19,10 @@ uint64_t preload_cost_begin(void);
 /* Constructor (and fork child): the TSC/CLOCK_MONOTONIC base the rate is
  * measured against. Normal context. */
 void preload_selflimit_init(void);
+/* VPROF_CALIBRATE_FD (`vprof run`, before it starts the program): write
+ * the VPROF_TRIGGER_COST this process would use to fd, measuring it if
+ * needed; nothing if it cannot matter. Normal context. */
+void preload_selflimit_calibrate_to(int fd);
 /* A thread is armed: its accounting window starts. Normal context. */
 void preload_selflimit_thread_begin(void);
 /* A thread is disarmed: its last window is accounted. Normal context,

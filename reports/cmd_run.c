@@ -9,6 +9,7 @@
  */
 #include "reports/report.h"
 #include "merge/profile.h"
+#include "upcall/upcall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +56,53 @@ static void help(void)
 	       "                    on each sample) to PCT%% of each thread's CPU by lowering\n"
 	       "                    that thread's rate (default 25; 0 off)\n"
 	       "  --no-merge        leave the spools for a later `vprof merge`\n");
+}
+
+/* The kernel's cost of a sample, which the bound on vprof's cost counts
+ * (preload/selflimit.c), measured before CMD starts so that CMD does not
+ * pay the ~40 ms: libvprof.so measures it in a child made for it (this
+ * program again, with VPROF_CALIBRATE_FD: the library's constructor
+ * writes the figure there and ends the process) and CMD gets it in
+ * VPROF_TRIGGER_COST. Only at rates where it can matter (a period given
+ * in counter events is taken as ns here: the library measures for itself
+ * where that guessed wrong). LD_PRELOAD and VPROF_* are set already. */
+static void measure_trigger_cost(void)
+{
+	const char *f = getenv("VPROF_FREQ"), *p = getenv("VPROF_PERIOD"), *m = getenv("VPROF_MAX_COST");
+	unsigned long long freq = f && *f ? strtoull(f, NULL, 10) : 250;
+	uint64_t period_ns = p && *p ? strtoull(p, NULL, 10) : freq ? 1000000000ull / freq : 0;
+	if (getenv("VPROF_TRIGGER_COST") || !upcall_trigger_cost_matters(period_ns, m && *m ? atoi(m) : 25))
+		return;
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char n[16];
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		snprintf(n, sizeof(n), "%d", fds[1]);
+		fcntl(fds[1], F_SETFD, 0);     /* kept across exec */
+		setenv("VPROF_CALIBRATE_FD", n, 1);
+		execl("/proc/self/exe", "vprof", "help", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	char buf[64];
+	ssize_t got, len = 0;
+	while (pid > 0 && len < (ssize_t)sizeof(buf) - 1 &&
+	       (got = read(fds[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += got;
+	close(fds[0]);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	buf[len] = 0;
+	if (len > 0)
+		setenv("VPROF_TRIGGER_COST", buf, 1);
 }
 
 /* libvprof.so beside the vprof binary (build tree), or in ../lib/vprof
@@ -214,6 +262,7 @@ int cmd_run(int argc, char **argv)
 		setenv("LD_PRELOAD", pre, 1);
 		free(pre);
 		unsetenv("VPROF_DISABLED");
+		measure_trigger_cost();
 		/* AddressSanitizer refuses to run with any library preloaded
 		 * before its runtime unless told this is fine; its own advice. */
 		const char *asan = getenv("ASAN_OPTIONS");

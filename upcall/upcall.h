@@ -192,6 +192,14 @@ void upcall_ring_first(struct upcall_thread *t);
  * ~30 ms of CPU. Normal context, nothing armed on the thread. */
 uint64_t upcall_trigger_cost(int backend, int signals, const volatile uint64_t *signalled);
 
+/* Can the kernel's share matter against a bound of max_cost percent of a
+ * thread's CPU at a sample every period_ns of it: would even 60 us a
+ * sample reach half the bound? (No: not worth measuring.) */
+static inline int upcall_trigger_cost_matters(uint64_t period_ns, int max_cost)
+{
+	return max_cost > 0 && period_ns && 60000ull * 10000 / period_ns >= (uint64_t)max_cost * 50;
+}
+
 /* Lower (or restore) a thread's sampling rate: re-arm its trigger at
  * period (in the backend's unit; t->period, the asked mean, is kept).
  * Perf backends: a new event at period replaces the old one
