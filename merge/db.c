@@ -611,6 +611,11 @@ static int merge_one(const char *path, struct accum *acc, struct merge_stats *st
 	st->nospace_dropped += l->nospace_dropped;
 	st->nospace_spools += l->nospace_errno == ENOSPC;
 	st->room_failed_spools += l->nospace_errno && l->nospace_errno != ENOSPC;
+	st->sandbox_stopped += l->sandbox_stopped;
+	st->sandbox_refused += l->sandbox_refused;
+	st->sandbox_unarmed += l->sandbox_unarmed;
+	st->kernel_cost_ns += l->kernel_cost_ns;
+	st->kernel_cost_samples += l->kernel_cost_samples;
 	if (l->exited && l->cpu_split == 1) {
 		uint64_t k = kernel_equiv(s, l, c.merged);
 		st->cpu_user_ns += l->cpu_user_ns;

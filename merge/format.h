@@ -266,6 +266,20 @@ struct merge_spool_live {       /* updated while the process runs */
 	 * inside when the process died). */
 	uint64_t noslot_sum;
 	uint64_t noslot_done;
+	/* Appended with seccomp sandboxes (preload/sandbox.c); zero in
+	 * older spools. Threads that stopped sampling before entering a
+	 * sandbox that forbids what sampling needs; that stopped at a call
+	 * of vprof's a sandbox refused (entered without vprof seeing it);
+	 * made inside such a sandbox, never armed. */
+	uint64_t sandbox_stopped;
+	uint64_t sandbox_refused;
+	uint64_t sandbox_unarmed;
+	/* Appended with the kernel's share of the cost bound
+	 * (preload/selflimit.c): the kernel's cost of the samples counted
+	 * against --max-cost (the calibrated cost of one, times them), and
+	 * how many samples that was. */
+	uint64_t kernel_cost_ns;
+	uint64_t kernel_cost_samples;
 };
 
 /* live.exited: 0 running (or killed), 1 the process exited normally (its
@@ -409,6 +423,12 @@ struct merge_stats {
 	 * profiles left. */
 	uint64_t aside_files;
 	uint64_t aside_samples;
+	/* The spools' live counters of the same names, added. */
+	uint64_t sandbox_stopped;
+	uint64_t sandbox_refused;
+	uint64_t sandbox_unarmed;
+	uint64_t kernel_cost_ns;
+	uint64_t kernel_cost_samples;
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */

@@ -24,6 +24,7 @@
  * run in normal context.
  */
 #include "preload/sigprof.h"
+#include "preload/sandbox.h"
 #include "preload/selflimit.h"
 
 #include <errno.h>
@@ -285,7 +286,7 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 	if (g_sigprof.prog_itimer && g_vprof.backend == MERGE_EV_ITIMER && si->si_code == SI_KERNEL) {
 		/* One process timer for two users: each tick is a sample of ours
 		 * and the program's own SIGPROF. */
-		if (g_vprof.active && preload_spool_ready()) {
+		if (g_vprof.active && preload_spool_ready() && !preload_sandbox_stopped()) {
 			uint64_t c0 = preload_cost_begin();
 			uint32_t w = preload_selflimit_itimer_tick();
 			if (w) {
@@ -318,7 +319,7 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 		upcall_ring_first(&t->up);   /* its PC is in the ring already */
 	else if (g_vprof.cfg.bench_empty)
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
-	else if (g_vprof.active && preload_spool_ready()) {
+	else if (g_vprof.active && preload_spool_ready() && !preload_sandbox_stopped()) {
 		/* What this costs the thread is measured, and bounded
 		 * (selflimit.c): the itimer's ticks are thinned there. */
 		uint64_t c0 = preload_cost_begin(), ic = 0;

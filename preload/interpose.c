@@ -10,6 +10,7 @@
  * Normal context only; the recursion flag keeps samples out of our code.
  */
 #include "preload/preload.h"
+#include "preload/sandbox.h"
 #include "preload/unwind.h"
 
 #include <dlfcn.h>
@@ -28,14 +29,45 @@ struct start {
 	void *(*fn)(void *);
 	void *arg;
 	int prog_blocked;        /* a thread inherits its creator's mask */
+	uint64_t sandbox;        /* ... and its seccomp filters (sandbox.c) */
+	int used;                /* a record of g_starts: claimed */
 };
+
+/* Records for threads being made, not malloc'd: a program inside a
+ * seccomp sandbox may not have made the calls malloc's first use makes
+ * (getrandom) and may not make them now. malloc only when all are taken
+ * by threads not started yet. */
+#define STARTS 64
+static struct start g_starts[STARTS];
+
+static struct start *start_get(void)
+{
+	for (int i = 0; i < STARTS; i++) {
+		int z = 0;
+		if (__atomic_compare_exchange_n(&g_starts[i].used, &z, 1, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return &g_starts[i];
+	}
+	struct start *s = malloc(sizeof(*s));
+	if (s)
+		s->used = 0;
+	return s;
+}
+
+static void start_put(struct start *s)
+{
+	if (s >= g_starts && s < g_starts + STARTS)
+		__atomic_store_n(&s->used, 0, __ATOMIC_RELEASE);
+	else
+		free(s);
+}
 
 static void *trampoline(void *p)
 {
 	struct start s = *(struct start *)p;
-	free(p);
+	start_put(p);
 	g_thread.prog_blocked = s.prog_blocked;
-	preload_thread_begin();
+	preload_sandbox_thread_begin(s.sandbox);   /* arms it, unless sandboxed */
 	return s.fn(s.arg);
 }
 
@@ -46,18 +78,21 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 		g_real_create = (pthread_create_fn *)dlsym(RTLD_NEXT, "pthread_create");
 	if (!g_vprof.active)
 		return g_real_create(th, attr, fn, arg);
+	uint64_t sandbox = preload_sandbox_state();
 	g_thread.busy++;
-	preload_images_scan();
-	struct start *s = malloc(sizeof(*s));
+	if (!preload_sandbox_stopped())
+		preload_images_scan();
+	struct start *s = start_get();
 	g_thread.busy--;
 	if (!s)
 		return g_real_create(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
 	s->prog_blocked = g_thread.prog_blocked;
+	s->sandbox = sandbox;
 	int rc = g_real_create(th, attr, trampoline, s);
 	if (rc)
-		free(s);
+		start_put(s);
 	return rc;
 }
 
@@ -66,7 +101,7 @@ void *dlopen(const char *file, int flags)
 {
 	if (!g_real_dlopen)
 		g_real_dlopen = (dlopen_fn *)dlsym(RTLD_NEXT, "dlopen");
-	if (g_vprof.active) {
+	if (g_vprof.active && !preload_sandbox_stopped()) {
 		g_thread.busy++;
 		preload_images_scan();
 		g_thread.busy--;
@@ -79,7 +114,7 @@ int dlclose(void *h)
 {
 	if (!g_real_dlclose)
 		g_real_dlclose = (dlclose_fn *)dlsym(RTLD_NEXT, "dlclose");
-	if (!g_vprof.active)
+	if (!g_vprof.active || preload_sandbox_stopped())
 		return g_real_dlclose(h);
 	g_thread.busy++;
 	preload_images_scan();   /* record it if it came after the last scan */

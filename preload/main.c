@@ -15,10 +15,12 @@
  */
 #include "preload/preload.h"
 #include "merge/profile.h"
+#include "preload/sandbox.h"
 #include "preload/selflimit.h"
 
 _Static_assert(UPCALL_PATH_MAX == MERGE_PATH_MAX, "a ring mmap path is an image record path");
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -137,7 +139,7 @@ void preload_drain(void)
 	struct merge_spool_live *live;
 	struct merge_spool *prev, *sp;
 	uint64_t lost = 0, n;
-	if (!t->up.ring)
+	if (!t->up.ring || preload_sandbox_stopped())
 		return;
 	/* Not interrupted by our own handler (before exec, this runs in normal
 	 * context): a drain signal would drain the same records twice, and the
@@ -153,15 +155,16 @@ void preload_drain(void)
 	live = &sp->hdr->live;
 	uint64_t c0 = preload_cost_begin();
 	upcall_pc_fn *fn = g_vprof.cfg.bench_empty ? discard_pc : count_pc;
-	n = upcall_drain(&t->up, fn, t, &lost);
+	uint64_t own = upcall_drain(&t->up, fn, t, &lost);
 	/* And the rings of threads that stopped running (upcall_drain_others:
 	 * a parked Go M keeps its last samples until it runs again); all of
 	 * them at a thread's end and at exit (busy), where they are due. */
-	n += upcall_drain_others(&t->up, fn, t, &lost, t->busy);
+	n = own + upcall_drain_others(&t->up, fn, t, &lost, t->busy);
 	preload_selflimit_test_work(n);
 	/* What the drain cost, against the bound (it may lower the rate:
-	 * not from the first overflow's switch, nor at thread end). */
-	preload_cost_end(c0, 0, n, !t->busy && !t->up.switch_pending);
+	 * not from the first overflow's switch, nor at thread end); the
+	 * kernel's share is that of this thread's own samples. */
+	preload_cost_end(c0, 0, own, !t->busy && !t->up.switch_pending);
 	if (n + lost)
 		__atomic_fetch_add(&live->samples, n + lost, __ATOMIC_RELAXED);
 	if (lost) {   /* the kernel found the ring full: counted, not hidden */
@@ -235,6 +238,10 @@ static void on_fork_child(void)
 	struct preload_thread *t = &g_thread;
 	if (!g_vprof.active)
 		return;
+	if (preload_sandbox_fork_child()) {
+		g_vprof.active = 0;
+		return;
+	}
 	t->busy = 1;
 	t->prog_pending = 0;     /* pending signals are not inherited by fork */
 	/* The trigger of the parent's thread is not ours: the child's copy of
@@ -277,18 +284,81 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-__attribute__((destructor)) static void vprof_fini(void)
+/* The process leaves: its rings drained, its spool marked exited with its
+ * CPU, once. full: by exit(), from our destructor (normal context: the
+ * thread ends as any thread does, and the image scan may run). Else by
+ * _exit, _Exit or exit_group through syscall(): fork children of
+ * pre-fork servers, Python's multiprocessing and shells end that way, from
+ * a signal handler as often as not, or in a fork child of a threaded
+ * parent, where only async-signal-safe steps may run. Those steps are the
+ * ones that matter: a ring holds up to UPCALL_DRAIN_NS of each thread's
+ * samples, all of a 20 ms child's; the image scan is left out (ring mode
+ * records mappings as they happen). A thread that stopped sampling at a seccomp
+ * sandbox makes only the calls the sandbox allows (sandbox.c). */
+static void process_leaves(int full)
 {
-	/* A child made without atfork handlers (_Fork, raw clone) shares the
-	 * parent's spool mapping and perf descriptors: it must touch neither. */
-	if (!g_vprof.active || getpid() != g_vprof.pid)
+	static int left;
+	if (!g_vprof.active)
 		return;
+	/* A child made without atfork handlers (_Fork, raw clone, vfork)
+	 * shares the parent's spool mapping and perf descriptors (a vfork
+	 * child all of its memory): it must touch none of them. */
+	if (preload_sandbox_allows(PRELOAD_SB_GETPID) && getpid() != g_vprof.pid)
+		return;
+	if (__atomic_exchange_n(&left, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (preload_sandbox_stopped()) {
+		preload_sandbox_leave();
+		return;
+	}
 	/* Disarm first, so the scan below costs no dropped samples. */
 	upcall_process_stop(g_vprof.backend);
-	preload_thread_end();
-	g_thread.busy = 1;
-	preload_images_scan();      /* images dlopen'd since the last scan */
+	if (full) {
+		preload_thread_end();
+		g_thread.busy = 1;
+		preload_images_scan();      /* images dlopen'd since the last scan */
+	} else {
+		/* SIGPROF stays blocked: nothing of ours runs on this thread
+		 * again, and the process is gone at the next instruction. */
+		sigset_t block;
+		sigemptyset(&block);
+		sigaddset(&block, UPCALL_SIGNAL);
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, NULL, sizeof(long));
+		g_thread.busy = 1;
+		preload_drain();            /* busy: every thread's ring */
+		preload_selflimit_thread_end();
+	}
 	preload_spool_exit_process(cpu_ns());
+}
+
+__attribute__((destructor)) static void vprof_fini(void)
+{
+	process_leaves(1);
+}
+
+void preload_leave_now(void)
+{
+	process_leaves(0);
+}
+
+typedef void exit_fn(int);
+static exit_fn *g_real_exit;
+
+__attribute__((visibility("default"), noreturn))
+void _exit(int status)
+{
+	preload_leave_now();
+	if (g_real_exit)
+		g_real_exit(status);
+	/* Before our constructor looked it up: what libc's _exit does. */
+	for (;;)
+		preload_raw_syscall(SYS_exit_group, status, 0, 0, 0, 0, 0);
+}
+
+__attribute__((visibility("default"), noreturn))
+void _Exit(int status)
+{
+	_exit(status);
 }
 
 /* The CPU the process used before sampling began (format.h,
@@ -316,11 +386,20 @@ __attribute__((constructor)) static void vprof_init(void)
 	char why[300];
 	int rc;
 
+	g_real_exit = (exit_fn *)dlsym(RTLD_NEXT, "_exit");
 	if (getauxval(AT_SECURE)) /* setuid and friends: never profiled */
 		return;
 	if (getenv("VPROF_DISABLED"))
 		return;
 	if (preload_config_parse(&g_vprof.cfg, why, sizeof(why)) < 0) {
+		preload_say("%s; running unprofiled", why);
+		disable();
+		return;
+	}
+	/* Exec'd inside a seccomp filter: what it lets us do, before we do
+	 * anything it might kill the program for (sandbox.c). */
+	int no_perf = 0;
+	if (preload_sandbox_start(&no_perf, why, sizeof(why)) < 0) {
 		preload_say("%s; running unprofiled", why);
 		disable();
 		return;
@@ -335,7 +414,7 @@ __attribute__((constructor)) static void vprof_init(void)
 	snprintf(g_vprof.spool_dir, sizeof(g_vprof.spool_dir), "%s/spool", g_vprof.cfg.db);
 
 	struct upcall_config uc = { .event = g_vprof.cfg.event, .period = g_vprof.cfg.period,
-				    .freq = g_vprof.cfg.freq };
+				    .freq = g_vprof.cfg.freq, .no_perf = no_perf };
 	rc = upcall_choose(&uc, &g_vprof.period);
 	if (rc < 0) {
 		preload_say("no sampling trigger available (%s%s): %s; running unprofiled",
@@ -346,6 +425,19 @@ __attribute__((constructor)) static void vprof_init(void)
 	}
 	g_vprof.backend = rc;
 	read_run();
+	if (preload_sandbox_check_mode(why, sizeof(why)) < 0) {
+		preload_say("%s; running unprofiled", why);
+		disable();
+		return;
+	}
+	/* `vprof run` asks for the kernel's cost of a sample here, in a child
+	 * made for it, so that the program does not pay for measuring it
+	 * (selflimit.c); this process is that child and does nothing else. */
+	const char *cal = getenv("VPROF_CALIBRATE_FD");
+	if (cal && *cal) {
+		preload_selflimit_calibrate_to(atoi(cal));
+		preload_raw_syscall(SYS_exit_group, 0, 0, 0, 0, 0, 0);
+	}
 	if ((rc = open_spool()) < 0) {
 		preload_say("cannot create a spool in %s: %s; running unprofiled", g_vprof.spool_dir,
 			    strerror(-rc));
@@ -354,6 +446,7 @@ __attribute__((constructor)) static void vprof_init(void)
 	}
 	g_vprof.active = 1;
 	g_vprof.pid = getpid();
+	upcall_refused = preload_sandbox_refused;
 	preload_selflimit_init();
 	g_thread.busy = 1;
 	preload_images_scan();

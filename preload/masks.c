@@ -10,6 +10,7 @@
  * real (signalfd() below). Normal context.
  */
 #include "preload/sigprof.h"
+#include "preload/sandbox.h"
 
 #include <errno.h>
 #include <string.h>
@@ -48,6 +49,14 @@ static int masked(sigmask_fn *real, int how, const sigset_t *set, sigset_t *old)
 		s = *set;
 		if (how != SIG_UNBLOCK && !block_for_real())
 			sigdelset(&s, UPCALL_SIGNAL);
+		/* A thread stopped at a seccomp sandbox keeps the itimer's
+		 * SIGPROF blocked: our handler must not run there (sandbox.c). */
+		if (g_vprof.backend == MERGE_EV_ITIMER && preload_sandbox_stopped()) {
+			if (how == SIG_UNBLOCK)
+				sigdelset(&s, UPCALL_SIGNAL);
+			else
+				sigaddset(&s, UPCALL_SIGNAL);
+		}
 		set = &s;
 	}
 	int rc = real(how, set, old);

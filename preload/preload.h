@@ -105,6 +105,10 @@ void preload_sample(int sig, siginfo_t *si, void *uc);
 /* ... counted `times` times over (a thinned itimer, selflimit.c). */
 void preload_sample_weighted(siginfo_t *si, void *uc, uint32_t times);
 
+/* main.c: the process leaves by _exit, _Exit or exit_group: its rings
+ * drained and its spool marked exited, once. Signal-safe. */
+void preload_leave_now(void);
+
 /* main.c: drain the thread's perf ring into the spool. Signal-safe. */
 void preload_drain(void);
 void preload_on_mmap(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,

@@ -1,6 +1,6 @@
 /*
- * A bound on vprof's own cost per thread (issue 8), like the kernel's
- * perf_cpu_time_max_percent. See selflimit.c.
+ * A bound on vprof's own cost per thread, the kernel's share of it
+ * included, like the kernel's perf_cpu_time_max_percent. See selflimit.c.
  *
  * All of it is async-signal-safe: per-thread state in initial-exec TLS,
  * counters in the spool's live header with atomics.
@@ -19,6 +19,10 @@ uint64_t preload_cost_begin(void);
 /* Constructor (and fork child): the TSC/CLOCK_MONOTONIC base the rate is
  * measured against. Normal context. */
 void preload_selflimit_init(void);
+/* VPROF_CALIBRATE_FD (`vprof run`, before it starts the program): write
+ * the VPROF_TRIGGER_COST this process would use to fd, measuring it if
+ * needed; nothing if it cannot matter. Normal context. */
+void preload_selflimit_calibrate_to(int fd);
 /* A thread is armed: its accounting window starts. Normal context. */
 void preload_selflimit_thread_begin(void);
 /* A thread is disarmed: its last window is accounted. Normal context,
@@ -29,7 +33,9 @@ void preload_selflimit_thread_end(void);
  * microseconds of thread CPU, n times. AS-safe. */
 void preload_selflimit_test_work(uint64_t n);
 
-/* End of a piece of work begun at t0, which handled `samples` samples;
+/* End of a piece of work begun at t0, which handled `samples` samples of
+ * this thread (each also charged the kernel's calibrated cost of a
+ * sample; a drain's sweep of other threads' rings is not theirs);
  * interp: TSC cycles of it that value sampling's interpretation took.
  * Accumulates the cost and, every so often, compares it with the thread's
  * CPU, lowering (or restoring) the thread's sampling rate. may_rearm: the

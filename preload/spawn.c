@@ -5,6 +5,7 @@
  * discards it. Normal context.
  */
 #include "preload/sigprof.h"
+#include "preload/sandbox.h"
 
 #include <errno.h>
 #include <string.h>
@@ -22,7 +23,7 @@
  * system() and popen() spawn internally, so they are interposed too. */
 static int prog_ignores(void)
 {
-	return g_sigprof.installed && !preload_sigprof_handled(&g_sigprof.prog) && g_sigprof.prog.sa_handler == SIG_IGN;
+	return g_sigprof.installed && !preload_sandbox_stopped() && !preload_sigprof_handled(&g_sigprof.prog) && g_sigprof.prog.sa_handler == SIG_IGN;
 }
 
 static void ignore_window(int open)
@@ -109,7 +110,9 @@ FILE *popen(const char *cmd, const char *mode)
  * handler to SIG_DFL, which differs only for a program ignoring SIGPROF. */
 static void before_exec(void)
 {
-	if (!g_sigprof.installed)
+	/* A thread stopped at a seccomp sandbox: nothing of ours to drain,
+	 * and no call to make that the sandbox may forbid. */
+	if (!g_sigprof.installed || preload_sandbox_stopped())
 		return;
 	/* exec discards the ring with the process image: drain it first. Not
 	 * in a vfork child (gcc's driver runs cc1 and as so): it shares our
@@ -135,7 +138,7 @@ static void before_exec(void)
 static void after_failed_exec(void)
 {
 	int saved = errno;
-	if (g_sigprof.installed) {
+	if (g_sigprof.installed && !preload_sandbox_stopped()) {
 		sigset_t one;
 		sigemptyset(&one);
 		sigaddset(&one, UPCALL_SIGNAL);

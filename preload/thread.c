@@ -17,6 +17,7 @@
  * thread exit). Not signal-safe.
  */
 #include "preload/preload.h"
+#include "preload/sandbox.h"
 #include "preload/selflimit.h"
 #include "preload/unwind.h"
 
@@ -318,7 +319,9 @@ void preload_thread_end(void)
 {
 	struct preload_thread *t = &g_thread;
 	sigset_t block, old;
-	if (!g_vprof.active || getpid() != g_vprof.pid)
+	/* A thread that stopped at a seccomp sandbox ended its sampling
+	 * then, and may not make these calls now (sandbox.c). */
+	if (!g_vprof.active || preload_sandbox_stopped() || getpid() != g_vprof.pid)
 		return;      /* or a child that skipped atfork (_Fork): not ours */
 	/* With the trigger stopped and SIGPROF blocked, no handler can be
 	 * counting into the slot while it is folded away. */

@@ -379,9 +379,12 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 	print_values(s);
 	print_kernel_jit(s);
 	report_stacks_print_summary(&rs->st, stdout);
-	char limited[200];
-	if (report_selflimit_line(s, limited, sizeof(limited)))
+	char limited[300];
+	if (report_selflimit_line(s, 0, limited, sizeof(limited)))
 		printf("self-limit: %s\n", limited);
+	char sandboxed[300];
+	if (report_sandbox_line(s, sandboxed, sizeof(sandboxed)))
+		printf("seccomp: %s\n", sandboxed);
 	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
 		uint64_t total = m->total[ev];
 		long shown = 0;
@@ -433,12 +436,19 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 	if (s->cost_ns)
 		printf("\"cost_ns\":%llu,\"cpu_ns\":%llu,", (unsigned long long)s->cost_ns,
 		       (unsigned long long)s->cpu_ns);
+	if (s->kernel_cost_samples)
+		printf("\"kernel_cost_ns\":%llu,\"kernel_cost_samples\":%llu,",
+		       (unsigned long long)s->kernel_cost_ns, (unsigned long long)s->kernel_cost_samples);
 	if (s->limit_threads || s->limit_interp_threads)
 		printf("\"limit_threads\":%llu,\"limit_lowerings\":%llu,"
 		       "\"limit_cpu_ns\":%llu,\"limit_samples\":%llu,\"limit_interp_threads\":%llu,",
 		       (unsigned long long)s->limit_threads,
 		       (unsigned long long)s->limit_lowerings, (unsigned long long)s->limit_cpu_ns,
 		       (unsigned long long)s->limit_samples, (unsigned long long)s->limit_interp_threads);
+	if (s->sandbox_stopped || s->sandbox_refused || s->sandbox_unarmed)
+		printf("\"sandbox_stopped\":%llu,\"sandbox_refused\":%llu,\"sandbox_unarmed\":%llu,",
+		       (unsigned long long)s->sandbox_stopped, (unsigned long long)s->sandbox_refused,
+		       (unsigned long long)s->sandbox_unarmed);
 	if (s->interp_runs) {
 		printf("\"value_samples\":%llu,\"interp_runs\":%llu,\"interp_insns\":%llu,\"interp_stops\":{",
 		       (unsigned long long)s->value_samples, (unsigned long long)s->interp_runs,

@@ -43,7 +43,8 @@ static const char kHelp[] =
 	"                    run that finds data there starts a new epoch, which then\n"
 	"                    holds this run's processes only (reports read it)\n"
 	"  --event E         auto (default), cycles, instructions, task-clock, cpu-timer, itimer\n"
-	"  --freq HZ         mean samples per CPU-second, 1 to 20000 (default 250)\n"
+	"  --freq HZ         mean samples per CPU-second, 1 to 20000 (default 250;\n"
+	"                    lowered where that would cost more than --max-cost)\n"
 	"  --period N        mean period: ns of CPU time for clocks, events for counters\n"
 	"                    (at least 50000)\n"
 	"  --values          value sampling: interpret after some samples, keep value hotlists\n"
@@ -70,11 +71,58 @@ static const char kHelp[] =
 	"  --epoch-secs S    continuous mode: every S seconds each process hands its spool\n"
 	"                    over and starts a new one (VPROF_EPOCH_SECS), and vprof run\n"
 	"                    merges finished spools while CMD runs: spools stay bounded\n"
-	"  --max-cost PCT    bound vprof's own cost (handler and drains) to PCT% of each\n"
-	"                    thread's CPU by lowering that thread's rate, 0 to 100\n"
-	"                    (default 25; 0 off)\n"
+	"  --max-cost PCT    bound vprof's own cost (handler, drains and the kernel's work\n"
+	"                    on each sample) to PCT% of each thread's CPU by lowering\n"
+	"                    that thread's rate, 0 to 100 (default 25; 0 off)\n"
 	"  --no-merge        leave the spools for a later `vprof merge`\n"
 	"  A bad option or value is one message and exit status 2; CMD does not run.\n";
+
+/* The kernel's cost of a sample, which the bound on vprof's cost counts
+ * (preload/selflimit.c), measured before CMD starts so that CMD does not
+ * pay the ~40 ms: libvprof.so measures it in a child made for it (this
+ * program again, with VPROF_CALIBRATE_FD: the library's constructor
+ * writes the figure there and ends the process) and CMD gets it in
+ * VPROF_TRIGGER_COST. Only at rates where it can matter (a period given
+ * in counter events is taken as ns here: the library measures for itself
+ * where that guessed wrong). LD_PRELOAD and VPROF_* are set already. */
+static void measure_trigger_cost(void)
+{
+	const char *f = getenv("VPROF_FREQ"), *p = getenv("VPROF_PERIOD"), *m = getenv("VPROF_MAX_COST");
+	unsigned long long freq = f && *f ? strtoull(f, NULL, 10) : 250;
+	uint64_t period_ns = p && *p ? strtoull(p, NULL, 10) : freq ? 1000000000ull / freq : 0;
+	if (getenv("VPROF_TRIGGER_COST") || !upcall_trigger_cost_matters(period_ns, m && *m ? atoi(m) : 25))
+		return;
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char n[16];
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		snprintf(n, sizeof(n), "%d", fds[1]);
+		fcntl(fds[1], F_SETFD, 0);     /* kept across exec */
+		setenv("VPROF_CALIBRATE_FD", n, 1);
+		execl("/proc/self/exe", "vprof", "help", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	char buf[64];
+	ssize_t got, len = 0;
+	while (pid > 0 && len < (ssize_t)sizeof(buf) - 1 &&
+	       (got = read(fds[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += got;
+	close(fds[0]);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	buf[len] = 0;
+	if (len > 0)
+		setenv("VPROF_TRIGGER_COST", buf, 1);
+}
 
 /* libvprof.so beside the vprof binary (build tree), or in ../lib/vprof
  * (installed); $VPROF_LIB overrides. */
@@ -219,9 +267,12 @@ static void run_summary(const struct merge_stats *s, double cpu, const char *db,
 	if (s->ring_fallbacks)
 		snprintf(fell, sizeof(fell), " (ring mode fell back to a signal per sample in %llu thread%s)",
 			 (unsigned long long)s->ring_fallbacks, s->ring_fallbacks == 1 ? "" : "s");
-	char limited[200] = "", lim[190];
-	if (report_selflimit_line(s, lim, sizeof(lim)))
+	char limited[600] = "", lim[300], sbx[300];
+	const char *mc = getenv("VPROF_MAX_COST");
+	if (report_selflimit_line(s, mc && *mc ? atoi(mc) : 25, lim, sizeof(lim)))
 		snprintf(limited, sizeof(limited), " (%s)", lim);
+	if (report_sandbox_line(s, sbx, sizeof(sbx)))
+		snprintf(limited + strlen(limited), sizeof(limited) - strlen(limited), " (%s)", sbx);
 	char asked[64] = "asked a PMU period";
 	if (!s->processes)
 		snprintf(asked, sizeof(asked), "nothing sampled");
@@ -413,6 +464,7 @@ int cmd_run(int argc, char **argv)
 		setenv("LD_PRELOAD", pre, 1);
 		free(pre);
 		unsetenv("VPROF_DISABLED");
+		measure_trigger_cost();
 		/* AddressSanitizer refuses to run with any library preloaded
 		 * before its runtime unless told this is fine; its own advice. */
 		const char *asan = getenv("ASAN_OPTIONS");

@@ -94,9 +94,11 @@ const char *report_did_you_mean(const char *given, const char *const *names, siz
 int report_exit_like(int status);
 /* reports/selflimit.c: "vprof's cost over its bound: ..." into out
  * when the bound on vprof's cost lowered any rate; returns 1 then, else 0
- * and "". */
+ * and "". max_cost: the bound, in percent, if known (else 0). */
 struct merge_stats;
-int report_selflimit_line(const struct merge_stats *s, char *out, size_t cap);
+int report_selflimit_line(const struct merge_stats *s, int max_cost, char *out, size_t cap);
+/* reports/sandbox.c: the same for threads a seccomp sandbox stopped. */
+int report_sandbox_line(const struct merge_stats *s, char *out, size_t cap);
 
 /*
  * Procedure names as the user types them, for every command that takes one

@@ -52,7 +52,7 @@ for mode in ring signal; do
 	same=$(cmp -s "$TMP/want.out" "$TMP/v.out" && echo yes)
 	check "$mode: the program's output and status are unchanged (status $st)" [ "$same" = yes -a "$st" = 0 ]
 	check "$mode: the summary says the rate was lowered ($(grep -o '(vprof.s cost[^)]*)' "$TMP/v.err"))" \
-		grep -q 'vprof.s cost over its bound: rate lowered in 1 thread for [0-9.]* CPU-s, [0-9]* Hz there' "$TMP/v.err"
+		grep -q 'vprof.s cost over its bound of 25% (--max-cost): rate lowered in 1 thread for [0-9.]* CPU-s, [0-9]* Hz there' "$TMP/v.err"
 	check "$mode: the report says so too" grep -q '^self-limit: vprof.s cost over its bound: rate lowered in 1 thread' "$TMP/r.txt"
 	thr=$(field limit_threads); low=$(field limit_lowerings); lcpu=$(field limit_cpu_ns)
 	lsam=$(field limit_samples); cpu=$(field cpu_ns)

@@ -39,12 +39,18 @@
 
 struct upcall_config {
 	int event;               /* merge_event; 0 = automatic choice */
+	int no_perf;             /* leave the perf backends out (a sandbox forbids them) */
 	uint64_t period;         /* ns for clocks, events for PMU counters */
 	uint64_t freq;           /* if period is 0: samples per CPU-second */
 };
 
 struct upcall_thread {
 	int backend;             /* merge_event in use, 0 = not armed */
+	pid_t tid;               /* the thread the trigger samples */
+	int remote;              /* armed from another thread (by tid) */
+	/* Make no system call for this thread any more: a sandbox refused
+	 * one (preload/sandbox.c). Its trigger stays as it is. */
+	int frozen;
 	/* Perf backends hold no descriptor once armed: the event lives as long
 	 * as its mapping (the ring, or in signal mode its one header page),
 	 * and its overflow signals (fasync) go on after the descriptor is
@@ -155,15 +161,16 @@ typedef void upcall_pc_fn(void *arg, uint64_t pc);
 uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint64_t *lost);
 
 /* Ring mode: drain the rings of threads that stopped running too (those
- * whose newest sample is older than UPCALL_DRAIN_NS; every ring with
- * force), looking at most once per UPCALL_DRAIN_NS of wall time for the
- * whole process (force: now). A running thread's ring is left to it, so
- * that its drains' cost stays its own (--max-cost is per thread). A
+ * whose newest sample is older than UPCALL_DRAIN_NS and whose thread is
+ * not runnable; every ring with force), looking at most once per
+ * UPCALL_DRAIN_NS of wall time for the whole process (force: now). A
  * thread's drain timer counts its own CPU time, so a thread that blocks
- * (a parked Go M, an idle pool worker) keeps up to UPCALL_DRAIN_NS of
- * samples in its ring until it runs again, and a process that then leaves
- * loses them. Runs in a drain (self's drain signal blocked); the PCs go to
- * fn(arg) and the mappings to self->on_mmap. Async-signal-safe. */
+ * (a parked Go M, an idle pool worker) would keep up to UPCALL_DRAIN_NS of
+ * samples in its ring until it runs again, lost if the process left
+ * meanwhile. A running or preempted thread's ring is left to it, so that
+ * its drains' cost stays its own (--max-cost is per thread). Runs in a
+ * drain (self's drain signal blocked); the PCs go to fn(arg) and the
+ * mappings to self->on_mmap. Async-signal-safe. */
 uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void *arg,
 			     uint64_t *lost, int force);
 
@@ -171,6 +178,27 @@ uint64_t upcall_drain_others(struct upcall_thread *self, upcall_pc_fn *fn, void 
  * t->ring set; its PC is in the ring too): switch to the mean period and
  * to no signals. Async-signal-safe. */
 void upcall_ring_first(struct upcall_thread *t);
+
+/* The kernel's cost of one sample of a perf backend (ns of the thread's
+ * CPU): the timer or counter interrupt, the ring write, and with signals
+ * their delivery and return, none of which a clock in the handler sees.
+ * Measured on the calling thread: a fixed piece of work (~2 ms) timed on
+ * the thread's CPU clock without and with an event at the shortest
+ * period, 7 times interleaved; the upper quartile of (with - without) /
+ * samples.
+ * signals: a signal per sample, counted by the caller's SIGPROF handler
+ * in *signalled (installed for the duration). 0 for the CPU-timer
+ * backends (at most HZ samples a second) or if not measurable.
+ * ~30 ms of CPU. Normal context, nothing armed on the thread. */
+uint64_t upcall_trigger_cost(int backend, int signals, const volatile uint64_t *signalled);
+
+/* Can the kernel's share matter against a bound of max_cost percent of a
+ * thread's CPU at a sample every period_ns of it: would even 60 us a
+ * sample reach half the bound? (No: not worth measuring.) */
+static inline int upcall_trigger_cost_matters(uint64_t period_ns, int max_cost)
+{
+	return max_cost > 0 && period_ns && 60000ull * 10000 / period_ns >= (uint64_t)max_cost * 50;
+}
 
 /* Lower (or restore) a thread's sampling rate: re-arm its trigger at
  * period (in the backend's unit; t->period, the asked mean, is kept).
@@ -185,6 +213,22 @@ int upcall_set_period(struct upcall_thread *t, uint64_t period);
 /* Was fd the number of one of our events when its signals were set up?
  * Async-signal-safe. */
 int upcall_is_tag(int fd);
+
+/* Called on the thread concerned when a call that arms or re-arms its
+ * own trigger fails with err = -EPERM, -ENOSYS or -EACCES, which a
+ * sandbox entered without vprof's knowledge gives (the same calls worked
+ * when the backend was chosen). NULL: not reported. Signal-safe. */
+extern void (*upcall_refused)(int err);
+
+/* A sandbox will bind every thread (seccomp's TSYNC): release every
+ * trigger of the process from the calling thread, its own already
+ * stopped. Every mapping is unmapped (each ring's readers waited for),
+ * every CPU timer deleted, the itimer stopped, and no thread's trigger
+ * makes a system call again (as if frozen). The rings should have been
+ * drained just before (upcall_drain_others with force). Returns the
+ * triggers released (perf events, or CPU timers): about the threads
+ * that were sampled. Normal context. */
+int upcall_stop_all(int backend);
 
 /* A fork child drops the parent's trigger without touching it. */
 void upcall_thread_forget(struct upcall_thread *t);
