@@ -8,8 +8,10 @@
 #   make install PREFIX=/usr/local
 #
 # Sources are picked up by folder (see docs/architecture.md, Layout):
-# upcall/ preload/ merge/ interp/ go into libvprof.so; reports/ + merge/ +
-# interp/ make the vprof command; interp/ is also build/libinterp.a (tests).
+# upcall/ preload/ spool/ interp/ go into libvprof.so; reports/ + merge/ +
+# spool/ + interp/ make the vprof command; interp/ is also
+# build/libinterp.a (tests). tests/layout.sh checks that libvprof.so links
+# nothing of merge/.
 # The pprof encoder is generated at build time from reports/proto/ by
 # protoc-c (Debian's protobuf-c-compiler) into build/gen/.
 
@@ -20,11 +22,10 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wno-unused-parameter
 CPPFLAGS += -D_GNU_SOURCE -Iinclude -I. -I/usr/include/x86_64-linux-gnu -I$(B)/gen
 PIC     := -fPIC -fvisibility=hidden -ftls-model=initial-exec
-# The handler path must not use SSE state implicitly? No: it may; the
-# interpreter saves nothing of the program's FP state in registers it uses.
 
 UPCALL_SRC  := $(wildcard upcall/*.c)
 PRELOAD_SRC := $(wildcard preload/*.c) $(wildcard preload/*.S)
+SPOOL_SRC   := $(wildcard spool/*.c)
 MERGE_SRC   := $(wildcard merge/*.c)
 INTERP_SRC  := $(wildcard interp/*.c)
 REPORT_SRC  := $(wildcard reports/*.c)
@@ -33,10 +34,10 @@ REPORT_SRC  := $(wildcard reports/*.c)
 MODULE_SRC  := $(wildcard modules/*.c)
 MODULES     := $(patsubst modules/%.c,$(B)/modules/%.so,$(MODULE_SRC))
 
-LIB_OBJ    := $(patsubst %.S,$(B)/pic/%.o,$(patsubst %.c,$(B)/pic/%.o,$(UPCALL_SRC) $(PRELOAD_SRC) $(MERGE_SRC)))
+LIB_OBJ    := $(patsubst %.S,$(B)/pic/%.o,$(patsubst %.c,$(B)/pic/%.o,$(UPCALL_SRC) $(PRELOAD_SRC) $(SPOOL_SRC)))
 INTERP_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(INTERP_SRC))
 PROTO_OBJ  := $(B)/obj/gen/profile.pb-c.o
-CMD_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRC) $(MERGE_SRC)) $(PROTO_OBJ)
+CMD_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_SRC) $(MERGE_SRC) $(SPOOL_SRC)) $(PROTO_OBJ)
 # vprof html's script and style (reports/html/), compiled in by
 # scripts/embed.sh so the command reads no file at run time.
 HTML_ASSETS := reports/html/report.js reports/html/report.css
@@ -86,7 +87,7 @@ $(B)/libinterp.a: $(INTERP_OBJ)
 	@mkdir -p $(B)
 	rm -f $@ && ar rcs $@ $^
 
-# interp/dispatch.c references every family directly, so the archive
+# interp/optab.c references every family directly, so the archive
 # needs no --whole-archive: what links libinterp.a gets all of it.
 INTERP_LINK := $(B)/libinterp.a
 
@@ -108,7 +109,8 @@ $(B)/vprof: $(CMD_OBJ) $(B)/libinterp.a
 	mv -f $@.tmp $@
 
 # Unit tests: tests/unit/NAME.c -> build/tests/NAME, linked with the
-# interpreter, merge/ and the report library (everything but the main()).
+# interpreter, spool/, merge/ and the report library (everything but the
+# main()).
 TEST_SRC := $(wildcard tests/unit/*.c)
 TEST_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(TEST_SRC))
 TEST_LINK := $(filter-out $(B)/obj/reports/vprof.o,$(CMD_OBJ)) $(B)/libinterp.a
@@ -122,26 +124,27 @@ $(B)/tests/%: tests/unit/%.c $(TEST_LINK)
 FUZZ_CC    ?= clang
 # -fno-sanitize=alignment: the readers accept sections at any offset and read
 # records unaligned (UB, harmless on x86-64; found by these targets, seeds
-# fuzz/corpus/*/misaligned-*); drop it once spool.c and profile.c require
-# 8-byte-aligned section offsets.
+# fuzz/corpus/*/misaligned-*); drop it once merge/spool_read.c and
+# merge/profile.c require 8-byte-aligned section offsets.
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -fno-sanitize=alignment
-FUZZ_SRC   := merge/spool.c merge/profile.c merge/hotlist.c merge/jit.c merge/stacks.c
+FUZZ_SRC   := spool/writer.c spool/owner.c spool/stack_table.c spool/hotlist.c spool/dir.c \
+	      merge/spool_read.c merge/profile.c merge/jit.c merge/stacks.c
 FUZZ_BIN   := $(B)/fuzz/spool_fuzz $(B)/fuzz/profile_fuzz $(B)/fuzz/perfmap_fuzz \
 	      $(B)/fuzz/elf_fuzz $(B)/fuzz/stacks_fuzz $(B)/fuzz/mkseed
 # The symbolizer's ELF reading (reports/sym_*.c), for elf_fuzz.
 FUZZ_SYM   := reports/symbolize.c reports/sym_elf.c reports/sym_table.c reports/sym_debug.c \
 	      reports/sym_lines.c reports/sym_demangle.c
 fuzz: $(FUZZ_BIN)
-$(B)/fuzz/%_fuzz: fuzz/%_fuzz.c fuzz/fuzz_file.h $(FUZZ_SRC) $(wildcard merge/*.h) Makefile
+$(B)/fuzz/%_fuzz: fuzz/%_fuzz.c fuzz/fuzz_file.h $(FUZZ_SRC) $(wildcard merge/*.h spool/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC) -lxxhash
 $(B)/fuzz/elf_fuzz: fuzz/elf_fuzz.c fuzz/fuzz_file.h $(FUZZ_SYM) $(wildcard reports/sym*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SYM) -lelf -ldw -ldl
-$(B)/fuzz/mkseed: fuzz/mkseed.c $(FUZZ_SRC) $(wildcard merge/*.h)
+$(B)/fuzz/mkseed: fuzz/mkseed.c $(FUZZ_SRC) $(wildcard merge/*.h spool/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -O1 -g -o $@ $< $(filter-out merge/spool.c,$(FUZZ_SRC)) -lxxhash
+	$(CC) $(CPPFLAGS) -O1 -g -o $@ $< $(filter-out spool/writer.c,$(FUZZ_SRC)) -lxxhash
 
 check: deps all
 	@tests/run

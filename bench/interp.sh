@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds and runs the interpreter benchmark (bench/interp_bench.c) against
-# build/libinterp.a, the interpreter that ships: interp/dispatch.c
+# build/libinterp.a, the interpreter that ships: interp/optab.c
 # references every family's rows, so a plain link (no --whole-archive)
 # gets them all; the check below refuses to report figures for a binary
 # that lacks one.

@@ -9,7 +9,7 @@
  *                        (CLOCK_MONOTONIC, vDSO). Prints the median ns
  *                        and the frames found per method.
  *
- * Methods as in preload/stacks.c: vprof's own CFI unwinder from the
+ * Methods as in preload/stack_sample.c: vprof's own CFI unwinder from the
  * ucontext (cfi, preload/unwind.c compiled in), libunwind's unw_backtrace
  * through the signal frame (unwind), its cursor from the ucontext (cursor), the
  * frame-pointer walk (fp; build with -fno-omit-frame-pointer).

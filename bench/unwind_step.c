@@ -2,8 +2,8 @@
  * bench/unwind_step.c — what value sampling's return address costs in a
  * signal handler: main's way (libgcc's _Unwind_Backtrace from the
  * handler, through the signal frame, to the frame after the interrupted
- * PC: preload/values.c before the cfi unwinder) against one step of
- * preload/unwind.c from the ucontext (values.c now). SIGPROF raised
+ * PC: preload/value_sample.c before the cfi unwinder) against one step of
+ * preload/unwind.c from the ucontext (preload/value_sample.c now). SIGPROF raised
  * N times per method, interleaved, on an alternate stack as vprof's
  * handler; rdtscp around each; medians and p90 in TSC ticks, and how
  * often both gave the same return address.
@@ -22,7 +22,7 @@ struct walk {
 	int found, n;
 };
 
-/* main's preload/values.c walk_frame(), with libgcc linked in. */
+/* main's preload/value_sample.c walk_frame(), with libgcc linked in. */
 static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct walk *w = arg;

@@ -9,7 +9,7 @@
  *
  *   build/fuzz/mkseed OUTDIR
  */
-#include "merge/spool.c"
+#include "spool/writer.c"
 
 #include <stdio.h>
 #include <stdlib.h>

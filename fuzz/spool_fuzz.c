@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the spool reader (merge/spool.c): arbitrary bytes
+ * libFuzzer target for the spool reader (spool/writer.c): arbitrary bytes
  * are written to a temporary file and opened with merge_spool_open; a
  * spool it accepts is walked whole (images, counts, value hotlists), as
  * `vprof merge` does. The reader must reject or accept, never crash or
@@ -14,7 +14,7 @@
  *   make fuzz && build/fuzz/spool_fuzz fuzz/corpus/spool_fuzz
  */
 #include "fuzz/fuzz_file.h"
-#include "merge/spool.h"
+#include "merge/spool_read.h"
 #include "merge/stacks.h"
 
 #include <stddef.h>

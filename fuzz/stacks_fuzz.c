@@ -14,7 +14,7 @@
  *   make fuzz && build/fuzz/stacks_fuzz fuzz/corpus/stacks_fuzz
  */
 #include "fuzz/fuzz_file.h"
-#include "merge/format.h"
+#include "merge/profile_format.h"
 #include "merge/stacks.h"
 
 #include <stddef.h>

@@ -54,7 +54,7 @@
  * SIGILL, an endless loop) are not recovered: they are the program's.
  *
  * Value kinds. A module emits into vprof's own kinds (VPROF_KIND_*, the
- * numbers the database stores, merge/hotlist.h) or into the range
+ * numbers the database stores, spool/hotlist.h) or into the range
  * reserved for modules, VPROF_KIND_MODULE(slot, format): 8 slots (0-7)
  * in each of 4 report formats. The format is part of the kind, so the
  * reports format a module's values with no module loaded. How each kind
@@ -202,7 +202,7 @@ struct vprof_module {
  * definition: g++ warns that it is ignored there). */
 extern VPROF_MODULE_EXPORT const struct vprof_module vprof_module;
 
-/* ---- value kinds (the numbers are on disk: merge/hotlist.h MERGE_VK_*) ---- */
+/* ---- value kinds (the numbers are on disk: spool/hotlist.h MERGE_VK_*) ---- */
 enum vprof_kind {
 	VPROF_KIND_RESULT = 1,         /* a result */
 	VPROF_KIND_SRC1 = 2,           /* a source operand */

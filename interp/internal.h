@@ -39,7 +39,7 @@ extern uint8_t interp_vmodel[INTERP_VR__COUNT];
  * the one-byte map and an SSE2 op elsewhere): the handler and the spec it
  * runs from. Each family file lists its rows in an X-macro list and
  * exports them as interp_ops_<family>[] (ending with a row whose fn is
- * NULL); dispatch.c gathers and indexes them by mnemonic once, at
+ * NULL); optab.c gathers and indexes them by mnemonic once, at
  * interp_init, and the decoder stores the row's index with the decoded
  * instruction (in->row), so a handler reads its spec with one load
  * (interp_row(x->in)): no second table, no switch. */

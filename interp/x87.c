@@ -26,7 +26,7 @@
  *   image a CPU saves then differs by vendor (AMD shows them zero).
  * Control instructions do not update FOP/FIP/FDP.
  *
- * Registered in the vector table (dispatch.c), so the run loads a lazily
+ * Registered in the vector table (optab.c), so the run loads a lazily
  * converted state before one runs. Concurrency: thread state only; the
  * host x87 environment is saved and restored within one asm block.
  */

@@ -19,14 +19,6 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-int merge_event_parse(const char *s)
-{
-	for (int i = 1; i < MERGE_EV_MAX; i++)
-		if (strcmp(s, merge_event_name(i)) == 0)
-			return i;
-	return -1;
-}
-
 void merge_profile_init(struct merge_profile *p)
 {
 	memset(p, 0, sizeof(*p));

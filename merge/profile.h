@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "merge/format.h"
-#include "merge/hotlist.h"
+#include "merge/profile_format.h"
+#include "spool/hotlist.h"
 
 struct merge_profile {
 	uint32_t event;
@@ -38,8 +38,6 @@ struct merge_profile {
 	char *jit_arena;
 	size_t jit_len, jit_arena_cap;
 };
-
-int merge_event_parse(const char *s);   /* event number, or -1 */
 
 void merge_profile_init(struct merge_profile *p);
 void merge_profile_free(struct merge_profile *p);

@@ -1,20 +1,16 @@
 /*
- * Call stacks: the spool table the handler writes, its reader, and an
- * epoch's stacks file (see stacks.h, format in format.h).
+ * Call stacks in the merge: the reader of a spool's STACKS table (the
+ * writer is spool/stack_table.c), and an epoch's stacks file (see
+ * stacks.h, format in profile_format.h).
  *
- * Workload: a sample offers one stack of up to 64 frames; a program has a
- * few hundred to a few thousand distinct stacks, so the common case is a
- * hash over the frames, one probe, a compare of depth words and an atomic
- * add. The merge turns every frame into (image, offset), sorts the records
- * by frames and sums equal ones.
+ * Workload: a program has a few hundred to a few thousand distinct
+ * stacks of up to 64 frames. The merge turns every frame into (image,
+ * offset), sorts the records by frames and sums equal ones.
  *
- * Concurrency: the spool table is shared by the process's threads; an
- * entry is written only by the thread that moved it FREE -> BUSY (CAS) and
- * is published READY; counts of READY entries are atomic adds. The merge
- * reads finished spools only. The in-memory side is single-threaded.
+ * Concurrency: the merge reads finished spools only; single-threaded.
  */
 #include "merge/stacks.h"
-#include "merge/spool.h"
+#include "merge/spool_read.h"
 #include "merge/profile.h"
 
 #include <errno.h>
@@ -26,115 +22,15 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-_Static_assert(sizeof(struct merge_stacks_head) == 64, "stacks head size");
-_Static_assert(sizeof(struct merge_stack_entry) == 544, "stack entry size");
 _Static_assert(sizeof(struct merge_stacks_file_head) == 64, "stacks file head size");
 _Static_assert(sizeof(struct merge_stack_image) == 512, "stack image size");
-
-size_t merge_stacks_section_bytes(void)
-{
-	return sizeof(struct merge_stacks_head) +
-	       (size_t)MERGE_STACK_ENTRIES * sizeof(struct merge_stack_entry);
-}
-
-void merge_stacks_geometry(struct merge_stacks_head *h, int depth, int method)
-{
-	h->entries = MERGE_STACK_ENTRIES;
-	h->entry_size = sizeof(struct merge_stack_entry);
-	h->max_depth = MERGE_STACK_MAX;
-	h->depth = (uint32_t)depth;
-	h->method = (uint32_t)method;
-}
-
-int merge_stacks_check(const struct merge_stacks_head *h)
-{
-	return h->entries == MERGE_STACK_ENTRIES && h->entry_size == sizeof(struct merge_stack_entry) &&
-	       h->max_depth == MERGE_STACK_MAX && h->depth >= 1 && h->depth <= MERGE_STACK_MAX ? 0 : -1;
-}
-
-static struct merge_stack_entry *entries(const struct merge_spool *sp)
-{
-	return (struct merge_stack_entry *)(sp->stacks + sizeof(struct merge_stacks_head));
-}
-
-/* FNV-1a over the words, then a final mix; never 0. */
-static uint64_t stack_hash(const uint64_t *pc, unsigned depth, unsigned gen)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ gen ^ ((uint64_t)depth << 8);
-	for (unsigned i = 0; i < depth; i++)
-		h = (h ^ pc[i]) * 0x100000001b3ull;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 32;
-	return h ? h : 1;
-}
-
-static int same(const struct merge_stack_entry *e, uint64_t hash, const uint64_t *pc,
-		unsigned depth, unsigned gen)
-{
-	if (e->hash != hash || e->depth != depth || e->gen != gen)
-		return 0;
-	for (unsigned i = 0; i < depth; i++)
-		if (e->pc[i] != pc[i])
-			return 0;
-	return 1;
-}
-
-void merge_spool_stack(struct merge_spool *sp, const uint64_t *pc, unsigned depth, unsigned gen,
-		       int truncated, uint64_t weight)
-{
-	if (!sp->hdr || !sp->stacks || !depth)
-		return;
-	struct merge_stacks_head *h = (struct merge_stacks_head *)sp->stacks;
-	if (__atomic_load_n(&sp->nospace, __ATOMIC_RELAXED)) {
-		__atomic_fetch_add(&h->samples, weight, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&h->dropped, weight, __ATOMIC_RELAXED);
-		return;
-	}
-	struct merge_stack_entry *tab = entries(sp);
-	if (depth > MERGE_STACK_MAX)
-		depth = MERGE_STACK_MAX;
-	__atomic_fetch_add(&h->samples, weight, __ATOMIC_RELAXED);
-	if (truncated)
-		__atomic_fetch_add(&h->truncated, weight, __ATOMIC_RELAXED);
-	uint64_t hash = stack_hash(pc, depth, gen);
-	uint32_t mask = MERGE_STACK_ENTRIES - 1;
-	for (uint32_t probe = 0; probe < MERGE_STACK_PROBES; probe++) {
-		struct merge_stack_entry *e = &tab[(hash + probe) & mask];
-		if (merge_spool_room(sp, e, sizeof(*e)) < 0)
-			break;           /* no page for it: dropped, below */
-		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
-		if (st == MERGE_HOT_READY) {
-			if (same(e, hash, pc, depth, gen)) {
-				__atomic_fetch_add(&e->count, weight, __ATOMIC_RELAXED);
-				return;
-			}
-			continue;
-		}
-		if (st == MERGE_HOT_BUSY ||
-		    !__atomic_compare_exchange_n(&e->state, &st, MERGE_HOT_BUSY, 0, __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
-			continue;
-		e->hash = hash;
-		e->depth = (uint16_t)depth;
-		e->gen = (uint8_t)gen;
-		e->flags = truncated ? 1 : 0;
-		for (unsigned i = 0; i < depth; i++)
-			e->pc[i] = pc[i];
-		e->count = weight;
-		__atomic_fetch_add(&h->used, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->state, MERGE_HOT_READY, __ATOMIC_RELEASE);
-		return;
-	}
-	__atomic_fetch_add(&h->dropped, weight, __ATOMIC_RELAXED);
-}
 
 int merge_spool_stacks(const struct merge_spool *sp, merge_stack_fn *fn, void *arg, uint64_t *bad)
 {
 	*bad = 0;
 	if (!sp->stacks)
 		return 0;
-	const struct merge_stack_entry *tab = entries(sp);
+	const struct merge_stack_entry *tab = spool_stack_entries(sp);
 	for (uint32_t i = 0; i < MERGE_STACK_ENTRIES; i++) {
 		struct merge_stack_entry e;
 		memcpy(&e, &tab[i], sizeof(e));
@@ -142,7 +38,7 @@ int merge_spool_stacks(const struct merge_spool *sp, merge_stack_fn *fn, void *a
 			continue;
 		/* The hash the writer keyed the entry by is its frames' check. */
 		if (e.state != MERGE_HOT_READY || !e.depth || e.depth > MERGE_STACK_MAX || !e.count ||
-		    e.count > (1ull << 48) || e.hash != stack_hash(e.pc, e.depth, e.gen)) {
+		    e.count > (1ull << 48) || e.hash != spool_stack_hash(e.pc, e.depth, e.gen)) {
 			(*bad)++;
 			continue;
 		}
@@ -156,7 +52,7 @@ int merge_spool_stacks(const struct merge_spool *sp, merge_stack_fn *fn, void *a
 int merge_stacks_check_counts(const struct merge_spool *sp)
 {
 	const struct merge_stacks_head *h = (const struct merge_stacks_head *)sp->stacks;
-	const struct merge_stack_entry *tab = entries(sp);
+	const struct merge_stack_entry *tab = spool_stack_entries(sp);
 	uint64_t sum = h->dropped;
 	/* Each sample adds to `samples` before its entry or `dropped`: the
 	 * counts never exceed it, even in a spool whose writer was killed. */

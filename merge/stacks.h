@@ -1,42 +1,23 @@
 /*
- * Call stacks: the spool's STACKS section (written by the sample handler
- * with `vprof run --stacks`) and an epoch's stacks file, stacks.EVENT.stk
- * (formats in format.h).
+ * Call stacks in the merge: the reader of a spool's STACKS section (the
+ * handler writes it with `vprof run --stacks`: spool/spool.h) and an
+ * epoch's stacks file, stacks.EVENT.stk (formats in spool/format.h and
+ * profile_format.h).
  *
- * Writer (libvprof.so): merge_spool_stack() counts one stack, async-
- * signal-safe and lock-free: one table per process, entries claimed by CAS
- * and never waited for. The table is fixed (4096 stacks of up to 64
- * frames, 2.2 MiB of address space, sparse): a stack that finds no entry
- * in 32 probes is counted as dropped, never lost silently.
- *
- * Merge (vprof merge): merge_stacks_from_spool() turns every frame into
- * (image, ELF offset) with the spool's image records, as counts are, so
- * stacks of processes with other load addresses (ASLR) merge; stacks are
- * keyed by their frames and summed: merging is associative and
- * commutative. Not async-signal-safe beyond merge_spool_stack.
+ * merge_stacks_from_spool() turns every frame into (image, ELF offset)
+ * with the spool's image records, as counts are, so stacks of processes
+ * with other load addresses (ASLR) merge; stacks are keyed by their
+ * frames and summed: merging is associative and commutative. Not
+ * async-signal-safe.
  */
 #ifndef VPROF_MERGE_STACKS_H
 #define VPROF_MERGE_STACKS_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include "merge/format.h"
+#include "merge/profile_format.h"
 
 struct merge_spool;
-
-#define MERGE_STACK_ENTRIES 4096
-
-size_t merge_stacks_section_bytes(void);
-void merge_stacks_geometry(struct merge_stacks_head *h, int depth, int method);
-/* 0 if h has the geometry this vprof writes, else -1. */
-int merge_stacks_check(const struct merge_stacks_head *h);
-
-/* Count one stack of `weight` samples: pc[0] the sampled PC, then return
- * addresses, depth frames (1..MERGE_STACK_MAX), taken in image generation
- * gen; truncated: the unwinder had more frames than depth. A no-op on a
- * spool without STACKS. Async-signal-safe. */
-void merge_spool_stack(struct merge_spool *sp, const uint64_t *pc, unsigned depth, unsigned gen,
-		       int truncated, uint64_t weight);
 
 /* Reader: every READY entry of a spool's STACKS (0 at once without one);
  * entries left BUSY (a kill mid-write), malformed, or whose frames do not

@@ -2,7 +2,7 @@
  * latency: load latencies binned at this machine's levels, as `vprof
  * calibrate` measured them (DB/calibration: "level NAME TYPICAL UPTO
  * FROM_BYTES TO_BYTES" lines, fastest first, UPTO increasing; see
- * reports/values.c). Loads only, timed with rdtscp; no unwinding.
+ * reports/value_model.c). Loads only, timed with rdtscp; no unwinding.
  *
  * A load of L ticks goes to the first level with L <= UPTO, else the last
  * one, and is recorded as that level's TYPICAL latency (kind LATENCY, and

@@ -1,5 +1,5 @@
 /*
- * values: vprof's default value capture (preload/values.c, observe())
+ * values: vprof's default value capture (preload/value_sample.c, observe())
  * written as a customization module, to show the API: every instruction;
  * its first result, first two sources (each also paired with the call
  * site), the first effective address, the first timed load's latency bin
@@ -9,7 +9,7 @@
  */
 #include <vprof-module.h>
 
-/* vprof's latency bins (merge/hotlist.c, merge_hot_latency_bin): exact
+/* vprof's latency bins (spool/hotlist.c, merge_hot_latency_bin): exact
  * below 16 ticks, then four bins per power of two. */
 static uint64_t latency_bin(uint64_t c)
 {

@@ -22,7 +22,7 @@
  * call's to read.
  */
 #include "preload/window.h"
-#include "merge/hotlist.h"
+#include "spool/hotlist.h"
 
 #define ARGS_LOOK 32           /* callee instructions looked at per call */
 #define ARGS_ALL 0x3fffu       /* 6 integer + 8 vector registers */

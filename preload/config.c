@@ -6,7 +6,6 @@
  * Runs once, in the constructor; not signal-safe.
  */
 #include "preload/preload.h"
-#include "merge/profile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -116,7 +115,7 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	/* Continuous mode (rotate.c): a new spool every S seconds. */
 	if ((rc = parse_u64("VPROF_EPOCH_SECS", 1, 100000000ull, &c->epoch_secs, why, whylen)) < 0)
 		return rc;
-	/* Call stacks (preload/stacks.c): a depth implies them, as a module
+	/* Call stacks (preload/stack_sample.c): a depth implies them, as a module
 	 * implies values; they need a signal per sample (no ring: the kernel's
 	 * callchain needs frame pointers, which Debian's code has not). */
 	s = getenv("VPROF_STACK_DEPTH");

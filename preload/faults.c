@@ -2,14 +2,14 @@
  * SIGSEGV, SIGBUS (and, for co-simulation, SIGTRAP) while vprof
  * interprets: the interpreter's fault-safe probes fault on purpose, so in
  * the interpreting modes (VPROF_VERIFY, VPROF_VALUES) our handler holds
- * these signals the way dispatch.c holds SIGPROF. A fault inside a probe is
+ * these signals the way handler.c holds SIGPROF. A fault inside a probe is
  * fixed up (interp_fault_fixup) and the probe returns an error; one in
  * a customization module's callback abandons the call and disables the
  * module (module.c, preload_module_fault); every other one goes to the program's disposition exactly as if vprof were
  * not there: its handler with its mask and flags, the default action
  * (a fault re-executes and takes it for real, core dump included), or
  * ignored. The program's sigaction calls for these signals are kept here
- * (the interposer in dispatch.c routes them) and it reads back its own.
+ * (the interposer in handler.c routes them) and it reads back its own.
  *
  * The handlers are async-signal-safe and preserve errno.
  */

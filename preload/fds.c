@@ -1,7 +1,7 @@
 /*
  * vprof's file descriptors. Normally there are none: a spool needs only
  * its MAP_SHARED mapping (its header names the owner, which is how a merge
- * tells a live one, see merge/spool.h), and a perf event lives on while
+ * tells a live one, see spool/spool.h), and a perf event lives on while
  * its ring (or, in signal mode, its header page) is mapped, its overflow
  * signals still coming after the descriptor is closed. So a program that
  * lists /proc/self/fd, or closes what it does not know, sees and breaks

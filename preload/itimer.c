@@ -37,7 +37,7 @@ static void say_shared(const struct itimerval *nv)
  * at the program's setting, every tick is both a sample and the program's
  * SIGPROF (and the rate asked is not the rate had: said once,
  * say_shared); when the program disarms it, or its one expiry comes
- * (dispatch.c), ours comes back. The program reads back its own setting,
+ * (handler.c), ours comes back. The program reads back its own setting,
  * never ours. */
 typedef int setitimer_fn(__itimer_which_t, const struct itimerval *, struct itimerval *);
 typedef int getitimer_fn(__itimer_which_t, struct itimerval *);

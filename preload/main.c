@@ -14,7 +14,6 @@
  * errno. Nothing else.
  */
 #include "preload/preload.h"
-#include "merge/profile.h"
 #include "preload/sandbox.h"
 #include "preload/selflimit.h"
 
@@ -191,7 +190,7 @@ static void read_cmdline(char *out, size_t cap)
 }
 
 /* VPROF_RUN=ID:EPOCH (hex, decimal), set by `vprof run`: the run record
- * of every spool (merge/spool.h), read once in the constructor. Anything
+ * of every spool (spool/spool.h), read once in the constructor. Anything
  * else leaves the spools without one, as processes not started by it. */
 static uint64_t g_run_id, g_run_epoch;
 
@@ -228,7 +227,7 @@ static int open_spool(void)
 	p.exe = exe;
 	p.cmdline = cmd;
 	/* The spool keeps no descriptor: its mapping is all the process
-	 * needs, and its header says who owns it (merge/spool.h). Rotation
+	 * needs, and its header says who owns it (spool/spool.h). Rotation
 	 * (rotate.c) makes the next ones with the same parameters. */
 	return preload_spool_first(&p);
 }
@@ -404,13 +403,11 @@ __attribute__((constructor)) static void vprof_init(void)
 		disable();
 		return;
 	}
-	struct merge_db db;
-	if ((rc = merge_db_open(&db, g_vprof.cfg.db, 1, why, sizeof(why))) < 0) {
+	if ((rc = spool_db_create(g_vprof.cfg.db, why, sizeof(why))) < 0) {
 		preload_say("cannot use database %s: %s; running unprofiled", g_vprof.cfg.db, why);
 		disable();
 		return;
 	}
-	merge_db_close(&db);
 	snprintf(g_vprof.spool_dir, sizeof(g_vprof.spool_dir), "%s/spool", g_vprof.cfg.db);
 
 	struct upcall_config uc = { .event = g_vprof.cfg.event, .period = g_vprof.cfg.period,

@@ -180,7 +180,7 @@ int sigsuspend(const sigset_t *mask)
  * sent to the process (its ITIMER_PROF's) would go to one of them
  * instead, held in our handler. From then on the program's blocks of
  * SIGPROF are real in every thread (masks above, thread starts, and
- * dispatch.c for a thread that blocked it before), and a thread is not
+ * handler.c for a thread that blocked it before), and a thread is not
  * sampled while it blocks SIGPROF: vprof's samples are SIGPROF too (one
  * left pending is taken when it unblocks). The reader itself is not
  * sampled from then on, since its descriptor would read ours; with the

@@ -12,7 +12,7 @@
  * default capture and stay quiet) and value sampling goes on with the
  * default capture.
  *
- * In the handler: observe() in values.c hands each interpreted record to
+ * In the handler: observe() in value_sample.c hands each interpreted record to
  * preload_module_observe, which keeps those of the classes the module
  * asked for as vprof_tuples in the thread's buffer; after the run,
  * preload_module_run calls the module's sequence() with them. The buffer
@@ -31,7 +31,7 @@
  */
 #include "preload/preload.h"
 #include "interp/interp.h"
-#include "merge/hotlist.h"
+#include "spool/hotlist.h"
 #include "vprof-module.h"
 
 #include <dlfcn.h>

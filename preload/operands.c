@@ -23,7 +23,7 @@
  * often (66-68% for a 70% target, tests/modules.sh).
  */
 #include "preload/window.h"
-#include "merge/hotlist.h"
+#include "spool/hotlist.h"
 
 #include <string.h>
 

@@ -11,7 +11,7 @@
 #include <signal.h>
 #include <ucontext.h>
 #include <stdint.h>
-#include "merge/spool.h"
+#include "spool/spool.h"
 #include "upcall/upcall.h"
 
 #define PRELOAD_TLS __attribute__((tls_model("initial-exec")))
@@ -59,7 +59,7 @@ struct preload_thread {
 	uint64_t slot_seq;       /* rotation number of the spool t->slot lies in */
 	struct merge_spool *sp;  /* the spool this thread entered (rotate.c), NULL outside */
 	/* A program's handler that preload_forward runs on the thread's
-	 * stack from our frames on the alternate stack (dispatch.c): */
+	 * stack from our frames on the alternate stack (handler.c): */
 	void *fwd_top;           /* its stack top; NULL when none is running */
 	void (*fwd_fn)(int, siginfo_t *, void *);
 	stack_t fwd_ss;          /* the alternate stack, disabled meanwhile */
@@ -71,7 +71,7 @@ extern struct preload_global g_vprof;
 extern __thread struct preload_thread g_thread PRELOAD_TLS;
 /* The thread's handler stack (thread.c): [lo, end), 0 when it has none;
  * the handler's entry (onstack.S) moves to top, which is end except
- * while frames of ours lie on it under a program's handler (dispatch.c). */
+ * while frames of ours lie on it under a program's handler (handler.c). */
 extern __thread uintptr_t preload_hstack_lo PRELOAD_TLS;
 extern __thread uintptr_t preload_hstack_end PRELOAD_TLS;
 extern __thread uintptr_t preload_hstack_top PRELOAD_TLS;
@@ -127,7 +127,7 @@ void preload_thread_unsample(void);
 void preload_images_scan(void);
 void preload_images_inherit(const struct merge_spool *parent);  /* fork child */
 
-/* dispatch.c: the SIGPROF handler and the program's disposition. */
+/* handler.c: the SIGPROF handler and the program's disposition. */
 int preload_signals_install(void);
 int preload_real_sigaction(int sig, const struct sigaction *a, struct sigaction *old);
 /* Apply the program's disposition *p of sig to this delivery as the kernel
@@ -173,7 +173,7 @@ int preload_faults_sigaction(int sig, const struct sigaction *act, struct sigact
  * its signal blocked kills the process, and probes fault on purpose. */
 void preload_faults_unblock(const ucontext_t *uc);
 
-/* values.c (VPROF_VALUES): preload_values_init once in the constructor
+/* value_sample.c (VPROF_VALUES): preload_values_init once in the constructor
  * (normal context; negative errno if unavailable); preload_values_sample
  * in the handler after a PC sample is counted: every interp_every-th
  * sample of the thread interprets and records value hotlists, advancing
@@ -185,7 +185,7 @@ void preload_values_thread_end(void);
 
 /* module.c (VPROF_MODULE, include/vprof-module.h). preload_module_load
  * in preload_values_init (normal context): 0, or negative errno with the
- * reason in why. The rest is AS-safe, for values.c's observer and the
+ * reason in why. The rest is AS-safe, for value_sample.c's observer and the
  * fault handler: _on says a module decides what is captured (loaded, not
  * disabled by a fault); _capture is its VPROF_CAP_* flags (0 without);
  * _observe keeps one interpreted record as a tuple if its class is asked
@@ -203,7 +203,7 @@ void preload_module_run(int executed);
 void preload_module_fault(int sig, siginfo_t *si, ucontext_t *uc);
 void preload_module_thread_end(void);
 
-/* stacks.c (VPROF_STACKS): preload_stacks_init once in the constructor
+/* stack_sample.c (VPROF_STACKS): preload_stacks_init once in the constructor
  * (normal context: warms the unwinder, so the handler never allocates);
  * preload_stacks_sample in the handler after a PC sample is counted:
  * unwinds from uc (unwind 0: the PC alone, for want of stack) and counts
@@ -217,7 +217,7 @@ void preload_fd_disown(int fd);
 int preload_fd_is_ours(int fd);
 void preload_fd_close_all_ours(void);   /* fork child */
 
-/* dispatch.c: is this SIGPROF one of our samples? Signal-safe. */
+/* handler.c: is this SIGPROF one of our samples? Signal-safe. */
 int preload_signal_is_ours(const siginfo_t *si);
 
 /* One message on stderr, prefixed "vprof: ". Not signal-safe. */

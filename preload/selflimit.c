@@ -60,7 +60,6 @@
 #include "preload/preload.h"
 #include "preload/sandbox.h"
 #include "preload/selflimit.h"
-#include "merge/profile.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 /*
  * SIGPROF belongs to vprof while a process is profiled, and the program
  * keeps its own view of it. These are the pieces the files that interpose
- * the signal calls share: dispatch.c (the handler, and the program's
+ * the signal calls share: handler.c (the handler, and the program's
  * disposition through sigaction and signal), masks.c (masks and waits),
  * itimer.c (ITIMER_PROF) and spawn.c (exec and spawn).
  */
@@ -26,7 +26,7 @@ extern struct preload_sigprof g_sigprof;
 /* The program has a handler of its own in a (not SIG_DFL or SIG_IGN). */
 int preload_sigprof_handled(const struct sigaction *a);
 /* Reinstall our handler with SA_RESTART as the program's disposition
- * asks (see dispatch.c). Normal context. */
+ * asks (see handler.c). Normal context. */
 void preload_sigprof_sync_restart(void);
 
 /* The next definition of a libc function: REAL(name, type) declares

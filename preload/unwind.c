@@ -1,7 +1,7 @@
 /*
  * vprof's own DWARF call-frame-information unwinder, for the SIGPROF
  * handler: the call stack of --stacks (method cfi, the default) and the
- * return address of value sampling's procedure (values.c).
+ * return address of value sampling's procedure (value_sample.c).
  *
  * From the interrupted context (the handler's ucontext), one frame at a
  * time:

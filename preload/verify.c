@@ -40,7 +40,7 @@
  * SIGSEGV/SIGBUS/SIGTRAP goes to the program's disposition exactly as if
  * vprof were not there (its handler with its mask and flags, or the
  * default action, or ignored). The program's sigaction calls for these
- * three signals are kept here by the interposer in dispatch.c.
+ * three signals are kept here by the interposer in handler.c.
  *
  * Results: a MAP_SHARED file per process (verify_format.h),
  * DB/verify/TAG.PID.vfy.

@@ -6,7 +6,7 @@
  */
 #include "preload/window.h"
 #include "preload/preload.h"
-#include "merge/hotlist.h"
+#include "spool/hotlist.h"
 
 /* This library's own text, from the linker: runs stop at its border. */
 extern char __ehdr_start[] __attribute__((visibility("hidden")));

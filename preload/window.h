@@ -32,7 +32,7 @@
  *
  * Everything here runs in the sample handler: async-signal-safe, no
  * malloc, no locks, bounded stack; the state is the thread's own (mapped
- * at its first value sample, values.c).
+ * at its first value sample, value_sample.c).
  */
 #ifndef VPROF_PRELOAD_WINDOW_H
 #define VPROF_PRELOAD_WINDOW_H

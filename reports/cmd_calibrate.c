@@ -34,9 +34,9 @@
  * The thresholds written are those, so a level's name on a latency bin
  * means what a sample can tell (--plain skips this step).
  */
-#include "reports/values.h"
+#include "reports/value_model.h"
 
-#include "merge/hotlist.h"
+#include "spool/hotlist.h"
 
 #include <fcntl.h>
 #include <getopt.h>

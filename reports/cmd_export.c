@@ -6,7 +6,7 @@
  */
 #include "reports/report.h"
 #include "reports/export.h"
-#include "reports/values.h"
+#include "reports/value_model.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -1,10 +1,10 @@
 /*
  * vprof latency: loads ranked by estimated stall (ASPLOS 2000, section
- * 3.2), as reports/latency.c ranks them: this file parses the options and
+ * 3.2), as reports/latency_rank.c ranks them: this file parses the options and
  * prints the rows, as a table whose rows lead with one English sentence
  * and carry the bins below, or as JSON Lines.
  */
-#include "reports/latency.h"
+#include "reports/latency_rank.h"
 #include "reports/table.h"
 
 #include <stdlib.h>

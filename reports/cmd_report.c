@@ -10,7 +10,7 @@
  */
 #include "reports/report.h"
 #include "reports/model.h"
-#include "reports/stacks.h"
+#include "reports/stack_model.h"
 #include "reports/table.h"
 #include "interp/interp.h"
 

@@ -13,7 +13,7 @@
  * target outside every image stays an absolute address of one process
  * (MERGE_HOT_FOREIGN) and is shown as such, never guessed.
  */
-#include "reports/values.h"
+#include "reports/value_model.h"
 #include "reports/table.h"
 
 #include <getopt.h>

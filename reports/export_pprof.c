@@ -12,8 +12,8 @@
  * arrays sized up front from the PC count, then packed once.
  */
 #include "reports/export.h"
-#include "reports/stacks.h"
-#include "reports/values.h"
+#include "reports/stack_model.h"
+#include "reports/value_model.h"
 
 #include "profile.pb-c.h"
 

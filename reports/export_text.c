@@ -7,7 +7,7 @@
  */
 #include "reports/export.h"
 #include "reports/report.h"
-#include "reports/stacks.h"
+#include "reports/stack_model.h"
 
 #include <stdlib.h>
 #include <string.h>

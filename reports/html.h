@@ -17,7 +17,7 @@
 int cmd_html(int argc, char **argv);
 
 /* One folded stack: frames[0] is the root, frames[depth - 1] the leaf.
- * The type of stacks.h's report_stack_fn (branch stacks): non-zero stops. */
+ * The type of stack_model.h's report_stack_fn (branch stacks): non-zero stops. */
 typedef int html_stack_fn(const char *const *frames, size_t depth, uint64_t count, void *arg);
 
 /*

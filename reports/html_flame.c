@@ -12,7 +12,7 @@
  */
 #include "reports/html.h"
 #include "reports/report.h"
-#include "reports/stacks.h"
+#include "reports/stack_model.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * html_values.c — the answers of a value profile on the `vprof html`
  * page: the invariants view (reports/invariants.c's ranking, as `vprof
  * invariants` prints it at its defaults) and the load-latency view
- * (reports/latency.c's, as `vprof latency`). Each is a sortable table
+ * (reports/latency_rank.c's, as `vprof latency`). Each is a sortable table
  * whose rows lead with the same English sentence as the command, values
  * typed (2.0, 3 (0x3)), and link to the procedure's listing when the page
  * has one. Every string from the profile goes through html_text().
@@ -10,7 +10,7 @@
  */
 #include "reports/html.h"
 #include "reports/invariants.h"
-#include "reports/latency.h"
+#include "reports/latency_rank.h"
 
 #include <string.h>
 

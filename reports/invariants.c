@@ -10,7 +10,7 @@
  * per ranking. Single-threaded.
  */
 #include "reports/invariants.h"
-#include "reports/stacks.h"
+#include "reports/stack_model.h"
 #include "reports/symbolize.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /*
  * invariants.h — the ranking behind `vprof invariants` (and any view
  * that shows its answer, such as `vprof html`): every value hotlist of a
- * value model (values.h) turned into candidates that a person could
+ * value model (value_model.h) turned into candidates that a person could
  * specialize for, each classified (values_class.c: data, or a constant,
  * a frame address, a position, which are hidden unless asked), typed,
  * named (callee, parameter in source order, call site by file:line in
@@ -36,7 +36,7 @@
 #ifndef VPROF_REPORTS_INVARIANTS_H
 #define VPROF_REPORTS_INVARIANTS_H
 
-#include "reports/values.h"
+#include "reports/value_model.h"
 
 enum inv_what {
 	INV_OPERAND = 0,

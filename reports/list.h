@@ -7,7 +7,7 @@
 #ifndef VPROF_REPORTS_LIST_H
 #define VPROF_REPORTS_LIST_H
 
-#include "reports/values.h"
+#include "reports/value_model.h"
 
 /* A procedure to list: its image, extent, name and samples of the event. */
 struct target {

@@ -9,7 +9,7 @@
 #include "reports/model.h"
 #include "reports/report.h"
 #include "reports/symbolize.h"
-#include "merge/images.h"
+#include "merge/image_store.h"
 #include "merge/jit.h"
 
 #include <stdlib.h>

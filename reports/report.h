@@ -92,12 +92,12 @@ const char *report_did_you_mean(const char *given, const char *const *names, siz
  * For `vprof run`, `verify`, `coverage`: the profiled command's status is
  * the user's. */
 int report_exit_like(int status);
-/* reports/selflimit.c: "vprof's cost over its bound: ..." into out
+/* reports/selflimit_line.c: "vprof's cost over its bound: ..." into out
  * when the bound on vprof's cost lowered any rate; returns 1 then, else 0
  * and "". max_cost: the bound, in percent, if known (else 0). */
 struct merge_stats;
 int report_selflimit_line(const struct merge_stats *s, int max_cost, char *out, size_t cap);
-/* reports/sandbox.c: the same for threads a seccomp sandbox stopped. */
+/* reports/sandbox_line.c: the same for threads a seccomp sandbox stopped. */
 int report_sandbox_line(const struct merge_stats *s, char *out, size_t cap);
 
 /*

@@ -450,7 +450,7 @@ int sym_collect_fdes(struct report_image *im, Elf *elf)
 		/* An FDE opened a little before its symbol: glibc's signal
 		 * return (__restore_rt) has its FDE start at the nop before
 		 * it, so that a return address into it, less one, is still
-		 * inside (the unwinder's rule, and ours in stacks.c). That nop
+		 * inside (the unwinder's rule, and ours in stack_model.c). That nop
 		 * is the symbol's, not a "sub_". */
 		cov = sym_search(im->syms, im->nsyms, start + range - 1);
 		if (cov && cov->start > start && cov->start - start < 16)

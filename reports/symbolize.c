@@ -45,7 +45,7 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 
 /*
  * The copy of the image the database kept (STORE/.build-id/xx/rest,
- * merge/images.h), opened into *f when it is there and has the build-id;
+ * merge/image_store.h), opened into *f when it is there and has the build-id;
  * its path in kept[cap].
  */
 static bool open_kept(struct report_image *im, const char *store, struct elf_file *f, char *kept,

@@ -43,7 +43,7 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
 
 /*
  * As report_image_open(), with the images a database kept at merge time
- * (`store`: DB/images, layout in merge/images.h; NULL: none): when the
+ * (`store`: DB/images, layout in merge/image_store.h; NULL: none): when the
  * file at `path` has another build-id or is gone, the kept copy
  * STORE/.build-id/xx/rest is the image file, and STORE is a debug root
  * after those of $VPROF_DEBUG_DIRS, so a rebuilt program's earlier

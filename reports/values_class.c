@@ -25,7 +25,7 @@
  *
  * The instruction comes from the image file (values_image.c), decoded by
  * Zydis; the operand a kind names is picked as the handler picks it
- * (preload/values.c, observe: visible register or memory operands,
+ * (preload/value_sample.c, observe: visible register or memory operands,
  * flags, rip and x87/mmx/control registers skipped, LEA's address
  * skipped; the first two read are SRC1 and SRC2, the first written is
  * RESULT). The same operand gives the value's type: Zydis's element type
@@ -41,7 +41,7 @@
  * constant where the loop reads it. Single-threaded, nothing
  * async-signal-safe.
  */
-#include "reports/values.h"
+#include "reports/value_model.h"
 #include "reports/symbolize.h"
 
 #include <Zydis/Zydis.h>
@@ -156,7 +156,7 @@ static ZydisRegister wide(ZydisRegister r)
 	return w;
 }
 
-/* Does the handler see this operand (preload/values.c, observe)? */
+/* Does the handler see this operand (preload/value_sample.c, observe)? */
 static int captured(const ZydisDecodedOperand *o)
 {
 	if (o->type == ZYDIS_OPERAND_TYPE_MEMORY)

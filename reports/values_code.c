@@ -3,7 +3,7 @@
  * procedure's arguments, so that `vprof invariants` can name it as the
  * source does ("e of power()", values_proto.c) where that is sure.
  */
-#include "reports/values.h"
+#include "reports/value_model.h"
 
 #include <Zydis/Zydis.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@ static const ZydisRegister kArgRegs[] = {
 };
 
 /* The register of the nth (0-based) source operand as the handler counts
- * them (preload/values.c: visible register or memory operands that are
+ * them (preload/value_sample.c: visible register or memory operands that are
  * read, flags and rip skipped), widened to 64 bits; NONE if that operand
  * is memory or absent. */
 static ZydisRegister nth_source(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops, int nth)

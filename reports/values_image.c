@@ -10,7 +10,7 @@
  * open until value_model_free(), and is used only while its build-id is
  * the profile's. Single-threaded, nothing async-signal-safe.
  */
-#include "reports/values.h"
+#include "reports/value_model.h"
 #include "reports/symbolize.h"
 
 #include <fcntl.h>
@@ -83,7 +83,7 @@ static void read_elf(struct value_model *vm, uint32_t image, struct value_elf *e
 	if (!im->path || im->path[0] != '/')
 		return;
 	/* The file the symbolizer trusted: the recorded one, or the copy the
-	 * database kept of a rebuilt image (merge/images.c). */
+	 * database kept of a rebuilt image (merge/image_store.c). */
 	const char *file = im->sym && report_image_file(im->sym) ? report_image_file(im->sym) : im->path;
 	if (im->build_id_len) {
 		int len = report_read_build_id(file, bid, sizeof(bid));

@@ -24,7 +24,7 @@
  * (a double compare, a 32-bit add, a memory base), which types values
  * DWARF does not. Single-threaded, nothing async-signal-safe.
  */
-#include "reports/values.h"
+#include "reports/value_model.h"
 #include "reports/symbolize.h"
 
 #include <Zydis/Zydis.h>

@@ -3,7 +3,7 @@
  * perf's builtin table. Each subcommand lives in reports/cmd_<name>.c.
  */
 #include "reports/report.h"
-#include "reports/values.h"
+#include "reports/value_model.h"
 #include "reports/html.h"
 
 #include <stdlib.h>

@@ -120,7 +120,7 @@ na=$(maxcol "$TMP/sa" 1); aa=$(maxcol "$TMP/sa" 2); za=$(maxcol "$TMP/sa" 3)
 nb=$(maxcol "$TMP/sb" 1); ab=$(maxcol "$TMP/sb" 2); zb=$(maxcol "$TMP/sb" 3)
 echo "spools at once: PC sampling max $na files, $aa bytes allocated ($za apparent);" \
 	"values max $nb files, $ab bytes allocated ($zb apparent); $(wc -l <"$TMP/sa") samples"
-plain_sz=2103296     # a PC-sampling spool's size (merge/spool.c layout)
+plain_sz=2103296     # a PC-sampling spool's size (spool/writer.c layout)
 values_sz=5513280    # with a VALUES section
 check "PC sampling: at most 5 spools at once (max $na)" [ "$na" -ge 1 -a "$na" -le 5 ]
 check "PC sampling: at most 5 spools' bytes at once ($aa allocated)" [ "$aa" -le $((5 * plain_sz)) ]

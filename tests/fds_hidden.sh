@@ -153,7 +153,7 @@ t = time.process_time()
 while time.process_time() - t < 0.1: pass'
 sp=$(ls "$TMP/db/spool/"*.spool 2>/dev/null | head -1)
 if [ -n "$sp" ]; then
-	# The owner record: 64 bytes at 3584 in page 0 (merge/spool.h).
+	# The owner record: 64 bytes at 3584 in page 0 (spool/spool.h).
 	dd if=/dev/zero of="$sp" bs=1 seek=3584 count=64 conv=notrunc status=none
 	"$VPROF" merge --db "$TMP/db" >"$TMP/m3" 2>&1
 	grep -q 'merged 1 spool (\([1-9][0-9]*\) samples.* 0 corrupt' "$TMP/m3" &&

@@ -19,7 +19,7 @@ field() { "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.arg
 D=$TMP/db1
 "$VPROF" run --db "$D" --no-merge -- "$TMP/work" 2 300 >/dev/null 2>&1
 sp=$(ls "$D"/spool/*.spool)
-# Add 61 to the largest count of the spool (merge/format.h layout: the
+# Add 61 to the largest count of the spool (spool/format.h layout: the
 # thread slots, then the shared table, where threads leave their counts
 # when they end).
 "$PY" - "$sp" >"$TMP/flip" <<'EOF'

@@ -2,12 +2,13 @@
  * What the upcall driver and the formats share, and nothing else: the
  * sampling events (stored in spools and profiles by number: never
  * renumber) with their names, and the raw close both use on their own
- * descriptors. upcall/ includes this, not merge/'s headers; merge/format.h
+ * descriptors. upcall/ includes this, not merge/'s headers; spool/format.h
  * includes it for the numbers it stores.
  */
 #ifndef VPROF_UPCALL_EVENTS_H
 #define VPROF_UPCALL_EVENTS_H
 
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,6 +36,15 @@ static inline const char *merge_event_name(unsigned ev)
 		[MERGE_EV_ITIMER] = "itimer",
 	};
 	return ev < MERGE_EV_MAX ? names[ev] : "?";
+}
+
+/* The event named s ("task-clock"), or -1. */
+static inline int merge_event_parse(const char *s)
+{
+	for (unsigned i = 1; i < MERGE_EV_MAX; i++)
+		if (strcmp(s, merge_event_name(i)) == 0)
+			return (int)i;
+	return -1;
 }
 
 /* Close with the raw system call, never through libvprof's interposed

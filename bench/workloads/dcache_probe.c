@@ -8,7 +8,7 @@
  * (default 1000 asked; the tick holds it at ~250 Hz here), and every
  * DCPROBE_EVERY-th signal (default 2) interprets the next DCPROBE_LEN
  * instructions (default 4) on an alternate stack and writes the advanced
- * state back, as preload/values.c does. The run uses a real decode cache of
+ * state back, as preload/value_sample.c does. The run uses a real decode cache of
  * INTERP_DCACHE_SIZE entries; the same stream of decode look-ups is
  * replayed against direct-mapped tag arrays of 512..8 entries with the
  * interpreter's index hash, which is what a cache of that size would

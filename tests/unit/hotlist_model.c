@@ -1,5 +1,5 @@
 /*
- * Reference-model test of value hotlists (merge/hotlist.c), SQLite style:
+ * Reference-model test of value hotlists (spool/hotlist.c), SQLite style:
  * every stream goes into hotlists and into an exact counter beside them.
  *
  *  - invariants after every offer and merge (NZ <= 16, counts > 0 and at
@@ -19,7 +19,7 @@
  *
  *   build/tests/hotlist_model [trials]
  */
-#include "merge/hotlist.h"
+#include "spool/hotlist.h"
 #include "tests/unit/check.h"
 
 #include <math.h>
@@ -300,7 +300,7 @@ static void order_case(int trials)
  * within 3 points of the true share in at least 99% of trials with 2000
  * samples, also when the stream is split over 4 threads and merged, and
  * when a thread's list is folded into a shared one every `chunk` samples
- * (spool.c's evictions: many small lists into one of large tau). */
+ * (spool/writer.c's evictions: many small lists into one of large tau). */
 static void accuracy_case(int trials, int parts, int chunk)
 {
 	uint64_t s = 0x1dea + (uint64_t)parts + 977 * (uint64_t)chunk;

@@ -13,7 +13,7 @@
  *   build/tests/merge_fuzz [iterations] [seed]
  */
 #include "merge/profile.h"
-#include "merge/spool.h"
+#include "merge/spool_read.h"
 
 #include <errno.h>
 #include <fcntl.h>

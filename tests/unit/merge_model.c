@@ -15,7 +15,7 @@
  *   build/tests/merge_model [seed]
  */
 #include "merge/profile.h"
-#include "merge/spool.h"
+#include "merge/spool_read.h"
 #include "tests/unit/check.h"
 
 #include <errno.h>

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
-#include "merge/spool.h"
-#include "merge/hotlist.h"
+#include "merge/spool_read.h"
+#include "spool/hotlist.h"
 #include "tests/unit/check.h"
 
 static uint64_t g_seen_vtot;

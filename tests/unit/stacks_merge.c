@@ -11,7 +11,7 @@
  *    refused.
  */
 #include "merge/stacks.h"
-#include "merge/spool.h"
+#include "merge/spool_read.h"
 #include "merge/profile.h"
 #include "tests/unit/check.h"
 

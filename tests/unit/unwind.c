@@ -13,7 +13,7 @@
  * by dlclose). Also checked:
  * enough signals landed in libc, in libm, in the program's handler (the
  * walk through __restore_rt), and stacks are deep; a stack read off the
- * thread's stack is refused; values.c's one step gives the caller.
+ * thread's stack is refused; preload/value_sample.c's one step gives the caller.
  */
 #include "preload/unwind.c"
 #include "tests/unit/check.h"
@@ -115,7 +115,7 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 		__atomic_add_fetch(&n_usr, 1, __ATOMIC_RELAXED);
 	if (na >= 6)
 		__atomic_add_fetch(&n_deep, 1, __ATOMIC_RELAXED);
-	/* values.c's use: one step from the ucontext is the caller's frame. */
+	/* preload/value_sample.c's use: one step from the ucontext is the caller's frame. */
 	struct cfi_cursor c;
 	if (na >= 2)
 		__atomic_add_fetch(&n_two, 1, __ATOMIC_RELAXED);
@@ -333,7 +333,7 @@ int main(int argc, char **argv)
 	CHECK(n_usr >= 50, "interrupted in the program's SIGUSR1 handler %ld times, equal through __restore_rt",
 	      n_usr);
 	CHECK(n_deep * 2 >= n_match && n_match > 0, "stacks of 6 frames or more: %ld of %ld", n_deep, n_match);
-	CHECK(n_step_ok == n_two && n_two > 0, "one cfi_step from the ucontext gives frame 2 (values.c's return address): %ld of %ld",
+	CHECK(n_step_ok == n_two && n_two > 0, "one cfi_step from the ucontext gives frame 2 (preload/value_sample.c's return address): %ld of %ld",
 	      n_step_ok, n_two);
 	return g_fail;
 }

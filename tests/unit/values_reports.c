@@ -10,7 +10,7 @@
  *   build/tests/values_reports     (from the repository root, or $VPROF_TOP)
  */
 #include "merge/profile.h"
-#include "merge/spool.h"
+#include "merge/spool_read.h"
 #include "reports/symbolize.h"
 #include "tests/unit/check.h"
 #include "tests/unit/shell.h"

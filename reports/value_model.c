@@ -1,11 +1,11 @@
 /*
- * values.c — the value model (values.h): report_model_load() for the PC
+ * value_model.c — the value model (value_model.h): report_model_load() for the PC
  * samples and stats, then one more pass over the same epoch(s) for the
  * hotlists, which model.c leaves alone. Hotlists of one key found in
  * several profiles (several epochs, or one per event) are merged with
  * merge_hot_merge, so each (image, address, kind) appears once.
  */
-#include "reports/values.h"
+#include "reports/value_model.h"
 #include "reports/symbolize.h"
 
 #include <errno.h>

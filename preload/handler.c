@@ -332,7 +332,7 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 		 * that runs on it). Short of it, the stack is the PC alone. */
 		int deep = hstack_room() >= PRELOAD_HANDLER_ROOM;
 		preload_sample_weighted(si, uc, w);
-		preload_stacks_sample(si, uc, deep);   /* VPROF_STACKS: preload/stacks.c */
+		preload_stacks_sample(si, uc, deep);   /* VPROF_STACKS: preload/stack_sample.c */
 		preload_selflimit_test_work(1);
 		int where = deep && !off_alt && (g_vprof.cfg.values || g_vprof.cfg.verify) ? interp_stack(uc) : 0;
 		if (g_vprof.cfg.values && where) {

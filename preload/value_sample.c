@@ -23,7 +23,7 @@
  * interp_run.
  *
  * Handler rules (docs/architecture.md): runs on the thread's handler
- * stack (the interpreter pushes below the interrupted RSP; dispatch.c
+ * stack (the interpreter pushes below the interrupted RSP; handler.c
  * interprets only with room left there); no malloc,
  * stdio or locks: the per-thread state (interpreter state, the window and
  * a 64-entry decode cache) is mmap'd on the thread's first value sample,
@@ -36,7 +36,7 @@
 #include "preload/selflimit.h"
 #include "preload/window.h"
 #include "interp/interp.h"
-#include "merge/hotlist.h"
+#include "spool/hotlist.h"
 #include "vprof-module.h"
 
 #include <errno.h>

@@ -55,7 +55,7 @@
  * bounded stack (under 1.5 KiB; merge_spool_value, which nests a
  * one-value hotlist and a merge, under 2 KiB). None is thread-safe on one
  * hotlist: the caller owns it (per-thread tables) or has claimed it
- * (spool.c).
+ * (spool/writer.c).
  */
 #ifndef VPROF_MERGE_HOTLIST_H
 #define VPROF_MERGE_HOTLIST_H
@@ -200,7 +200,7 @@ void merge_hot_offer_pair(struct merge_hotlist *h, uint64_t value, uint64_t aux,
  * tau; then raises until at most N remain. Commutative and associative
  * in distribution; estimates stay unbiased, and a heavy value keeps its
  * accuracy however many small lists are folded into a large one (as
- * spool.c's evictions do). a may be empty (n == 0, r == 0): it then
+ * spool/writer.c's evictions do). a may be empty (n == 0, r == 0): it then
  * becomes a copy of b. */
 void merge_hot_merge(struct merge_hotlist *a, const struct merge_hotlist *b, uint64_t *rng);
 

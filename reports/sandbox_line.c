@@ -5,7 +5,7 @@
  * refused, and the threads made inside one, never sampled.
  */
 #include "reports/report.h"
-#include "merge/format.h"
+#include "merge/profile_format.h"
 
 #include <stdio.h>
 

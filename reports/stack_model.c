@@ -1,6 +1,6 @@
 /*
- * stacks.c — load an epoch's call stacks (merge/stacks.h) for the reports
- * and answer the questions asked of them (see stacks.h).
+ * stack_model.c — load an epoch's call stacks (merge/stacks.h) for the reports
+ * and answer the questions asked of them (see stack_model.h).
  *
  * Workload: thousands of distinct stacks of up to 64 frames; each frame is
  * symbolized once (binary search in its image's table; names interned, so
@@ -8,7 +8,7 @@
  * sorting (event, image, name) triples of each stack, duplicates (a
  * recursion) counted once.
  */
-#include "reports/stacks.h"
+#include "reports/stack_model.h"
 #include "reports/report.h"
 #include "reports/symbolize.h"
 #include "merge/stacks.h"

@@ -1,4 +1,4 @@
-/* interp/dispatch.c — the instruction table's index, and interp_init.
+/* interp/optab.c — the instruction table's index, and interp_init.
  *
  * The table is the families' rows (struct interp_op, internal.h): one row
  * per mnemonic with its handler and its spec, each family file listing
@@ -123,7 +123,7 @@ int interp_init(void)
 /* No constructor: whatever interprets calls interp_init first (it is
  * idempotent). A profiled process pays for the set-up (CPUID, the vendor
  * self-check's native probes, the fast path's templates) only when a mode
- * interprets (values.c, verify.c). Until 2026-11-22 a constructor ran it
+ * interprets (preload/value_sample.c, verify.c). Until 2026-11-22 a constructor ran it
  * unless libvprof.so's strong `interp_init_at_load = 0` overrode a weak
  * `const int ... = 1`, and gcc folded the weak constant: every profiled
  * process ran the set-up at load. */

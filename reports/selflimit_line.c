@@ -6,7 +6,7 @@
  * work on each sample (calibrated).
  */
 #include "reports/report.h"
-#include "merge/format.h"
+#include "merge/profile_format.h"
 
 #include <stdio.h>
 

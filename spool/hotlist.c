@@ -13,7 +13,7 @@
  *
  * Concurrency: none here; the caller owns the hotlist it changes.
  */
-#include "merge/hotlist.h"
+#include "spool/hotlist.h"
 
 #include <string.h>
 

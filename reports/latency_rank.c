@@ -1,5 +1,5 @@
 /*
- * latency.c — loads ranked by estimated stall (latency.h says what the
+ * latency_rank.c — loads ranked by estimated stall (latency_rank.h says what the
  * estimate is). One pass over the model's hotlists: the first latency
  * hotlist of each load (LATENCY, value = binned cycles; else
  * ADDR_LATENCY, aux = the bin) gives its distribution; the image file
@@ -8,7 +8,7 @@
  * Workload: a few hundred loads at most, each decoded over at most
  * LAT_SPAN instructions. Single-threaded.
  */
-#include "reports/latency.h"
+#include "reports/latency_rank.h"
 
 #include <Zydis/Zydis.h>
 #include <stdlib.h>
@@ -90,7 +90,7 @@ static int is_branch(const ZydisDecodedInstruction *in)
 }
 
 /* PC samples of the load and of the straight-line code after it (see
- * latency.h): the count, and in *span how many instructions; -1 when the
+ * latency_rank.h): the count, and in *span how many instructions; -1 when the
  * load cannot be decoded. */
 static long samples_after(struct value_model *vm, const struct value_hot *v, int *span)
 {

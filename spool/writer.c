@@ -1,6 +1,8 @@
 /*
- * Spool files: creation and in-handler counting (libvprof.so), validation
- * and traversal (vprof merge). Format and rationale in format.h.
+ * The spool writer (libvprof.so): creation, the pages the filesystem has
+ * backed, and in-handler counting of samples, values, interpretation runs
+ * and image records. Format and rationale in format.h; the owner record
+ * in owner.c; the reader is merge/spool_read.c.
  *
  * Workload: the handler counts a few hundred to a few thousand samples per
  * second per thread, mostly hitting a small set of hot PCs, so the common
@@ -29,28 +31,19 @@
  *
  * Concurrency: a thread slot is written only by its owner's handler (and by
  * its owner at thread exit, with the trigger stopped). The shared table is
- * written by every thread with atomics. Merges only take spools whose
- * owner is gone (merge_spool_finished: the owner record in page 0), and
- * read them with pread, never through a mapping: a hole in a spool on a
- * full tmpfs reads as zeros, where a mapped read would fault.
+ * written by every thread with atomics.
  *
  * The writer keeps no descriptor on its spool: the program must not see
  * one (a program listing /proc/self/fd, or closing what it does not know,
- * as a daemon or a sandbox does). Liveness used to be a flock held on that
- * descriptor; it is now the owner's pid and start time (and the boot).
+ * as a daemon or a sandbox does).
  */
-#include "merge/spool.h"
-#include "merge/stacks.h"
+#include "spool/spool.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
-#include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,51 +63,6 @@ static inline uint32_t key_hash(uint64_t key)
 	 * runs lost their dispatch hotlists, one 61% of its value samples). */
 	key ^= key >> 32;
 	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32);
-}
-
-static size_t slot_bytes(uint32_t nbuckets)
-{
-	return sizeof(struct merge_thread_slot) + (size_t)nbuckets * MERGE_WAYS * sizeof(struct merge_entry);
-}
-
-static struct merge_thread_slot *slot_at(const struct merge_spool *sp, uint32_t i)
-{
-	return (struct merge_thread_slot *)(sp->threads + (size_t)i * sp->hdr->s.slot_size);
-}
-
-/* The VALUES section: head, one table per slot, the shared area. */
-static size_t value_table_bytes(void)
-{
-	return sizeof(struct merge_value_table) + (size_t)MERGE_VALUE_LISTS * sizeof(struct merge_hotlist);
-}
-
-/* shared: MERGE_VALUE_SHARED, or MERGE_VALUE_SHARED_V1 in older spools. */
-static size_t values_bytes(uint32_t nslots, uint32_t shared)
-{
-	return sizeof(struct merge_values_head) + nslots * value_table_bytes() +
-	       (size_t)shared * sizeof(struct merge_hotlist);
-}
-
-static void values_geometry(struct merge_values_head *h, uint32_t nslots, uint32_t shared)
-{
-	h->nslots = nslots;
-	h->lists = MERGE_VALUE_LISTS;
-	h->ways = MERGE_VALUE_WAYS;
-	h->shared = shared;
-	h->list_size = sizeof(struct merge_hotlist);
-	h->table_size = (uint32_t)value_table_bytes();
-}
-
-static struct merge_value_table *value_table(const struct merge_spool *sp, uint32_t i)
-{
-	return (struct merge_value_table *)(sp->values + sizeof(struct merge_values_head) +
-					    (size_t)i * value_table_bytes());
-}
-
-static struct merge_hotlist *value_shared(const struct merge_spool *sp)
-{
-	return (struct merge_hotlist *)(sp->values + sizeof(struct merge_values_head) +
-					(size_t)sp->hdr->s.nslots * value_table_bytes());
 }
 
 /* Small async-signal-safe helpers: no stdio in a fork child. */
@@ -137,197 +85,6 @@ static char *put_u64(char *p, char *end, uint64_t v)
 		*p++ = tmp[--n];
 	*p = 0;
 	return p;
-}
-
-/* Read a small /proc file into buf (NUL-terminated). System calls only. */
-static ssize_t read_small(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, cap - 1);
-	merge_fd_close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	return n;
-}
-
-static uint64_t parse_u64(const char *p)
-{
-	uint64_t v = 0;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (uint64_t)(*p++ - '0');
-	return v;
-}
-
-/* /proc/PID/stat: state (field 3), threads (20), start time (22, clock
- * ticks after boot). The command name (field 2) may hold spaces and
- * parentheses: fields are counted from its last ')'. */
-static int parse_stat(const char *buf, char *state, uint64_t *threads, uint64_t *start)
-{
-	const char *p = NULL;
-	for (const char *q = buf; *q; q++)
-		if (*q == ')')
-			p = q;
-	if (!p || p[1] != ' ' || !p[2])
-		return -1;
-	p += 2;
-	*state = *p;
-	int field = 3;
-	for (; *p && field < 22; p++)
-		if (*p == ' ') {
-			field++;
-			if (field == 20)
-				*threads = parse_u64(p + 1);
-			else if (field == 22)
-				*start = parse_u64(p + 1);
-		}
-	return field == 22 ? 0 : -1;
-}
-
-static void read_boot_id(uint8_t id[16])
-{
-	char buf[64];
-	int n = 0, hi = -1;
-	for (int i = 0; i < 16; i++)
-		id[i] = 0;
-	if (read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf)) <= 0)
-		return;
-	for (const char *p = buf; *p && n < 16; p++) {
-		int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
-		if (d < 0)
-			continue;
-		if (hi < 0)
-			hi = d;
-		else {
-			id[n++] = (uint8_t)(hi << 4 | d);
-			hi = -1;
-		}
-	}
-}
-
-static uint64_t read_pidns(void)
-{
-	char buf[64];
-	ssize_t n = readlink("/proc/self/ns/pid", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	for (char *p = buf; *p; p++)
-		if (*p == '[')
-			return parse_u64(p + 1);
-	return 0;
-}
-
-static void owner_fill(struct merge_spool_owner *o, pid_t pid)
-{
-	char buf[1024], state;
-	uint64_t threads = 0, start = 0;
-	memcpy(o->magic, MERGE_SPOOL_OWNER_MAGIC, 8);
-	o->pid = (uint64_t)pid;
-	if (read_small("/proc/self/stat", buf, sizeof(buf)) <= 0 ||
-	    parse_stat(buf, &state, &threads, &start) < 0)
-		start = 0;
-	o->start_ticks = start;
-	o->pidns = read_pidns();
-	read_boot_id(o->boot_id);
-	o->checksum = XXH64(o, offsetof(struct merge_spool_owner, checksum), 0);
-}
-
-static int boot_id_known(const uint8_t id[16])
-{
-	for (int i = 0; i < 16; i++)
-		if (id[i])
-			return 1;
-	return 0;
-}
-
-/* Does process pid map the spool (inode ino, file name base)? 1: yes;
- * 0: its maps were read whole and it does not (it exec'd since); -1:
- * cannot tell. Both the inode and the name are looked for, so that a
- * filesystem that shows other numbers in maps (overlayfs) errs towards
- * "maps it". */
-static int maps_spool(uint64_t pid, uint64_t ino, const char *base)
-{
-	char path[64], line[4096];
-	snprintf(path, sizeof(path), "/proc/%llu/maps", (unsigned long long)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	size_t bl = strlen(base);
-	int found = 0, whole = 1;
-	while (!found && fgets(line, sizeof(line), f)) {
-		size_t l = strlen(line);
-		if (l && line[l - 1] == '\n')
-			line[--l] = 0;
-		else if (!feof(f)) {
-			whole = 0;       /* a line longer than the buffer: skip it */
-			int c;
-			while ((c = fgetc(f)) != EOF && c != '\n')
-				;
-			continue;
-		}
-		unsigned long long i = 0;
-		if (sscanf(line, "%*s %*s %*s %*s %llu", &i) == 1 && i == ino)
-			found = 1;
-		const char *d = strstr(line, " (deleted)");
-		size_t end = d ? (size_t)(d - line) : l;
-		if (end > bl && line[end - bl - 1] == '/' && !strncmp(line + end - bl, base, bl))
-			found = 1;
-	}
-	if (ferror(f))
-		whole = 0;
-	fclose(f);
-	return found ? 1 : whole ? 0 : -1;
-}
-
-int merge_spool_finished(int fd, const char *spool_path)
-{
-	struct merge_spool_owner o;
-	if (pread(fd, &o, sizeof(o), MERGE_SPOOL_OWNER_OFF) != (ssize_t)sizeof(o) ||
-	    memcmp(o.magic, MERGE_SPOOL_OWNER_MAGIC, 8) != 0 ||
-	    o.checksum != XXH64(&o, offsetof(struct merge_spool_owner, checksum), 0))
-		/* An older libvprof's spool: its owner holds a flock while alive. */
-		return flock(fd, LOCK_EX | LOCK_NB) == 0;
-	uint8_t boot[16];
-	read_boot_id(boot);
-	if (boot_id_known(boot) && boot_id_known(o.boot_id) && memcmp(boot, o.boot_id, 16) != 0)
-		return 1;        /* written before the last reboot */
-	/* Rotated out and closed by its running owner (MERGE_EXITED_CLOSED):
-	 * no writer is left in it. Rotated out but maybe still written
-	 * (MERGE_EXITED_ROTATED): judged as a live owner's, by its mapping. */
-	uint64_t exited = 0;
-	if (pread(fd, &exited, sizeof(exited),
-		  (off_t)offsetof(struct merge_spool_header, live.exited)) != sizeof(exited))
-		exited = 0;
-	if (exited == MERGE_EXITED_CLOSED)
-		return 1;
-	uint64_t ns = read_pidns();
-	if (ns && o.pidns && ns != o.pidns)
-		/* Its pid means nothing here: trust only a normal exit. */
-		return exited == MERGE_EXITED_NORMAL;
-	char path[64], buf[1024], state = 0, *q;
-	uint64_t threads = 0, start = 0;
-	q = put_str(path, path + sizeof(path), "/proc/");
-	q = put_u64(q, path + sizeof(path), o.pid);
-	put_str(q, path + sizeof(path), "/stat");
-	if (read_small(path, buf, sizeof(buf)) <= 0 || parse_stat(buf, &state, &threads, &start) < 0)
-		return 1;        /* no such process */
-	if (o.start_ticks && start != o.start_ticks)
-		return 1;        /* another process took the pid */
-	/* A zombie whose threads have all exited has unmapped the spool; a
-	 * zombie group leader with live threads (pthread_exit from main)
-	 * counts itself and them. */
-	if (state == 'X' || (state == 'Z' && threads <= 1))
-		return 1;
-	/* The same process, but it may have exec'd since: exec drops the old
-	 * image's mapping (as it closed the flock'd descriptor before), and
-	 * the new image writes a spool of its own. */
-	struct stat st;
-	const char *base = strrchr(spool_path, '/');
-	base = base ? base + 1 : spool_path;
-	if (fstat(fd, &st) == 0 && maps_spool(o.pid, (uint64_t)st.st_ino, base) == 0)
-		return 1;
-	return 0;
 }
 
 static void copy_str(char *dst, size_t cap, const char *src)
@@ -424,14 +181,14 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 		       const struct merge_spool_params *p)
 {
 	size_t hdr = 4096;
-	size_t sl = slot_bytes(MERGE_SLOT_BUCKETS);
+	size_t sl = spool_slot_bytes(MERGE_SLOT_BUCKETS);
 	size_t threads_off = hdr, threads_sz = sl * MERGE_SLOTS;
 	size_t shared_off = threads_off + threads_sz;
 	size_t shared_sz = (size_t)MERGE_SHARED_ENTRIES * sizeof(struct merge_entry);
 	size_t images_off = shared_off + shared_sz;
 	size_t images_sz = (size_t)MERGE_IMAGE_RECORDS * sizeof(struct merge_image_record);
 	size_t values_off = images_off + images_sz;
-	size_t values_sz = p->values ? values_bytes(MERGE_SLOTS, MERGE_VALUE_SHARED) : 0;
+	size_t values_sz = p->values ? spool_values_bytes(MERGE_SLOTS, MERGE_VALUE_SHARED) : 0;
 	size_t stacks_off = values_off + values_sz;
 	size_t stacks_sz = p->stack_depth ? merge_stacks_section_bytes() : 0;
 	size_t size = stacks_off + stacks_sz;
@@ -532,7 +289,7 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	s->section[2] = (struct merge_section){ MERGE_SEC_IMAGES, MERGE_SECF_CHECKED, images_off, images_sz };
 	if (values_sz) {
 		s->section[3] = (struct merge_section){ MERGE_SEC_VALUES, 0, values_off, values_sz };
-		values_geometry((struct merge_values_head *)sp->values, MERGE_SLOTS, MERGE_VALUE_SHARED);
+		spool_values_geometry((struct merge_values_head *)sp->values, MERGE_SLOTS, MERGE_VALUE_SHARED);
 		sp->vshared = MERGE_VALUE_SHARED;
 	}
 	if (stacks_sz) {
@@ -544,7 +301,7 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	copy_str(s->exe, sizeof(s->exe), p->exe);
 	copy_str(s->cmdline, sizeof(s->cmdline), p->cmdline);
 	for (uint32_t i = 0; i < MERGE_SLOTS; i++)
-		slot_at(sp, i)->nbuckets = MERGE_SLOT_BUCKETS;
+		spool_slot_at(sp, i)->nbuckets = MERGE_SLOT_BUCKETS;
 	s->checksum = XXH64(s, offsetof(struct merge_spool_static, checksum), 0);
 	_Static_assert(sizeof(struct merge_spool_header) <= MERGE_SPOOL_OWNER_OFF,
 		       "owner record after the header");
@@ -552,7 +309,7 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 		       "run record after the owner record");
 	_Static_assert(MERGE_SPOOL_RUN_OFF + sizeof(struct merge_spool_run) <= 4096,
 		       "run record in page 0");
-	owner_fill((struct merge_spool_owner *)((uint8_t *)m + MERGE_SPOOL_OWNER_OFF), pid);
+	spool_owner_fill((struct merge_spool_owner *)((uint8_t *)m + MERGE_SPOOL_OWNER_OFF), pid);
 	if (p->run_id) {
 		struct merge_spool_run *r = (struct merge_spool_run *)((uint8_t *)m + MERGE_SPOOL_RUN_OFF);
 		memcpy(r->magic, MERGE_SPOOL_RUN_MAGIC, 8);
@@ -602,7 +359,7 @@ struct merge_thread_slot *merge_spool_claim_slot(struct merge_spool *sp, uint32_
 	if (!sp->hdr || __atomic_load_n(&sp->nospace, __ATOMIC_RELAXED))
 		return NULL;
 	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
-		struct merge_thread_slot *sl = slot_at(sp, i);
+		struct merge_thread_slot *sl = spool_slot_at(sp, i);
 		uint32_t want = MERGE_SLOT_FREE;
 		if (__atomic_compare_exchange_n(&sl->state, &want, MERGE_SLOT_OWNED, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
@@ -770,7 +527,7 @@ void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *
  * them). Returns 0, or -1 when no record was found in 32 probes. */
 static int shared_hot_merge(struct merge_spool *sp, const struct merge_hotlist *h, uint64_t *rng)
 {
-	struct merge_hotlist *tab = value_shared(sp);
+	struct merge_hotlist *tab = spool_value_shared(sp);
 	uint32_t mask = sp->vshared - 1;
 	uint32_t at = key_hash(h->key) & mask;
 	for (uint32_t probe = 0; probe < 32; probe++) {
@@ -830,8 +587,8 @@ void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 	}
 	/* A writer's slots are this vprof's size (a constant: a multiply,
 	 * not a divide, and no read of the header page per value). */
-	uint32_t idx = (uint32_t)((size_t)((uint8_t *)sl - sp->threads) / slot_bytes(MERGE_SLOT_BUCKETS));
-	struct merge_value_table *t = value_table(sp, idx);
+	uint32_t idx = (uint32_t)((size_t)((uint8_t *)sl - sp->threads) / spool_slot_bytes(MERGE_SLOT_BUCKETS));
+	struct merge_value_table *t = spool_value_table(sp, idx);
 	if (merge_spool_room(sp, t, sizeof(*t)) < 0)
 		return;
 	/* The owner's count: a plain store to its own table (an atomic add
@@ -972,345 +729,6 @@ void merge_spool_image_gen(struct merge_spool *sp, int kind, uint64_t bias,
 	__atomic_store_n(&r->valid, 1, __ATOMIC_RELEASE);
 }
 
-/* ---- reader ---- */
-
-static int bad(char *why, size_t whylen, const char *msg)
-{
-	snprintf(why, whylen, "%s", msg);
-	return -EBADMSG;
-}
-
-/* Read a file of size n into buf (zero-filled), its data extents only:
- * holes read as the zeros already there. Unlike a mapping of the file, a
- * hole here costs no page of the file's filesystem, which may have none
- * to give (a read fault on a full tmpfs raises SIGBUS). */
-static int read_extents(int fd, uint8_t *buf, size_t n)
-{
-	off_t at = 0;
-	while ((size_t)at < n) {
-		off_t d = lseek(fd, at, SEEK_DATA), h;
-		if (d < 0) {
-			if (errno == ENXIO)
-				return 0;        /* the rest is a hole */
-			d = at;                  /* no SEEK_DATA here: read it all */
-			h = (off_t)n;
-		} else {
-			h = lseek(fd, d, SEEK_HOLE);
-			if (h < 0 || (size_t)h > n)
-				h = (off_t)n;
-		}
-		while (d < h) {
-			ssize_t r = pread(fd, buf + d, (size_t)(h - d), d);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0)
-				return -errno;
-			if (r == 0)
-				return -EIO;     /* shorter than fstat said */
-			d += r;
-		}
-		at = h;
-	}
-	return 0;
-}
-
-/* The weighted sum of a run of (key, count) entries (format.h). */
-static uint64_t entries_sum(const struct merge_entry *e, size_t n)
-{
-	uint64_t sum = 0;
-	for (size_t i = 0; i < n; i++)
-		if (e[i].key)
-			sum += merge_key_mix(e[i].key) * e[i].count;
-	return sum;
-}
-
-/* The block checks of a spool whose writer kept them (section flags):
- * every thread slot's entries against its sum, the shared table against
- * what the slots and the slot-less samples put there, every complete
- * image record against its check, the stacks' counts against the
- * samples offered. A block its writer was changing when the process died
- * (a slot left BUSY, a slot-less sample not done) cannot be checked and
- * is taken as it is: a SIGKILL must not cost the data it left. */
-static int check_blocks(const struct merge_spool *sp, char *why, size_t whylen)
-{
-	const struct merge_spool_static *s = &sp->hdr->s;
-	const struct merge_spool_live *l = &sp->hdr->live;
-	int torn = 0;
-	if (s->section[0].flags & MERGE_SECF_CHECKED) {
-		uint64_t into_shared = l->noslot_sum;
-		for (uint32_t i = 0; i < s->nslots; i++) {
-			const struct merge_thread_slot *sl = slot_at(sp, i);
-			into_shared += sl->shared_sum;
-			if (sl->busy == MERGE_SLOT_BUSY) {
-				torn = 1;
-				continue;
-			}
-			if (sl->busy != 0 ||
-			    entries_sum(&sl->bucket[0][0], (size_t)sl->nbuckets * MERGE_WAYS) != sl->sum) {
-				snprintf(why, whylen, "thread slot %u fails its check (a count or a key "
-					 "was changed)", i);
-				return -EBADMSG;
-			}
-		}
-		uint64_t inside = l->nothread - l->noslot_done;
-		if (inside > l->threads + 1) {
-			snprintf(why, whylen, "slot-less sample counters fail their check");
-			return -EBADMSG;
-		}
-		torn |= inside != 0;
-		if (!torn && (s->section[1].flags & MERGE_SECF_CHECKED) &&
-		    entries_sum(sp->shared, s->shared_entries) != into_shared) {
-			snprintf(why, whylen, "shared table fails its check (a count or a key was changed)");
-			return -EBADMSG;
-		}
-	}
-	if (s->section[2].flags & MERGE_SECF_CHECKED) {
-		uint64_t n = l->image_seq < s->image_records ? l->image_seq : s->image_records;
-		for (uint64_t i = 0; i < n; i++) {
-			const uint8_t *r = (const uint8_t *)&sp->images[i];
-			uint64_t ck;
-			memcpy(&ck, r + MERGE_IMAGE_CHECK_OFF, sizeof(ck));
-			if (sp->images[i].valid == 1 && XXH64(r + 4, MERGE_IMAGE_CHECK_OFF - 4, 0) != ck) {
-				snprintf(why, whylen, "image record %llu fails its check",
-					 (unsigned long long)i);
-				return -EBADMSG;
-			}
-		}
-	}
-	if (sp->stacks && (s->section[s->nsections - 1].flags & MERGE_SECF_CHECKED) &&
-	    merge_stacks_check_counts(sp) < 0) {
-		snprintf(why, whylen, "stacks fail their check (more counted than offered)");
-		return -EBADMSG;
-	}
-	return 0;
-}
-
-int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t whylen)
-{
-	struct stat st;
-	int err;
-
-	memset(sp, 0, sizeof(*sp));
-	sp->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (sp->fd < 0) {
-		err = -errno;
-		snprintf(why, whylen, "%s", strerror(errno));
-		return err;
-	}
-	copy_str(sp->path, sizeof(sp->path), path);
-	if (fstat(sp->fd, &st) < 0) {
-		err = -errno;
-		snprintf(why, whylen, "%s", strerror(errno));
-		goto fail;
-	}
-	if ((size_t)st.st_size < 4096) {
-		err = bad(why, whylen, "truncated (shorter than its header)");
-		goto fail;
-	}
-	if ((uint64_t)st.st_size > (1ull << 32)) {
-		err = bad(why, whylen, "implausibly large");
-		goto fail;
-	}
-	sp->size = (size_t)st.st_size;
-	void *m = mmap(NULL, sp->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED) {
-		err = -errno;
-		snprintf(why, whylen, "mmap: %s", strerror(errno));
-		goto fail;
-	}
-	sp->hdr = m;
-	sp->room_all = 1;
-	if ((err = read_extents(sp->fd, m, sp->size)) < 0) {
-		snprintf(why, whylen, "read: %s", strerror(-err));
-		goto fail;
-	}
-	mprotect(m, sp->size, PROT_READ);
-	merge_fd_close(sp->fd);
-	sp->fd = -1;
-	const struct merge_spool_static *s = &sp->hdr->s;
-	if (memcmp(s->magic, MERGE_SPOOL_MAGIC, 8) != 0) {
-		err = bad(why, whylen, "not a vprof spool (bad magic)");
-		goto fail;
-	}
-	if (s->bom != MERGE_BOM) {
-		err = bad(why, whylen, "wrong byte order");
-		goto fail;
-	}
-	if (s->version != MERGE_SPOOL_VERSION && s->version != MERGE_SPOOL_VERSION_PLAIN &&
-	    s->version != MERGE_SPOOL_VERSION_STACKS) {
-		snprintf(why, whylen, "spool version %u, this vprof reads %u to %u", s->version,
-			 MERGE_SPOOL_VERSION_PLAIN, MERGE_SPOOL_VERSION_STACKS);
-		err = -EPROTO;
-		goto fail;
-	}
-	if (XXH64(s, offsetof(struct merge_spool_static, checksum), 0) != s->checksum) {
-		err = bad(why, whylen, "header checksum mismatch");
-		goto fail;
-	}
-	if (s->file_size != sp->size) {
-		err = bad(why, whylen, "truncated (size differs from its header)");
-		goto fail;
-	}
-	/* Layout must be what this reader computes from the counts: anything
-	 * else would let a corrupt header send us outside the mapping. */
-	/* Version 3: THREADS, SHARED, IMAGES, [VALUES,] STACKS. */
-	int has_stacks = s->version == MERGE_SPOOL_VERSION_STACKS;
-	int has_values = s->version == MERGE_SPOOL_VERSION ||
-			 (has_stacks && s->nsections == 5);
-	uint32_t nsec = 3 + (uint32_t)has_values + (uint32_t)has_stacks;
-	if (s->nsections != nsec || s->nslots == 0 || s->nslots > 4096 ||
-	    s->slot_size != slot_bytes(MERGE_SLOT_BUCKETS) ||
-	    (s->shared_entries & (s->shared_entries - 1)) || s->shared_entries == 0) {
-		err = bad(why, whylen, "implausible layout");
-		goto fail;
-	}
-	uint64_t need[5] = { (uint64_t)s->nslots * s->slot_size,
-			     (uint64_t)s->shared_entries * sizeof(struct merge_entry),
-			     (uint64_t)s->image_records * sizeof(struct merge_image_record),
-			     has_values ? values_bytes(s->nslots, MERGE_VALUE_SHARED) : merge_stacks_section_bytes(),
-			     merge_stacks_section_bytes() };
-	uint32_t kind[5] = { MERGE_SEC_THREADS, MERGE_SEC_SHARED, MERGE_SEC_IMAGES,
-			     has_values ? MERGE_SEC_VALUES : MERGE_SEC_STACKS, MERGE_SEC_STACKS };
-	/* A VALUES section of this vprof's shared area, or of the smaller one
-	 * spools had before 2026-11-23. */
-	uint32_t vshared = MERGE_VALUE_SHARED;
-	if (has_values && s->section[3].size == values_bytes(s->nslots, MERGE_VALUE_SHARED_V1))
-		need[3] = values_bytes(s->nslots, vshared = MERGE_VALUE_SHARED_V1);
-	for (uint32_t i = 0; i < nsec; i++) {
-		const struct merge_section *sec = &s->section[i];
-		if (sec->kind != kind[i] || sec->size != need[i] ||
-		    sec->offset < s->header_size || sec->offset + sec->size > sp->size) {
-			err = bad(why, whylen, "section table out of bounds");
-			goto fail;
-		}
-	}
-	sp->threads = (uint8_t *)m + s->section[0].offset;
-	sp->shared = (struct merge_entry *)((uint8_t *)m + s->section[1].offset);
-	sp->images = (struct merge_image_record *)((uint8_t *)m + s->section[2].offset);
-	if (has_stacks) {
-		sp->stacks = (uint8_t *)m + s->section[nsec - 1].offset;
-		if (merge_stacks_check((const struct merge_stacks_head *)sp->stacks) < 0) {
-			err = bad(why, whylen, "stacks section geometry corrupt");
-			goto fail;
-		}
-	}
-	if (has_values) {
-		/* The geometry lies outside the checksum: it must be exactly
-		 * what this reader would have written. */
-		struct merge_values_head want = { 0 };
-		sp->values = (uint8_t *)m + s->section[3].offset;
-		values_geometry(&want, s->nslots, vshared);
-		sp->vshared = vshared;
-		if (memcmp(sp->values, &want, sizeof(want)) != 0) {
-			err = bad(why, whylen, "values section geometry corrupt");
-			goto fail;
-		}
-	}
-	for (uint32_t i = 0; i < s->nslots; i++) {
-		if (slot_at(sp, i)->nbuckets != MERGE_SLOT_BUCKETS) {
-			err = bad(why, whylen, "thread slot header corrupt");
-			goto fail;
-		}
-	}
-	if ((err = check_blocks(sp, why, whylen)) < 0)
-		goto fail;
-	return 0;
-fail:
-	merge_spool_close(sp);
-	return err;
-}
-
-void merge_spool_close(struct merge_spool *sp)
-{
-	/* A reader's descriptor (merge_spool_open); a writer keeps none. */
-	if (sp->fd >= 0)
-		merge_fd_close(sp->fd);
-	merge_spool_forget(sp);
-}
-
-static int visit(uint64_t key, uint64_t count, merge_entry_fn *fn, void *arg, uint64_t *badn)
-{
-	if (!key || !count)
-		return 0;
-	unsigned ev = MERGE_KEY_EV(key);
-	if (ev == MERGE_EV_NONE || ev >= MERGE_EV_MAX || count > (1ull << 48)) {
-		(*badn)++;
-		return 0;
-	}
-	return fn(key, count, arg);
-}
-
-int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *arg,
-			uint64_t *badn)
-{
-	int r;
-	*badn = 0;
-	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
-		const struct merge_thread_slot *sl = slot_at(sp, i);
-		for (uint32_t b = 0; b < sl->nbuckets; b++)
-			for (int w = 0; w < MERGE_WAYS; w++)
-				if ((r = visit(sl->bucket[b][w].key, sl->bucket[b][w].count, fn, arg, badn)))
-					return r;
-	}
-	for (uint32_t i = 0; i < sp->hdr->s.shared_entries; i++)
-		if ((r = visit(sp->shared[i].key, sp->shared[i].count, fn, arg, badn)))
-			return r;
-	return 0;
-}
-
-static int run_ok(const struct merge_spool_run *r)
-{
-	return !memcmp(r->magic, MERGE_SPOOL_RUN_MAGIC, 8) &&
-	       r->checksum == XXH64(r, offsetof(struct merge_spool_run, checksum), 0);
-}
-
-int merge_spool_run_read(int fd, struct merge_spool_run *r)
-{
-	if (pread(fd, r, sizeof(*r), MERGE_SPOOL_RUN_OFF) == (ssize_t)sizeof(*r) && run_ok(r))
-		return 0;
-	memset(r, 0, sizeof(*r));
-	return -1;
-}
-
-/* One stored hotlist: skip empty ones, count damaged or half-written ones. */
-static int visit_hot(const struct merge_hotlist *h, merge_hot_fn *fn, void *arg, uint64_t *badn)
-{
-	uint32_t st = h->state;
-	if (!h->key && st != MERGE_HOT_BUSY)
-		return 0;
-	if (st != MERGE_HOT_READY || merge_hot_check(h, 1, NULL) < 0) {
-		(*badn)++;
-		return 0;
-	}
-	return fn(h, arg);
-}
-
-uint64_t merge_spool_value_samples(const struct merge_spool *sp)
-{
-	uint64_t n = sp->hdr->live.value_samples;
-	for (uint32_t i = 0; sp->values && i < sp->hdr->s.nslots; i++)
-		n += value_table(sp, i)->offered;
-	return n;
-}
-
-int merge_spool_values(const struct merge_spool *sp, merge_hot_fn *fn, void *arg, uint64_t *badn)
-{
-	int r;
-	*badn = 0;
-	if (!sp->values)
-		return 0;
-	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
-		const struct merge_hotlist *h = (const struct merge_hotlist *)(value_table(sp, i) + 1);
-		for (uint32_t j = 0; j < MERGE_VALUE_LISTS; j++)
-			if ((r = visit_hot(&h[j], fn, arg, badn)))
-				return r;
-	}
-	const struct merge_hotlist *h = value_shared(sp);
-	for (uint32_t j = 0; j < sp->vshared; j++)
-		if ((r = visit_hot(&h[j], fn, arg, badn)))
-			return r;
-	return 0;
-}
 
 int merge_spool_images(const struct merge_spool *sp, merge_image_fn *fn, void *arg)
 {

@@ -1,5 +1,5 @@
 /*
- * stacks.h — the call stacks of a database (`vprof run --stacks`) as the
+ * stack_model.h — the call stacks of a database (`vprof run --stacks`) as the
  * reports see them: every recorded stack of the epoch(s) a model was
  * loaded from, each frame resolved to the model's image and a procedure.
  *

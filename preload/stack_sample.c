@@ -302,7 +302,7 @@ void preload_stacks_sample(siginfo_t *si, void *ucv, int unwind)
 	if (g_thread.busy || !unwind) {
 		/* In vprof's own code: the leaf alone (the unwinder may be
 		 * what was interrupted); so too without the stack an unwinder
-		 * needs (dispatch.c). */
+		 * needs (handler.c). */
 		pc[0] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 		n = 1;
 	} else {

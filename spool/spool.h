@@ -1,23 +1,24 @@
 /*
  * Spool files: the per-process sample store (format in format.h).
  *
- * Writer side (libvprof.so): merge_spool_create() makes and maps the file
- * when a process starts (or a fork child begins); the handler then counts
- * samples with merge_spool_count(), which is async-signal-safe, lock-free
- * and touches one cache line in the common case. Image loads and unloads
- * are appended with merge_spool_image().
+ * The writer (libvprof.so, writer.c): merge_spool_create() makes and maps
+ * the file when a process starts (or a fork child begins); the handler
+ * then counts samples with merge_spool_count(), which is async-signal-safe,
+ * lock-free and touches one cache line in the common case. Image loads and
+ * unloads are appended with merge_spool_image(). The owner record (owner.c)
+ * tells a merge whether the writer is gone.
  *
- * Reader side (vprof merge): merge_spool_open() maps a finished spool
- * read-only and validates it; merge_spool_foreach() visits every counted
- * (key, count), from thread tables and the shared table.
+ * The reader is merge/spool_read.h (the vprof command only); it shares the
+ * geometry helpers at the end of this header.
  */
-#ifndef VPROF_MERGE_SPOOL_H
-#define VPROF_MERGE_SPOOL_H
+#ifndef VPROF_SPOOL_SPOOL_H
+#define VPROF_SPOOL_SPOOL_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include "merge/format.h"
-#include "merge/hotlist.h"
+#include <sys/types.h>
+#include "spool/format.h"
+#include "spool/hotlist.h"
 
 /* Sizes of a new spool. Bounded whatever the run length: ~2.1 MiB of
  * address space, sparse on disk (untouched pages take no room). */
@@ -171,7 +172,21 @@ void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *slot, u
  * Async-signal-safe (relaxed atomic adds). */
 void merge_spool_interp(struct merge_spool *sp, uint64_t insns, unsigned stop);
 
-/* ---- reader ---- */
+/* Same for valid image records, in record order. */
+typedef int merge_image_fn(const struct merge_image_record *r, void *arg);
+int merge_spool_images(const struct merge_spool *sp, merge_image_fn *fn, void *arg);
+
+/* Make the directories a writer needs in database root (dir.c): spool/,
+ * epochs/ and the lock file, each if missing, directories 0700. 0, or
+ * negative errno with the reason in why. spool_mkdir_p: mkdir -p, each
+ * directory with mode. Not async-signal-safe. */
+#define SPOOL_DB_ROOT_MAX 448     /* bytes of a database's path, at most */
+int spool_db_create(const char *root, char *why, size_t whylen);
+int spool_mkdir_p(const char *path, mode_t mode);
+
+/* The owner record of a new spool, for the process pid (owner.c). System
+ * calls only: may run in a fork child. */
+void spool_owner_fill(struct merge_spool_owner *o, pid_t pid);
 
 /* Is the spool at path, open on fd, finished (its owner gone), so that a
  * merge may take it? 1: finished; 0: its owner runs (or cannot be told:
@@ -182,39 +197,77 @@ void merge_spool_interp(struct merge_spool *sp, uint64_t insns, unsigned stop);
  * owner's flock is gone. */
 int merge_spool_finished(int fd, const char *path);
 
-/* Read PATH into private memory (by pread, data extents only: no
- * mapping of the file, so a hole a full filesystem cannot back reads as
- * zeros instead of raising SIGBUS) and validate magic, version, byte
- * order, checksum, layout and, where the writer kept them, the block
- * checks: each thread slot's and the shared table's sums, each image
- * record's check, the stacks' total. On failure returns negative errno
- * (-EBADMSG for corruption) and puts a reason in why. */
-int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t whylen);
-void merge_spool_close(struct merge_spool *sp);
+/* ---- the STACKS section (stack_table.c) ----
+ *
+ * spool_stack() counts one stack, async-signal-safe and lock-free: one
+ * table per process, entries claimed by CAS and never waited for. The
+ * table is fixed (4096 stacks of up to 64 frames, 2.2 MiB of address
+ * space, sparse): a stack that finds no entry in 32 probes is counted as
+ * dropped, never lost silently. */
+#define MERGE_STACK_ENTRIES 4096
 
-/* Visit every non-empty (key, count); stops early if fn returns non-zero.
- * Counts whose key is malformed are skipped and reported through *bad. */
-typedef int merge_entry_fn(uint64_t key, uint64_t count, void *arg);
-int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *arg,
-			uint64_t *bad);
+size_t merge_stacks_section_bytes(void);
+void merge_stacks_geometry(struct merge_stacks_head *h, int depth, int method);
+/* 0 if h has the geometry this vprof writes, else -1. */
+int merge_stacks_check(const struct merge_stacks_head *h);
 
-/* Visit every hotlist of the VALUES section (thread tables, then the
- * shared area); several may share a key, and the caller merges them.
- * Damaged ones (merge_hot_check) and ones a killed writer left half-merged
- * are skipped and counted in *bad. Returns 0 at once on spools without
- * values. */
-typedef int merge_hot_fn(const struct merge_hotlist *h, void *arg);
-/* Values offered (merge_spool_value): the header's count (values with no
- * slot) plus each thread table's own. */
-uint64_t merge_spool_value_samples(const struct merge_spool *sp);
-int merge_spool_values(const struct merge_spool *sp, merge_hot_fn *fn, void *arg, uint64_t *bad);
+/* Count one stack of `weight` samples: pc[0] the sampled PC, then return
+ * addresses, depth frames (1..MERGE_STACK_MAX), taken in image generation
+ * gen; truncated: the unwinder had more frames than depth. A no-op on a
+ * spool without STACKS. Async-signal-safe. */
+void merge_spool_stack(struct merge_spool *sp, const uint64_t *pc, unsigned depth, unsigned gen,
+		       int truncated, uint64_t weight);
 
-/* The run record of the spool file open on fd: 0 and *r filled, or -1
- * when it has none (or a damaged one). */
-int merge_spool_run_read(int fd, struct merge_spool_run *r);
+/* The table's entries, and the hash an entry is keyed by (FNV-1a over
+ * the frames, then a final mix; never 0): the reader's check. */
+struct merge_stack_entry *spool_stack_entries(const struct merge_spool *sp);
+uint64_t spool_stack_hash(const uint64_t *pc, unsigned depth, unsigned gen);
 
-/* Same for valid image records, in record order. */
-typedef int merge_image_fn(const struct merge_image_record *r, void *arg);
-int merge_spool_images(const struct merge_spool *sp, merge_image_fn *fn, void *arg);
+/* ---- geometry, shared by the writer and the reader ---- */
+
+static inline size_t spool_slot_bytes(uint32_t nbuckets)
+{
+	return sizeof(struct merge_thread_slot) + (size_t)nbuckets * MERGE_WAYS * sizeof(struct merge_entry);
+}
+
+static inline struct merge_thread_slot *spool_slot_at(const struct merge_spool *sp, uint32_t i)
+{
+	return (struct merge_thread_slot *)(sp->threads + (size_t)i * sp->hdr->s.slot_size);
+}
+
+/* The VALUES section: head, one table per slot, the shared area. */
+static inline size_t spool_value_table_bytes(void)
+{
+	return sizeof(struct merge_value_table) + (size_t)MERGE_VALUE_LISTS * sizeof(struct merge_hotlist);
+}
+
+/* shared: MERGE_VALUE_SHARED, or MERGE_VALUE_SHARED_V1 in older spools. */
+static inline size_t spool_values_bytes(uint32_t nslots, uint32_t shared)
+{
+	return sizeof(struct merge_values_head) + nslots * spool_value_table_bytes() +
+	       (size_t)shared * sizeof(struct merge_hotlist);
+}
+
+static inline void spool_values_geometry(struct merge_values_head *h, uint32_t nslots, uint32_t shared)
+{
+	h->nslots = nslots;
+	h->lists = MERGE_VALUE_LISTS;
+	h->ways = MERGE_VALUE_WAYS;
+	h->shared = shared;
+	h->list_size = sizeof(struct merge_hotlist);
+	h->table_size = (uint32_t)spool_value_table_bytes();
+}
+
+static inline struct merge_value_table *spool_value_table(const struct merge_spool *sp, uint32_t i)
+{
+	return (struct merge_value_table *)(sp->values + sizeof(struct merge_values_head) +
+					    (size_t)i * spool_value_table_bytes());
+}
+
+static inline struct merge_hotlist *spool_value_shared(const struct merge_spool *sp)
+{
+	return (struct merge_hotlist *)(sp->values + sizeof(struct merge_values_head) +
+					(size_t)sp->hdr->s.nslots * spool_value_table_bytes());
+}
 
 #endif

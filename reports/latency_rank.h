@@ -1,6 +1,6 @@
 /*
- * latency.h — the ranking behind `vprof latency` (and the latency view of
- * `vprof html`): every load of a value model (values.h) that has a
+ * latency_rank.h — the ranking behind `vprof latency` (and the latency view of
+ * `vprof html`): every load of a value model (value_model.h) that has a
  * latency hotlist, with its distribution of binned latencies, the time
  * spent at it, the part of that time spent waiting beyond the nearest
  * cache level, and one English sentence.
@@ -31,7 +31,7 @@
 #ifndef VPROF_REPORTS_LATENCY_H
 #define VPROF_REPORTS_LATENCY_H
 
-#include "reports/values.h"
+#include "reports/value_model.h"
 
 struct lat_bin {
 	uint64_t cycles;                /* TSC ticks of rdtscp; load; rdtscp, binned */

@@ -1,5 +1,5 @@
 /*
- * The database's store of images (see images.h): after a merge has put
+ * The database's store of images (see image_store.h): after a merge has put
  * its profiles in place, each image they name is kept under its build-id,
  * with its separate debug file when one is found by build-id.
  *
@@ -13,7 +13,7 @@
  *
  * Runs in the vprof command under the database lock (one writer).
  */
-#include "merge/images.h"
+#include "merge/image_store.h"
 #include "merge/profile.h"
 #include "merge/stacks.h"
 

@@ -1,5 +1,5 @@
 /*
- * values.h — what the value-sampling reports share (vprof list, invariants,
+ * value_model.h — what the value-sampling reports share (vprof list, invariants,
  * latency, calibrate): the model of report_model_load() plus every value
  * hotlist of the same epoch(s), each resolved to its image, procedure
  * (demangled) and source line; PC sample counts by (image, address) for
@@ -224,7 +224,7 @@ struct value_info {
 
 /* What entry e of hotlist v is and how to print it: from the instruction
  * at v's PC decoded from the image file (the operand the kind names, as
- * preload/values.c picks it), the ELF sections its memory operand reads,
+ * preload/value_sample.c picks it), the ELF sections its memory operand reads,
  * the stack marks, and, for arguments, the callee (values_proto.c).
  * Without the image file: data, typed by the kind alone. */
 void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e, struct value_info *out);

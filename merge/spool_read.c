@@ -1,0 +1,363 @@
+/*
+ * The spool reader (vprof merge): a finished spool read into private
+ * memory, validated (header, layout, block checks), and traversed: its
+ * (key, count) entries, value hotlists and run record. Format in
+ * spool/format.h; the writer is spool/writer.c.
+ *
+ * Merges only take spools whose owner is gone (spool_owner_finished: the
+ * owner record in page 0), and read them with pread, never through a
+ * mapping: a hole in a spool on a full tmpfs reads as zeros, where a
+ * mapped read would fault.
+ *
+ * Not async-signal-safe; one thread per spool.
+ */
+#include "merge/spool_read.h"
+#include "merge/stacks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+static int bad(char *why, size_t whylen, const char *msg)
+{
+	snprintf(why, whylen, "%s", msg);
+	return -EBADMSG;
+}
+
+/* Read a file of size n into buf (zero-filled), its data extents only:
+ * holes read as the zeros already there. Unlike a mapping of the file, a
+ * hole here costs no page of the file's filesystem, which may have none
+ * to give (a read fault on a full tmpfs raises SIGBUS). */
+static int read_extents(int fd, uint8_t *buf, size_t n)
+{
+	off_t at = 0;
+	while ((size_t)at < n) {
+		off_t d = lseek(fd, at, SEEK_DATA), h;
+		if (d < 0) {
+			if (errno == ENXIO)
+				return 0;        /* the rest is a hole */
+			d = at;                  /* no SEEK_DATA here: read it all */
+			h = (off_t)n;
+		} else {
+			h = lseek(fd, d, SEEK_HOLE);
+			if (h < 0 || (size_t)h > n)
+				h = (off_t)n;
+		}
+		while (d < h) {
+			ssize_t r = pread(fd, buf + d, (size_t)(h - d), d);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return -errno;
+			if (r == 0)
+				return -EIO;     /* shorter than fstat said */
+			d += r;
+		}
+		at = h;
+	}
+	return 0;
+}
+
+/* The weighted sum of a run of (key, count) entries (format.h). */
+static uint64_t entries_sum(const struct merge_entry *e, size_t n)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].key)
+			sum += merge_key_mix(e[i].key) * e[i].count;
+	return sum;
+}
+
+/* The block checks of a spool whose writer kept them (section flags):
+ * every thread slot's entries against its sum, the shared table against
+ * what the slots and the slot-less samples put there, every complete
+ * image record against its check, the stacks' counts against the
+ * samples offered. A block its writer was changing when the process died
+ * (a slot left BUSY, a slot-less sample not done) cannot be checked and
+ * is taken as it is: a SIGKILL must not cost the data it left. */
+static int check_blocks(const struct merge_spool *sp, char *why, size_t whylen)
+{
+	const struct merge_spool_static *s = &sp->hdr->s;
+	const struct merge_spool_live *l = &sp->hdr->live;
+	int torn = 0;
+	if (s->section[0].flags & MERGE_SECF_CHECKED) {
+		uint64_t into_shared = l->noslot_sum;
+		for (uint32_t i = 0; i < s->nslots; i++) {
+			const struct merge_thread_slot *sl = spool_slot_at(sp, i);
+			into_shared += sl->shared_sum;
+			if (sl->busy == MERGE_SLOT_BUSY) {
+				torn = 1;
+				continue;
+			}
+			if (sl->busy != 0 ||
+			    entries_sum(&sl->bucket[0][0], (size_t)sl->nbuckets * MERGE_WAYS) != sl->sum) {
+				snprintf(why, whylen, "thread slot %u fails its check (a count or a key "
+					 "was changed)", i);
+				return -EBADMSG;
+			}
+		}
+		uint64_t inside = l->nothread - l->noslot_done;
+		if (inside > l->threads + 1) {
+			snprintf(why, whylen, "slot-less sample counters fail their check");
+			return -EBADMSG;
+		}
+		torn |= inside != 0;
+		if (!torn && (s->section[1].flags & MERGE_SECF_CHECKED) &&
+		    entries_sum(sp->shared, s->shared_entries) != into_shared) {
+			snprintf(why, whylen, "shared table fails its check (a count or a key was changed)");
+			return -EBADMSG;
+		}
+	}
+	if (s->section[2].flags & MERGE_SECF_CHECKED) {
+		uint64_t n = l->image_seq < s->image_records ? l->image_seq : s->image_records;
+		for (uint64_t i = 0; i < n; i++) {
+			const uint8_t *r = (const uint8_t *)&sp->images[i];
+			uint64_t ck;
+			memcpy(&ck, r + MERGE_IMAGE_CHECK_OFF, sizeof(ck));
+			if (sp->images[i].valid == 1 && XXH64(r + 4, MERGE_IMAGE_CHECK_OFF - 4, 0) != ck) {
+				snprintf(why, whylen, "image record %llu fails its check",
+					 (unsigned long long)i);
+				return -EBADMSG;
+			}
+		}
+	}
+	if (sp->stacks && (s->section[s->nsections - 1].flags & MERGE_SECF_CHECKED) &&
+	    merge_stacks_check_counts(sp) < 0) {
+		snprintf(why, whylen, "stacks fail their check (more counted than offered)");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t whylen)
+{
+	struct stat st;
+	int err;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (sp->fd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "%s", strerror(errno));
+		return err;
+	}
+	snprintf(sp->path, sizeof(sp->path), "%s", path);
+	if (fstat(sp->fd, &st) < 0) {
+		err = -errno;
+		snprintf(why, whylen, "%s", strerror(errno));
+		goto fail;
+	}
+	if ((size_t)st.st_size < 4096) {
+		err = bad(why, whylen, "truncated (shorter than its header)");
+		goto fail;
+	}
+	if ((uint64_t)st.st_size > (1ull << 32)) {
+		err = bad(why, whylen, "implausibly large");
+		goto fail;
+	}
+	sp->size = (size_t)st.st_size;
+	void *m = mmap(NULL, sp->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		err = -errno;
+		snprintf(why, whylen, "mmap: %s", strerror(errno));
+		goto fail;
+	}
+	sp->hdr = m;
+	sp->room_all = 1;
+	if ((err = read_extents(sp->fd, m, sp->size)) < 0) {
+		snprintf(why, whylen, "read: %s", strerror(-err));
+		goto fail;
+	}
+	mprotect(m, sp->size, PROT_READ);
+	merge_fd_close(sp->fd);
+	sp->fd = -1;
+	const struct merge_spool_static *s = &sp->hdr->s;
+	if (memcmp(s->magic, MERGE_SPOOL_MAGIC, 8) != 0) {
+		err = bad(why, whylen, "not a vprof spool (bad magic)");
+		goto fail;
+	}
+	if (s->bom != MERGE_BOM) {
+		err = bad(why, whylen, "wrong byte order");
+		goto fail;
+	}
+	if (s->version != MERGE_SPOOL_VERSION && s->version != MERGE_SPOOL_VERSION_PLAIN &&
+	    s->version != MERGE_SPOOL_VERSION_STACKS) {
+		snprintf(why, whylen, "spool version %u, this vprof reads %u to %u", s->version,
+			 MERGE_SPOOL_VERSION_PLAIN, MERGE_SPOOL_VERSION_STACKS);
+		err = -EPROTO;
+		goto fail;
+	}
+	if (XXH64(s, offsetof(struct merge_spool_static, checksum), 0) != s->checksum) {
+		err = bad(why, whylen, "header checksum mismatch");
+		goto fail;
+	}
+	if (s->file_size != sp->size) {
+		err = bad(why, whylen, "truncated (size differs from its header)");
+		goto fail;
+	}
+	/* Layout must be what this reader computes from the counts: anything
+	 * else would let a corrupt header send us outside the mapping. */
+	/* Version 3: THREADS, SHARED, IMAGES, [VALUES,] STACKS. */
+	int has_stacks = s->version == MERGE_SPOOL_VERSION_STACKS;
+	int has_values = s->version == MERGE_SPOOL_VERSION ||
+			 (has_stacks && s->nsections == 5);
+	uint32_t nsec = 3 + (uint32_t)has_values + (uint32_t)has_stacks;
+	if (s->nsections != nsec || s->nslots == 0 || s->nslots > 4096 ||
+	    s->slot_size != spool_slot_bytes(MERGE_SLOT_BUCKETS) ||
+	    (s->shared_entries & (s->shared_entries - 1)) || s->shared_entries == 0) {
+		err = bad(why, whylen, "implausible layout");
+		goto fail;
+	}
+	uint64_t need[5] = { (uint64_t)s->nslots * s->slot_size,
+			     (uint64_t)s->shared_entries * sizeof(struct merge_entry),
+			     (uint64_t)s->image_records * sizeof(struct merge_image_record),
+			     has_values ? spool_values_bytes(s->nslots, MERGE_VALUE_SHARED) : merge_stacks_section_bytes(),
+			     merge_stacks_section_bytes() };
+	uint32_t kind[5] = { MERGE_SEC_THREADS, MERGE_SEC_SHARED, MERGE_SEC_IMAGES,
+			     has_values ? MERGE_SEC_VALUES : MERGE_SEC_STACKS, MERGE_SEC_STACKS };
+	/* A VALUES section of this vprof's shared area, or of the smaller one
+	 * spools had before 2026-11-23. */
+	uint32_t vshared = MERGE_VALUE_SHARED;
+	if (has_values && s->section[3].size == spool_values_bytes(s->nslots, MERGE_VALUE_SHARED_V1))
+		need[3] = spool_values_bytes(s->nslots, vshared = MERGE_VALUE_SHARED_V1);
+	for (uint32_t i = 0; i < nsec; i++) {
+		const struct merge_section *sec = &s->section[i];
+		if (sec->kind != kind[i] || sec->size != need[i] ||
+		    sec->offset < s->header_size || sec->offset + sec->size > sp->size) {
+			err = bad(why, whylen, "section table out of bounds");
+			goto fail;
+		}
+	}
+	sp->threads = (uint8_t *)m + s->section[0].offset;
+	sp->shared = (struct merge_entry *)((uint8_t *)m + s->section[1].offset);
+	sp->images = (struct merge_image_record *)((uint8_t *)m + s->section[2].offset);
+	if (has_stacks) {
+		sp->stacks = (uint8_t *)m + s->section[nsec - 1].offset;
+		if (merge_stacks_check((const struct merge_stacks_head *)sp->stacks) < 0) {
+			err = bad(why, whylen, "stacks section geometry corrupt");
+			goto fail;
+		}
+	}
+	if (has_values) {
+		/* The geometry lies outside the checksum: it must be exactly
+		 * what this reader would have written. */
+		struct merge_values_head want = { 0 };
+		sp->values = (uint8_t *)m + s->section[3].offset;
+		spool_values_geometry(&want, s->nslots, vshared);
+		sp->vshared = vshared;
+		if (memcmp(sp->values, &want, sizeof(want)) != 0) {
+			err = bad(why, whylen, "values section geometry corrupt");
+			goto fail;
+		}
+	}
+	for (uint32_t i = 0; i < s->nslots; i++) {
+		if (spool_slot_at(sp, i)->nbuckets != MERGE_SLOT_BUCKETS) {
+			err = bad(why, whylen, "thread slot header corrupt");
+			goto fail;
+		}
+	}
+	if ((err = check_blocks(sp, why, whylen)) < 0)
+		goto fail;
+	return 0;
+fail:
+	merge_spool_close(sp);
+	return err;
+}
+
+void merge_spool_close(struct merge_spool *sp)
+{
+	/* A reader's descriptor (merge_spool_open); a writer keeps none. */
+	if (sp->fd >= 0)
+		merge_fd_close(sp->fd);
+	merge_spool_forget(sp);
+}
+
+static int visit(uint64_t key, uint64_t count, merge_entry_fn *fn, void *arg, uint64_t *badn)
+{
+	if (!key || !count)
+		return 0;
+	unsigned ev = MERGE_KEY_EV(key);
+	if (ev == MERGE_EV_NONE || ev >= MERGE_EV_MAX || count > (1ull << 48)) {
+		(*badn)++;
+		return 0;
+	}
+	return fn(key, count, arg);
+}
+
+int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *arg,
+			uint64_t *badn)
+{
+	int r;
+	*badn = 0;
+	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
+		const struct merge_thread_slot *sl = spool_slot_at(sp, i);
+		for (uint32_t b = 0; b < sl->nbuckets; b++)
+			for (int w = 0; w < MERGE_WAYS; w++)
+				if ((r = visit(sl->bucket[b][w].key, sl->bucket[b][w].count, fn, arg, badn)))
+					return r;
+	}
+	for (uint32_t i = 0; i < sp->hdr->s.shared_entries; i++)
+		if ((r = visit(sp->shared[i].key, sp->shared[i].count, fn, arg, badn)))
+			return r;
+	return 0;
+}
+
+static int run_ok(const struct merge_spool_run *r)
+{
+	return !memcmp(r->magic, MERGE_SPOOL_RUN_MAGIC, 8) &&
+	       r->checksum == XXH64(r, offsetof(struct merge_spool_run, checksum), 0);
+}
+
+int merge_spool_run_read(int fd, struct merge_spool_run *r)
+{
+	if (pread(fd, r, sizeof(*r), MERGE_SPOOL_RUN_OFF) == (ssize_t)sizeof(*r) && run_ok(r))
+		return 0;
+	memset(r, 0, sizeof(*r));
+	return -1;
+}
+
+/* One stored hotlist: skip empty ones, count damaged or half-written ones. */
+static int visit_hot(const struct merge_hotlist *h, merge_hot_fn *fn, void *arg, uint64_t *badn)
+{
+	uint32_t st = h->state;
+	if (!h->key && st != MERGE_HOT_BUSY)
+		return 0;
+	if (st != MERGE_HOT_READY || merge_hot_check(h, 1, NULL) < 0) {
+		(*badn)++;
+		return 0;
+	}
+	return fn(h, arg);
+}
+
+uint64_t merge_spool_value_samples(const struct merge_spool *sp)
+{
+	uint64_t n = sp->hdr->live.value_samples;
+	for (uint32_t i = 0; sp->values && i < sp->hdr->s.nslots; i++)
+		n += spool_value_table(sp, i)->offered;
+	return n;
+}
+
+int merge_spool_values(const struct merge_spool *sp, merge_hot_fn *fn, void *arg, uint64_t *badn)
+{
+	int r;
+	*badn = 0;
+	if (!sp->values)
+		return 0;
+	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
+		const struct merge_hotlist *h = (const struct merge_hotlist *)(spool_value_table(sp, i) + 1);
+		for (uint32_t j = 0; j < MERGE_VALUE_LISTS; j++)
+			if ((r = visit_hot(&h[j], fn, arg, badn)))
+				return r;
+	}
+	const struct merge_hotlist *h = spool_value_shared(sp);
+	for (uint32_t j = 0; j < sp->vshared; j++)
+		if ((r = visit_hot(&h[j], fn, arg, badn)))
+			return r;
+	return 0;
+}

@@ -1,0 +1,115 @@
+/*
+ * The spool's STACKS table (`vprof run --stacks`): its geometry and the
+ * writer the sample handler calls (spool.h; format in format.h). The
+ * reader is merge/stacks.c.
+ *
+ * Workload: a sample offers one stack of up to 64 frames; a program has a
+ * few hundred to a few thousand distinct stacks, so the common case is a
+ * hash over the frames, one probe, a compare of depth words and an atomic
+ * add.
+ *
+ * Concurrency: the table is shared by the process's threads; an entry is
+ * written only by the thread that moved it FREE -> BUSY (CAS) and is
+ * published READY; counts of READY entries are atomic adds.
+ */
+#include "spool/spool.h"
+
+_Static_assert(sizeof(struct merge_stacks_head) == 64, "stacks head size");
+_Static_assert(sizeof(struct merge_stack_entry) == 544, "stack entry size");
+
+size_t merge_stacks_section_bytes(void)
+{
+	return sizeof(struct merge_stacks_head) +
+	       (size_t)MERGE_STACK_ENTRIES * sizeof(struct merge_stack_entry);
+}
+
+void merge_stacks_geometry(struct merge_stacks_head *h, int depth, int method)
+{
+	h->entries = MERGE_STACK_ENTRIES;
+	h->entry_size = sizeof(struct merge_stack_entry);
+	h->max_depth = MERGE_STACK_MAX;
+	h->depth = (uint32_t)depth;
+	h->method = (uint32_t)method;
+}
+
+int merge_stacks_check(const struct merge_stacks_head *h)
+{
+	return h->entries == MERGE_STACK_ENTRIES && h->entry_size == sizeof(struct merge_stack_entry) &&
+	       h->max_depth == MERGE_STACK_MAX && h->depth >= 1 && h->depth <= MERGE_STACK_MAX ? 0 : -1;
+}
+
+struct merge_stack_entry *spool_stack_entries(const struct merge_spool *sp)
+{
+	return (struct merge_stack_entry *)(sp->stacks + sizeof(struct merge_stacks_head));
+}
+
+uint64_t spool_stack_hash(const uint64_t *pc, unsigned depth, unsigned gen)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ gen ^ ((uint64_t)depth << 8);
+	for (unsigned i = 0; i < depth; i++)
+		h = (h ^ pc[i]) * 0x100000001b3ull;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 32;
+	return h ? h : 1;
+}
+
+static int same(const struct merge_stack_entry *e, uint64_t hash, const uint64_t *pc,
+		unsigned depth, unsigned gen)
+{
+	if (e->hash != hash || e->depth != depth || e->gen != gen)
+		return 0;
+	for (unsigned i = 0; i < depth; i++)
+		if (e->pc[i] != pc[i])
+			return 0;
+	return 1;
+}
+
+void merge_spool_stack(struct merge_spool *sp, const uint64_t *pc, unsigned depth, unsigned gen,
+		       int truncated, uint64_t weight)
+{
+	if (!sp->hdr || !sp->stacks || !depth)
+		return;
+	struct merge_stacks_head *h = (struct merge_stacks_head *)sp->stacks;
+	if (__atomic_load_n(&sp->nospace, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&h->samples, weight, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->dropped, weight, __ATOMIC_RELAXED);
+		return;
+	}
+	struct merge_stack_entry *tab = spool_stack_entries(sp);
+	if (depth > MERGE_STACK_MAX)
+		depth = MERGE_STACK_MAX;
+	__atomic_fetch_add(&h->samples, weight, __ATOMIC_RELAXED);
+	if (truncated)
+		__atomic_fetch_add(&h->truncated, weight, __ATOMIC_RELAXED);
+	uint64_t hash = spool_stack_hash(pc, depth, gen);
+	uint32_t mask = MERGE_STACK_ENTRIES - 1;
+	for (uint32_t probe = 0; probe < MERGE_STACK_PROBES; probe++) {
+		struct merge_stack_entry *e = &tab[(hash + probe) & mask];
+		if (merge_spool_room(sp, e, sizeof(*e)) < 0)
+			break;           /* no page for it: dropped, below */
+		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+		if (st == MERGE_HOT_READY) {
+			if (same(e, hash, pc, depth, gen)) {
+				__atomic_fetch_add(&e->count, weight, __ATOMIC_RELAXED);
+				return;
+			}
+			continue;
+		}
+		if (st == MERGE_HOT_BUSY ||
+		    !__atomic_compare_exchange_n(&e->state, &st, MERGE_HOT_BUSY, 0, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		e->hash = hash;
+		e->depth = (uint16_t)depth;
+		e->gen = (uint8_t)gen;
+		e->flags = truncated ? 1 : 0;
+		for (unsigned i = 0; i < depth; i++)
+			e->pc[i] = pc[i];
+		e->count = weight;
+		__atomic_fetch_add(&h->used, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->state, MERGE_HOT_READY, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_fetch_add(&h->dropped, weight, __ATOMIC_RELAXED);
+}
