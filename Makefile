@@ -144,7 +144,7 @@ $(B)/fuzz/elf_fuzz: fuzz/elf_fuzz.c fuzz/fuzz_file.h $(FUZZ_SYM) $(wildcard repo
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SYM) -lelf -ldw -ldl
 $(B)/fuzz/mkseed: fuzz/mkseed.c $(FUZZ_SRC) $(wildcard merge/*.h spool/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -O1 -g -o $@ $< $(filter-out spool/writer.c,$(FUZZ_SRC)) -lxxhash
+	$(CC) $(CPPFLAGS) -O1 -g -o $@ $< $(FUZZ_SRC) -lxxhash
 
 check: deps all
 	@tests/run

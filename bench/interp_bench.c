@@ -26,6 +26,7 @@
 #include <time.h>
 #include <x86intrin.h>
 #include "interp/interp.h"
+#include "tests/unit/fault_handler.h"
 
 void bench_loop(void);
 __asm__(
@@ -96,7 +97,7 @@ int main(int argc, char **argv)
 	double t0, t1, c0, c1;
 
 	interp_init();
-	interp_install_fault_handler();
+	fault_handler_install();
 	interp_thread_init(th);
 
 	/* 1. long run */

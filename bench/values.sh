@@ -103,7 +103,7 @@ $CC -o "$W/trigcost" "$ROOT/bench/workloads/trigcost.c" || exit 1
 # valcost: vprof's library objects linked into the executable (section 1b)
 $CC -shared -fPIC -D_GNU_SOURCE -DVALCOST_WORK -o "$W/libvcwork.so" "$ROOT/bench/workloads/valcost.c" || exit 1
 $CC -D_GNU_SOURCE -o "$W/valcost" "$ROOT/bench/workloads/valcost.c" "$ROOT"/build/pic/upcall/*.o \
-	"$ROOT"/build/pic/preload/*.o "$ROOT"/build/pic/merge/*.o "$ROOT/build/libinterp.a" "$W/libvcwork.so" \
+	"$ROOT"/build/pic/preload/*.o "$ROOT"/build/pic/spool/*.o "$ROOT/build/libinterp.a" "$W/libvcwork.so" \
 	-Wl,-rpath,"$W" -Wl,-z,now -lxxhash -ldl -lpthread -lrt -lZydis || exit 1
 $CC -shared -fPIC -fvisibility=hidden -D_GNU_SOURCE -I"$ROOT" -o "$W/dcache_probe.so" \
 	"$ROOT/bench/workloads/dcache_probe.c" "$ROOT/build/libinterp.a" -lZydis || exit 1

@@ -3,16 +3,18 @@
  * with the writer's own API (merge_spool_create, counts through a thread
  * slot and the shared table, image records, value hotlists), then copied
  * into a small layout the reader accepts (one slot, 16 shared entries, the
- * records used), because a full spool is 2 MB and fuzzes slowly. spool.c is
- * included for its layout helpers. Each seed starts with the fuzz target's
+ * records used), because a full spool is 2 MB and fuzzes slowly, with the
+ * layout helpers of spool/spool.h. Each seed starts with the fuzz target's
  * mode byte (1: fix the checksum).
  *
  *   build/fuzz/mkseed OUTDIR
  */
-#include "spool/writer.c"
+#include "merge/spool_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
 
 static int write_seed(const char *dir, const char *name, const uint8_t *b, size_t n)
 {
@@ -33,7 +35,7 @@ static uint8_t *compact(const struct merge_spool *sp, uint32_t shared, uint32_t 
 	int vals = sp->values != NULL;
 	uint64_t hdr = s0->header_size, t_sz = s0->slot_size,
 		 sh_sz = shared * sizeof(struct merge_entry),
-		 im_sz = nimg * sizeof(struct merge_image_record), v_sz = vals ? values_bytes(1, sp->vshared) : 0;
+		 im_sz = nimg * sizeof(struct merge_image_record), v_sz = vals ? spool_values_bytes(1, sp->vshared) : 0;
 	uint64_t t_off = hdr, sh_off = t_off + t_sz, im_off = sh_off + sh_sz, v_off = im_off + im_sz;
 	size_t size = v_off + v_sz;
 	uint8_t *b = calloc(1, size);
@@ -55,11 +57,11 @@ static uint8_t *compact(const struct merge_spool *sp, uint32_t shared, uint32_t 
 	memcpy(b + im_off, sp->images, im_sz);
 	if (vals) {
 		s->section[3] = (struct merge_section){ MERGE_SEC_VALUES, 0, v_off, v_sz };
-		values_geometry((struct merge_values_head *)(b + v_off), 1, sp->vshared);
-		memcpy(b + v_off + sizeof(struct merge_values_head), value_table(sp, 0),
-		       value_table_bytes());
-		memcpy(b + v_off + sizeof(struct merge_values_head) + value_table_bytes(),
-		       value_shared(sp), (size_t)sp->vshared * sizeof(struct merge_hotlist));
+		spool_values_geometry((struct merge_values_head *)(b + v_off), 1, sp->vshared);
+		memcpy(b + v_off + sizeof(struct merge_values_head), spool_value_table(sp, 0),
+		       spool_value_table_bytes());
+		memcpy(b + v_off + sizeof(struct merge_values_head) + spool_value_table_bytes(),
+		       spool_value_shared(sp), (size_t)sp->vshared * sizeof(struct merge_hotlist));
 	}
 	s->checksum = XXH64(s, offsetof(struct merge_spool_static, checksum), 0);
 	*n = size;

@@ -298,15 +298,6 @@ interp_decode_slow(struct interp_thread *th, struct interp_insn *e, uint64_t pc,
 	return e;
 }
 
-const struct interp_insn *interp_decode(struct interp_thread *th, uint64_t pc, int *stop)
-{
-	struct interp_insn *e = interp_dcache_slot(th, pc);
-
-	if (__builtin_expect(e->pc == pc && e->epoch == th->epoch && e->len, 1))
-		return e;
-	return interp_decode_slow(th, e, pc, stop);
-}
-
 /* For tests: the row the decoder would give the instruction in b[0..n)
  * (decoded as if at address b). Not AS-safe (uses the stack freely). */
 const struct interp_op *interp_optab_decode(const uint8_t *b, unsigned n)

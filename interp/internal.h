@@ -1,10 +1,102 @@
-/* interp/internal.h — glue between the files of interp/ (not for users).
- * Everything here is AS-safe unless marked otherwise. */
+/* interp/internal.h — the contract of the instruction handlers and the
+ * glue between the files of interp/ (not for users: interp.h is the
+ * public API). Everything here is AS-safe unless marked otherwise. */
 #ifndef VPROF_INTERP_INTERNAL_H
 #define VPROF_INTERP_INTERNAL_H
 
 #include "interp/interp.h"
 #include "interp/shadow.h"
+
+/* ------------------------------------------------ the handler contract
+ *
+ * The one handler signature (interp_handler, interp.h) returns INTERP_OK
+ * or a stop reason; on a stop reason, the handler must not have changed
+ * the state or memory (stores go through interp_write, which buffers them
+ * until the handler returns OK). */
+
+#define INTERP_MAX_STORES 8
+#define INTERP_STORE_BYTES 256
+
+/* Stores an instruction makes are buffered here, probed, then written. */
+struct interp_storebuf {
+	uint32_t n, used;
+	struct { uint64_t addr; uint32_t size, off; } s[INTERP_MAX_STORES];
+	uint8_t data[INTERP_STORE_BYTES];
+};
+
+/* ------------------------------------------------ exec context */
+
+/* What a handler sees. Handlers read operands with interp_read*, write
+ * with interp_write*, set x->next_rip for control transfers (it already
+ * holds pc+len), and update flags with the interp_flags_* helpers. */
+struct interp_exec {
+	struct interp_state *st;
+	struct interp_thread *th;
+	const struct interp_insn *in;
+	uint64_t next_rip;
+	uint64_t rflags;           /* working copy, committed on OK */
+	const struct interp_observer *obs;
+	struct interp_storebuf sb;
+	struct interp_record rec;
+	/* Ordering rule for handlers, so that a stop leaves nothing changed:
+	 * 1. read every operand (reads may fail: return their status);
+	 * 2. write memory operands (interp_write/interp_store probe the
+	 *    pages at once and may fail; the bytes are buffered and written
+	 *    only after the handler returned OK);
+	 * 3. write registers and x->rflags / x->next_rip (cannot fail).
+	 * Register writes go straight into the state, so after step 3 the
+	 * handler must return INTERP_OK. */
+};
+
+/* ------------------------------------------------- operand helpers
+ * All AS-safe. Operand numbers index in->op[]. Reads return INTERP_OK or
+ * INTERP_STOP_WOULD_FAULT (memory) / INTERP_STOP_UNSUPPORTED (odd
+ * registers). Values are little-endian, `size` bytes of in->op[i]. */
+
+/* Effective address of a MEM/AGEN operand (segment base included). */
+uint64_t interp_ea(struct interp_exec *x, int i);
+/* Read operand i (size op[i].size, up to 64 bytes) into buf. */
+int interp_read(struct interp_exec *x, int i, void *buf);
+/* Read operand i zero-extended into *v (size <= 8). Immediates come
+ * sign-extended to the instruction's operand size then zero-extended. */
+int interp_read_u64(struct interp_exec *x, int i, uint64_t *v);
+/* Write operand i from buf (op[i].size bytes). GPR 32-bit writes zero the
+ * upper half; 8/16-bit writes merge. Vector register writes by VEX/EVEX
+ * encoded instructions zero bytes above the operand size up to 64; legacy
+ * SSE writes leave them. Memory writes are buffered until the handler
+ * returns OK, then probed and committed (never partly written). */
+int interp_write(struct interp_exec *x, int i, const void *buf);
+int interp_write_u64(struct interp_exec *x, int i, uint64_t v);
+/* Memory at an explicit address (string ops, push/pop, vector families
+ * with computed addresses). */
+int interp_load(struct interp_exec *x, uint64_t addr, void *buf, unsigned size);
+int interp_store(struct interp_exec *x, uint64_t addr, const void *buf, unsigned size);
+/* GPR access by number with a size in bytes (1/2/4/8; 32-bit zero-extends). */
+uint64_t interp_gpr_get(struct interp_exec *x, int n, unsigned size);
+void interp_gpr_set(struct interp_exec *x, int n, unsigned size, uint64_t v);
+/* Mark vector register n written (sets xstate_bv bits for the bytes up
+ * to `bytes`) before changing st->zmm[n] directly. */
+void interp_vreg_touch(struct interp_exec *x, int n, unsigned bytes);
+
+/* Mask of (1 << size*8) - 1 for size 1..8. */
+static inline uint64_t interp_mask(unsigned size)
+{
+	return size >= 8 ? ~0ull : (1ull << (size * 8)) - 1;
+}
+static inline uint64_t interp_sext(uint64_t v, unsigned size)
+{
+	unsigned sh = 64 - size * 8;
+	return size >= 8 ? v : (uint64_t)((int64_t)(v << sh) >> sh);
+}
+
+/* --------------------------------------------------- flag helpers
+ * One helper per operation kind computes all six arithmetic flags of a
+ * result of `size` bytes into x->rflags (AS-safe). */
+enum interp_flagop { INTERP_FL_ADD, INTERP_FL_SUB, INTERP_FL_LOGIC };
+void interp_flags(struct interp_exec *x, int op, uint64_t a, uint64_t b,
+		  uint64_t carry_in, uint64_t res, unsigned size);
+/* Evaluate condition code cc (the low nibble of Jcc/SETcc/CMOVcc). */
+int interp_cond(uint64_t rflags, unsigned cc);
 
 /* Not AS-safe (run by interp_init). */
 int interp_decode_init(void);

@@ -1,12 +1,11 @@
 /* interp/interp.h — the x86-64 interpreter's public API.
  *
- * API-READY (stable enough for the vector families to code against).
- *
  * What it owns: an interpreter state (struct interp_state) that holds a
  * thread's user-visible registers, its conversion to and from a signal
  * ucontext_t (including the XSAVE area), a run loop that advances the state
  * by up to N instructions exactly as the processor would, per-instruction
- * observer hooks, and the contract every instruction-family file follows.
+ * observer hooks. The contract every instruction-family file follows (the
+ * handler's context and its operand and flag helpers) is internal.h's.
  *
  * Workload: called from a signal handler every Nth sample, for runs of a few
  * (typically 4..64) instructions, and from tests/benchmarks for long runs.
@@ -198,10 +197,8 @@ struct interp_avx {
 	uint8_t  pad;
 };
 
+/* An instruction's handler (its contract: internal.h). */
 struct interp_exec;
-/* The one handler signature. Returns INTERP_OK or a stop reason; on a stop
- * reason, the handler must not have changed the state or memory (stores go
- * through interp_write, which buffers them until the handler returns OK). */
 typedef int interp_handler(struct interp_exec *x);
 
 /* A decoded instruction as kept in the decode cache. */
@@ -276,16 +273,6 @@ struct interp_observer {
 				    * picks fewer at run time) */
 #endif
 
-#define INTERP_MAX_STORES 8
-#define INTERP_STORE_BYTES 256
-
-/* Stores an instruction makes are buffered here, probed, then written. */
-struct interp_storebuf {
-	uint32_t n, used;
-	struct { uint64_t addr; uint32_t size, off; } s[INTERP_MAX_STORES];
-	uint8_t data[INTERP_STORE_BYTES];
-};
-
 /* Preallocate one per thread (at thread start; it is large, see
  * interp_thread_size()) and pass it to interp_run. Zero it, or call
  * interp_thread_init, before first use: that is the full cache of
@@ -300,81 +287,6 @@ struct interp_thread {
 	uint64_t decoded, hits;    /* statistics */
 	struct interp_insn dcache[INTERP_DCACHE_SIZE];
 };
-
-/* ------------------------------------------------ exec context */
-
-/* What a handler sees. Handlers read operands with interp_read*, write
- * with interp_write*, set x->next_rip for control transfers (it already
- * holds pc+len), and update flags with the interp_flags_* helpers. */
-struct interp_exec {
-	struct interp_state *st;
-	struct interp_thread *th;
-	const struct interp_insn *in;
-	uint64_t next_rip;
-	uint64_t rflags;           /* working copy, committed on OK */
-	const struct interp_observer *obs;
-	struct interp_storebuf sb;
-	struct interp_record rec;
-	/* Ordering rule for handlers, so that a stop leaves nothing changed:
-	 * 1. read every operand (reads may fail: return their status);
-	 * 2. write memory operands (interp_write/interp_store probe the
-	 *    pages at once and may fail; the bytes are buffered and written
-	 *    only after the handler returned OK);
-	 * 3. write registers and x->rflags / x->next_rip (cannot fail).
-	 * Register writes go straight into the state, so after step 3 the
-	 * handler must return INTERP_OK. */
-};
-
-/* ------------------------------------------------- operand helpers
- * All AS-safe. Operand numbers index in->op[]. Reads return INTERP_OK or
- * INTERP_STOP_WOULD_FAULT (memory) / INTERP_STOP_UNSUPPORTED (odd
- * registers). Values are little-endian, `size` bytes of in->op[i]. */
-
-/* Effective address of a MEM/AGEN operand (segment base included). */
-uint64_t interp_ea(struct interp_exec *x, int i);
-/* Read operand i (size op[i].size, up to 64 bytes) into buf. */
-int interp_read(struct interp_exec *x, int i, void *buf);
-/* Read operand i zero-extended into *v (size <= 8). Immediates come
- * sign-extended to the instruction's operand size then zero-extended. */
-int interp_read_u64(struct interp_exec *x, int i, uint64_t *v);
-/* Write operand i from buf (op[i].size bytes). GPR 32-bit writes zero the
- * upper half; 8/16-bit writes merge. Vector register writes by VEX/EVEX
- * encoded instructions zero bytes above the operand size up to 64; legacy
- * SSE writes leave them. Memory writes are buffered until the handler
- * returns OK, then probed and committed (never partly written). */
-int interp_write(struct interp_exec *x, int i, const void *buf);
-int interp_write_u64(struct interp_exec *x, int i, uint64_t v);
-/* Memory at an explicit address (string ops, push/pop, vector families
- * with computed addresses). */
-int interp_load(struct interp_exec *x, uint64_t addr, void *buf, unsigned size);
-int interp_store(struct interp_exec *x, uint64_t addr, const void *buf, unsigned size);
-/* GPR access by number with a size in bytes (1/2/4/8; 32-bit zero-extends). */
-uint64_t interp_gpr_get(struct interp_exec *x, int n, unsigned size);
-void interp_gpr_set(struct interp_exec *x, int n, unsigned size, uint64_t v);
-/* Vector register pointer; mark it written (sets xstate_bv bits for the
- * bytes up to `bytes`) before changing it through the pointer. */
-interp_vec *interp_vreg(struct interp_exec *x, int n);
-void interp_vreg_touch(struct interp_exec *x, int n, unsigned bytes);
-
-/* Mask of (1 << size*8) - 1 for size 1..8. */
-static inline uint64_t interp_mask(unsigned size)
-{
-	return size >= 8 ? ~0ull : (1ull << (size * 8)) - 1;
-}
-static inline uint64_t interp_sext(uint64_t v, unsigned size)
-{
-	unsigned sh = 64 - size * 8;
-	return size >= 8 ? v : (uint64_t)((int64_t)(v << sh) >> sh);
-}
-
-/* --------------------------------------------------- flag helpers
- * One helper per operation kind computes all six arithmetic flags of a
- * result of `size` bytes into x->rflags (AS-safe). */
-enum interp_flagop { INTERP_FL_ADD, INTERP_FL_SUB, INTERP_FL_LOGIC };
-void interp_flags(struct interp_exec *x, int op, uint64_t a, uint64_t b,
-		  uint64_t carry_in, uint64_t res, unsigned size);
-/* Evaluate condition code cc (the low nibble of Jcc/SETcc/CMOVcc). */
-int interp_cond(uint64_t rflags, unsigned cc);
 
 /* ------------------------------------------------------ entry points */
 
@@ -481,22 +393,15 @@ struct interp_result {
 int interp_run(struct interp_state *st, struct interp_thread *th, int max_insns,
 	       const struct interp_observer *obs, struct interp_result *res);
 
-/* Decode the instruction at pc into the thread's cache (or find it there).
- * Returns the entry or NULL (stop reason in *stop). AS-safe. */
-const struct interp_insn *interp_decode(struct interp_thread *th, uint64_t pc, int *stop);
-
 /* ------------------------------------------------- fault-safe memory
  * Implemented in mem.c as tiny assembly routines between two labels. */
 
 /* Call first thing from a SIGSEGV/SIGBUS handler: if the fault happened
  * inside a probe routine, moves RIP to the routine's recovery path (which
  * returns -EFAULT) and returns 1; the handler then just returns. Otherwise
- * returns 0 and the fault belongs to someone else. AS-safe. */
+ * returns 0 and the fault belongs to someone else. AS-safe. (Tests and
+ * benchmarks install tests/unit/fault_handler.h's handler.) */
 int interp_fault_fixup(ucontext_t *uc);
-/* For tests and tools: install a SIGSEGV+SIGBUS handler that calls
- * interp_fault_fixup and otherwise re-raises with the default action.
- * Not AS-safe. Returns 0 or negative errno. */
-int interp_install_fault_handler(void);
 
 /* Copy from/to program memory; 0 or -EFAULT, never crashes. AS-safe.
  * interp_mem_store does not probe: callers probe with interp_mem_wprobe

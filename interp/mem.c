@@ -198,30 +198,3 @@ int interp_fault_fixup(ucontext_t *uc)
 		g[REG_RIP] = (greg_t)interp_probe_fault;
 	return 1;
 }
-
-static void fault_handler(int sig, siginfo_t *si, void *ctx)
-{
-	struct sigaction sa;
-
-	if (interp_fault_fixup(ctx))
-		return;
-	/* Not ours: fall back to the default action; returning re-executes
-	 * the faulting instruction, which then kills the process normally. */
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
-	sigaction(sig, &sa, NULL);
-	(void)si;
-}
-
-int interp_install_fault_handler(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = fault_handler;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGBUS, &sa, NULL))
-		return -errno;
-	return 0;
-}

@@ -190,11 +190,6 @@ void interp_gpr_set(struct interp_exec *x, int n, unsigned size, uint64_t v)
 	}
 }
 
-interp_vec *interp_vreg(struct interp_exec *x, int n)
-{
-	return &x->st->zmm[n];
-}
-
 void interp_vreg_touch(struct interp_exec *x, int n, unsigned bytes)
 {
 	uint64_t bv = 0;

@@ -69,19 +69,6 @@ int merge_profile_hot_add(struct merge_profile *p, const struct merge_hotlist *h
 	return 0;
 }
 
-long merge_profile_hot_find(const struct merge_profile *p, uint64_t key)
-{
-	size_t lo = 0, hi = p->nhot;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->hot[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->nhot && p->hot[lo].key == key ? (long)lo : -1;
-}
-
 static int by_key(const void *a, const void *b)
 {
 	uint64_t x = ((const struct merge_hotlist *)a)->key;

@@ -45,8 +45,6 @@ int merge_profile_add(struct merge_profile *p, uint64_t offset, uint64_t count);
 /* Append a hotlist (its key already in this profile's terms); hotlists
  * with equal keys are merged by compact. */
 int merge_profile_hot_add(struct merge_profile *p, const struct merge_hotlist *h);
-/* Index of the hotlist of key (after compact), or -1. */
-long merge_profile_hot_find(const struct merge_profile *p, uint64_t key);
 void merge_profile_compact(struct merge_profile *p);
 /* Add b into a (same image and event). */
 int merge_profile_merge(struct merge_profile *a, const struct merge_profile *b);

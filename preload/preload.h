@@ -92,7 +92,6 @@ void preload_spool_exit(struct merge_spool *sp, struct merge_spool *prev);
 int preload_spool_ready(void);
 void preload_spool_tick(void);
 int preload_spool_first(const struct merge_spool_params *p);
-struct merge_spool *preload_spool_current_unlocked(void);
 void preload_spool_fork_child(struct merge_spool *parent_copy);
 void preload_spool_exit_process(uint64_t cpu_ns);
 

@@ -134,12 +134,6 @@ int preload_spool_ready(void)
 	return __atomic_load_n(&g_cur, __ATOMIC_ACQUIRE) != NULL;
 }
 
-struct merge_spool *preload_spool_current_unlocked(void)
-{
-	struct holder *h = __atomic_load_n(&g_cur, __ATOMIC_ACQUIRE);
-	return h ? &h->sp : NULL;
-}
-
 /* Copy from's image records from index start on into to, MAP records
  * only, and only those in force: a record followed in from by another of
  * the same range (a rescan's duplicate, an unload, a later load) is left

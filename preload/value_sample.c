@@ -33,6 +33,7 @@
  * by reason in the spool.
  */
 #include "preload/preload.h"
+#include "upcall/xorshift.h"
 #include "preload/selflimit.h"
 #include "preload/window.h"
 #include "interp/interp.h"
@@ -101,15 +102,6 @@ static struct values_thread *thread_state(void)
 	return v;
 }
 
-static uint64_t next(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
 /* The return address of the procedure interrupted at uc's PC: one step
  * of vprof's CFI unwinder (preload/unwind.c) from the ucontext. 0 when
  * unknown (no unwind information, a stack not the thread's). It was
@@ -156,7 +148,7 @@ static void values_sample(ucontext_t *uc, struct merge_spool *sp)
 	int executed = 0, stop = INTERP_STOP_LIMIT;
 	if (g_vprof.cfg.skew_skip > 0) {
 		/* The skipped instructions execute (exactly) but are not observed. */
-		int k = (int)(next(&v->rng) % (uint64_t)(g_vprof.cfg.skew_skip + 1));
+		int k = (int)(upcall_xorshift64(&v->rng) % (uint64_t)(g_vprof.cfg.skew_skip + 1));
 		if (k) {
 			interp_run(&v->st, v->ith, k, NULL, &res);
 			executed += res.executed;

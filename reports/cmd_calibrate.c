@@ -35,6 +35,7 @@
  * means what a sample can tell (--plain skips this step).
  */
 #include "reports/value_model.h"
+#include "upcall/xorshift.h"
 
 #include "spool/hotlist.h"
 
@@ -129,14 +130,6 @@ static inline uint64_t rdtscp(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-static uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 static int u64cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -169,7 +162,7 @@ static void *chain(void *mem, size_t bytes)
 	for (size_t i = 0; i < n; i++)
 		perm[i] = i;
 	for (size_t i = n - 1; i > 0; i--) {        /* Sattolo: one cycle */
-		size_t j = xorshift(&s) % i, x = perm[i];
+		size_t j = upcall_xorshift64(&s) % i, x = perm[i];
 		perm[i] = perm[j];
 		perm[j] = x;
 	}

@@ -14,23 +14,14 @@
  * Concurrency: none here; the caller owns the hotlist it changes.
  */
 #include "spool/hotlist.h"
+#include "upcall/xorshift.h"
 
 #include <string.h>
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*s = x;
-	return x;
-}
 
 /* Uniform in (0, 1]. */
 static double uniform01(uint64_t *rng)
 {
-	return (double)((rng_next(rng) >> 11) + 1) * (1.0 / 9007199254740992.0);
+	return (double)((upcall_xorshift64(rng) >> 11) + 1) * (1.0 / 9007199254740992.0);
 }
 
 /* Bit 4k of the result is set where nibble k of x is all ones: the
@@ -45,7 +36,7 @@ static inline uint64_t tails(uint64_t x)
 static int keep_with_p(uint32_t r, uint64_t *rng)
 {
 	while (r) {
-		uint64_t t = tails(rng_next(rng));
+		uint64_t t = tails(upcall_xorshift64(rng));
 		uint32_t k = r < 16 ? r : 16;
 		if (k < 16)
 			t &= (1ull << (4 * k)) - 1;
@@ -101,7 +92,7 @@ static uint64_t round_random(double x, uint64_t *rng)
 static uint64_t raise_entry(uint64_t c, uint32_t r, uint64_t *rng)
 {
 	if (c == 1)     /* leaves on the first coin's tails, else stays at 1 */
-		return (tails(rng_next(rng)) & 1) ? 0 : 1;
+		return (tails(upcall_xorshift64(rng)) & 1) ? 0 : 1;
 	double q = 1.0 / tau_of(r), q1 = 1.0 - q;
 	double stay_tail = pow_u(q1, c - 1);              /* (1 - q)^(c-1) */
 	double mean = (double)c - (1.0 - stay_tail * q1) / q / 16;
@@ -110,7 +101,7 @@ static uint64_t raise_entry(uint64_t c, uint32_t r, uint64_t *rng)
 	 * that drops it; then E[count + tau - 1] is kept exactly. */
 	double kept = mean + (1.0 / q - 1) * stay_tail / 16;
 	if ((double)c * q < HEAVY) {
-		if ((tails(rng_next(rng)) & 1) && uniform01(rng) <= stay_tail)
+		if ((tails(upcall_xorshift64(rng)) & 1) && uniform01(rng) <= stay_tail)
 			return 0;                                   /* the process reached 0 */
 		kept = mean / (1.0 - stay_tail / 16);
 	}

@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 FIX=$TOP/tests/fixtures
 
-gcc -O1 -D_GNU_SOURCE -I"$TOP" -o "$TMP/mkprof" "$FIX/mkprof.c" "$TOP"/merge/*.c -lxxhash -lpthread ||
+gcc -O1 -D_GNU_SOURCE -I"$TOP" -o "$TMP/mkprof" "$FIX/mkprof.c" "$TOP"/merge/*.c "$TOP"/spool/*.c -lxxhash -lpthread ||
 	fail "cannot build mkprof"
 gcc -O1 -g -o "$TMP/poly" "$FIX/diff_poly.c" -lm || fail "cannot build diff_poly"
 gcc -O1 -g -pthread -o "$TMP/thrash" "$FIX/diff_thrash.c" || fail "cannot build diff_thrash"

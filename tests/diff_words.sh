@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 FIX=$TOP/tests/fixtures
 cd "$TMP" || exit 1
-gcc -O1 -D_GNU_SOURCE -I"$TOP" -o mkprof "$FIX/mkprof.c" "$TOP"/merge/*.c -lxxhash -lpthread ||
+gcc -O1 -D_GNU_SOURCE -I"$TOP" -o mkprof "$FIX/mkprof.c" "$TOP"/merge/*.c "$TOP"/spool/*.c -lxxhash -lpthread ||
 	{ fail "cannot build mkprof"; finish; }
 gcc -O1 -g -o prog "$FIX/rebuilt.c" || { fail "cannot build rebuilt.c"; finish; }
 at() { printf '%#x' $((0x$(nm prog | awk -v f="$1" '$3 == f {print $1}') + 4)); }

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 FIX=$TOP/tests/fixtures
 
-gcc -O1 -D_GNU_SOURCE -I"$TOP" -o "$TMP/mkprof" "$FIX/mkprof.c" "$TOP"/merge/*.c -lxxhash -lpthread ||
+gcc -O1 -D_GNU_SOURCE -I"$TOP" -o "$TMP/mkprof" "$FIX/mkprof.c" "$TOP"/merge/*.c "$TOP"/spool/*.c -lxxhash -lpthread ||
 	fail "cannot build mkprof"
 gcc -O1 -g -o "$TMP/vary" "$FIX/stats_vary.c" || fail "cannot build stats_vary"
 

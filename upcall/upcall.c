@@ -25,6 +25,7 @@
  */
 #include "upcall/upcall.h"
 #include "upcall/events.h"
+#include "upcall/xorshift.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,15 +41,6 @@
 
 #define TIMER_COOKIE ((void *)0x76707266ul)    /* "vprf": our timer's sigval */
 #define DRAIN_COOKIE ((void *)0x76707264ul)    /* "vprd": a ring-drain timer */
-
-static uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
 
 /* VPROF_TEST_UPCALL_NOMAP=1 (tests only): every event mapping fails, as
  * with perf's locked-memory allowance spent, to exercise the one case that
@@ -552,7 +544,7 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 	uint64_t lo = period / 16, floor = upcall_min_period(backend);
 	if (lo < floor)
 		lo = floor < period ? floor : period;
-	uint64_t first = target ? period : lo + xorshift(&t->rng) % (period - lo + 1);
+	uint64_t first = target ? period : lo + upcall_xorshift64(&t->rng) % (period - lo + 1);
 	if (first == 0)
 		first = 1;
 
@@ -608,7 +600,7 @@ int upcall_thread_enable(struct upcall_thread *t)
 			return err;
 		if (t->has_drain) {
 			struct itimerspec its;
-			uint64_t first = 1 + xorshift(&t->rng) % UPCALL_DRAIN_NS;
+			uint64_t first = 1 + upcall_xorshift64(&t->rng) % UPCALL_DRAIN_NS;
 			its.it_value.tv_sec = 0;
 			its.it_value.tv_nsec = (long)first;
 			its.it_interval.tv_sec = 0;

@@ -31,6 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "interp/interp.h"
+#include "tests/unit/fault_handler.h"
 
 #define NSIZES 7
 static const unsigned k_sizes[NSIZES] = { 512, 256, 128, 64, 32, 16, 8 };
@@ -123,7 +124,7 @@ static void __attribute__((constructor)) probe_init(void)
 	if ((e = getenv("DCPROBE_LEN"))) g_len = atoi(e);
 	if (hz <= 0 || g_every <= 0 || g_len <= 0)
 		return;
-	if (interp_init() < 0 || interp_install_fault_handler() < 0)
+	if (interp_init() < 0 || fault_handler_install() < 0)
 		return;
 	g_th = mmap(NULL, interp_thread_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ss.ss_sp = mmap(NULL, 256 << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -2,7 +2,7 @@
  * valcost: vprof's own time per value sample, timed with rdtscp around the
  * handler's value-sampling call (bench/values.sh, section 1b).
  *
- * Linked with vprof's library objects (build/pic/{upcall,preload,merge}
+ * Linked with vprof's library objects (build/pic/{upcall,preload,spool}
  * and build/libinterp.a) into one executable, so that vprof's constructor
  * sets the process up exactly as under LD_PRELOAD (VPROF_VALUES=on,
  * VPROF_DB, VPROF_INTERP_LEN, VPROF_INTERP_EVERY=1 from the environment;

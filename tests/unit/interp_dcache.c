@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "interp/interp.h"
+#include "tests/unit/fault_handler.h"
 #include "tests/unit/check.h"
 
 /* xor eax,eax; L: add rax,rdi; dec rcx; jnz L */
@@ -51,7 +52,7 @@ static int run_loop(unsigned entries, uint64_t *rax, uint64_t *decoded, uint8_t 
 
 int main(void)
 {
-	if (interp_init() < 0 || interp_install_fault_handler() < 0) {
+	if (interp_init() < 0 || fault_handler_install() < 0) {
 		printf("FAIL interp_init\n");
 		return 1;
 	}

@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include "interp/interp.h"
+#include "tests/unit/fault_handler.h"
 #include "tests/unit/xorshift.h"
 
 #define DATA_PAGES 2
@@ -112,7 +113,7 @@ static void native_setup(void)
 	}
 	put_absjmp(g_code + TARGET_OFF, (void *)native_saveB);
 	interp_init();
-	interp_install_fault_handler();
+	fault_handler_install();
 }
 
 /* Place the instruction; returns its address. */

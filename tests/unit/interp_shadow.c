@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "interp/interp.h"
+#include "tests/unit/fault_handler.h"
 #include "interp/shadow.h"
 
 static int nfail;
@@ -60,7 +61,7 @@ int main(void)
 	int ninsn = 18;
 
 	interp_init();
-	interp_install_fault_handler();
+	fault_handler_install();
 	memcpy(code, kcode, sizeof kcode);
 	memset(data, 0x5a, 4096);
 	memset(stack, 0x33, 4096);

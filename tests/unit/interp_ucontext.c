@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "interp/interp.h"
+#include "tests/unit/fault_handler.h"
 
 static int nfail;
 #define CHECK(what, cond) do { if (cond) printf("PASS %s\n", what); \
@@ -133,7 +134,7 @@ int main(void)
 	uint64_t b1[16] = { 0 }, b2[16] = { 0 }, r1, r2;
 
 	interp_init();
-	interp_install_fault_handler();
+	fault_handler_install();
 	sigaltstack(&ss, NULL);
 	g_th = mmap(NULL, interp_thread_size(), PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -1,5 +1,5 @@
 /*
- * xorshift64 (Marsaglia 2003, shifts 13, 7, 17): the unit tests'
+ * xorshift64 (upcall/xorshift.h): the unit tests'
  * reproducible random numbers. The state is the caller's, so each test
  * keeps its own seed and sequence.
  */
@@ -8,12 +8,12 @@
 
 #include <stdint.h>
 
+#include "upcall/xorshift.h"
+
+/* The shipped generator (a zero seed is replaced, as there). */
 static inline uint64_t xorshift64(uint64_t *s)
 {
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
+	return upcall_xorshift64(s);
 }
 
 #endif
