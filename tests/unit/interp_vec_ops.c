@@ -717,7 +717,7 @@ int main(int argc, char **argv)
 	const char *filter = argc > 3 ? argv[3] : NULL;
 	size_t ninsn = (size_t)(__stop_vt_idx - __start_vt_idx) / 2;
 	static uint8_t dsave[DATA_SIZE], dnat[DATA_SIZE];
-	int nfail = 0;
+	int nfail = 0, nskip = 0;
 
 	if (argc > 2)
 		rnd_state = strtoull(argv[2], NULL, 0) | 1;
@@ -730,7 +730,7 @@ int main(int argc, char **argv)
 		const uint8_t *code0 = (const uint8_t *)__start_vt_idx[2 * t];
 		unsigned len0 = (unsigned)(__start_vt_idx[2 * t + 1] - __start_vt_idx[2 * t]);
 		const struct tinsn *ti = &kinsns[t];
-		long ok = 0, faults = 0, unsup = 0, bad = 0, renum = 0;
+		long ok = 0, faults = 0, unsup = 0, bad = 0, renum = 0, noinsn = 0;
 		const char *first_stop = NULL;
 
 		if (filter && !strstr(ti->text, filter))
@@ -766,6 +766,11 @@ int main(int argc, char **argv)
 			memcpy(dsave, g_data, DATA_SIZE);
 			nat = in;
 			sig = run_native(code, len, &nat);
+			if (sig == SIGILL) {
+				noinsn = 1;   /* this CPU lacks it: nothing to compare with */
+				memcpy(g_data, dsave, DATA_SIZE);
+				break;
+			}
 			memcpy(dnat, g_data, DATA_SIZE);
 			memcpy(g_data, dsave, DATA_SIZE);
 			itp = in;
@@ -820,7 +825,13 @@ int main(int argc, char **argv)
 			ok++;
 		}
 		(void)first_stop;
-		if (bad) {
+		if (noinsn && !bad && !ok && !faults) {
+			printf("SKIP %s: this CPU lacks it (SIGILL natively)\n", ti->text);
+			nskip++;
+		} else if (noinsn) {
+			printf("FAIL %s: SIGILL natively after %ld runs that were not\n", ti->text, ok + faults);
+			nfail++;
+		} else if (bad) {
 			nfail++;
 		} else if (ok + faults == 0) {
 			/* every run stopped as unsupported: nothing was checked */
@@ -830,5 +841,7 @@ int main(int argc, char **argv)
 			printf("PASS %s (%ld same, %ld faulted alike, %ld unsupported; %ld renumbered)\n",
 			       ti->text, ok, faults, unsup, renum);
 	}
+	if (nskip)
+		printf("PASS %d instructions this CPU lacks skipped, named above (SKIP)\n", nskip);
 	return nfail != 0;
 }
