@@ -89,7 +89,7 @@ static void handler(int sig, siginfo_t *si, void *ucv)
 	uint64_t pc[64];
 	uint64_t t0 = now();
 	int more;
-	int n = method == M_CFI ? (int)cfi_backtrace(ucv, pc, 64, &more)
+	int n = method == M_CFI ? (int)preload_cfi_backtrace(ucv, pc, 64, &more)
 		: method == M_UNWIND ? by_backtrace(ucv, pc) : method == M_CURSOR ? by_cursor(ucv, pc)
 										 : by_fp(ucv, pc);
 	ns[method][iter] = now() - t0;
@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 	a.sa_flags = SA_SIGINFO;
 	sigaction(SIGPROF, &a, NULL);
 	top = (uintptr_t)__libc_stack_end;
-	cfi_init();
+	preload_cfi_init();
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	for (int m = 0; m < M_N; m++)
 		ns[m] = calloc((size_t)n, sizeof(uint64_t));

@@ -55,8 +55,8 @@ static void handler(int s, siginfo_t *si, void *ucv)
 		_Unwind_Backtrace(walk_frame, &w);
 		ret[0] = w.ret;
 	} else {
-		struct cfi_cursor c;
-		ret[1] = cfi_init_ucontext(&c, uc) == 0 && cfi_step(&c) > 0 ? c.reg[CFI_RIP] : 0;
+		struct preload_cfi_cursor c;
+		ret[1] = preload_cfi_init_ucontext(&c, uc) == 0 && preload_cfi_step(&c) > 0 ? c.reg[CFI_RIP] : 0;
 	}
 	T[m][it] = __rdtscp(&a) - t0;
 }
@@ -64,7 +64,7 @@ static void handler(int s, siginfo_t *si, void *ucv)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 20000, same = 0;
-	cfi_init();
+	preload_cfi_init();
 	T[0] = calloc((size_t)n, 8);
 	T[1] = calloc((size_t)n, 8);
 	stack_t ss = { .ss_sp = malloc(1 << 16), .ss_size = 1 << 16 };

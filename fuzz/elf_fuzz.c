@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!im)
 		return 0;
 	for (size_t i = 0; i < im->nsyms && i < 256; i++) {
-		const struct sym *s = &im->syms[i];
+		const struct report_sym *s = &im->syms[i];
 		if (s->end < s->start || s->name >= im->names_len)
 			abort();
 		probe(im, s->start);

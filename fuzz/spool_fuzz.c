@@ -26,20 +26,20 @@ static int count_cb(uint64_t key, uint64_t count, void *arg)
 	return 0;
 }
 
-static int hot_cb(const struct merge_hotlist *h, void *arg)
+static int hot_cb(const struct spool_hotlist *h, void *arg)
 {
 	*(uint64_t *)arg += h->key;
 	return 0;
 }
 
-static int stack_cb(const struct merge_stack_entry *e, void *arg)
+static int stack_cb(const struct spool_stack_entry *e, void *arg)
 {
 	(void)e;
 	++*(uint64_t *)arg;
 	return 0;
 }
 
-static int image_cb(const struct merge_image_record *r, void *arg)
+static int image_cb(const struct spool_image_record *r, void *arg)
 {
 	*(uint64_t *)arg += r->lo + r->hi + r->path[0];
 	return 0;
@@ -47,14 +47,14 @@ static int image_cb(const struct merge_image_record *r, void *arg)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct merge_spool sp;
+	struct spool sp;
 	char why[160];
 	uint64_t sink = 0, bad;
 	if (size < 1)
 		return 0;
 	const char *path = fuzz_file(data + 1, size - 1, (data[0] & 1) ? fix_checksum : NULL);
 	if (merge_spool_open(&sp, path, why, sizeof(why)) == 0) {
-		merge_spool_images(&sp, image_cb, &sink);
+		spool_images(&sp, image_cb, &sink);
 		merge_spool_foreach(&sp, count_cb, &sink, &bad);
 		merge_spool_values(&sp, hot_cb, &sink, &bad);
 		merge_spool_stacks(&sp, stack_cb, &sink, &bad);
@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 static void fix_checksum(uint8_t *buf, size_t n)
 {
-	struct merge_spool_static *s = (struct merge_spool_static *)buf;
+	struct spool_static *s = (struct spool_static *)buf;
 	if (n >= sizeof(*s))
-		s->checksum = XXH64(s, offsetof(struct merge_spool_static, checksum), 0);
+		s->checksum = XXH64(s, offsetof(struct spool_static, checksum), 0);
 }

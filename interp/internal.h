@@ -138,7 +138,7 @@ extern uint8_t interp_vmodel[INTERP_VR__COUNT];
 
 /* Spec of a vector integer/move row (vec_int.c's VDESC_LIST; kinds,
  * operations and flags in vec.h). */
-struct vdesc {
+struct interp_vdesc {
 	uint8_t kind, op, esz, flags;
 };
 
@@ -148,7 +148,7 @@ typedef void interp_fp_fn(uint8_t *d, const uint8_t *a, const uint8_t *b,
 			  const uint8_t *c, uint32_t *mx);
 
 /* Spec of a floating-point row (vec_fp.c's FDESC_LIST and FIMM_LIST). */
-struct fdesc {
+struct interp_fdesc {
 	uint8_t kind, esz;
 	uint16_t flags;
 	interp_fp_fn *fn, *fn64;       /* fn64: the 64-bit integer form (cvt*) */
@@ -157,7 +157,7 @@ struct fdesc {
 
 /* Spec of a general-purpose or opmask row: what its handler takes from
  * the row instead of testing the mnemonic. */
-struct gdesc {
+struct interp_gdesc {
 	uint8_t op;                    /* family-defined operation */
 	uint8_t width;                 /* operand width in bytes the mnemonic
 					* implies (opmask b/w/d/q), 0: from
@@ -203,9 +203,9 @@ struct interp_op {
 					* follows vendor rule vrule */
 	int8_t vrule;                  /* enum interp_vrule, INTERP_VR_NONE */
 	union {
-		struct gdesc g;
-		struct vdesc v;
-		struct fdesc f;
+		struct interp_gdesc g;
+		struct interp_vdesc v;
+		struct interp_fdesc f;
 	} spec;
 };
 

@@ -150,7 +150,7 @@ static int h_vzero(struct interp_exec *x)
 	for (int i = 0; i < 16; i++) {
 		memset(x->st->zmm[i].b + (all ? 0 : 16), 0, all ? 64 : 48);
 		if (all)
-			vx_touch(x, i, 16, 1);
+			interp_vx_touch(x, i, 16, 1);
 	}
 	/* upper parts: write back zeros only where they were live */
 	x->st->xstate_dirty |= x->st->xstate_bv & (INTERP_XS_YMM | INTERP_XS_ZMM_H);

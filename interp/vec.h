@@ -2,9 +2,9 @@
  * opmask.c, crc32_movnti.c); not for other users.
  *
  * One model serves legacy SSE, VEX and EVEX forms of an operation: a
- * handler reads its sources as whole 64-byte vectors (struct vx_ops says
+ * handler reads its sources as whole 64-byte vectors (struct interp_vx_ops says
  * which operands they are), computes the result over the vector length,
- * and vx_put writes it with the encoding's rules: legacy SSE writes leave
+ * and interp_vx_put writes it with the encoding's rules: legacy SSE writes leave
  * bits above the operand alone, VEX/EVEX writes zero up to bit 511, EVEX
  * write-masks merge or zero per element, and masked memory operands touch
  * (load, probe, store) only the elements the mask selects where the
@@ -28,7 +28,7 @@
 #define VX_EVEX(in)   ((in)->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX)
 
 /* Operand layout of one vector instruction. */
-struct vx_ops {
+struct interp_vx_ops {
 	int dst;             /* op index of the destination (0) */
 	int src[3];          /* op indices of the explicit sources after the
 			      * destination (EVEX mask operand skipped),
@@ -52,38 +52,38 @@ struct vx_ops {
  * Returns INTERP_OK, or INTERP_STOP_BADSTATE when a register component the
  * instruction uses is not known in this state, or UNSUPPORTED for forms
  * the vector families do not model (embedded rounding, SAE). */
-int vx_layout(struct interp_exec *x, struct vx_ops *o, unsigned esz);
+int interp_vx_layout(struct interp_exec *x, struct interp_vx_ops *o, unsigned esz);
 
 /* Read source operand i into v (zero-filled to 64 bytes): vector register
  * (all 64 bytes), memory (op size; EVEX embedded broadcast replicated over
  * o->vl; with o->masked and o->suppress only the selected elements are
  * read), GPR/k value or immediate into q[0]. */
-int vx_get(struct interp_exec *x, const struct vx_ops *o, int i, interp_vec *v);
+int interp_vx_get(struct interp_exec *x, const struct interp_vx_ops *o, int i, interp_vec *v);
 
 /* Write result r to operand i: a vector register (legacy: op size bytes;
  * VEX/EVEX: op size bytes, the rest up to 64 zeroed; EVEX masks merge or
  * zero per element), memory (op size bytes; masked: only the selected
  * elements, one buffered store per run of them, so more than
  * INTERP_MAX_STORES runs stop as unsupported), or a GPR/k register. */
-int vx_put(struct interp_exec *x, const struct vx_ops *o, int i, const interp_vec *r);
+int interp_vx_put(struct interp_exec *x, const struct interp_vx_ops *o, int i, const interp_vec *r);
 
 /* Mark register n changed in its first `bytes` bytes and, for VEX/EVEX
  * writes that zeroed the rest, the upper components that were live. */
-void vx_touch(struct interp_exec *x, int n, unsigned bytes, int zero_upper);
+void interp_vx_touch(struct interp_exec *x, int n, unsigned bytes, int zero_upper);
 
 /* Is memory operand i aligned as the aligned-move forms require? */
-static inline int vx_aligned(struct interp_exec *x, int i, unsigned align)
+static inline int interp_vx_aligned(struct interp_exec *x, int i, unsigned align)
 {
 	return (interp_ea(x, i) & (align - 1)) == 0;
 }
 
-static inline uint64_t vx_lanes_mask(unsigned n)
+static inline uint64_t interp_vx_lanes_mask(unsigned n)
 {
 	return n >= 64 ? ~0ull : (1ull << n) - 1;
 }
 
 /* Set MXCSR exception flags raised by an operation (marks SSE state). */
-static inline void vx_mxcsr_or(struct interp_exec *x, uint32_t flags)
+static inline void interp_vx_mxcsr_or(struct interp_exec *x, uint32_t flags)
 {
 	if (flags & ~x->st->mxcsr & 0x3f) {
 		x->st->mxcsr |= flags & 0x3f;
@@ -93,11 +93,11 @@ static inline void vx_mxcsr_or(struct interp_exec *x, uint32_t flags)
 }
 
 /* Record a written operand's low bytes for the observer. */
-void vx_note_dst(struct interp_exec *x, int i, const void *p);
+void interp_vx_note_dst(struct interp_exec *x, int i, const void *p);
 
 /* The two vector sources of a binary form: legacy `op dst, src` reads dst
  * as its first source; VEX/EVEX `op dst, src1, src2` does not. */
-static inline void vx_sources(const struct interp_exec *x, const struct vx_ops *o, int *ia, int *ib)
+static inline void interp_vx_sources(const struct interp_exec *x, const struct interp_vx_ops *o, int *ia, int *ib)
 {
 	if (VX_LEGACY(x->in)) {
 		*ia = o->dst;
@@ -108,7 +108,7 @@ static inline void vx_sources(const struct interp_exec *x, const struct vx_ops *
 	}
 }
 
-static inline int vx_imm(struct interp_exec *x, const struct vx_ops *o)
+static inline int interp_vx_imm(struct interp_exec *x, const struct interp_vx_ops *o)
 {
 	return o->imm >= 0 ? (int)(x->in->op[o->imm].val & 0xff) : -1;
 }
@@ -116,7 +116,7 @@ static inline int vx_imm(struct interp_exec *x, const struct vx_ops *o)
 /* ------------------------------------------ the integer operation table
  * (VDESC_LIST in vec_int.c; handlers in vec_int.c and vec_avx512.c) */
 
-enum vop {
+enum interp_vop {
 	V_NONE, V_MOV, V_AND, V_ANDN, V_OR, V_XOR, V_ADD, V_SUB, V_ADDUS, V_SUBUS,
 	V_ADDS, V_SUBS, V_CMPEQ, V_CMPGT, V_MINU, V_MAXU, V_MINS, V_MAXS, V_AVGU,
 	V_PSHUFB, V_UNPCKL, V_UNPCKH, V_PALIGNR, V_PSHUFD, V_SRLDQ, V_SLLDQ,
@@ -144,7 +144,7 @@ enum { K_BIN = 1, K_UN, K_MOV, K_CMPK, K_TESTK, K_MOVMSK, K_MOVDQ, K_BCST, K_PTE
 #define F_GT      32  /* compare: greater-than (vpcmpgt) */
 #define F_SGN     64  /* signed variant (pmovsx) */
 
-/* struct vdesc (kind, op, esz, flags) is in internal.h: a row's spec. */
+/* struct interp_vdesc (kind, op, esz, flags) is in internal.h: a row's spec. */
 
 /* ---- element helpers: little-endian element e of size s */
 static inline uint64_t eget(const interp_vec *v, unsigned s, unsigned e)
@@ -186,25 +186,25 @@ static inline uint64_t sat_u(int64_t v, unsigned s)
 
 /* Handlers (vec_int.c, vec_avx512.c); each reads its spec from
  * interp_row(x->in)->spec.v. */
-int vx_h_bin(struct interp_exec *x);
-/* vx_h_bin under another spec (VEX vpcmpeq/gt, legacy forms). */
-int vx_bin(struct interp_exec *x, const struct vdesc *dd);
-int vx_h_cmpk(struct interp_exec *x);
-int vx_h_tern(struct interp_exec *x);
-int vx_h_madd52(struct interp_exec *x);
-int vx_h_blendm(struct interp_exec *x);
-int vx_h_perm2t(struct interp_exec *x);
-int vx_h_tomask(struct interp_exec *x);
-int vx_h_frommask(struct interp_exec *x);
-int vx_h_compress(struct interp_exec *x);
-int vx_h_pmovdown(struct interp_exec *x);
-int vx_h_acc3(struct interp_exec *x);
-int vx_h_gather(struct interp_exec *x);
-int vx_h_scatter(struct interp_exec *x);
+int interp_vx_h_bin(struct interp_exec *x);
+/* interp_vx_h_bin under another spec (VEX vpcmpeq/gt, legacy forms). */
+int interp_vx_bin(struct interp_exec *x, const struct interp_vdesc *dd);
+int interp_vx_h_cmpk(struct interp_exec *x);
+int interp_vx_h_tern(struct interp_exec *x);
+int interp_vx_h_madd52(struct interp_exec *x);
+int interp_vx_h_blendm(struct interp_exec *x);
+int interp_vx_h_perm2t(struct interp_exec *x);
+int interp_vx_h_tomask(struct interp_exec *x);
+int interp_vx_h_frommask(struct interp_exec *x);
+int interp_vx_h_compress(struct interp_exec *x);
+int interp_vx_h_pmovdown(struct interp_exec *x);
+int interp_vx_h_acc3(struct interp_exec *x);
+int interp_vx_h_gather(struct interp_exec *x);
+int interp_vx_h_scatter(struct interp_exec *x);
 /* vec_gfni.c */
-int vx_h_gfni(struct interp_exec *x);
-int vx_h_conflict(struct interp_exec *x);
+int interp_vx_h_gfni(struct interp_exec *x);
+int interp_vx_h_conflict(struct interp_exec *x);
 /* vec_fixup.c */
-int vx_h_fixup(struct interp_exec *x);
+int interp_vx_h_fixup(struct interp_exec *x);
 
 #endif

@@ -31,10 +31,10 @@ static int cmp_pred(unsigned pred, int uns, uint64_t x, uint64_t y, unsigned s)
 	}
 }
 
-int vx_h_cmpk(struct interp_exec *x)
+int interp_vx_h_cmpk(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b;
 	unsigned s = dd->esz, n;
 	uint64_t m = 0;
@@ -43,15 +43,15 @@ int vx_h_cmpk(struct interp_exec *x)
 
 	if (!VX_EVEX(x->in)) {
 		/* VEX vpcmpeq/vpcmpgt write vectors */
-		struct vdesc v = { K_BIN, dd->op, dd->esz, 0 };
-		return vx_bin(x, &v);
+		struct interp_vdesc v = { K_BIN, dd->op, dd->esz, 0 };
+		return interp_vx_bin(x, &v);
 	}
-	if ((rc = vx_layout(x, &o, s)))
+	if ((rc = interp_vx_layout(x, &o, s)))
 		return rc;
 	o.suppress = 1;
-	if ((rc = vx_get(x, &o, o.src[0], &a)) || (rc = vx_get(x, &o, o.src[1], &b)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &a)) || (rc = interp_vx_get(x, &o, o.src[1], &b)))
 		return rc;
-	pred = dd->flags & F_IMMPRED ? (unsigned)vx_imm(x, &o) :
+	pred = dd->flags & F_IMMPRED ? (unsigned)interp_vx_imm(x, &o) :
 	       dd->flags & F_GT ? 6 : 0;
 	n = o.vl / s;
 	if (s == 1 && dd->kind == K_TESTK) {
@@ -59,14 +59,14 @@ int vx_h_cmpk(struct interp_exec *x)
 		for (unsigned e = 0; e < n; e++)
 			m |= (uint64_t)((a.b[e] & b.b[e]) != 0) << e;
 		if (dd->flags & F_NOT)
-			m = ~m & vx_lanes_mask(n);
+			m = ~m & interp_vx_lanes_mask(n);
 		n = 0;
 	} else if (s == 1 && dd->kind == K_CMPK && (pred & 3) == 0) {
 		/* byte eq/ne: vpcmpeqb, vpcmpneqb, vpcmpnequb */
 		for (unsigned e = 0; e < n; e++)
 			m |= (uint64_t)(a.b[e] == b.b[e]) << e;
 		if (pred & 4)
-			m = ~m & vx_lanes_mask(n);
+			m = ~m & interp_vx_lanes_mask(n);
 		n = 0;
 	}
 	for (unsigned e = 0; e < n; e++) {
@@ -81,21 +81,21 @@ int vx_h_cmpk(struct interp_exec *x)
 
 /* vpternlogd/q: each result bit is imm8[(a<<2)|(b<<1)|c] of the three
  * source bits; a is the destination. */
-int vx_h_tern(struct interp_exec *x)
+int interp_vx_h_tern(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b, c, r;
 	unsigned imm;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, dd->esz)))
+	if ((rc = interp_vx_layout(x, &o, dd->esz)))
 		return rc;
 	o.suppress = 1;
-	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
-	    (rc = vx_get(x, &o, o.src[1], &c)))
+	if ((rc = interp_vx_get(x, &o, o.dst, &a)) || (rc = interp_vx_get(x, &o, o.src[0], &b)) ||
+	    (rc = interp_vx_get(x, &o, o.src[1], &c)))
 		return rc;
-	imm = (unsigned)vx_imm(x, &o);
+	imm = (unsigned)interp_vx_imm(x, &o);
 	memset(&r, 0, sizeof r);
 	for (unsigned i = 0; i < o.vl / 8; i++) {
 		uint64_t res = 0;
@@ -107,84 +107,84 @@ int vx_h_tern(struct interp_exec *x)
 		}
 		r.q[i] = res;
 	}
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* vpmadd52luq/huq: dst += low/high 52 bits of the 104-bit product of the
  * sources' low 52 bits, per quadword. */
-int vx_h_madd52(struct interp_exec *x)
+int interp_vx_h_madd52(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b, c, r;
 	const uint64_t m52 = (1ull << 52) - 1;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, 8)))
+	if ((rc = interp_vx_layout(x, &o, 8)))
 		return rc;
 	if (o.nsrc < 2)
 		return INTERP_STOP_UNSUPPORTED;
 	o.suppress = 1;
-	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
-	    (rc = vx_get(x, &o, o.src[1], &c)))
+	if ((rc = interp_vx_get(x, &o, o.dst, &a)) || (rc = interp_vx_get(x, &o, o.src[0], &b)) ||
+	    (rc = interp_vx_get(x, &o, o.src[1], &c)))
 		return rc;
 	memset(&r, 0, sizeof r);
 	for (unsigned i = 0; i < o.vl / 8; i++) {
 		unsigned __int128 p = (unsigned __int128)(b.q[i] & m52) * (c.q[i] & m52);
 		r.q[i] = a.q[i] + (dd->op ? (uint64_t)(p >> 52) & m52 : (uint64_t)p & m52);
 	}
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* vpblendm*: the write mask selects src2 over src1 (zeroing: over 0);
  * every element is written. */
-int vx_h_blendm(struct interp_exec *x)
+int interp_vx_h_blendm(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b, r;
 	unsigned s = dd->esz;
-	/* Zydis calls this mask a control mask: vx_layout leaves it */
+	/* Zydis calls this mask a control mask: interp_vx_layout leaves it */
 	uint64_t k = x->in->avx.mask_idx ? x->st->k[x->in->avx.mask_idx] : ~0ull;
 	int z = x->in->avx.mask_mode == ZYDIS_MASK_MODE_CONTROL_ZEROING ||
 		x->in->avx.mask_mode == ZYDIS_MASK_MODE_ZEROING;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, s)))
+	if ((rc = interp_vx_layout(x, &o, s)))
 		return rc;
 	if (o.nsrc < 2)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.src[0], &a)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &a)))
 		return rc;
 	/* src2 elements not selected are not read (measured: no fault) */
 	o.masked = x->in->avx.mask_idx != 0;
 	o.suppress = 1;
 	o.kmask = k;
-	if ((rc = vx_get(x, &o, o.src[1], &b)))
+	if ((rc = interp_vx_get(x, &o, o.src[1], &b)))
 		return rc;
 	memset(&r, 0, sizeof r);
 	for (unsigned e = 0; e < o.vl / s; e++)
 		eput(&r, s, e, (k >> e) & 1 ? eget(&b, s, e) : z ? 0 : eget(&a, s, e));
 	o.masked = 0;
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* vpermt2*: dst (table 1, also the merge value) and src2 (table 2) indexed
  * by src1; vpermi2*: dst holds the indices, src1/src2 the tables. */
-int vx_h_perm2t(struct interp_exec *x)
+int interp_vx_h_perm2t(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec d, a, b, r;
 	unsigned s = dd->esz, n;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, s)))
+	if ((rc = interp_vx_layout(x, &o, s)))
 		return rc;
 	if (o.nsrc < 2)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.dst, &d)) || (rc = vx_get(x, &o, o.src[0], &a)) ||
-	    (rc = vx_get(x, &o, o.src[1], &b)))
+	if ((rc = interp_vx_get(x, &o, o.dst, &d)) || (rc = interp_vx_get(x, &o, o.src[0], &a)) ||
+	    (rc = interp_vx_get(x, &o, o.src[1], &b)))
 		return rc;
 	n = o.vl / s;
 	memset(&r, 0, sizeof r);
@@ -194,22 +194,22 @@ int vx_h_perm2t(struct interp_exec *x)
 		unsigned k = (unsigned)eget(idx, s, i) & (2 * n - 1);
 		eput(&r, s, i, k < n ? eget(t1, s, k) : eget(&b, s, k - n));
 	}
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* vpmov?2m: the sign bit of each element into an opmask. */
-int vx_h_tomask(struct interp_exec *x)
+int interp_vx_h_tomask(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a;
 	unsigned s = dd->esz;
 	uint64_t m = 0;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, s)))
+	if ((rc = interp_vx_layout(x, &o, s)))
 		return rc;
-	if ((rc = vx_get(x, &o, o.src[0], &a)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &a)))
 		return rc;
 	for (unsigned e = 0; e < o.vl / s; e++)
 		m |= ((eget(&a, s, e) >> (8 * s - 1)) & 1) << e;
@@ -217,17 +217,17 @@ int vx_h_tomask(struct interp_exec *x)
 }
 
 /* vpmovm2?: each element all ones where the opmask bit is set. The opmask
- * is operand 1, which vx_layout would take for a write mask. */
-int vx_h_frommask(struct interp_exec *x)
+ * is operand 1, which interp_vx_layout would take for a write mask. */
+int interp_vx_h_frommask(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec r;
 	unsigned s = dd->esz;
 	uint64_t k;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, s)))
+	if ((rc = interp_vx_layout(x, &o, s)))
 		return rc;
 	if (x->in->op[1].type != INTERP_OP_REG || x->in->op[1].rkind != INTERP_RK_K || o.masked)
 		return INTERP_STOP_UNSUPPORTED;
@@ -235,34 +235,34 @@ int vx_h_frommask(struct interp_exec *x)
 	memset(&r, 0, sizeof r);
 	for (unsigned e = 0; e < o.vl / s; e++)
 		eput(&r, s, e, (k >> e) & 1 ? interp_mask(s) : 0);
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* vpcompress: the selected elements packed to the bottom (register: the
  * rest zeroed or kept; memory: only they are stored, contiguously).
  * vpexpand: the bottom elements of the source spread to the selected
  * positions (memory: only as many as are selected are read). */
-int vx_h_compress(struct interp_exec *x)
+int interp_vx_h_compress(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, r;
 	unsigned s = dd->esz, n, j = 0;
 	const struct interp_operand *d = &x->in->op[0];
 	uint64_t k;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, s)))
+	if ((rc = interp_vx_layout(x, &o, s)))
 		return rc;
 	n = o.vl / s;
-	k = o.kmask & vx_lanes_mask(n);
+	k = o.kmask & interp_vx_lanes_mask(n);
 	if (dd->op && x->in->op[o.src[0]].type == INTERP_OP_MEM) {
 		/* expand from memory: the first popcount(k) elements */
 		memset(&a, 0, sizeof a);
 		j = (unsigned)__builtin_popcountll(k);
 		if (j && (rc = interp_load(x, interp_ea(x, o.src[0]), a.b, j * s)))
 			return rc;
-	} else if ((rc = vx_get(x, &o, o.src[0], &a))) {
+	} else if ((rc = interp_vx_get(x, &o, o.src[0], &a))) {
 		return rc;
 	}
 	memset(&r, 0, sizeof r);
@@ -280,28 +280,28 @@ int vx_h_compress(struct interp_exec *x)
 			for (unsigned e = j; e < n; e++)
 				eput(&r, s, e, eget(&x->st->zmm[d->idx], s, e));
 		o.masked = 0;
-		return vx_put(x, &o, 0, &r);
+		return interp_vx_put(x, &o, 0, &r);
 	}
 	j = 0;
 	for (unsigned e = 0; e < n; e++)
 		if ((k >> e) & 1)
 			eput(&r, s, e, eget(&a, s, j++));
-	return vx_put(x, &o, 0, &r);
+	return interp_vx_put(x, &o, 0, &r);
 }
 
 /* vpmov{,s,us}{wb,db,qb,dw,qw,qd}: each element narrowed (truncated or
  * saturated) into a destination of vl * esz / op bytes. */
-int vx_h_pmovdown(struct interp_exec *x)
+int interp_vx_h_pmovdown(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, r;
 	unsigned si = dd->op, so = dd->esz, n;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, so)))
+	if ((rc = interp_vx_layout(x, &o, so)))
 		return rc;
-	if ((rc = vx_get(x, &o, o.src[0], &a)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &a)))
 		return rc;
 	n = o.vl / si;
 	memset(&r, 0, sizeof r);
@@ -313,28 +313,28 @@ int vx_h_pmovdown(struct interp_exec *x)
 			v = sat_s(sx(v, si), so);
 		eput(&r, so, e, v);
 	}
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* Three-source operations that accumulate into the destination, per
  * element: dd->op 0 vpshldv (dst:src2 << src3), 1 vpshrdv (src2:dst >>
  * src3), 2 vpdpbusd (dst + four u8*s8), 3 vpdpwssd (dst + two s16*s16);
  * +4: the sum saturates to int32. */
-int vx_h_acc3(struct interp_exec *x)
+int interp_vx_h_acc3(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b, c, r;
 	unsigned s = dd->esz;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, s)))
+	if ((rc = interp_vx_layout(x, &o, s)))
 		return rc;
 	if (o.nsrc < 2)
 		return INTERP_STOP_UNSUPPORTED;
 	o.suppress = 1;
-	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
-	    (rc = vx_get(x, &o, o.src[1], &c)))
+	if ((rc = interp_vx_get(x, &o, o.dst, &a)) || (rc = interp_vx_get(x, &o, o.src[0], &b)) ||
+	    (rc = interp_vx_get(x, &o, o.src[1], &c)))
 		return rc;
 	memset(&r, 0, sizeof r);
 	for (unsigned e = 0; e < o.vl / s; e++) {
@@ -358,7 +358,7 @@ int vx_h_acc3(struct interp_exec *x)
 		}
 		eput(&r, s, e, v & m);
 	}
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* Gathers. VEX: element i is loaded where the mask vector's element i has
@@ -366,9 +366,9 @@ int vx_h_acc3(struct interp_exec *x)
  * or k) becomes zero, and the destination above the gathered elements is
  * zeroed. A fault on any selected element stops the run before anything
  * changed: the hardware then does its partial progress itself. */
-int vx_h_gather(struct interp_exec *x)
+int interp_vx_h_gather(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
 	const struct interp_insn *in = x->in;
 	unsigned isz = dd->op, dsz = dd->esz, n, big = isz > dsz ? isz : dsz;
 	int evex = VX_EVEX(in), mi = -1, rc;
@@ -415,15 +415,15 @@ int vx_h_gather(struct interp_exec *x)
 	}
 	/* commit: destination, then the mask */
 	memcpy(x->st->zmm[d->idx].b, r.b, 64);
-	vx_touch(x, d->idx, 64, 1);
-	vx_note_dst(x, 0, r.b);
+	interp_vx_touch(x, d->idx, 64, 1);
+	interp_vx_note_dst(x, 0, r.b);
 	if (evex) {
 		x->st->k[in->avx.mask_idx] = 0;
 		x->st->xstate_bv |= INTERP_XS_OPMASK;
 		x->st->xstate_dirty |= INTERP_XS_OPMASK;
 	} else {
 		memset(x->st->zmm[in->op[2].idx].b, 0, 64);
-		vx_touch(x, in->op[2].idx, 64, 1);
+		interp_vx_touch(x, in->op[2].idx, 64, 1);
 	}
 	return INTERP_OK;
 }
@@ -432,9 +432,9 @@ int vx_h_gather(struct interp_exec *x)
  * equal addresses the highest element wins; then k becomes zero. Each is
  * one buffered store: more than INTERP_MAX_STORES selected elements stop
  * as unsupported, a fault on any stops before anything is written. */
-int vx_h_scatter(struct interp_exec *x)
+int interp_vx_h_scatter(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
 	const struct interp_insn *in = x->in;
 	unsigned isz = dd->op, dsz = dd->esz, n, big = isz > dsz ? isz : dsz;
 	const struct interp_operand *m = &in->op[0], *s = &in->op[2];

@@ -12,7 +12,7 @@
  * flags go into MXCSR, and one that is unmasked stops the run
  * (would_fault) so the program takes #XM natively. Masked-off elements
  * keep or zero their destination and raise nothing; {sae} stops
- * (vx_layout).
+ * (interp_vx_layout).
  *
  * Workload: libm-style vector code (SVML, Sleef) for the special cases
  * of exp/log/pow.
@@ -87,16 +87,16 @@ static uint64_t fixup1(uint64_t dst, uint64_t v, uint64_t t, unsigned s, unsigne
 	return r;
 }
 
-int vx_h_fixup(struct interp_exec *x)
+int interp_vx_h_fixup(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec d, a, b, r;
 	unsigned s = dd->esz, n, imm;
 	uint32_t raised = 0;
 	int scalar = dd->op == 1, rc;
 
-	if ((rc = vx_layout(x, &o, s)))
+	if ((rc = interp_vx_layout(x, &o, s)))
 		return rc;
 	if (!VX_EVEX(x->in) || o.nsrc < 2 || o.imm < 0)
 		return INTERP_STOP_UNSUPPORTED;
@@ -106,15 +106,15 @@ int vx_h_fixup(struct interp_exec *x)
 	o.suppress = 1;
 	if (scalar)
 		o.vl = 16;
-	if ((rc = vx_get(x, &o, o.dst, &d)) || (rc = vx_get(x, &o, o.src[0], &a)))
+	if ((rc = interp_vx_get(x, &o, o.dst, &d)) || (rc = interp_vx_get(x, &o, o.src[0], &a)))
 		return rc;
 	/* a masked-off scalar's table element is not read (measured: no
-	 * fault); vx_get suppresses the packed forms' masked-off elements */
+	 * fault); interp_vx_get suppresses the packed forms' masked-off elements */
 	if (scalar && o.masked && !(o.kmask & 1))
 		memset(&b, 0, sizeof b);
-	else if ((rc = vx_get(x, &o, o.src[1], &b)))
+	else if ((rc = interp_vx_get(x, &o, o.src[1], &b)))
 		return rc;
-	imm = (unsigned)vx_imm(x, &o);
+	imm = (unsigned)interp_vx_imm(x, &o);
 	n = scalar ? 1 : o.vl / s;
 	/* scalar: the rest of the low 128 bits from src1 */
 	r = a;
@@ -123,7 +123,7 @@ int vx_h_fixup(struct interp_exec *x)
 		uint64_t v;
 
 		if (o.masked && !((o.kmask >> e) & 1))
-			continue;                       /* vx_put keeps or zeroes it */
+			continue;                       /* interp_vx_put keeps or zeroes it */
 		v = fixup1(eget(&d, s, e), eget(&a, s, e), eget(&b, s, e), s, imm,
 			   (x->st->mxcsr & 0x40) != 0, &el);
 		eput(&r, s, e, v);
@@ -137,8 +137,8 @@ int vx_h_fixup(struct interp_exec *x)
 			eput(&r, s, 0, o.zeroing ? 0 : eget(&d, s, 0));
 		o.masked = 0;
 	}
-	if ((rc = vx_put(x, &o, o.dst, &r)))
+	if ((rc = interp_vx_put(x, &o, o.dst, &r)))
 		return rc;
-	vx_mxcsr_or(x, raised);
+	interp_vx_mxcsr_or(x, raised);
 	return INTERP_OK;
 }

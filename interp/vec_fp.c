@@ -195,7 +195,7 @@ enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM,
 			 * and out, and 1.0 in every input raises nothing */
 #define FF_CMPK   512   /* EVEX form compares into an opmask */
 
-/* struct fdesc (kind, esz, flags, fn, fn64, byimm) is in internal.h: a
+/* struct interp_fdesc (kind, esz, flags, fn, fn64, byimm) is in internal.h: a
  * row's spec. */
 
 #define FDESC_LIST(X) \
@@ -378,9 +378,9 @@ static int fp_run(struct interp_exec *x, fp_fn *fn, uint8_t *d, const uint8_t *a
 	return INTERP_OK;
 }
 
-static int fp_layout(struct interp_exec *x, struct vx_ops *o, const struct fdesc *fd)
+static int fp_layout(struct interp_exec *x, struct interp_vx_ops *o, const struct interp_fdesc *fd)
 {
-	int rc = vx_layout(x, o, fd->esz);
+	int rc = interp_vx_layout(x, o, fd->esz);
 
 	if (rc)
 		return rc;
@@ -402,15 +402,15 @@ static int fp_layout(struct interp_exec *x, struct vx_ops *o, const struct fdesc
 	if (VX_LEGACY(x->in) && !(fd->flags & FF_UNALIGN))
 		for (int i = 0; i < x->in->nvis; i++)
 			if (x->in->op[i].type == INTERP_OP_MEM && x->in->op[i].size == 16 &&
-			    !vx_aligned(x, i, 16))
+			    !interp_vx_aligned(x, i, 16))
 				return INTERP_STOP_WOULD_FAULT;
 	return INTERP_OK;
 }
 
 /* EVEX write-masking: masked-off elements must raise no exception, so
  * their inputs become 1.0 (1+1, 1*1, 1/1, sqrt 1, 1*1+1 ... are exact and
- * quiet) before the whole vector runs; vx_put then keeps or zeroes them. */
-static void fp_neutral(const struct vx_ops *o, const struct fdesc *fd, interp_vec *v)
+ * quiet) before the whole vector runs; interp_vx_put then keeps or zeroes them. */
+static void fp_neutral(const struct interp_vx_ops *o, const struct interp_fdesc *fd, interp_vec *v)
 {
 	unsigned n = fd->flags & FF_SCALAR ? 1 : o->vl / fd->esz;
 
@@ -425,7 +425,7 @@ static void fp_neutral(const struct vx_ops *o, const struct fdesc *fd, interp_ve
 
 /* A masked scalar result: element 0 from r or, masked off, the old
  * destination (or zero); the rest as computed (src1's or dst's upper). */
-static void fp_scalar_merge(struct interp_exec *x, struct vx_ops *o, const struct fdesc *fd,
+static void fp_scalar_merge(struct interp_exec *x, struct interp_vx_ops *o, const struct interp_fdesc *fd,
 			    interp_vec *r)
 {
 	if (o->masked && !(o->kmask & 1)) {
@@ -439,23 +439,23 @@ static void fp_scalar_merge(struct interp_exec *x, struct vx_ops *o, const struc
 
 /* The end of an arithmetic row: r into the destination (a scalar row's
  * element 0 under its mask), then the exceptions it raised into MXCSR. */
-static int fp_commit(struct interp_exec *x, struct vx_ops *o, const struct fdesc *fd,
+static int fp_commit(struct interp_exec *x, struct interp_vx_ops *o, const struct interp_fdesc *fd,
 		     interp_vec *r, uint32_t raised)
 {
 	int rc;
 
 	if (fd->flags & FF_SCALAR)
 		fp_scalar_merge(x, o, fd, r);
-	if ((rc = vx_put(x, o, o->dst, r)))
+	if ((rc = interp_vx_put(x, o, o->dst, r)))
 		return rc;
-	vx_mxcsr_or(x, raised);
+	interp_vx_mxcsr_or(x, raised);
 	return INTERP_OK;
 }
 
 static int h_fbin(struct interp_exec *x)
 {
-	const struct fdesc *fd = &interp_row(x->in)->spec.f;
-	struct vx_ops o;
+	const struct interp_fdesc *fd = &interp_row(x->in)->spec.f;
+	struct interp_vx_ops o;
 	interp_vec a, b, r, t;
 	uint32_t raised = 0, lr;
 	int rc, ia, ib;
@@ -466,11 +466,11 @@ static int h_fbin(struct interp_exec *x)
 		ib = o.src[0];
 		ia = VX_LEGACY(x->in) ? o.dst : o.src[0];
 	} else {
-		vx_sources(x, &o, &ia, &ib);
+		interp_vx_sources(x, &o, &ia, &ib);
 	}
 	if (ia < 0 || ib < 0)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, ia, &a)) || (rc = vx_get(x, &o, ib, &b)))
+	if ((rc = interp_vx_get(x, &o, ia, &a)) || (rc = interp_vx_get(x, &o, ib, &b)))
 		return rc;
 	if (o.masked) {
 		fp_neutral(&o, fd, &a);
@@ -503,8 +503,8 @@ static int h_fbin(struct interp_exec *x)
  * the lane results become its bits. */
 static int h_fimm(struct interp_exec *x)
 {
-	const struct fdesc *fd = &interp_row(x->in)->spec.f;
-	struct vx_ops o;
+	const struct interp_fdesc *fd = &interp_row(x->in)->spec.f;
+	struct interp_vx_ops o;
 	interp_vec a, b, r;
 	uint32_t raised;
 	unsigned imm;
@@ -536,7 +536,7 @@ static int h_fimm(struct interp_exec *x)
 	fn = fd->byimm[imm & 31];
 	if (imm > 31 || !fn || ia < 0 || ib < 0)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, ia, &a)) || (rc = vx_get(x, &o, ib, &b)))
+	if ((rc = interp_vx_get(x, &o, ia, &a)) || (rc = interp_vx_get(x, &o, ib, &b)))
 		return rc;
 	if (o.masked) {
 		fp_neutral(&o, fd, &a);
@@ -554,17 +554,17 @@ static int h_fimm(struct interp_exec *x)
 				m |= 1ull << e;
 		if ((rc = interp_write_u64(x, o.dst, m & o.kmask)))
 			return rc;
-	} else if ((rc = vx_put(x, &o, o.dst, &r))) {
+	} else if ((rc = interp_vx_put(x, &o, o.dst, &r))) {
 		return rc;
 	}
-	vx_mxcsr_or(x, raised);
+	interp_vx_mxcsr_or(x, raised);
 	return INTERP_OK;
 }
 
 static int h_fma(struct interp_exec *x)
 {
-	const struct fdesc *fd = &interp_row(x->in)->spec.f;
-	struct vx_ops o;
+	const struct interp_fdesc *fd = &interp_row(x->in)->spec.f;
+	struct interp_vx_ops o;
 	interp_vec a, b, c, r;
 	uint32_t raised;
 	int rc;
@@ -573,8 +573,8 @@ static int h_fma(struct interp_exec *x)
 		return rc;
 	if (o.nsrc < 2)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)) ||
-	    (rc = vx_get(x, &o, o.src[1], &c)))
+	if ((rc = interp_vx_get(x, &o, o.dst, &a)) || (rc = interp_vx_get(x, &o, o.src[0], &b)) ||
+	    (rc = interp_vx_get(x, &o, o.src[1], &c)))
 		return rc;
 	if (o.masked) {
 		fp_neutral(&o, fd, &a);
@@ -589,29 +589,29 @@ static int h_fma(struct interp_exec *x)
 
 static int h_fcmp(struct interp_exec *x)
 {
-	const struct fdesc *fd = &interp_row(x->in)->spec.f;
-	struct vx_ops o;
+	const struct interp_fdesc *fd = &interp_row(x->in)->spec.f;
+	struct interp_vx_ops o;
 	interp_vec a, b, r;
 	uint32_t raised;
 	int rc;
 
 	if ((rc = fp_layout(x, &o, fd)))
 		return rc;
-	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)))
+	if ((rc = interp_vx_get(x, &o, o.dst, &a)) || (rc = interp_vx_get(x, &o, o.src[0], &b)))
 		return rc;
 	memset(&r, 0, sizeof r);
 	if ((rc = fp_run(x, fd->fn, r.b, a.b, b.b, b.b, 16, &raised)))
 		return rc;
 	x->rflags = (x->rflags & ~(uint64_t)INTERP_ARITH_FLAGS) |
 		    (r.b[0] & (INTERP_ZF | INTERP_PF | INTERP_CF));
-	vx_mxcsr_or(x, raised);
+	interp_vx_mxcsr_or(x, raised);
 	return INTERP_OK;
 }
 
 static int h_cvt2i(struct interp_exec *x)
 {
-	const struct fdesc *fd = &interp_row(x->in)->spec.f;
-	struct vx_ops o;
+	const struct interp_fdesc *fd = &interp_row(x->in)->spec.f;
+	struct interp_vx_ops o;
 	interp_vec b, r;
 	uint32_t raised;
 	const struct interp_operand *d = &x->in->op[0];
@@ -621,7 +621,7 @@ static int h_cvt2i(struct interp_exec *x)
 		return rc;
 	if (d->type != INTERP_OP_REG || d->rkind != INTERP_RK_GPR)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.src[0], &b)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &b)))
 		return rc;
 	memset(&r, 0, sizeof r);
 	if ((rc = fp_run(x, d->size == 8 ? fd->fn64 : fd->fn, r.b, b.b, b.b, b.b, 16, &raised)))
@@ -631,14 +631,14 @@ static int h_cvt2i(struct interp_exec *x)
 		x->rec.dst[0] = r.q[0];
 		x->rec.dst_mask |= 1;
 	}
-	vx_mxcsr_or(x, raised);
+	interp_vx_mxcsr_or(x, raised);
 	return INTERP_OK;
 }
 
 static int h_cvti2f(struct interp_exec *x)
 {
-	const struct fdesc *fd = &interp_row(x->in)->spec.f;
-	struct vx_ops o;
+	const struct interp_fdesc *fd = &interp_row(x->in)->spec.f;
+	struct interp_vx_ops o;
 	interp_vec a, b, r;
 	uint32_t raised;
 	int rc, ia, ib;
@@ -649,15 +649,15 @@ static int h_cvti2f(struct interp_exec *x)
 	ib = VX_LEGACY(x->in) ? o.src[0] : o.src[1];
 	if (ia < 0 || ib < 0)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, ia, &a)) || (rc = vx_get(x, &o, ib, &b)))
+	if ((rc = interp_vx_get(x, &o, ia, &a)) || (rc = interp_vx_get(x, &o, ib, &b)))
 		return rc;
 	memset(&r, 0, sizeof r);
 	if ((rc = fp_run(x, x->in->op[ib].size == 8 ? fd->fn64 : fd->fn, r.b, a.b, b.b, b.b,
 			 16, &raised)))
 		return rc;
-	if ((rc = vx_put(x, &o, o.dst, &r)))
+	if ((rc = interp_vx_put(x, &o, o.dst, &r)))
 		return rc;
-	vx_mxcsr_or(x, raised);
+	interp_vx_mxcsr_or(x, raised);
 	return INTERP_OK;
 }
 
@@ -669,20 +669,20 @@ static int h_cvti2f(struct interp_exec *x)
  * its value (merging) or becomes zero ({z}), the rest as unmasked. */
 static int h_movs(struct interp_exec *x)
 {
-	const struct fdesc *fd = &interp_row(x->in)->spec.f;
-	struct vx_ops o;
+	const struct interp_fdesc *fd = &interp_row(x->in)->spec.f;
+	struct interp_vx_ops o;
 	const struct interp_operand *d = &x->in->op[0];
 	interp_vec a, b;
 	unsigned s = fd->esz;
 	int rc, off;
 
-	if ((rc = vx_layout(x, &o, s)))
+	if ((rc = interp_vx_layout(x, &o, s)))
 		return rc;
 	off = o.masked && !(o.kmask & 1);
 	if (d->type == INTERP_OP_MEM) {
 		if (off)
 			return INTERP_OK;
-		if ((rc = vx_get(x, &o, o.src[0], &b)))
+		if ((rc = interp_vx_get(x, &o, o.src[0], &b)))
 			return rc;
 		return interp_store(x, interp_ea(x, 0), b.b, s);
 	}
@@ -695,12 +695,12 @@ static int h_movs(struct interp_exec *x)
 	} else if (o.masked && o.nsrc != 2) {
 		return INTERP_STOP_UNSUPPORTED;
 	} else if (VX_LEGACY(x->in) && o.nsrc == 1) {
-		if ((rc = vx_get(x, &o, o.src[0], &b)))
+		if ((rc = interp_vx_get(x, &o, o.src[0], &b)))
 			return rc;
 		a = x->st->zmm[d->idx];
 		memcpy(a.b, b.b, s);
 	} else if (o.nsrc == 2) {
-		if ((rc = vx_get(x, &o, o.src[0], &a)) || (rc = vx_get(x, &o, o.src[1], &b)))
+		if ((rc = interp_vx_get(x, &o, o.src[0], &a)) || (rc = interp_vx_get(x, &o, o.src[1], &b)))
 			return rc;
 		memcpy(a.b, b.b, s);
 	} else {
@@ -717,7 +717,7 @@ static int h_movs(struct interp_exec *x)
 		memcpy(reg->b, a.b, 16);
 		if (!legacy)
 			memset(reg->b + 16, 0, 48);
-		vx_touch(x, d->idx, 16, !legacy);
+		interp_vx_touch(x, d->idx, 16, !legacy);
 		if (x->obs) {
 			x->rec.dst[0] = reg->q[0];
 			x->rec.dst_mask |= 1;
@@ -732,17 +732,17 @@ static int h_movs(struct interp_exec *x)
  * (ShiftRows then moves nothing). */
 static int h_aeskg(struct interp_exec *x)
 {
-	const struct fdesc *fd = &interp_row(x->in)->spec.f;
-	struct vx_ops o;
+	const struct interp_fdesc *fd = &interp_row(x->in)->spec.f;
+	struct interp_vx_ops o;
 	interp_vec b, t, z, r;
 	uint32_t sub[2], raised, rcon;
 	int rc;
 
-	if ((rc = fp_layout(x, &o, fd)) || (rc = vx_get(x, &o, o.src[0], &b)))
+	if ((rc = fp_layout(x, &o, fd)) || (rc = interp_vx_get(x, &o, o.src[0], &b)))
 		return rc;
 	if (o.imm < 0)
 		return INTERP_STOP_UNSUPPORTED;
-	rcon = (uint32_t)vx_imm(x, &o);
+	rcon = (uint32_t)interp_vx_imm(x, &o);
 	memset(&z, 0, sizeof z);
 	for (int i = 0; i < 2; i++) {
 		uint32_t w = b.d[1 + 2 * i];
@@ -757,15 +757,15 @@ static int h_aeskg(struct interp_exec *x)
 	r.d[1] = ((sub[0] >> 8) | (sub[0] << 24)) ^ rcon;
 	r.d[2] = sub[1];
 	r.d[3] = ((sub[1] >> 8) | (sub[1] << 24)) ^ rcon;
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* vcvtps2ph xmm/m64, xmm, imm (ymm source: xmm/m128): each 16-byte source
  * lane gives 8 bytes; imm[2:0] is the rounding control. */
 static int h_ps2ph(struct interp_exec *x)
 {
-	const struct fdesc *fd = &interp_row(x->in)->spec.f;
-	struct vx_ops o;
+	const struct interp_fdesc *fd = &interp_row(x->in)->spec.f;
+	struct interp_vx_ops o;
 	interp_vec a, t, z, r;
 	uint32_t raised = 0, lr;
 	const struct interp_operand *d = &x->in->op[0];
@@ -773,12 +773,12 @@ static int h_ps2ph(struct interp_exec *x)
 
 	if ((rc = fp_layout(x, &o, fd)) || o.imm < 0 || o.src[0] < 0)
 		return rc ? rc : INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.src[0], &a)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &a)))
 		return rc;
 	memset(&r, 0, sizeof r);
 	memset(&z, 0, sizeof z);
 	for (unsigned l = 0; l < o.vl / 16; l++) {
-		if ((rc = fp_run(x, k_vcvtps2ph[vx_imm(x, &o) & 7], t.b, z.b, a.b + 16 * l, z.b,
+		if ((rc = fp_run(x, k_vcvtps2ph[interp_vx_imm(x, &o) & 7], t.b, z.b, a.b + 16 * l, z.b,
 				 16, &lr)))
 			return rc;
 		memcpy(r.b + 8 * l, t.b, 8);
@@ -787,17 +787,17 @@ static int h_ps2ph(struct interp_exec *x)
 	if (d->type == INTERP_OP_MEM)
 		rc = interp_store(x, interp_ea(x, 0), r.b, o.vl / 2);
 	else
-		rc = vx_put(x, &o, 0, &r);
+		rc = interp_vx_put(x, &o, 0, &r);
 	if (rc)
 		return rc;
-	vx_mxcsr_or(x, raised);
+	interp_vx_mxcsr_or(x, raised);
 	return INTERP_OK;
 }
 
 /* ldmxcsr/stmxcsr: loading reserved bits is #GP (left to the hardware). */
 static int h_mxcsr(struct interp_exec *x)
 {
-	const struct fdesc *fd = &interp_row(x->in)->spec.f;
+	const struct interp_fdesc *fd = &interp_row(x->in)->spec.f;
 	int m = x->in->mnemonic;
 	uint32_t v, allowed = x->st->mxcsr_mask ? x->st->mxcsr_mask : 0xffbf;
 	int rc;

@@ -60,26 +60,26 @@ static uint8_t gf_affine(uint64_t A, uint8_t x, uint8_t imm)
 
 /* dd->op: 0 gf2p8mulb, 1 gf2p8affineqb, 2 gf2p8affineinvqb. Legacy:
  * op dst(x), src(A/y) [, imm]; VEX/EVEX: op dst, src1(x), src2(A/y). */
-int vx_h_gfni(struct interp_exec *x)
+int interp_vx_h_gfni(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b, r;
 	int rc, ia, ib, imm;
 
-	if ((rc = vx_layout(x, &o, 1)))
+	if ((rc = interp_vx_layout(x, &o, 1)))
 		return rc;
-	vx_sources(x, &o, &ia, &ib);
-	imm = vx_imm(x, &o);
+	interp_vx_sources(x, &o, &ia, &ib);
+	imm = interp_vx_imm(x, &o);
 	if (ia < 0 || ib < 0 || (dd->op && imm < 0))
 		return INTERP_STOP_UNSUPPORTED;
 	/* legacy SSE: a 16-byte memory operand must be aligned */
-	if (VX_LEGACY(x->in) && x->in->op[ib].type == INTERP_OP_MEM && !vx_aligned(x, ib, 16))
+	if (VX_LEGACY(x->in) && x->in->op[ib].type == INTERP_OP_MEM && !interp_vx_aligned(x, ib, 16))
 		return INTERP_STOP_WOULD_FAULT;
-	if ((rc = vx_get(x, &o, ia, &a)))
+	if ((rc = interp_vx_get(x, &o, ia, &a)))
 		return rc;
 	o.suppress = dd->op == 0;
-	if ((rc = vx_get(x, &o, ib, &b)))
+	if ((rc = interp_vx_get(x, &o, ib, &b)))
 		return rc;
 	memset(&r, 0, sizeof r);
 	for (unsigned e = 0; e < o.vl; e++) {
@@ -89,24 +89,24 @@ int vx_h_gfni(struct interp_exec *x)
 		default: r.b[e] = gf_affine(b.q[e / 8], gf_inv(a.b[e]), (uint8_t)imm); break;
 		}
 	}
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* vpconflictd/q: element i gets a bit j set for every earlier element j
  * equal to it. */
-int vx_h_conflict(struct interp_exec *x)
+int interp_vx_h_conflict(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, r;
 	unsigned s = dd->esz, n;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, s)))
+	if ((rc = interp_vx_layout(x, &o, s)))
 		return rc;
 	if (o.src[0] < 0)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.src[0], &a)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &a)))
 		return rc;
 	n = o.vl / s;
 	memset(&r, 0, sizeof r);
@@ -117,5 +117,5 @@ int vx_h_conflict(struct interp_exec *x)
 				m |= 1ull << j;
 		eput(&r, s, i, m);
 	}
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }

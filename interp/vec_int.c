@@ -667,130 +667,130 @@ static int elementwise(int op, int has_imm)
 
 /* Legacy SSE: a 16-byte memory operand must be 16-byte aligned, except
  * for the explicitly unaligned forms. */
-static int legacy_align_ok(struct interp_exec *x, const struct vdesc *dd)
+static int legacy_align_ok(struct interp_exec *x, const struct interp_vdesc *dd)
 {
 	if (!VX_LEGACY(x->in) || (dd->flags & F_UNALIGN))
 		return 1;
 	for (int i = 0; i < x->in->nvis; i++)
 		if (x->in->op[i].type == INTERP_OP_MEM && x->in->op[i].size == 16 &&
-		    !vx_aligned(x, i, 16))
+		    !interp_vx_aligned(x, i, 16))
 			return 0;
 	return 1;
 }
 
-int vx_bin(struct interp_exec *x, const struct vdesc *dd)
+int interp_vx_bin(struct interp_exec *x, const struct interp_vdesc *dd)
 {
-	struct vx_ops o;
+	struct interp_vx_ops o;
 	interp_vec a, b, r;
 	int rc, ia, ib;
 
-	if ((rc = vx_layout(x, &o, dd->esz < 16 ? dd->esz : 8)))
+	if ((rc = interp_vx_layout(x, &o, dd->esz < 16 ? dd->esz : 8)))
 		return rc;
 	o.suppress = elementwise(dd->op, o.imm >= 0);
-	vx_sources(x, &o, &ia, &ib);
+	interp_vx_sources(x, &o, &ia, &ib);
 	if (ia < 0 || (ib < 0 && o.imm < 0))
 		return INTERP_STOP_UNSUPPORTED;
 	if (!legacy_align_ok(x, dd))
 		return INTERP_STOP_WOULD_FAULT;
-	if ((rc = vx_get(x, &o, ia, &a)))
+	if ((rc = interp_vx_get(x, &o, ia, &a)))
 		return rc;
 	if (ib >= 0) {
-		if ((rc = vx_get(x, &o, ib, &b)))
+		if ((rc = interp_vx_get(x, &o, ib, &b)))
 			return rc;
 	} else {
 		memset(&b, 0, sizeof b);
 	}
 	memset(&r, 0, sizeof r);
-	/* shifts: vx_imm() is -1 when the count comes from b */
-	compute(dd->op, dd->esz, &r, &a, &b, o.vl, vx_imm(x, &o));
-	return vx_put(x, &o, o.dst, &r);
+	/* shifts: interp_vx_imm() is -1 when the count comes from b */
+	compute(dd->op, dd->esz, &r, &a, &b, o.vl, interp_vx_imm(x, &o));
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
-int vx_h_bin(struct interp_exec *x)
+int interp_vx_h_bin(struct interp_exec *x)
 {
-	return vx_bin(x, &interp_row(x->in)->spec.v);
+	return interp_vx_bin(x, &interp_row(x->in)->spec.v);
 }
 
 /* Shifts by immediate are encoded with one source (legacy: the
  * destination itself); K_UN ops read one source and use the imm. */
 static int h_un(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, r;
 	int rc, ia;
 
-	if ((rc = vx_layout(x, &o, dd->esz < 16 ? dd->esz : 8)))
+	if ((rc = interp_vx_layout(x, &o, dd->esz < 16 ? dd->esz : 8)))
 		return rc;
 	ia = o.nsrc ? o.src[0] : o.dst;
 	if (dd->op == V_PERMQ && o.imm < 0 && o.nsrc == 2) {
 		/* EVEX vpermq/vpermpd by a vector of indices */
-		struct vdesc v = { K_BIN, V_PERMD, 8, 0 };
-		return vx_bin(x, &v);
+		struct interp_vdesc v = { K_BIN, V_PERMD, 8, 0 };
+		return interp_vx_bin(x, &v);
 	}
 	if (o.nsrc > 1)
 		return INTERP_STOP_UNSUPPORTED;
 	o.suppress = elementwise(dd->op, 1);
 	if (!legacy_align_ok(x, dd))
 		return INTERP_STOP_WOULD_FAULT;
-	if ((rc = vx_get(x, &o, ia, &a)))
+	if ((rc = interp_vx_get(x, &o, ia, &a)))
 		return rc;
 	memset(&r, 0, sizeof r);
-	compute(dd->op, dd->esz, &r, &a, &a, o.vl, vx_imm(x, &o));
-	return vx_put(x, &o, o.dst, &r);
+	compute(dd->op, dd->esz, &r, &a, &a, o.vl, interp_vx_imm(x, &o));
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 static int h_mov(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec v;
 	int rc, s;
 
-	if ((rc = vx_layout(x, &o, dd->esz < 16 ? dd->esz : 8)))
+	if ((rc = interp_vx_layout(x, &o, dd->esz < 16 ? dd->esz : 8)))
 		return rc;
 	s = o.src[0];
 	if (s < 0)
 		return INTERP_STOP_UNSUPPORTED;
 	o.suppress = 1;
-	if ((dd->flags & F_ALIGN) && o.masked && !(o.kmask & vx_lanes_mask(o.vl / o.esz))) {
+	if ((dd->flags & F_ALIGN) && o.masked && !(o.kmask & interp_vx_lanes_mask(o.vl / o.esz))) {
 		/* every element masked off: this CPU skips the alignment check
 		 * then (measured); not every CPU need, so leave it to them */
 		for (int i = 0; i < 2; i++) {
 			int k = i ? s : o.dst;
 			if (x->in->op[k].type == INTERP_OP_MEM &&
-			    !vx_aligned(x, k, x->in->op[k].size))
+			    !interp_vx_aligned(x, k, x->in->op[k].size))
 				return INTERP_STOP_UNSUPPORTED;
 		}
 	} else if (dd->flags & F_ALIGN) {
 		for (int i = 0; i < 2; i++) {
 			int k = i ? s : o.dst;
 			if (x->in->op[k].type == INTERP_OP_MEM &&
-			    !vx_aligned(x, k, x->in->op[k].size))
+			    !interp_vx_aligned(x, k, x->in->op[k].size))
 				return INTERP_STOP_WOULD_FAULT;
 		}
 	}
-	if ((rc = vx_get(x, &o, s, &v)))
+	if ((rc = interp_vx_get(x, &o, s, &v)))
 		return rc;
-	return vx_put(x, &o, o.dst, &v);
+	return interp_vx_put(x, &o, o.dst, &v);
 }
 
 /* movd/movq in all directions: the value is the low 4/8 bytes; a vector
  * destination gets it zero-extended to 128 bits (VEX/EVEX: to 512). */
 static int h_movdq(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	const struct interp_operand *d;
 	interp_vec v, r;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, 0)))
+	if ((rc = interp_vx_layout(x, &o, 0)))
 		return rc;
 	if (o.src[0] < 0)
 		return INTERP_STOP_UNSUPPORTED;
 	d = &x->in->op[o.dst];
-	if ((rc = vx_get(x, &o, o.src[0], &v)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &v)))
 		return rc;
 	memset(&r, 0, sizeof r);
 	memcpy(r.b, v.b, x->in->op[o.src[0]].size < dd->esz ? x->in->op[o.src[0]].size : dd->esz);
@@ -800,34 +800,34 @@ static int h_movdq(struct interp_exec *x)
 		memcpy(reg->b, r.b, 16);
 		if (!VX_LEGACY(x->in))
 			memset(reg->b + 16, 0, 48);
-		vx_touch(x, d->idx, 16, !VX_LEGACY(x->in));
-		vx_note_dst(x, o.dst, reg->b);
+		interp_vx_touch(x, d->idx, 16, !VX_LEGACY(x->in));
+		interp_vx_note_dst(x, o.dst, reg->b);
 		return INTERP_OK;
 	}
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* movhps/movhpd/movlps/movlpd (load: merge 8 bytes into the high/low
  * half; store: the high/low half), movhlps, movlhps, legacy and VEX. */
 static int h_movhl(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b, r;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, 0)))
+	if ((rc = interp_vx_layout(x, &o, 0)))
 		return rc;
 	if (x->in->op[o.dst].type == INTERP_OP_MEM) {
-		if ((rc = vx_get(x, &o, o.src[0], &a)))
+		if ((rc = interp_vx_get(x, &o, o.src[0], &a)))
 			return rc;
 		memset(&r, 0, sizeof r);
 		r.q[0] = a.q[dd->op == 1 ? 1 : 0];
 		return interp_write(x, o.dst, r.b);
 	}
 	/* register destination: legacy merges into dst, VEX takes src1 */
-	if ((rc = vx_get(x, &o, VX_LEGACY(x->in) ? o.dst : o.src[0], &a)) ||
-	    (rc = vx_get(x, &o, VX_LEGACY(x->in) ? o.src[0] : o.src[1], &b)))
+	if ((rc = interp_vx_get(x, &o, VX_LEGACY(x->in) ? o.dst : o.src[0], &a)) ||
+	    (rc = interp_vx_get(x, &o, VX_LEGACY(x->in) ? o.src[0] : o.src[1], &b)))
 		return rc;
 	r = a;
 	switch (dd->op) {
@@ -841,24 +841,24 @@ static int h_movhl(struct interp_exec *x)
 		memcpy(reg->b, r.b, 16);
 		if (!VX_LEGACY(x->in))
 			memset(reg->b + 16, 0, 48);
-		vx_touch(x, x->in->op[o.dst].idx, 16, !VX_LEGACY(x->in));
-		vx_note_dst(x, o.dst, reg->b);
+		interp_vx_touch(x, x->in->op[o.dst].idx, 16, !VX_LEGACY(x->in));
+		interp_vx_note_dst(x, o.dst, reg->b);
 	}
 	return INTERP_OK;
 }
 
 static int h_movmsk(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec v;
 	uint64_t m = 0;
 	unsigned s = dd->esz, n;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, 0)))
+	if ((rc = interp_vx_layout(x, &o, 0)))
 		return rc;
-	if ((rc = vx_get(x, &o, o.src[0], &v)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &v)))
 		return rc;
 	n = x->in->op[o.src[0]].size / s;
 	for (unsigned e = 0; e < n; e++)
@@ -868,39 +868,39 @@ static int h_movmsk(struct interp_exec *x)
 
 static int h_bcst(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec v, r;
 	unsigned s = dd->esz;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, dd->op ? dd->op : s < 16 ? s : 8)))
+	if ((rc = interp_vx_layout(x, &o, dd->op ? dd->op : s < 16 ? s : 8)))
 		return rc;
 	/* a masked broadcast from memory: fault suppression of its one
 	 * element is not modelled */
 	if (o.masked && x->in->op[o.src[0]].type == INTERP_OP_MEM)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.src[0], &v)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &v)))
 		return rc;
 	for (unsigned e = 0; e < o.vl / s; e++)
 		memcpy(r.b + e * s, v.b, s);
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* ptest/vptest: ZF = (a & b) == 0, CF = (~a & b) == 0, others clear. */
 static int h_ptest(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b;
 	uint64_t z = 0, c = 0;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, 0)))
+	if ((rc = interp_vx_layout(x, &o, 0)))
 		return rc;
 	if (!legacy_align_ok(x, dd))
 		return INTERP_STOP_WOULD_FAULT;
-	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)))
+	if ((rc = interp_vx_get(x, &o, o.dst, &a)) || (rc = interp_vx_get(x, &o, o.src[0], &b)))
 		return rc;
 	for (unsigned i = 0; i < o.vl / 8; i++) {
 		z |= a.q[i] & b.q[i];
@@ -917,63 +917,63 @@ static int h_ptest(struct interp_exec *x)
 /* pmovzx/pmovsx: dd->op = source element size, esz = destination's. */
 static int h_pmovx(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, r;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, dd->esz)))
+	if ((rc = interp_vx_layout(x, &o, dd->esz)))
 		return rc;
 	/* masked loads suppress faults per source element: not modelled */
 	if (o.masked && x->in->op[o.src[0]].type == INTERP_OP_MEM)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.src[0], &a)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &a)))
 		return rc;
 	memset(&r, 0, sizeof r);
 	for (unsigned e = 0; e < o.vl / dd->esz; e++) {
 		uint64_t v = eget(&a, dd->op, e);
 		eput(&r, dd->esz, e, dd->flags & F_SGN ? (uint64_t)sx(v, dd->op) : v);
 	}
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* pinsrb..q, vinserti128: legacy pinsr dst,src,imm; VEX dst,src1,src2,imm. */
 static int h_insert(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b;
 	unsigned s = dd->esz, sel;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, dd->op ? dd->op : 1)))
+	if ((rc = interp_vx_layout(x, &o, dd->op ? dd->op : 1)))
 		return rc;
 	if (o.masked && x->in->op[VX_LEGACY(x->in) ? o.src[0] : o.src[1]].type == INTERP_OP_MEM)
 		return INTERP_STOP_UNSUPPORTED;   /* per-element fault suppression */
-	if ((rc = vx_get(x, &o, VX_LEGACY(x->in) ? o.dst : o.src[0], &a)) ||
-	    (rc = vx_get(x, &o, VX_LEGACY(x->in) ? o.src[0] : o.src[1], &b)))
+	if ((rc = interp_vx_get(x, &o, VX_LEGACY(x->in) ? o.dst : o.src[0], &a)) ||
+	    (rc = interp_vx_get(x, &o, VX_LEGACY(x->in) ? o.src[0] : o.src[1], &b)))
 		return rc;
-	sel = (unsigned)vx_imm(x, &o) & ((s >= 16 ? o.vl : 16) / s - 1);
+	sel = (unsigned)interp_vx_imm(x, &o) & ((s >= 16 ? o.vl : 16) / s - 1);
 	memcpy(a.b + sel * s, b.b, s);
-	return vx_put(x, &o, o.dst, &a);
+	return interp_vx_put(x, &o, o.dst, &a);
 }
 
 static int h_extract(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, r;
 	unsigned s = dd->esz, sel;
 	const struct interp_operand *d;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, dd->op ? dd->op : 1)))
+	if ((rc = interp_vx_layout(x, &o, dd->op ? dd->op : 1)))
 		return rc;
-	if ((rc = vx_get(x, &o, o.src[0], &a)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &a)))
 		return rc;
 	/* lanes of the source: its vector length (Zydis gives vextractf128's
 	 * ymm source as 16 bytes, which picked the low lane for imm 1) */
-	sel = (unsigned)vx_imm(x, &o) & ((s >= 16 ? o.vl : 16) / s - 1);
+	sel = (unsigned)interp_vx_imm(x, &o) & ((s >= 16 ? o.vl : 16) / s - 1);
 	memset(&r, 0, sizeof r);
 	memcpy(r.b, a.b + sel * s, s);
 	d = &x->in->op[o.dst];
@@ -984,10 +984,10 @@ static int h_extract(struct interp_exec *x)
 	if (d->type == INTERP_OP_MEM && interp_mem_wprobe(interp_ea(x, o.dst), d->size))
 		return INTERP_STOP_WOULD_FAULT;
 	if (d->type == INTERP_OP_MEM || d->rkind == INTERP_RK_VEC)
-		return vx_put(x, &o, o.dst, &r);
+		return interp_vx_put(x, &o, o.dst, &r);
 	/* GPR destination: zero-extended to the register (32 or 64 bits) */
 	interp_gpr_set(x, d->idx, d->size >= 8 ? 8 : 4, r.q[0]);
-	vx_note_dst(x, o.dst, r.b);
+	interp_vx_note_dst(x, o.dst, r.b);
 	return INTERP_OK;
 }
 
@@ -997,19 +997,19 @@ static int h_extract(struct interp_exec *x)
  * most-significant index / byte mask. */
 static int h_pcmpstr(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b;
 	unsigned imm, n, s, len1, len2, agg, res1 = 0, res2;
 	int sgn, rc;
 
-	if ((rc = vx_layout(x, &o, 0)))
+	if ((rc = interp_vx_layout(x, &o, 0)))
 		return rc;
 	if (o.src[0] < 0 || o.imm < 0)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)))
+	if ((rc = interp_vx_get(x, &o, o.dst, &a)) || (rc = interp_vx_get(x, &o, o.src[0], &b)))
 		return rc;
-	imm = (unsigned)vx_imm(x, &o);
+	imm = (unsigned)interp_vx_imm(x, &o);
 	s = imm & 1 ? 2 : 1;
 	n = 16 / s;
 	sgn = (imm & 2) != 0;
@@ -1107,7 +1107,7 @@ static int h_pcmpstr(struct interp_exec *x)
 		memcpy(x->st->zmm[0].b, m.b, 16);
 		if (!VX_LEGACY(x->in))
 			memset(x->st->zmm[0].b + 16, 0, 48);
-		vx_touch(x, 0, 16, !VX_LEGACY(x->in));
+		interp_vx_touch(x, 0, 16, !VX_LEGACY(x->in));
 	} else {
 		unsigned idx = n;
 		if (res2)
@@ -1122,60 +1122,60 @@ static int h_pcmpstr(struct interp_exec *x)
  * Legacy: dst, src, implicit xmm0; VEX: dst, src1, src2, mask. */
 static int h_blendv(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b, m, r;
 	unsigned s = dd->esz;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, 0)))
+	if ((rc = interp_vx_layout(x, &o, 0)))
 		return rc;
 	if (!legacy_align_ok(x, dd))
 		return INTERP_STOP_WOULD_FAULT;
 	if (VX_LEGACY(x->in)) {
-		if ((rc = vx_get(x, &o, o.dst, &a)) || (rc = vx_get(x, &o, o.src[0], &b)))
+		if ((rc = interp_vx_get(x, &o, o.dst, &a)) || (rc = interp_vx_get(x, &o, o.src[0], &b)))
 			return rc;
 		m = x->st->zmm[0];
 	} else {
 		if (o.nsrc < 3)
 			return INTERP_STOP_UNSUPPORTED;
-		if ((rc = vx_get(x, &o, o.src[0], &a)) || (rc = vx_get(x, &o, o.src[1], &b)) ||
-		    (rc = vx_get(x, &o, o.src[2], &m)))
+		if ((rc = interp_vx_get(x, &o, o.src[0], &a)) || (rc = interp_vx_get(x, &o, o.src[1], &b)) ||
+		    (rc = interp_vx_get(x, &o, o.src[2], &m)))
 			return rc;
 	}
 	memset(&r, 0, sizeof r);
 	for (unsigned e = 0; e < o.vl / s; e++)
 		eput(&r, s, e, eget((eget(&m, s, e) >> (8 * s - 1)) & 1 ? &b : &a, s, e));
-	return vx_put(x, &o, o.dst, &r);
+	return interp_vx_put(x, &o, o.dst, &r);
 }
 
 /* insertps: dst dword imm[5:4] := source dword imm[7:6] (or the m32),
  * then the dwords in imm[3:0] are zeroed. VEX: the rest from src1. */
 static int h_insps(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec a, b;
 	unsigned imm;
 	uint32_t v;
 	int rc, is;
 
 	(void)dd;
-	if ((rc = vx_layout(x, &o, 0)))
+	if ((rc = interp_vx_layout(x, &o, 0)))
 		return rc;
 	is = VX_LEGACY(x->in) ? o.src[0] : o.src[1];
 	if (is < 0 || o.imm < 0)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, VX_LEGACY(x->in) ? o.dst : o.src[0], &a)) ||
-	    (rc = vx_get(x, &o, is, &b)))
+	if ((rc = interp_vx_get(x, &o, VX_LEGACY(x->in) ? o.dst : o.src[0], &a)) ||
+	    (rc = interp_vx_get(x, &o, is, &b)))
 		return rc;
-	imm = (unsigned)vx_imm(x, &o);
+	imm = (unsigned)interp_vx_imm(x, &o);
 	v = x->in->op[is].type == INTERP_OP_MEM ? b.d[0] : b.d[(imm >> 6) & 3];
 	a.d[(imm >> 4) & 3] = v;
 	for (unsigned i = 0; i < 4; i++)
 		if ((imm >> i) & 1)
 			a.d[i] = 0;
-	return vx_put(x, &o, o.dst, &a);
+	return interp_vx_put(x, &o, o.dst, &a);
 }
 
 /* vpmaskmov/vmaskmov: load (dst, mask, mem): selected elements read,
@@ -1183,17 +1183,17 @@ static int h_insps(struct interp_exec *x)
  * Masked-off elements are not touched (no fault), as with EVEX masks. */
 static int h_maskmov(struct interp_exec *x)
 {
-	const struct vdesc *dd = &interp_row(x->in)->spec.v;
-	struct vx_ops o;
+	const struct interp_vdesc *dd = &interp_row(x->in)->spec.v;
+	struct interp_vx_ops o;
 	interp_vec m, v;
 	unsigned s = dd->esz;
 	int rc;
 
-	if ((rc = vx_layout(x, &o, s)))
+	if ((rc = interp_vx_layout(x, &o, s)))
 		return rc;
 	if (o.nsrc < 2 || x->in->op[o.src[0]].rkind != INTERP_RK_VEC)
 		return INTERP_STOP_UNSUPPORTED;
-	if ((rc = vx_get(x, &o, o.src[0], &m)))
+	if ((rc = interp_vx_get(x, &o, o.src[0], &m)))
 		return rc;
 	o.kmask = 0;
 	for (unsigned e = 0; e < o.vl / s; e++)
@@ -1201,21 +1201,21 @@ static int h_maskmov(struct interp_exec *x)
 	o.masked = 1;
 	o.suppress = 1;
 	if (x->in->op[0].type == INTERP_OP_MEM) {
-		if ((rc = vx_get(x, &o, o.src[1], &v)))
+		if ((rc = interp_vx_get(x, &o, o.src[1], &v)))
 			return rc;
-		return vx_put(x, &o, 0, &v);
+		return interp_vx_put(x, &o, 0, &v);
 	}
-	if ((rc = vx_get(x, &o, o.src[1], &v)))
+	if ((rc = interp_vx_get(x, &o, o.src[1], &v)))
 		return rc;
 	o.zeroing = 1;
-	return vx_put(x, &o, 0, &v);
+	return interp_vx_put(x, &o, 0, &v);
 }
 
 /* ------------------------------------------------------- the rows
  *
  * Each kind's handler is the row's handler: the decoder stores the row
  * with the instruction, and the handler reads op/esz/flags from it. */
-#define KFN_K_BIN vx_h_bin
+#define KFN_K_BIN interp_vx_h_bin
 #define KFN_K_UN h_un
 #define KFN_K_MOV h_mov
 #define KFN_K_MOVDQ h_movdq
@@ -1223,29 +1223,29 @@ static int h_maskmov(struct interp_exec *x)
 #define KFN_K_MOVMSK h_movmsk
 #define KFN_K_BCST h_bcst
 #define KFN_K_PTEST h_ptest
-#define KFN_K_CMPK vx_h_cmpk
-#define KFN_K_TESTK vx_h_cmpk
-#define KFN_K_TERN vx_h_tern
+#define KFN_K_CMPK interp_vx_h_cmpk
+#define KFN_K_TESTK interp_vx_h_cmpk
+#define KFN_K_TERN interp_vx_h_tern
 #define KFN_K_PMOVX h_pmovx
 #define KFN_K_INSERT h_insert
 #define KFN_K_EXTRACT h_extract
 #define KFN_K_PCMPSTR h_pcmpstr
 #define KFN_K_BLENDV h_blendv
-#define KFN_K_MADD52 vx_h_madd52
+#define KFN_K_MADD52 interp_vx_h_madd52
 #define KFN_K_INSPS h_insps
-#define KFN_K_BLENDM vx_h_blendm
-#define KFN_K_PERM2T vx_h_perm2t
-#define KFN_K_TOMASK vx_h_tomask
-#define KFN_K_FROMMASK vx_h_frommask
-#define KFN_K_COMPRESS vx_h_compress
-#define KFN_K_PMOVDOWN vx_h_pmovdown
-#define KFN_K_ACC3 vx_h_acc3
-#define KFN_K_GATHER vx_h_gather
-#define KFN_K_SCATTER vx_h_scatter
+#define KFN_K_BLENDM interp_vx_h_blendm
+#define KFN_K_PERM2T interp_vx_h_perm2t
+#define KFN_K_TOMASK interp_vx_h_tomask
+#define KFN_K_FROMMASK interp_vx_h_frommask
+#define KFN_K_COMPRESS interp_vx_h_compress
+#define KFN_K_PMOVDOWN interp_vx_h_pmovdown
+#define KFN_K_ACC3 interp_vx_h_acc3
+#define KFN_K_GATHER interp_vx_h_gather
+#define KFN_K_SCATTER interp_vx_h_scatter
 #define KFN_K_MASKMOV h_maskmov
-#define KFN_K_GFNI vx_h_gfni
-#define KFN_K_CONFLICT vx_h_conflict
-#define KFN_K_FIXUP vx_h_fixup
+#define KFN_K_GFNI interp_vx_h_gfni
+#define KFN_K_CONFLICT interp_vx_h_conflict
+#define KFN_K_FIXUP interp_vx_h_fixup
 
 /* A control mask (Zydis's element selector, not a write mask) is modelled
  * by vpblendm* only; every other row stops on one (INTERP_OPF_NOCTL).

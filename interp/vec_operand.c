@@ -25,7 +25,7 @@ static uint64_t need_of(const struct interp_operand *op)
 	       (op->size > 32 ? INTERP_XS_ZMM_H : 0);
 }
 
-int vx_layout(struct interp_exec *x, struct vx_ops *o, unsigned esz)
+int interp_vx_layout(struct interp_exec *x, struct interp_vx_ops *o, unsigned esz)
 {
 	const struct interp_insn *in = x->in;
 	uint64_t need = INTERP_XS_SSE;
@@ -102,7 +102,7 @@ static int load_masked(struct interp_exec *x, uint64_t ea, uint8_t *buf, unsigne
 	return INTERP_OK;
 }
 
-int vx_get(struct interp_exec *x, const struct vx_ops *o, int i, interp_vec *v)
+int interp_vx_get(struct interp_exec *x, const struct interp_vx_ops *o, int i, interp_vec *v)
 {
 	const struct interp_operand *op = &x->in->op[i];
 	int rc;
@@ -128,14 +128,14 @@ int vx_get(struct interp_exec *x, const struct vx_ops *o, int i, interp_vec *v)
 			unsigned n = o->vl / size;
 			/* measured: element-wise operations with every element
 			 * masked off do not read it (no fault); others do */
-			if (o->masked && o->suppress && !(o->kmask & vx_lanes_mask(o->vl / o->esz)))
+			if (o->masked && o->suppress && !(o->kmask & interp_vx_lanes_mask(o->vl / o->esz)))
 				return INTERP_OK;
 			if ((rc = interp_load(x, ea, v->b, size)))
 				return rc;
 			for (unsigned e = 1; e < n; e++)
 				memcpy(v->b + e * size, v->b, size);
 		} else if (o->masked && o->suppress && op->size >= o->esz &&
-			   (o->kmask & vx_lanes_mask(size / o->esz)) != vx_lanes_mask(size / o->esz)) {
+			   (o->kmask & interp_vx_lanes_mask(size / o->esz)) != interp_vx_lanes_mask(size / o->esz)) {
 			if ((rc = load_masked(x, ea, v->b, size, o->esz, o->kmask)))
 				return rc;
 		} else if ((rc = interp_load(x, ea, v->b, size))) {
@@ -153,7 +153,7 @@ int vx_get(struct interp_exec *x, const struct vx_ops *o, int i, interp_vec *v)
 	}
 }
 
-void vx_touch(struct interp_exec *x, int n, unsigned bytes, int zero_upper)
+void interp_vx_touch(struct interp_exec *x, int n, unsigned bytes, int zero_upper)
 {
 	interp_vreg_touch(x, n, bytes);
 	if (zero_upper && n < 16) {
@@ -164,7 +164,7 @@ void vx_touch(struct interp_exec *x, int n, unsigned bytes, int zero_upper)
 	}
 }
 
-void vx_note_dst(struct interp_exec *x, int i, const void *p)
+void interp_vx_note_dst(struct interp_exec *x, int i, const void *p)
 {
 	if (x->obs) {
 		memcpy(&x->rec.dst[i], p, 8);
@@ -172,7 +172,7 @@ void vx_note_dst(struct interp_exec *x, int i, const void *p)
 	}
 }
 
-int vx_put(struct interp_exec *x, const struct vx_ops *o, int i, const interp_vec *r)
+int interp_vx_put(struct interp_exec *x, const struct interp_vx_ops *o, int i, const interp_vec *r)
 {
 	const struct interp_operand *op = &x->in->op[i];
 
@@ -182,7 +182,7 @@ int vx_put(struct interp_exec *x, const struct vx_ops *o, int i, const interp_ve
 
 		if (VX_LEGACY(x->in)) {
 			memcpy(reg->b, r->b, size);
-			vx_touch(x, op->idx, size, 0);
+			interp_vx_touch(x, op->idx, size, 0);
 		} else {
 			if (o->masked) {
 				unsigned n = size / o->esz;
@@ -196,9 +196,9 @@ int vx_put(struct interp_exec *x, const struct vx_ops *o, int i, const interp_ve
 				memcpy(reg->b, r->b, size);
 			}
 			memset(reg->b + size, 0, 64 - size);
-			vx_touch(x, op->idx, size, 1);
+			interp_vx_touch(x, op->idx, size, 1);
 		}
-		vx_note_dst(x, i, reg->b);
+		interp_vx_note_dst(x, i, reg->b);
 		return INTERP_OK;
 	}
 	if (op->type == INTERP_OP_MEM && o->masked) {
@@ -220,7 +220,7 @@ int vx_put(struct interp_exec *x, const struct vx_ops *o, int i, const interp_ve
 				return rc;
 			e = f;
 		}
-		vx_note_dst(x, i, r->b);
+		interp_vx_note_dst(x, i, r->b);
 		return INTERP_OK;
 	}
 	if (op->type == INTERP_OP_MEM)

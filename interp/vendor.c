@@ -36,25 +36,25 @@ static uint8_t g_checked[INTERP_VR__COUNT];   /* the host-checked choice */
 static int g_cpuid_vendor = INTERP_VENDOR_NONE;
 
 /* ------------------------------------------------------ native stubs
- * vprobe_NAME(uint64_t io[5]): rax rbx rcx rdx rflags in, the same out.
- * vprobe_NAME_insn is the instruction itself, which the interpreter runs
+ * interp_vprobe_NAME(uint64_t io[5]): rax rbx rcx rdx rflags in, the same out.
+ * interp_vprobe_NAME_insn is the instruction itself, which the interpreter runs
  * at its own address, so both see the very same bytes. */
 #define VPROBE(name, insn)                                                   \
 	__asm__(".pushsection .text\n .p2align 4\n"                          \
-		".globl vprobe_" #name "\n .hidden vprobe_" #name "\n"       \
-		".globl vprobe_" #name "_insn\n .hidden vprobe_" #name "_insn\n" \
-		"vprobe_" #name ":\n"                                        \
+		".globl interp_vprobe_" #name "\n .hidden interp_vprobe_" #name "\n"       \
+		".globl interp_vprobe_" #name "_insn\n .hidden interp_vprobe_" #name "_insn\n" \
+		"interp_vprobe_" #name ":\n"                                        \
 		"	push %rbx\n"                                         \
 		"	mov 0(%rdi), %rax\n	mov 8(%rdi), %rbx\n"          \
 		"	mov 16(%rdi), %rcx\n	mov 24(%rdi), %rdx\n"         \
 		"	pushq 32(%rdi)\n	popfq\n"                        \
-		"vprobe_" #name "_insn:\n	" insn "\n"                  \
+		"interp_vprobe_" #name "_insn:\n	" insn "\n"                  \
 		"	pushfq\n	popq 32(%rdi)\n"                        \
 		"	mov %rax, 0(%rdi)\n	mov %rbx, 8(%rdi)\n"          \
 		"	mov %rcx, 16(%rdi)\n	mov %rdx, 24(%rdi)\n"         \
 		"	pop %rbx\n	ret\n .popsection\n");                  \
-	void vprobe_##name(uint64_t *io);                                    \
-	extern const uint8_t vprobe_##name##_insn[];
+	void interp_vprobe_##name(uint64_t *io);                                    \
+	extern const uint8_t interp_vprobe_##name##_insn[];
 
 /* X(name, family, cpu feature, AT&T text) */
 #define PROBES(X)                                                            \
@@ -128,7 +128,7 @@ static const struct vprobe {
 	const uint8_t *insn;
 	uint8_t family, feature;
 } kprobes[] = {
-#define ROW(name, fam, feat, text) { vprobe_##name, vprobe_##name##_insn, INTERP_VR_##fam, feat },
+#define ROW(name, fam, feat, text) { interp_vprobe_##name, interp_vprobe_##name##_insn, INTERP_VR_##fam, feat },
 	PROBES(ROW)
 #undef ROW
 };

@@ -20,14 +20,14 @@
 #include <unistd.h>
 
 struct images {
-	struct merge_image_record *r;
+	struct spool_image_record *r;
 	size_t n, cap;
 };
 
-static int image_cb(const struct merge_image_record *r, void *arg)
+static int image_cb(const struct spool_image_record *r, void *arg)
 {
 	struct images *im = arg;
-	if (r->kind != MERGE_IMG_MAP || r->hi <= r->lo)
+	if (r->kind != SPOOL_IMG_MAP || r->hi <= r->lo)
 		return 0;
 	if (im->n == im->cap) {
 		size_t cap = im->cap ? im->cap * 2 : 64;
@@ -42,7 +42,7 @@ static int image_cb(const struct merge_image_record *r, void *arg)
 }
 
 static struct merge_profile *accum_get(struct merge_accum *a, unsigned event, uint32_t flags,
-				       const struct merge_image_record *r)
+				       const struct spool_image_record *r)
 {
 	for (size_t i = 0; i < a->n; i++) {
 		struct merge_profile *p = &a->p[i];
@@ -84,18 +84,18 @@ struct spool_ctx {
 	/* The process's /tmp/perf-PID.map, if it left one: names for PCs no
 	 * image covers, kept in the [jit:EXE] profile (merge/jit.h). */
 	const struct merge_perfmap *perfmap;
-	struct merge_image_record jit_image;
+	struct spool_image_record jit_image;
 };
 
-/* The profile a sample at gpc = MERGE_GPC(gen, pc) belongs to, and its
+/* The profile a sample at gpc = SPOOL_GPC(gen, pc) belongs to, and its
  * offset there: the latest load covering pc recorded in the sample's
  * generation or before (an image dlclose'd and replaced at the same
  * address keeps the samples taken while it was there); unknown.*.prof
  * with the absolute pc if none. NULL (and c->err) when out of memory. */
-static const struct merge_image_record *image_at(const struct spool_ctx *c, unsigned gen,
+static const struct spool_image_record *image_at(const struct spool_ctx *c, unsigned gen,
 						 uint64_t pc)
 {
-	const struct merge_image_record *hit = NULL;
+	const struct spool_image_record *hit = NULL;
 	for (size_t i = 0; i < c->im->n; i++)
 		if (pc >= c->im->r[i].lo && pc < c->im->r[i].hi && c->im->r[i].gen <= gen)
 			hit = &c->im->r[i];
@@ -105,8 +105,8 @@ static const struct merge_image_record *image_at(const struct spool_ctx *c, unsi
 static struct merge_profile *locate(struct spool_ctx *c, unsigned ev, uint64_t gpc,
 				    uint64_t *offset, int *known)
 {
-	uint64_t pc = MERGE_GPC_PC(gpc);
-	const struct merge_image_record *hit = image_at(c, MERGE_GPC_GEN(gpc), pc);
+	uint64_t pc = SPOOL_GPC_PC(gpc);
+	const struct spool_image_record *hit = image_at(c, SPOOL_GPC_GEN(gpc), pc);
 	*offset = hit ? pc - hit->bias : pc;
 	*known = hit != NULL;
 	struct merge_profile *p = accum_get(c->acc, ev, hit ? 0 : MERGE_PROF_UNKNOWN, hit);
@@ -136,12 +136,12 @@ static struct merge_profile *locate_jit(struct spool_ctx *c, unsigned ev, uint64
 static int entry_cb(uint64_t key, uint64_t count, void *arg)
 {
 	struct spool_ctx *c = arg;
-	uint64_t off, gpc = MERGE_KEY_PC(key);
-	unsigned ev = MERGE_KEY_EV(key);
+	uint64_t off, gpc = SPOOL_KEY_PC(key);
+	unsigned ev = SPOOL_KEY_EV(key);
 	int known = 1;
 	struct merge_profile *p = NULL;
-	if (c->perfmap && !image_at(c, MERGE_GPC_GEN(gpc), MERGE_GPC_PC(gpc))) {
-		if ((p = locate_jit(c, ev, MERGE_GPC_PC(gpc), &off)))
+	if (c->perfmap && !image_at(c, SPOOL_GPC_GEN(gpc), SPOOL_GPC_PC(gpc))) {
+		if ((p = locate_jit(c, ev, SPOOL_GPC_PC(gpc), &off)))
 			c->jit += count;
 		else if (c->err)
 			return c->err;
@@ -160,51 +160,51 @@ static int entry_cb(uint64_t key, uint64_t count, void *arg)
  * site, a callee): as an ELF offset when it lies in the same image as the
  * hotlist's PC (same file), so that reports can name it and processes
  * with other load addresses merge; in another image, as that image's
- * identity and the offset there (MERGE_HOT_XREF), and that image gets a
+ * identity and the offset there (SPOOL_HOT_XREF), and that image gets a
  * profile in this merge, so reports find its path and build-id; outside
  * every image (or beyond 4 GiB into one), absolute, marked
- * MERGE_HOT_FOREIGN. */
+ * SPOOL_HOT_FOREIGN. */
 static uint64_t code_value(struct spool_ctx *c, unsigned gen, uint64_t addr,
-			   const struct merge_image_record *own)
+			   const struct spool_image_record *own)
 {
-	const struct merge_image_record *r = addr ? image_at(c, gen, addr) : NULL;
+	const struct spool_image_record *r = addr ? image_at(c, gen, addr) : NULL;
 	if (!r)
-		return addr ? addr | MERGE_HOT_FOREIGN : 0;
+		return addr ? addr | SPOOL_HOT_FOREIGN : 0;
 	uint64_t off = addr - r->bias;
 	if (own && (r == own || !strcmp(r->path, own->path)))
 		return off;
 	if (off > 0xffffffffull || !accum_get(c->acc, c->event, 0, r))
-		return addr | MERGE_HOT_FOREIGN;
-	return MERGE_HOT_XREF_MAKE(merge_profile_xref_id(r->build_id, r->build_id_len, r->path), off);
+		return addr | SPOOL_HOT_FOREIGN;
+	return SPOOL_HOT_XREF_MAKE(merge_profile_xref_id(r->build_id, r->build_id_len, r->path), off);
 }
 
 /* A spool hotlist goes to its image's profile, keyed by ELF offset. */
-static int hot_cb(const struct merge_hotlist *h, void *arg)
+static int hot_cb(const struct spool_hotlist *h, void *arg)
 {
 	struct spool_ctx *c = arg;
-	struct merge_hotlist t = *h;
-	uint64_t off, gpc = MERGE_HOT_KEY_WHERE(h->key);
+	struct spool_hotlist t = *h;
+	uint64_t off, gpc = SPOOL_HOT_KEY_WHERE(h->key);
 	int known;
-	unsigned kind = MERGE_HOT_KEY_KIND(h->key), gen = MERGE_GPC_GEN(gpc);
-	const struct merge_image_record *own = image_at(c, gen, MERGE_GPC_PC(gpc));
+	unsigned kind = SPOOL_HOT_KEY_KIND(h->key), gen = SPOOL_GPC_GEN(gpc);
+	const struct spool_image_record *own = image_at(c, gen, SPOOL_GPC_PC(gpc));
 	/* Converted first: code_value may add profiles, which moves them. */
 	for (uint32_t i = 0; i < t.n; i++) {
-		if (merge_hot_kind_code_value(kind))
+		if (spool_hot_kind_code_value(kind))
 			t.e[i].value = code_value(c, gen, t.e[i].value, own);
-		if (merge_hot_kind_code_aux(kind))
+		if (spool_hot_kind_code_aux(kind))
 			t.e[i].aux = code_value(c, gen, t.e[i].aux, own);
 	}
 	struct merge_profile *p = locate(c, c->event, gpc, &off, &known);
-	t.key = MERGE_HOT_KEY(kind, off);
+	t.key = SPOOL_HOT_KEY(kind, off);
 	if (!p || merge_profile_hot_add(p, &t) < 0)
 		return c->err = -ENOMEM;
 	return 0;
 }
 
-static void proclog_add(struct merge_proclog *pl, const struct merge_spool *sp, uint64_t merged)
+static void proclog_add(struct merge_proclog *pl, const struct spool *sp, uint64_t merged)
 {
-	const struct merge_spool_static *s = &sp->hdr->s;
-	const struct merge_spool_live *l = &sp->hdr->live;
+	const struct spool_static *s = &sp->hdr->s;
+	const struct spool_live *l = &sp->hdr->live;
 	char line[900], exe[257], cmd[257], split[80] = "\t";
 	if (l->exited && l->cpu_split == 1)
 		snprintf(split, sizeof(split), "%llu\t%llu", (unsigned long long)l->cpu_user_ns,
@@ -226,7 +226,7 @@ static void proclog_add(struct merge_proclog *pl, const struct merge_spool *sp, 
 			 (unsigned long long)s->pid, (unsigned long long)s->ppid, exe,
 			 (unsigned long long)l->samples, (unsigned long long)merged,
 			 (unsigned long long)l->dropped, (unsigned long long)l->exited,
-			 (unsigned long long)l->cpu_ns, merge_event_name(s->backend), cmd, split);
+			 (unsigned long long)l->cpu_ns, upcall_event_name(s->backend), cmd, split);
 	if (n <= 0)
 		return;
 	if ((size_t)n >= sizeof(line))
@@ -244,26 +244,26 @@ static void proclog_add(struct merge_proclog *pl, const struct merge_spool *sp, 
 }
 
 /* A synthetic image record "[KIND:EXE]" (EXE: the executable's base name). */
-static void synth_image(struct merge_image_record *r, const char *kind,
-			const struct merge_spool_static *s)
+static void synth_image(struct spool_image_record *r, const char *kind,
+			const struct spool_static *s)
 {
 	char exe[sizeof(s->exe) + 1];
 	snprintf(exe, sizeof(exe), "%s", s->exe);
 	const char *base = strrchr(exe, '/');
 	memset(r, 0, sizeof(*r));
-	r->kind = MERGE_IMG_MAP;
+	r->kind = SPOOL_IMG_MAP;
 	snprintf(r->path, sizeof(r->path), "[%s:%s]", kind, base ? base + 1 : exe[0] ? exe : "?");
 }
 
 /* Is the spool's owner in our pid namespace (or cannot we tell)? Its
  * pid names its perf map only then. */
-static int same_pidns(const struct merge_spool *sp)
+static int same_pidns(const struct spool *sp)
 {
-	const struct merge_spool_owner *o =
-		(const void *)((const uint8_t *)sp->hdr + MERGE_SPOOL_OWNER_OFF);
+	const struct spool_owner *o =
+		(const void *)((const uint8_t *)sp->hdr + SPOOL_OWNER_OFF);
 	char buf[64];
 	ssize_t n = readlink("/proc/self/ns/pid", buf, sizeof(buf) - 1);
-	if (memcmp(o->magic, MERGE_SPOOL_OWNER_MAGIC, 8) != 0 || !o->pidns || n <= 0)
+	if (memcmp(o->magic, SPOOL_OWNER_MAGIC, 8) != 0 || !o->pidns || n <= 0)
 		return 1;
 	buf[n] = 0;
 	const char *b = strchr(buf, '[');
@@ -272,9 +272,9 @@ static int same_pidns(const struct merge_spool *sp)
 
 /* The process's perf map (JIT symbols), read now: it may be gone by the
  * time anyone reports. 0 when there is none worth using. */
-static int perfmap_open(struct merge_perfmap *m, const struct merge_spool *sp, FILE *errf)
+static int perfmap_open(struct merge_perfmap *m, const struct spool *sp, FILE *errf)
 {
-	const struct merge_spool_static *s = &sp->hdr->s;
+	const struct spool_static *s = &sp->hdr->s;
 	char path[64];
 	if (!same_pidns(sp))
 		return 0;
@@ -298,23 +298,23 @@ static int perfmap_open(struct merge_perfmap *m, const struct merge_spool *sp, F
  * task-clock (its event is in ns). The CPU timers' signals land
  * on return to user mode, so their samples already hold the kernel time
  * (at the system-call sites): nothing is added for them. */
-static uint64_t kernel_equiv(const struct merge_spool_static *s, const struct merge_spool_live *l,
+static uint64_t kernel_equiv(const struct spool_static *s, const struct spool_live *l,
 			     uint64_t merged)
 {
-	if (s->event != MERGE_EV_TASK_CLOCK && s->event != MERGE_EV_CYCLES &&
-	    s->event != MERGE_EV_INSTRUCTIONS)
+	if (s->event != UPCALL_EV_TASK_CLOCK && s->event != UPCALL_EV_CYCLES &&
+	    s->event != UPCALL_EV_INSTRUCTIONS)
 		return 0;
 	/* task-clock's period is ns of CPU: its rate is the asked one. The
 	 * samples per user ns would be less by the user CPU before sampling
 	 * began (the dynamic loader, the constructors: a [start-up] row,
 	 * below), which for 30 ms processes was 13% of their user time. */
-	if (s->event == MERGE_EV_TASK_CLOCK && s->period)
+	if (s->event == UPCALL_EV_TASK_CLOCK && s->period)
 		return (uint64_t)((double)l->cpu_sys_ns / (double)s->period + 0.5);
 	double rate = merged && l->cpu_user_ns ? (double)merged / (double)l->cpu_user_ns : 0;
 	/* getrusage splits the CPU by tick counts: for a short process the
 	 * user part can be far too small, and the rate it gives far too
 	 * high. A clock is never sampled above its asked rate on average. */
-	if (s->event == MERGE_EV_TASK_CLOCK && s->period && (!rate || rate > 1.0 / (double)s->period))
+	if (s->event == UPCALL_EV_TASK_CLOCK && s->period && (!rate || rate > 1.0 / (double)s->period))
 		rate = 1.0 / (double)s->period;
 	return (uint64_t)(rate * (double)l->cpu_sys_ns + 0.5);
 }
@@ -327,7 +327,7 @@ static uint64_t kernel_equiv(const struct merge_spool_static *s, const struct me
  * split it then): the [kernel] row holds all the system CPU. An exec'd
  * process's clock carries the CPU of the image before exec, as cpu_ns
  * and the [kernel] row do. */
-static uint64_t startup_equiv(const struct merge_spool_static *s, const struct merge_spool_live *l,
+static uint64_t startup_equiv(const struct spool_static *s, const struct spool_live *l,
 			      uint64_t merged)
 {
 	if (l->armed_valid != 1 || !s->period)
@@ -335,10 +335,10 @@ static uint64_t startup_equiv(const struct merge_spool_static *s, const struct m
 	uint64_t pre = l->armed_cpu_ns;
 	/* Timers sample the kernel's part too (at the system calls): the
 	 * whole pre-arm CPU; perf events: the system part is in [kernel]. */
-	if (s->event == MERGE_EV_TASK_CLOCK || s->event == MERGE_EV_CYCLES ||
-	    s->event == MERGE_EV_INSTRUCTIONS)
+	if (s->event == UPCALL_EV_TASK_CLOCK || s->event == UPCALL_EV_CYCLES ||
+	    s->event == UPCALL_EV_INSTRUCTIONS)
 		pre = pre > l->armed_sys_ns ? pre - l->armed_sys_ns : 0;
-	if (s->event == MERGE_EV_CYCLES || s->event == MERGE_EV_INSTRUCTIONS) {
+	if (s->event == UPCALL_EV_CYCLES || s->event == UPCALL_EV_INSTRUCTIONS) {
 		double rate = merged && l->cpu_user_ns ? (double)merged / (double)l->cpu_user_ns : 0;
 		return (uint64_t)(rate * (double)pre + 0.5);
 	}
@@ -348,17 +348,17 @@ static uint64_t startup_equiv(const struct merge_spool_static *s, const struct m
 int merge_attribute(const char *path, struct merge_accum *acc, struct merge_stats *st,
 		    struct merge_proclog *pl, char *why, size_t whylen, FILE *errf)
 {
-	struct merge_spool sp;
+	struct spool sp;
 	struct images im = { 0 };
 	struct merge_perfmap pm;
 	merge_perfmap_init(&pm);
 	int err = merge_spool_open(&sp, path, why, whylen);
 	if (err < 0)
 		return err;
-	if ((err = merge_spool_images(&sp, image_cb, &im)) < 0)
+	if ((err = spool_images(&sp, image_cb, &im)) < 0)
 		goto out;
-	const struct merge_spool_live *l = &sp.hdr->live;
-	const struct merge_spool_static *s = &sp.hdr->s;
+	const struct spool_live *l = &sp.hdr->live;
+	const struct spool_static *s = &sp.hdr->s;
 	struct spool_ctx c = { .im = &im, .acc = acc, .event = s->event };
 	uint64_t badn = 0, badv = 0;
 	if (perfmap_open(&pm, &sp, errf)) {
@@ -372,22 +372,22 @@ int merge_attribute(const char *path, struct merge_accum *acc, struct merge_stat
 	if ((err = c.err) < 0)
 		goto out;
 	uint64_t bads = 0;
-	if (s->event < MERGE_EV_MAX &&
+	if (s->event < UPCALL_EV_MAX &&
 	    (err = merge_stacks_from_spool(&acc->stacks[s->event], &sp, im.r, im.n, &bads)) < 0)
 		goto out;
 	/* A process rotating its spool (VPROF_EPOCH_SECS) leaves several: it
 	 * is counted once, at its last (exited 0 or 1). */
-	int last = l->exited != MERGE_EXITED_ROTATED && l->exited != MERGE_EXITED_CLOSED;
+	int last = l->exited != SPOOL_EXITED_ROTATED && l->exited != SPOOL_EXITED_CLOSED;
 	st->processes += last;
 	st->samples += l->samples;
 	st->merged += c.merged;
 	st->dropped += l->dropped + badn;
 	st->unknown += c.unknown;
-	st->killed += l->exited == MERGE_EXITED_NO;
-	st->cpu_ns += l->exited == MERGE_EXITED_NORMAL ? l->cpu_ns : 0;
-	if (s->event < MERGE_EV_MAX)
+	st->killed += l->exited == SPOOL_EXITED_NO;
+	st->cpu_ns += l->exited == SPOOL_EXITED_NORMAL ? l->cpu_ns : 0;
+	if (s->event < UPCALL_EV_MAX)
 		st->by_event[s->event] += c.merged;
-	if (s->backend < MERGE_EV_MAX)
+	if (s->backend < UPCALL_EV_MAX)
 		st->by_backend[s->backend] += last;
 	st->period_ns_sum += last ? s->period : 0;
 	st->value_samples += merge_spool_value_samples(&sp);
@@ -395,7 +395,7 @@ int merge_attribute(const char *path, struct merge_accum *acc, struct merge_stat
 	st->values_bad += badv;
 	st->interp_runs += l->interp_runs;
 	st->interp_insns += l->interp_insns;
-	for (int i = 0; i < MERGE_INTERP_STOPS; i++)
+	for (int i = 0; i < SPOOL_INTERP_STOPS; i++)
 		st->interp_stops[i] += l->interp_stops[i];
 	st->jit_samples += c.jit;
 	st->ring_fallbacks += l->ring_fallbacks;
@@ -419,7 +419,7 @@ int merge_attribute(const char *path, struct merge_accum *acc, struct merge_stat
 		st->cpu_sys_ns += l->cpu_sys_ns;
 		st->split_processes += last;   /* a rotated spool has its interval's split */
 		if (k) {
-			struct merge_image_record kr;
+			struct spool_image_record kr;
 			synth_image(&kr, "kernel", s);
 			struct merge_profile *kp = accum_get(acc, s->event, MERGE_PROF_KERNEL, &kr);
 			if (!kp || merge_profile_add(kp, 0, k) < 0) {
@@ -431,7 +431,7 @@ int merge_attribute(const char *path, struct merge_accum *acc, struct merge_stat
 	}
 	uint64_t su = l->exited ? startup_equiv(s, l, c.merged) : 0;
 	if (su) {
-		struct merge_image_record sr;
+		struct spool_image_record sr;
 		synth_image(&sr, "start-up", s);
 		struct merge_profile *sp2 = accum_get(acc, s->event, MERGE_PROF_KERNEL, &sr);
 		if (!sp2 || merge_profile_add(sp2, 0, su) < 0) {

@@ -34,7 +34,7 @@ void merge_journal_rmdir(const char *dir);
 struct merge_accum {
 	struct merge_profile *p;
 	size_t n, cap;
-	struct merge_stacks stacks[MERGE_EV_MAX];   /* call stacks, by event */
+	struct merge_stacks stacks[UPCALL_EV_MAX];   /* call stacks, by event */
 };
 
 /* One line per merged process, appended to DB/epochs/N/processes.tsv. */

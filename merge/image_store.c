@@ -186,9 +186,9 @@ static int keep_debug(const char *root, size_t rootlen, const char *hex, const c
 
 static int keep_image(const char *root, const char *path, const uint8_t *id, uint32_t len)
 {
-	char hex[2 * MERGE_BUILD_ID_MAX + 1], dir[600], dst[700];
+	char hex[2 * SPOOL_BUILD_ID_MAX + 1], dir[600], dst[700];
 	int err;
-	if (!len || len > MERGE_BUILD_ID_MAX || path[0] != '/')
+	if (!len || len > SPOOL_BUILD_ID_MAX || path[0] != '/')
 		return 0;
 	for (uint32_t i = 0; i < len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
@@ -226,7 +226,7 @@ void merge_images_keep(const char *root, const struct merge_profile *p, size_t n
 	for (size_t i = 0; i < n && !err; i++)
 		if (!(p[i].flags & (MERGE_PROF_UNKNOWN | MERGE_PROF_STATS | MERGE_PROF_JIT | MERGE_PROF_KERNEL)))
 			err = keep_image(root, p[i].path, p[i].build_id, p[i].build_id_len);
-	for (unsigned ev = 0; stacks && ev < MERGE_EV_MAX && !err; ev++)
+	for (unsigned ev = 0; stacks && ev < UPCALL_EV_MAX && !err; ev++)
 		for (size_t i = 0; i < stacks[ev].nimg && !err; i++)
 			err = keep_image(root, stacks[ev].img[i].path, stacks[ev].img[i].build_id,
 					 stacks[ev].img[i].build_id_len);

@@ -32,7 +32,7 @@
 struct merge_profile;
 struct merge_stacks;
 
-/* Keep the images of profiles p[0..n) and of stacks[0..MERGE_EV_MAX)
+/* Keep the images of profiles p[0..n) and of stacks[0..UPCALL_EV_MAX)
  * (NULL: none) in the store of the database at root. Failures (a full
  * disk) are said once on errf and lose nothing but the copy. */
 void merge_images_keep(const char *root, const struct merge_profile *p, size_t n,

@@ -240,7 +240,7 @@ static int fold_profile(const char *dir, const char *stage, struct merge_profile
 	if ((p->flags & MERGE_PROF_STATS) && aside && !fname && err == 0) {
 		struct merge_stats *st = &p->stats;
 		sub_clamped(&st->merged, aside->merged);
-		for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
+		for (unsigned ev = 0; ev < UPCALL_EV_MAX; ev++)
 			sub_clamped(&st->by_event[ev], aside->by_event[ev]);
 		sub_clamped(&st->kernel_samples, aside->kernel_samples);
 		sub_clamped(&st->startup_samples, aside->startup_samples);
@@ -452,7 +452,7 @@ static int merge_epoch(struct merge_db *db, int epoch, struct cand *c, size_t n,
 		if ((err = fold_profile(dir, stage, &acc.p[i], NULL, &aside, res, errf)) < 0)
 			goto rollback;
 	}
-	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
+	for (unsigned ev = 0; ev < UPCALL_EV_MAX; ev++)
 		if ((acc.stacks[ev].n || acc.stacks[ev].dropped) &&
 		    (err = fold_stacks(dir, stage, &acc.stacks[ev], ev, &aside, res, errf)) < 0)
 			goto rollback;
@@ -502,7 +502,7 @@ out:
 	for (size_t i = 0; i < acc.n; i++)
 		merge_profile_free(&acc.p[i]);
 	free(acc.p);
-	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
+	for (unsigned ev = 0; ev < UPCALL_EV_MAX; ev++)
 		merge_stacks_free(&acc.stacks[ev]);
 	return err;
 }
@@ -530,7 +530,7 @@ int merge_db_merge_run(struct merge_db *db, uint64_t run_id, struct merge_result
 	}
 	for (struct dirent *de; (de = readdir(d));) {
 		struct stat st;
-		struct merge_spool_run run;
+		struct spool_run run;
 		if (!is_spool_name(de->d_name))
 			continue;
 		if (n == cap) {
@@ -547,7 +547,7 @@ int merge_db_merge_run(struct merge_db *db, uint64_t run_id, struct merge_result
 		int fd = open(c[n].path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0)
 			continue;
-		if (!merge_spool_finished(fd, c[n].path)) {
+		if (!spool_owner_finished(fd, c[n].path)) {
 			res->spools_busy++;       /* owner alive */
 			close(fd);
 			continue;
@@ -607,7 +607,7 @@ int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const 
 		if ((err = fold_profile(dir, stage, &p[i], NULL, NULL, res, errf)) < 0)
 			goto rollback;
 	}
-	for (unsigned ev = 1; stacks && ev < MERGE_EV_MAX; ev++)
+	for (unsigned ev = 1; stacks && ev < UPCALL_EV_MAX; ev++)
 		if ((stacks[ev].n || stacks[ev].dropped) &&
 		    (err = fold_stacks(dir, stage, &stacks[ev], ev, NULL, res, errf)) < 0)
 			goto rollback;

@@ -60,7 +60,7 @@ int merge_profile_add(struct merge_profile *p, uint64_t offset, uint64_t count)
 	return 0;
 }
 
-int merge_profile_hot_add(struct merge_profile *p, const struct merge_hotlist *h)
+int merge_profile_hot_add(struct merge_profile *p, const struct spool_hotlist *h)
 {
 	if (grow(&p->hot, &p->hotcap, p->nhot, sizeof(*p->hot), 64) < 0)
 		return -ENOMEM;
@@ -71,8 +71,8 @@ int merge_profile_hot_add(struct merge_profile *p, const struct merge_hotlist *h
 
 static int by_key(const void *a, const void *b)
 {
-	uint64_t x = ((const struct merge_hotlist *)a)->key;
-	uint64_t y = ((const struct merge_hotlist *)b)->key;
+	uint64_t x = ((const struct spool_hotlist *)a)->key;
+	uint64_t y = ((const struct spool_hotlist *)b)->key;
 	return x < y ? -1 : x > y;
 }
 
@@ -88,14 +88,14 @@ static void compact_hot(struct merge_profile *p)
 		if (p->hot[i].key == p->hot[o].key) {
 			uint64_t rng = XXH64(&p->hot[o], sizeof(p->hot[o]),
 					     XXH64(&p->hot[i], sizeof(p->hot[i]), 0)) | 1;
-			merge_hot_merge(&p->hot[o], &p->hot[i], &rng);
+			spool_hot_merge(&p->hot[o], &p->hot[i], &rng);
 		} else {
 			p->hot[++o] = p->hot[i];
 		}
 	}
 	p->nhot = o + 1;
 	for (size_t i = 0; i < p->nhot; i++)
-		merge_hot_sort(&p->hot[i]);
+		spool_hot_sort(&p->hot[i]);
 }
 
 static int by_offset(const void *a, const void *b)
@@ -149,30 +149,30 @@ int merge_profile_merge(struct merge_profile *a, const struct merge_profile *b)
 
 void merge_profile_name(const struct merge_profile *p, char *out, size_t cap)
 {
-	char hex[2 * MERGE_BUILD_ID_MAX + 1];
+	char hex[2 * SPOOL_BUILD_ID_MAX + 1];
 	if (p->flags & MERGE_PROF_STATS) {
 		snprintf(out, cap, "stats.prof");
 		return;
 	}
 	if (p->flags & MERGE_PROF_UNKNOWN) {
-		snprintf(out, cap, "unknown.%s.prof", merge_event_name(p->event));
+		snprintf(out, cap, "unknown.%s.prof", upcall_event_name(p->event));
 		return;
 	}
 	if (p->flags & (MERGE_PROF_JIT | MERGE_PROF_KERNEL)) {   /* by "[jit:EXE]" */
 		snprintf(out, cap, "%s-%016llx.%s.prof", p->flags & MERGE_PROF_JIT ? "jit" : "kernel",
 			 (unsigned long long)XXH64(p->path, strlen(p->path), 0),
-			 merge_event_name(p->event));
+			 upcall_event_name(p->event));
 		return;
 	}
 	if (p->build_id_len) {
 		for (uint32_t i = 0; i < p->build_id_len; i++)
 			snprintf(hex + 2 * i, 3, "%02x", p->build_id[i]);
-		snprintf(out, cap, "%s.%s.prof", hex, merge_event_name(p->event));
+		snprintf(out, cap, "%s.%s.prof", hex, upcall_event_name(p->event));
 	} else {
 		/* No build-id: key by path, the best identity left. */
 		snprintf(out, cap, "path-%016llx.%s.prof",
 			 (unsigned long long)XXH64(p->path, strlen(p->path), 0),
-			 merge_event_name(p->event));
+			 upcall_event_name(p->event));
 	}
 }
 
@@ -216,7 +216,7 @@ int merge_profile_file_read(const char *path, uint8_t **bufp, struct merge_profi
 		err = fail(why, whylen, "not a vprof profile (bad magic)");
 		goto out;
 	}
-	if (h.bom != MERGE_BOM) {
+	if (h.bom != SPOOL_BOM) {
 		err = fail(why, whylen, "wrong byte order");
 		goto out;
 	}
@@ -235,12 +235,12 @@ int merge_profile_file_read(const char *path, uint8_t **bufp, struct merge_profi
 		err = fail(why, whylen, "checksum mismatch");
 		goto out;
 	}
-	if (h.nsections > MERGE_MAX_SECTIONS || h.build_id_len > MERGE_BUILD_ID_MAX) {
+	if (h.nsections > SPOOL_MAX_SECTIONS || h.build_id_len > SPOOL_BUILD_ID_MAX) {
 		err = fail(why, whylen, "implausible header");
 		goto out;
 	}
 	for (uint32_t i = 0; i < h.nsections; i++) {
-		const struct merge_section *s = &h.section[i];
+		const struct spool_section *s = &h.section[i];
 		if (s->offset < h.header_size || s->offset > h.file_size ||
 		    s->size > h.file_size - s->offset) {
 			err = fail(why, whylen, "section out of bounds");
@@ -272,28 +272,28 @@ int merge_profile_read(const char *path, struct merge_profile *p, char *why, siz
 	memcpy(p->path, h.path, sizeof(p->path));
 	p->path[sizeof(p->path) - 1] = 0;
 	for (uint32_t i = 0; i < h.nsections; i++) {
-		const struct merge_section *s = &h.section[i];
-		if (s->kind == MERGE_SEC_PCS) {
+		const struct spool_section *s = &h.section[i];
+		if (s->kind == SPOOL_SEC_PCS) {
 			size_t n = s->size / sizeof(struct merge_pc_record);
 			const struct merge_pc_record *r = (const void *)(buf + s->offset);
 			for (size_t j = 0; j < n; j++)
 				if ((err = merge_profile_add(p, r[j].offset, r[j].count)) < 0)
 					goto out;
-		} else if (s->kind == MERGE_SEC_STATS && s->size >= MERGE_STATS_V1_SIZE) {
+		} else if (s->kind == SPOOL_SEC_STATS && s->size >= MERGE_STATS_V1_SIZE) {
 			/* Shorter from an older vprof: the newer fields stay 0. */
 			memcpy(&p->stats, buf + s->offset,
 			       s->size < sizeof(p->stats) ? s->size : sizeof(p->stats));
-		} else if (s->kind == MERGE_SEC_VALUES) {
-			const struct merge_hotlist *h = (const void *)(buf + s->offset);
+		} else if (s->kind == SPOOL_SEC_VALUES) {
+			const struct spool_hotlist *h = (const void *)(buf + s->offset);
 			const char *w;
 			if (s->size % sizeof(*h)) {
 				err = fail(why, whylen, "values section is not whole hotlists");
 				goto out;
 			}
 			for (size_t j = 0; j < s->size / sizeof(*h); j++) {
-				struct merge_hotlist t;
+				struct spool_hotlist t;
 				memcpy(&t, &h[j], sizeof(t));
-				if (merge_hot_check(&t, 0, &w) < 0) {
+				if (spool_hot_check(&t, 0, &w) < 0) {
 					snprintf(why, whylen, "value hotlist %zu: %s", j, w);
 					err = -EBADMSG;
 					goto out;
@@ -301,7 +301,7 @@ int merge_profile_read(const char *path, struct merge_profile *p, char *why, siz
 				if ((err = merge_profile_hot_add(p, &t)) < 0)
 					goto out;
 			}
-		} else if (s->kind == MERGE_SEC_JITNAMES) {
+		} else if (s->kind == SPOOL_SEC_JITNAMES) {
 			const char *w = "";
 			if ((err = merge_jit_decode(p, buf + s->offset, s->size, &w)) < 0) {
 				snprintf(why, whylen, "%s", w);
@@ -329,7 +329,7 @@ int merge_profile_peek(const char *path, struct merge_profile_header *h)
 	ssize_t n = pread(fd, h, sizeof(*h), 0);
 	close(fd);
 	return n == (ssize_t)sizeof(*h) && !memcmp(h->magic, MERGE_PROFILE_MAGIC, 8) &&
-	       h->bom == MERGE_BOM && h->version == MERGE_PROFILE_VERSION && h->event < MERGE_EV_MAX
+	       h->bom == SPOOL_BOM && h->version == MERGE_PROFILE_VERSION && h->event < UPCALL_EV_MAX
 		       ? 0 : -1;
 }
 
@@ -364,22 +364,22 @@ int merge_profile_write(const char *path, const struct merge_profile *p)
 	uint32_t nsec = 0;
 
 	if (p->flags & MERGE_PROF_STATS) {
-		sec[nsec++] = (typeof(sec[0])){ MERGE_SEC_STATS, &p->stats, sizeof(p->stats) };
+		sec[nsec++] = (typeof(sec[0])){ SPOOL_SEC_STATS, &p->stats, sizeof(p->stats) };
 	} else {
-		sec[nsec++] = (typeof(sec[0])){ MERGE_SEC_PCS, p->pcs, p->n * sizeof(*p->pcs) };
+		sec[nsec++] = (typeof(sec[0])){ SPOOL_SEC_PCS, p->pcs, p->n * sizeof(*p->pcs) };
 		if (p->nhot)
-			sec[nsec++] = (typeof(sec[0])){ MERGE_SEC_VALUES, p->hot,
+			sec[nsec++] = (typeof(sec[0])){ SPOOL_SEC_VALUES, p->hot,
 							p->nhot * sizeof(*p->hot) };
 		if (p->njit) {
 			size_t jn;
 			void *jb = merge_jit_encode(p, &jn);
 			if (!jb)
 				return -ENOMEM;
-			sec[nsec++] = (typeof(sec[0])){ MERGE_SEC_JITNAMES, jb, jn };
+			sec[nsec++] = (typeof(sec[0])){ SPOOL_SEC_JITNAMES, jb, jn };
 		}
 	}
 	int rc = write_sections(path, p, sec, nsec);
-	if (nsec && sec[nsec - 1].kind == MERGE_SEC_JITNAMES)
+	if (nsec && sec[nsec - 1].kind == SPOOL_SEC_JITNAMES)
 		free((void *)sec[nsec - 1].data);
 	return rc;
 }
@@ -395,7 +395,7 @@ static int write_sections(const char *path, const struct merge_profile *p,
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, MERGE_PROFILE_MAGIC, 8);
 	h.version = MERGE_PROFILE_VERSION;
-	h.bom = MERGE_BOM;
+	h.bom = SPOOL_BOM;
 	h.header_size = sizeof(h);
 	h.nsections = nsec;
 	h.event = p->event;
@@ -404,7 +404,7 @@ static int write_sections(const char *path, const struct merge_profile *p,
 	h.total = (p->flags & MERGE_PROF_STATS) ? 0 : p->total;
 	h.flags = p->flags;
 	for (uint32_t i = 0; i < nsec; i++) {
-		h.section[i] = (struct merge_section){ sec[i].kind, 0, off, sec[i].size };
+		h.section[i] = (struct spool_section){ sec[i].kind, 0, off, sec[i].size };
 		off += sec[i].size;
 	}
 	h.file_size = off;

@@ -21,15 +21,15 @@ struct merge_profile {
 	uint32_t event;
 	uint32_t flags;                  /* MERGE_PROF_* */
 	uint32_t build_id_len;
-	uint8_t build_id[MERGE_BUILD_ID_MAX];
+	uint8_t build_id[SPOOL_BUILD_ID_MAX];
 	char path[512];
 	struct merge_pc_record *pcs;     /* sorted and unique after compact */
 	size_t n, cap;
 	uint64_t total;
 	struct merge_stats stats;        /* MERGE_PROF_STATS only */
-	/* Value hotlists, key MERGE_HOT_KEY(kind, offset as in pcs): sorted
+	/* Value hotlists, key SPOOL_HOT_KEY(kind, offset as in pcs): sorted
 	 * by key and unique after compact. */
-	struct merge_hotlist *hot;
+	struct spool_hotlist *hot;
 	size_t nhot, hotcap;
 	/* MERGE_PROF_JIT only: the names its offsets stand for (merge/jit.h),
 	 * sorted by key and unique after compact. */
@@ -44,7 +44,7 @@ void merge_profile_free(struct merge_profile *p);
 int merge_profile_add(struct merge_profile *p, uint64_t offset, uint64_t count);
 /* Append a hotlist (its key already in this profile's terms); hotlists
  * with equal keys are merged by compact. */
-int merge_profile_hot_add(struct merge_profile *p, const struct merge_hotlist *h);
+int merge_profile_hot_add(struct merge_profile *p, const struct spool_hotlist *h);
 void merge_profile_compact(struct merge_profile *p);
 /* Add b into a (same image and event). */
 int merge_profile_merge(struct merge_profile *a, const struct merge_profile *b);
@@ -70,7 +70,7 @@ int merge_profile_peek(const char *path, struct merge_profile_header *h);
 int merge_profile_write(const char *path, const struct merge_profile *p);
 
 /* The 30-bit identity of an image in cross-image code addresses
- * (MERGE_HOT_XREF, hotlist.h): a hash of its build-id, or of its path
+ * (SPOOL_HOT_XREF, hotlist.h): a hash of its build-id, or of its path
  * when it has none. Profiles of the same image give the same identity. */
 uint32_t merge_profile_xref_id(const uint8_t *build_id, uint32_t build_id_len, const char *path);
 
@@ -135,7 +135,7 @@ int merge_db_run_end(struct merge_db *db, int e, uint64_t run_id, struct merge_s
  * MERGE_PROF_STATS) and processes.tsv lines (text, may be empty) into the
  * current epoch, crash-safe as a merge: staged, committed by one rename,
  * applied (vprof merge --from). Profiles are compacted in place. stacks:
- * MERGE_EV_MAX call-stack sets by event (merge/stacks.h), or NULL. */
+ * UPCALL_EV_MAX call-stack sets by event (merge/stacks.h), or NULL. */
 struct merge_stacks;
 int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const char *proclines,
 		  size_t len, struct merge_stacks *stacks, struct merge_result *res, FILE *err);

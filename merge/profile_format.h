@@ -7,7 +7,7 @@
  * to a temporary file and renamed into place, under the database lock;
  * checksummed over everything after the checksum field. Sections: PCS
  * (sorted (offset, count)), and, when the image has value samples, VALUES:
- * struct merge_hotlist records sorted by key = MERGE_HOT_KEY(kind, ELF
+ * struct spool_hotlist records sorted by key = SPOOL_HOT_KEY(kind, ELF
  * offset), one per key, state 0. Profiles stay version 1: an earlier
  * reader skips VALUES. The stats file's STATS section grew fields at its
  * end (values, interpretation runs and stops); a shorter one, at least
@@ -27,7 +27,7 @@ struct merge_pc_record {
 };
 
 /* The epoch's stats file (DB/epochs/N/stats.prof) is a profile file whose
- * only section is MERGE_SEC_STATS holding one of these; merged by adding. */
+ * only section is SPOOL_SEC_STATS holding one of these; merged by adding. */
 struct merge_stats {
 	uint64_t processes;      /* spools merged */
 	uint64_t samples;        /* samples their handlers saw */
@@ -37,8 +37,8 @@ struct merge_stats {
 	uint64_t corrupt;        /* spools rejected as corrupt */
 	uint64_t killed;         /* spools of processes that did not exit */
 	uint64_t cpu_ns;         /* CPU time of the processes that exited */
-	uint64_t by_event[MERGE_EV_MAX];    /* samples per event */
-	uint64_t by_backend[MERGE_EV_MAX];  /* processes per trigger */
+	uint64_t by_event[UPCALL_EV_MAX];    /* samples per event */
+	uint64_t by_backend[UPCALL_EV_MAX];  /* processes per trigger */
 	uint64_t period_ns_sum;  /* sum of mean periods, for the average */
 	/* Appended with value sampling; a stats file written before has a
 	 * shorter section, and reads back with these zero. */
@@ -47,7 +47,7 @@ struct merge_stats {
 	uint64_t values_bad;     /* hotlists skipped: damaged or half-written */
 	uint64_t interp_runs;
 	uint64_t interp_insns;
-	uint64_t interp_stops[MERGE_INTERP_STOPS];
+	uint64_t interp_stops[SPOOL_INTERP_STOPS];
 	/* Appended with kernel time and JIT names (zero when read from an
 	 * older, shorter section). */
 	uint64_t cpu_user_ns;    /* user CPU of the processes with a split */
@@ -90,7 +90,7 @@ struct merge_stats {
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */
-#define MERGE_STATS_V1_SIZE (8 * (8 + 2 * MERGE_EV_MAX + 1))
+#define MERGE_STATS_V1_SIZE (8 * (8 + 2 * UPCALL_EV_MAX + 1))
 
 struct merge_profile_header {
 	char magic[8];
@@ -102,10 +102,10 @@ struct merge_profile_header {
 	uint64_t checksum;       /* XXH64 of bytes [offsetof(checksum)+8, file_size) */
 	uint32_t event;
 	uint32_t build_id_len;
-	uint8_t build_id[MERGE_BUILD_ID_MAX];
+	uint8_t build_id[SPOOL_BUILD_ID_MAX];
 	uint64_t total;          /* sum of counts in PCS */
 	uint64_t flags;          /* MERGE_PROF_* */
-	struct merge_section section[MERGE_MAX_SECTIONS];
+	struct spool_section section[SPOOL_MAX_SECTIONS];
 	char path[512];          /* image path as last recorded */
 };
 /* MERGE_PROF_JIT: "[jit:EXE]", samples in JIT code named by the process's
@@ -143,7 +143,7 @@ struct merge_stacks_file_head { /* 64 bytes */
 };
 struct merge_stack_image {      /* 512 bytes */
 	uint32_t build_id_len;
-	uint8_t build_id[MERGE_BUILD_ID_MAX];
+	uint8_t build_id[SPOOL_BUILD_ID_MAX];
 	uint32_t pad;
 	char path[472];
 };

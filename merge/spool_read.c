@@ -65,12 +65,12 @@ static int read_extents(int fd, uint8_t *buf, size_t n)
 }
 
 /* The weighted sum of a run of (key, count) entries (format.h). */
-static uint64_t entries_sum(const struct merge_entry *e, size_t n)
+static uint64_t entries_sum(const struct spool_entry *e, size_t n)
 {
 	uint64_t sum = 0;
 	for (size_t i = 0; i < n; i++)
 		if (e[i].key)
-			sum += merge_key_mix(e[i].key) * e[i].count;
+			sum += spool_key_mix(e[i].key) * e[i].count;
 	return sum;
 }
 
@@ -81,22 +81,22 @@ static uint64_t entries_sum(const struct merge_entry *e, size_t n)
  * samples offered. A block its writer was changing when the process died
  * (a slot left BUSY, a slot-less sample not done) cannot be checked and
  * is taken as it is: a SIGKILL must not cost the data it left. */
-static int check_blocks(const struct merge_spool *sp, char *why, size_t whylen)
+static int check_blocks(const struct spool *sp, char *why, size_t whylen)
 {
-	const struct merge_spool_static *s = &sp->hdr->s;
-	const struct merge_spool_live *l = &sp->hdr->live;
+	const struct spool_static *s = &sp->hdr->s;
+	const struct spool_live *l = &sp->hdr->live;
 	int torn = 0;
-	if (s->section[0].flags & MERGE_SECF_CHECKED) {
+	if (s->section[0].flags & SPOOL_SECF_CHECKED) {
 		uint64_t into_shared = l->noslot_sum;
 		for (uint32_t i = 0; i < s->nslots; i++) {
-			const struct merge_thread_slot *sl = spool_slot_at(sp, i);
+			const struct spool_thread_slot *sl = spool_slot_at(sp, i);
 			into_shared += sl->shared_sum;
-			if (sl->busy == MERGE_SLOT_BUSY) {
+			if (sl->busy == SPOOL_SLOT_BUSY) {
 				torn = 1;
 				continue;
 			}
 			if (sl->busy != 0 ||
-			    entries_sum(&sl->bucket[0][0], (size_t)sl->nbuckets * MERGE_WAYS) != sl->sum) {
+			    entries_sum(&sl->bucket[0][0], (size_t)sl->nbuckets * SPOOL_WAYS) != sl->sum) {
 				snprintf(why, whylen, "thread slot %u fails its check (a count or a key "
 					 "was changed)", i);
 				return -EBADMSG;
@@ -108,26 +108,26 @@ static int check_blocks(const struct merge_spool *sp, char *why, size_t whylen)
 			return -EBADMSG;
 		}
 		torn |= inside != 0;
-		if (!torn && (s->section[1].flags & MERGE_SECF_CHECKED) &&
+		if (!torn && (s->section[1].flags & SPOOL_SECF_CHECKED) &&
 		    entries_sum(sp->shared, s->shared_entries) != into_shared) {
 			snprintf(why, whylen, "shared table fails its check (a count or a key was changed)");
 			return -EBADMSG;
 		}
 	}
-	if (s->section[2].flags & MERGE_SECF_CHECKED) {
+	if (s->section[2].flags & SPOOL_SECF_CHECKED) {
 		uint64_t n = l->image_seq < s->image_records ? l->image_seq : s->image_records;
 		for (uint64_t i = 0; i < n; i++) {
 			const uint8_t *r = (const uint8_t *)&sp->images[i];
 			uint64_t ck;
-			memcpy(&ck, r + MERGE_IMAGE_CHECK_OFF, sizeof(ck));
-			if (sp->images[i].valid == 1 && XXH64(r + 4, MERGE_IMAGE_CHECK_OFF - 4, 0) != ck) {
+			memcpy(&ck, r + SPOOL_IMAGE_CHECK_OFF, sizeof(ck));
+			if (sp->images[i].valid == 1 && XXH64(r + 4, SPOOL_IMAGE_CHECK_OFF - 4, 0) != ck) {
 				snprintf(why, whylen, "image record %llu fails its check",
 					 (unsigned long long)i);
 				return -EBADMSG;
 			}
 		}
 	}
-	if (sp->stacks && (s->section[s->nsections - 1].flags & MERGE_SECF_CHECKED) &&
+	if (sp->stacks && (s->section[s->nsections - 1].flags & SPOOL_SECF_CHECKED) &&
 	    merge_stacks_check_counts(sp) < 0) {
 		snprintf(why, whylen, "stacks fail their check (more counted than offered)");
 		return -EBADMSG;
@@ -135,7 +135,7 @@ static int check_blocks(const struct merge_spool *sp, char *why, size_t whylen)
 	return 0;
 }
 
-int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t whylen)
+int merge_spool_open(struct spool *sp, const char *path, char *why, size_t whylen)
 {
 	struct stat st;
 	int err;
@@ -175,25 +175,25 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 		goto fail;
 	}
 	mprotect(m, sp->size, PROT_READ);
-	merge_fd_close(sp->fd);
+	upcall_fd_close(sp->fd);
 	sp->fd = -1;
-	const struct merge_spool_static *s = &sp->hdr->s;
-	if (memcmp(s->magic, MERGE_SPOOL_MAGIC, 8) != 0) {
+	const struct spool_static *s = &sp->hdr->s;
+	if (memcmp(s->magic, SPOOL_MAGIC, 8) != 0) {
 		err = bad(why, whylen, "not a vprof spool (bad magic)");
 		goto fail;
 	}
-	if (s->bom != MERGE_BOM) {
+	if (s->bom != SPOOL_BOM) {
 		err = bad(why, whylen, "wrong byte order");
 		goto fail;
 	}
-	if (s->version != MERGE_SPOOL_VERSION && s->version != MERGE_SPOOL_VERSION_PLAIN &&
-	    s->version != MERGE_SPOOL_VERSION_STACKS) {
+	if (s->version != SPOOL_VERSION && s->version != SPOOL_VERSION_PLAIN &&
+	    s->version != SPOOL_VERSION_STACKS) {
 		snprintf(why, whylen, "spool version %u, this vprof reads %u to %u", s->version,
-			 MERGE_SPOOL_VERSION_PLAIN, MERGE_SPOOL_VERSION_STACKS);
+			 SPOOL_VERSION_PLAIN, SPOOL_VERSION_STACKS);
 		err = -EPROTO;
 		goto fail;
 	}
-	if (XXH64(s, offsetof(struct merge_spool_static, checksum), 0) != s->checksum) {
+	if (XXH64(s, offsetof(struct spool_static, checksum), 0) != s->checksum) {
 		err = bad(why, whylen, "header checksum mismatch");
 		goto fail;
 	}
@@ -204,30 +204,30 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 	/* Layout must be what this reader computes from the counts: anything
 	 * else would let a corrupt header send us outside the mapping. */
 	/* Version 3: THREADS, SHARED, IMAGES, [VALUES,] STACKS. */
-	int has_stacks = s->version == MERGE_SPOOL_VERSION_STACKS;
-	int has_values = s->version == MERGE_SPOOL_VERSION ||
+	int has_stacks = s->version == SPOOL_VERSION_STACKS;
+	int has_values = s->version == SPOOL_VERSION ||
 			 (has_stacks && s->nsections == 5);
 	uint32_t nsec = 3 + (uint32_t)has_values + (uint32_t)has_stacks;
 	if (s->nsections != nsec || s->nslots == 0 || s->nslots > 4096 ||
-	    s->slot_size != spool_slot_bytes(MERGE_SLOT_BUCKETS) ||
+	    s->slot_size != spool_slot_bytes(SPOOL_SLOT_BUCKETS) ||
 	    (s->shared_entries & (s->shared_entries - 1)) || s->shared_entries == 0) {
 		err = bad(why, whylen, "implausible layout");
 		goto fail;
 	}
 	uint64_t need[5] = { (uint64_t)s->nslots * s->slot_size,
-			     (uint64_t)s->shared_entries * sizeof(struct merge_entry),
-			     (uint64_t)s->image_records * sizeof(struct merge_image_record),
-			     has_values ? spool_values_bytes(s->nslots, MERGE_VALUE_SHARED) : merge_stacks_section_bytes(),
-			     merge_stacks_section_bytes() };
-	uint32_t kind[5] = { MERGE_SEC_THREADS, MERGE_SEC_SHARED, MERGE_SEC_IMAGES,
-			     has_values ? MERGE_SEC_VALUES : MERGE_SEC_STACKS, MERGE_SEC_STACKS };
+			     (uint64_t)s->shared_entries * sizeof(struct spool_entry),
+			     (uint64_t)s->image_records * sizeof(struct spool_image_record),
+			     has_values ? spool_values_bytes(s->nslots, SPOOL_VALUE_SHARED) : spool_stacks_section_bytes(),
+			     spool_stacks_section_bytes() };
+	uint32_t kind[5] = { SPOOL_SEC_THREADS, SPOOL_SEC_SHARED, SPOOL_SEC_IMAGES,
+			     has_values ? SPOOL_SEC_VALUES : SPOOL_SEC_STACKS, SPOOL_SEC_STACKS };
 	/* A VALUES section of this vprof's shared area, or of the smaller one
 	 * spools had before 2026-11-23. */
-	uint32_t vshared = MERGE_VALUE_SHARED;
-	if (has_values && s->section[3].size == spool_values_bytes(s->nslots, MERGE_VALUE_SHARED_V1))
-		need[3] = spool_values_bytes(s->nslots, vshared = MERGE_VALUE_SHARED_V1);
+	uint32_t vshared = SPOOL_VALUE_SHARED;
+	if (has_values && s->section[3].size == spool_values_bytes(s->nslots, SPOOL_VALUE_SHARED_V1))
+		need[3] = spool_values_bytes(s->nslots, vshared = SPOOL_VALUE_SHARED_V1);
 	for (uint32_t i = 0; i < nsec; i++) {
-		const struct merge_section *sec = &s->section[i];
+		const struct spool_section *sec = &s->section[i];
 		if (sec->kind != kind[i] || sec->size != need[i] ||
 		    sec->offset < s->header_size || sec->offset + sec->size > sp->size) {
 			err = bad(why, whylen, "section table out of bounds");
@@ -235,11 +235,11 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 		}
 	}
 	sp->threads = (uint8_t *)m + s->section[0].offset;
-	sp->shared = (struct merge_entry *)((uint8_t *)m + s->section[1].offset);
-	sp->images = (struct merge_image_record *)((uint8_t *)m + s->section[2].offset);
+	sp->shared = (struct spool_entry *)((uint8_t *)m + s->section[1].offset);
+	sp->images = (struct spool_image_record *)((uint8_t *)m + s->section[2].offset);
 	if (has_stacks) {
 		sp->stacks = (uint8_t *)m + s->section[nsec - 1].offset;
-		if (merge_stacks_check((const struct merge_stacks_head *)sp->stacks) < 0) {
+		if (spool_stacks_check((const struct spool_stacks_head *)sp->stacks) < 0) {
 			err = bad(why, whylen, "stacks section geometry corrupt");
 			goto fail;
 		}
@@ -247,7 +247,7 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 	if (has_values) {
 		/* The geometry lies outside the checksum: it must be exactly
 		 * what this reader would have written. */
-		struct merge_values_head want = { 0 };
+		struct spool_values_head want = { 0 };
 		sp->values = (uint8_t *)m + s->section[3].offset;
 		spool_values_geometry(&want, s->nslots, vshared);
 		sp->vshared = vshared;
@@ -257,7 +257,7 @@ int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t
 		}
 	}
 	for (uint32_t i = 0; i < s->nslots; i++) {
-		if (spool_slot_at(sp, i)->nbuckets != MERGE_SLOT_BUCKETS) {
+		if (spool_slot_at(sp, i)->nbuckets != SPOOL_SLOT_BUCKETS) {
 			err = bad(why, whylen, "thread slot header corrupt");
 			goto fail;
 		}
@@ -270,35 +270,35 @@ fail:
 	return err;
 }
 
-void merge_spool_close(struct merge_spool *sp)
+void merge_spool_close(struct spool *sp)
 {
 	/* A reader's descriptor (merge_spool_open); a writer keeps none. */
 	if (sp->fd >= 0)
-		merge_fd_close(sp->fd);
-	merge_spool_forget(sp);
+		upcall_fd_close(sp->fd);
+	spool_forget(sp);
 }
 
 static int visit(uint64_t key, uint64_t count, merge_entry_fn *fn, void *arg, uint64_t *badn)
 {
 	if (!key || !count)
 		return 0;
-	unsigned ev = MERGE_KEY_EV(key);
-	if (ev == MERGE_EV_NONE || ev >= MERGE_EV_MAX || count > (1ull << 48)) {
+	unsigned ev = SPOOL_KEY_EV(key);
+	if (ev == UPCALL_EV_NONE || ev >= UPCALL_EV_MAX || count > (1ull << 48)) {
 		(*badn)++;
 		return 0;
 	}
 	return fn(key, count, arg);
 }
 
-int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *arg,
+int merge_spool_foreach(const struct spool *sp, merge_entry_fn *fn, void *arg,
 			uint64_t *badn)
 {
 	int r;
 	*badn = 0;
 	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
-		const struct merge_thread_slot *sl = spool_slot_at(sp, i);
+		const struct spool_thread_slot *sl = spool_slot_at(sp, i);
 		for (uint32_t b = 0; b < sl->nbuckets; b++)
-			for (int w = 0; w < MERGE_WAYS; w++)
+			for (int w = 0; w < SPOOL_WAYS; w++)
 				if ((r = visit(sl->bucket[b][w].key, sl->bucket[b][w].count, fn, arg, badn)))
 					return r;
 	}
@@ -308,54 +308,54 @@ int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *
 	return 0;
 }
 
-static int run_ok(const struct merge_spool_run *r)
+static int run_ok(const struct spool_run *r)
 {
-	return !memcmp(r->magic, MERGE_SPOOL_RUN_MAGIC, 8) &&
-	       r->checksum == XXH64(r, offsetof(struct merge_spool_run, checksum), 0);
+	return !memcmp(r->magic, SPOOL_RUN_MAGIC, 8) &&
+	       r->checksum == XXH64(r, offsetof(struct spool_run, checksum), 0);
 }
 
-int merge_spool_run_read(int fd, struct merge_spool_run *r)
+int merge_spool_run_read(int fd, struct spool_run *r)
 {
-	if (pread(fd, r, sizeof(*r), MERGE_SPOOL_RUN_OFF) == (ssize_t)sizeof(*r) && run_ok(r))
+	if (pread(fd, r, sizeof(*r), SPOOL_RUN_OFF) == (ssize_t)sizeof(*r) && run_ok(r))
 		return 0;
 	memset(r, 0, sizeof(*r));
 	return -1;
 }
 
 /* One stored hotlist: skip empty ones, count damaged or half-written ones. */
-static int visit_hot(const struct merge_hotlist *h, merge_hot_fn *fn, void *arg, uint64_t *badn)
+static int visit_hot(const struct spool_hotlist *h, merge_hot_fn *fn, void *arg, uint64_t *badn)
 {
 	uint32_t st = h->state;
-	if (!h->key && st != MERGE_HOT_BUSY)
+	if (!h->key && st != SPOOL_HOT_BUSY)
 		return 0;
-	if (st != MERGE_HOT_READY || merge_hot_check(h, 1, NULL) < 0) {
+	if (st != SPOOL_HOT_READY || spool_hot_check(h, 1, NULL) < 0) {
 		(*badn)++;
 		return 0;
 	}
 	return fn(h, arg);
 }
 
-uint64_t merge_spool_value_samples(const struct merge_spool *sp)
+uint64_t merge_spool_value_samples(const struct spool *sp)
 {
 	uint64_t n = sp->hdr->live.value_samples;
 	for (uint32_t i = 0; sp->values && i < sp->hdr->s.nslots; i++)
-		n += spool_value_table(sp, i)->offered;
+		n += spool_value_table_at(sp, i)->offered;
 	return n;
 }
 
-int merge_spool_values(const struct merge_spool *sp, merge_hot_fn *fn, void *arg, uint64_t *badn)
+int merge_spool_values(const struct spool *sp, merge_hot_fn *fn, void *arg, uint64_t *badn)
 {
 	int r;
 	*badn = 0;
 	if (!sp->values)
 		return 0;
 	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
-		const struct merge_hotlist *h = (const struct merge_hotlist *)(spool_value_table(sp, i) + 1);
-		for (uint32_t j = 0; j < MERGE_VALUE_LISTS; j++)
+		const struct spool_hotlist *h = (const struct spool_hotlist *)(spool_value_table_at(sp, i) + 1);
+		for (uint32_t j = 0; j < SPOOL_VALUE_LISTS; j++)
 			if ((r = visit_hot(&h[j], fn, arg, badn)))
 				return r;
 	}
-	const struct merge_hotlist *h = spool_value_shared(sp);
+	const struct spool_hotlist *h = spool_value_shared(sp);
 	for (uint32_t j = 0; j < sp->vshared; j++)
 		if ((r = visit_hot(&h[j], fn, arg, badn)))
 			return r;

@@ -15,28 +15,28 @@
  * checks: each thread slot's and the shared table's sums, each image
  * record's check, the stacks' total. On failure returns negative errno
  * (-EBADMSG for corruption) and puts a reason in why. */
-int merge_spool_open(struct merge_spool *sp, const char *path, char *why, size_t whylen);
-void merge_spool_close(struct merge_spool *sp);
+int merge_spool_open(struct spool *sp, const char *path, char *why, size_t whylen);
+void merge_spool_close(struct spool *sp);
 
 /* Visit every non-empty (key, count); stops early if fn returns non-zero.
  * Counts whose key is malformed are skipped and reported through *bad. */
 typedef int merge_entry_fn(uint64_t key, uint64_t count, void *arg);
-int merge_spool_foreach(const struct merge_spool *sp, merge_entry_fn *fn, void *arg,
+int merge_spool_foreach(const struct spool *sp, merge_entry_fn *fn, void *arg,
 			uint64_t *bad);
 
 /* Visit every hotlist of the VALUES section (thread tables, then the
  * shared area); several may share a key, and the caller merges them.
- * Damaged ones (merge_hot_check) and ones a killed writer left half-merged
+ * Damaged ones (spool_hot_check) and ones a killed writer left half-merged
  * are skipped and counted in *bad. Returns 0 at once on spools without
  * values. */
-typedef int merge_hot_fn(const struct merge_hotlist *h, void *arg);
-/* Values offered (merge_spool_value): the header's count (values with no
+typedef int merge_hot_fn(const struct spool_hotlist *h, void *arg);
+/* Values offered (spool_value): the header's count (values with no
  * slot) plus each thread table's own. */
-uint64_t merge_spool_value_samples(const struct merge_spool *sp);
-int merge_spool_values(const struct merge_spool *sp, merge_hot_fn *fn, void *arg, uint64_t *bad);
+uint64_t merge_spool_value_samples(const struct spool *sp);
+int merge_spool_values(const struct spool *sp, merge_hot_fn *fn, void *arg, uint64_t *bad);
 
 /* The run record of the spool file open on fd: 0 and *r filled, or -1
  * when it has none (or a damaged one). */
-int merge_spool_run_read(int fd, struct merge_spool_run *r);
+int merge_spool_run_read(int fd, struct spool_run *r);
 
 #endif

@@ -25,19 +25,19 @@
 _Static_assert(sizeof(struct merge_stacks_file_head) == 64, "stacks file head size");
 _Static_assert(sizeof(struct merge_stack_image) == 512, "stack image size");
 
-int merge_spool_stacks(const struct merge_spool *sp, merge_stack_fn *fn, void *arg, uint64_t *bad)
+int merge_spool_stacks(const struct spool *sp, merge_stack_fn *fn, void *arg, uint64_t *bad)
 {
 	*bad = 0;
 	if (!sp->stacks)
 		return 0;
-	const struct merge_stack_entry *tab = spool_stack_entries(sp);
-	for (uint32_t i = 0; i < MERGE_STACK_ENTRIES; i++) {
-		struct merge_stack_entry e;
+	const struct spool_stack_entry *tab = spool_stack_entries(sp);
+	for (uint32_t i = 0; i < SPOOL_STACK_ENTRIES; i++) {
+		struct spool_stack_entry e;
 		memcpy(&e, &tab[i], sizeof(e));
-		if (e.state == MERGE_HOT_FREE)
+		if (e.state == SPOOL_HOT_FREE)
 			continue;
 		/* The hash the writer keyed the entry by is its frames' check. */
-		if (e.state != MERGE_HOT_READY || !e.depth || e.depth > MERGE_STACK_MAX || !e.count ||
+		if (e.state != SPOOL_HOT_READY || !e.depth || e.depth > SPOOL_STACK_MAX || !e.count ||
 		    e.count > (1ull << 48) || e.hash != spool_stack_hash(e.pc, e.depth, e.gen)) {
 			(*bad)++;
 			continue;
@@ -49,15 +49,15 @@ int merge_spool_stacks(const struct merge_spool *sp, merge_stack_fn *fn, void *a
 	return 0;
 }
 
-int merge_stacks_check_counts(const struct merge_spool *sp)
+int merge_stacks_check_counts(const struct spool *sp)
 {
-	const struct merge_stacks_head *h = (const struct merge_stacks_head *)sp->stacks;
-	const struct merge_stack_entry *tab = spool_stack_entries(sp);
+	const struct spool_stacks_head *h = (const struct spool_stacks_head *)sp->stacks;
+	const struct spool_stack_entry *tab = spool_stack_entries(sp);
 	uint64_t sum = h->dropped;
 	/* Each sample adds to `samples` before its entry or `dropped`: the
 	 * counts never exceed it, even in a spool whose writer was killed. */
-	for (uint32_t i = 0; i < MERGE_STACK_ENTRIES; i++)
-		if (tab[i].state == MERGE_HOT_READY && tab[i].count <= (1ull << 48))
+	for (uint32_t i = 0; i < SPOOL_STACK_ENTRIES; i++)
+		if (tab[i].state == SPOOL_HOT_READY && tab[i].count <= (1ull << 48))
 			sum += tab[i].count;
 	return sum <= h->samples ? 0 : -1;
 }
@@ -95,8 +95,8 @@ static int grow(void *arr, size_t *cap, size_t need, size_t elem)
 
 long merge_stacks_image(struct merge_stacks *s, const uint8_t *bid, uint32_t len, const char *path)
 {
-	if (len > MERGE_BUILD_ID_MAX)
-		len = MERGE_BUILD_ID_MAX;
+	if (len > SPOOL_BUILD_ID_MAX)
+		len = SPOOL_BUILD_ID_MAX;
 	for (size_t i = 0; i < s->nimg; i++) {
 		const struct merge_stack_image *m = &s->img[i];
 		if (len ? (m->build_id_len == len && !memcmp(m->build_id, bid, len))
@@ -175,7 +175,7 @@ void merge_stacks_compact(struct merge_stacks *s)
 static int append(struct merge_stacks *a, const struct merge_stacks *b)
 {
 	uint32_t map[MERGE_FRAME_UNKNOWN + 1];
-	uint64_t fr[MERGE_STACK_MAX];
+	uint64_t fr[SPOOL_STACK_MAX];
 	for (size_t i = 0; i < b->nimg; i++) {
 		long k = merge_stacks_image(a, b->img[i].build_id, b->img[i].build_id_len, b->img[i].path);
 		if (k < 0)
@@ -184,7 +184,7 @@ static int append(struct merge_stacks *a, const struct merge_stacks *b)
 	}
 	for (size_t i = 0; i < b->n; i++) {
 		const struct merge_stack_rec *r = &b->rec[i];
-		uint32_t d = r->depth > MERGE_STACK_MAX ? MERGE_STACK_MAX : r->depth;
+		uint32_t d = r->depth > SPOOL_STACK_MAX ? SPOOL_STACK_MAX : r->depth;
 		for (uint32_t j = 0; j < d; j++) {
 			uint64_t f = b->frames[r->at + j];
 			uint32_t im = MERGE_FRAME_IMG(f);
@@ -213,7 +213,7 @@ int merge_stacks_merge(struct merge_stacks *a, const struct merge_stacks *b)
 
 struct from_ctx {
 	struct merge_stacks *s;
-	const struct merge_image_record *im;
+	const struct spool_image_record *im;
 	size_t nim;
 	long *idx;               /* stacks image index per record, -2 unknown yet */
 	int err;
@@ -229,12 +229,12 @@ static long image_of(struct from_ctx *c, unsigned gen, uint64_t pc)
 	return hit;
 }
 
-static int from_entry(const struct merge_stack_entry *e, void *arg)
+static int from_entry(const struct spool_stack_entry *e, void *arg)
 {
 	struct from_ctx *c = arg;
-	uint64_t fr[MERGE_STACK_MAX];
+	uint64_t fr[SPOOL_STACK_MAX];
 	for (unsigned i = 0; i < e->depth; i++) {
-		uint64_t pc = MERGE_GPC_PC(e->pc[i]);
+		uint64_t pc = SPOOL_GPC_PC(e->pc[i]);
 		/* A return address may sit just past its image's end (a call
 		 * as the last instruction): look up the call's last byte. */
 		long r = image_of(c, e->gen, i ? pc - 1 : pc);
@@ -243,7 +243,7 @@ static int from_entry(const struct merge_stack_entry *e, void *arg)
 			continue;
 		}
 		if (c->idx[r] == -2) {
-			const struct merge_image_record *m = &c->im[r];
+			const struct spool_image_record *m = &c->im[r];
 			c->idx[r] = merge_stacks_image(c->s, m->build_id, m->build_id_len, m->path);
 			if (c->idx[r] < 0)
 				return c->err = -ENOMEM;
@@ -255,13 +255,13 @@ static int from_entry(const struct merge_stack_entry *e, void *arg)
 	return 0;
 }
 
-int merge_stacks_from_spool(struct merge_stacks *s, const struct merge_spool *sp,
-			    const struct merge_image_record *im, size_t nim, uint64_t *bad)
+int merge_stacks_from_spool(struct merge_stacks *s, const struct spool *sp,
+			    const struct spool_image_record *im, size_t nim, uint64_t *bad)
 {
 	*bad = 0;
 	if (!sp->stacks)
 		return 0;
-	const struct merge_stacks_head *h = (const struct merge_stacks_head *)sp->stacks;
+	const struct spool_stacks_head *h = (const struct spool_stacks_head *)sp->stacks;
 	struct from_ctx c = { s, im, nim, calloc(nim ? nim : 1, sizeof(long)), 0 };
 	if (!c.idx)
 		return -ENOMEM;
@@ -280,7 +280,7 @@ int merge_stacks_from_spool(struct merge_stacks *s, const struct merge_spool *sp
 
 void merge_stacks_name(unsigned event, char *out, size_t cap)
 {
-	snprintf(out, cap, "stacks.%s.stk", merge_event_name(event));
+	snprintf(out, cap, "stacks.%s.stk", upcall_event_name(event));
 }
 
 static int fail(char *why, size_t whylen, const char *msg)
@@ -303,8 +303,8 @@ int merge_stacks_read(const char *path, struct merge_stacks *s, char *why, size_
 		goto out;
 	}
 	for (uint32_t i = 0; i < h.nsections; i++) {
-		const struct merge_section *sec = &h.section[i];
-		if (sec->kind != MERGE_SEC_STACKS)
+		const struct spool_section *sec = &h.section[i];
+		if (sec->kind != SPOOL_SEC_STACKS)
 			continue;
 		const uint8_t *p = buf + sec->offset, *end = p + sec->size;
 		struct merge_stacks_file_head fh;
@@ -330,14 +330,14 @@ int merge_stacks_read(const char *path, struct merge_stacks *s, char *why, size_
 		one.nimg = fh.nimages;
 		for (size_t j = 0; j < one.nimg; j++) {
 			one.img[j].path[sizeof(one.img[j].path) - 1] = 0;
-			if (one.img[j].build_id_len > MERGE_BUILD_ID_MAX)
-				one.img[j].build_id_len = MERGE_BUILD_ID_MAX;
+			if (one.img[j].build_id_len > SPOOL_BUILD_ID_MAX)
+				one.img[j].build_id_len = SPOOL_BUILD_ID_MAX;
 		}
 		p += fh.nimages * sizeof(struct merge_stack_image);
 		for (uint64_t j = 0; j < fh.nstacks; j++) {
 			uint64_t count;
 			uint32_t depth;
-			uint64_t fr[MERGE_STACK_MAX];
+			uint64_t fr[SPOOL_STACK_MAX];
 			if (end - p < 16) {
 				err = fail(why, whylen, "stack record out of bounds");
 				break;
@@ -345,7 +345,7 @@ int merge_stacks_read(const char *path, struct merge_stacks *s, char *why, size_
 			memcpy(&count, p, 8);
 			memcpy(&depth, p + 8, 4);
 			p += 16;
-			if (!depth || depth > MERGE_STACK_MAX || (uint64_t)(end - p) < 8ull * depth) {
+			if (!depth || depth > SPOOL_STACK_MAX || (uint64_t)(end - p) < 8ull * depth) {
 				err = fail(why, whylen, "stack record malformed");
 				break;
 			}
@@ -413,12 +413,12 @@ int merge_stacks_write(const char *path, const struct merge_stacks *s, unsigned 
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, MERGE_PROFILE_MAGIC, 8);
 	h.version = MERGE_PROFILE_VERSION;
-	h.bom = MERGE_BOM;
+	h.bom = SPOOL_BOM;
 	h.header_size = sizeof(h);
 	h.nsections = 1;
 	h.event = event;
 	h.flags = MERGE_PROF_STACKS;
-	h.section[0] = (struct merge_section){ MERGE_SEC_STACKS, 0, sizeof(h), size };
+	h.section[0] = (struct spool_section){ SPOOL_SEC_STACKS, 0, sizeof(h), size };
 	h.file_size = sizeof(h) + size;
 	snprintf(h.path, sizeof(h.path), "[stacks]");
 	size_t ck = offsetof(struct merge_profile_header, checksum) + 8;

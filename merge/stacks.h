@@ -17,16 +17,16 @@
 #include <stdint.h>
 #include "merge/profile_format.h"
 
-struct merge_spool;
+struct spool;
 
 /* Reader: every READY entry of a spool's STACKS (0 at once without one);
  * entries left BUSY (a kill mid-write), malformed, or whose frames do not
  * give their hash count in *bad. */
-typedef int merge_stack_fn(const struct merge_stack_entry *e, void *arg);
-int merge_spool_stacks(const struct merge_spool *sp, merge_stack_fn *fn, void *arg, uint64_t *bad);
+typedef int merge_stack_fn(const struct spool_stack_entry *e, void *arg);
+int merge_spool_stacks(const struct spool *sp, merge_stack_fn *fn, void *arg, uint64_t *bad);
 /* The block check of a spool's STACKS: 0 when the entries' counts and the
  * stacks dropped add up to no more than the samples offered, else -1. */
-int merge_stacks_check_counts(const struct merge_spool *sp);
+int merge_stacks_check_counts(const struct spool *sp);
 
 /* ---- an epoch's stacks, in memory ---- */
 
@@ -59,9 +59,9 @@ int merge_stacks_merge(struct merge_stacks *a, const struct merge_stacks *b);
 /* Add a spool's stacks: frames located in images (the spool's MAP records,
  * nim of them) by the rule of the PC counts. Returns 0 or -ENOMEM; stacks
  * lost in the spool add to s->dropped, entries skipped to *bad. */
-struct merge_image_record;
-int merge_stacks_from_spool(struct merge_stacks *s, const struct merge_spool *sp,
-			    const struct merge_image_record *im, size_t nim, uint64_t *bad);
+struct spool_image_record;
+int merge_stacks_from_spool(struct merge_stacks *s, const struct spool *sp,
+			    const struct spool_image_record *im, size_t nim, uint64_t *bad);
 
 /* "stacks.EVENT.stk" */
 void merge_stacks_name(unsigned event, char *out, size_t cap);

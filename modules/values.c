@@ -9,7 +9,7 @@
  */
 #include <vprof-module.h>
 
-/* vprof's latency bins (spool/hotlist.c, merge_hot_latency_bin): exact
+/* vprof's latency bins (spool/hotlist.c, spool_hot_latency_bin): exact
  * below 16 ticks, then four bins per power of two. */
 static uint64_t latency_bin(uint64_t c)
 {

@@ -9,7 +9,7 @@
  * and until it returns, the first access to each SysV argument register
  * (rdi, rsi, rdx, rcx, r8, r9, xmm0..xmm7) decides: a read before any
  * write means the callee takes that argument, and its value as read is
- * offered to the hotlist MERGE_VK_ARG_FIRST + a at the call
+ * offered to the hotlist SPOOL_VK_ARG_FIRST + a at the call
  * instruction's PC, aux the callee's entry; a write first means it does
  * not. A register read before it is written still holds what the caller
  * passed, so no copy is taken at the call. The value has the width the
@@ -65,15 +65,15 @@ static int is_stub(const struct interp_insn *in)
 	       in->mnemonic == ZYDIS_MNEMONIC_NOP;
 }
 
-void preload_args_begin(struct window *w)
+void preload_args_begin(struct preload_window *w)
 {
 	w->args.pending = 0;
 }
 
 /* The callee at a.entry reads or writes its registers in r. */
-static void decide(struct window *w, const struct interp_record *r)
+static void decide(struct preload_window *w, const struct interp_record *r)
 {
-	struct args_state *a = &w->args;
+	struct preload_args_state *a = &w->args;
 	const struct interp_insn *in = r->insn;
 	int zero = zeroing_idiom(in);
 	uint32_t written = 0;
@@ -83,7 +83,7 @@ static void decide(struct window *w, const struct interp_record *r)
 		if (k < 0 || !(a->pending >> k & 1))
 			continue;
 		if ((op->action & ZYDIS_OPERAND_ACTION_MASK_READ) && !zero && (r->src_mask >> i & 1))
-			preload_window_put(w, MERGE_VK_ARG_FIRST + (unsigned)k, a->call_pc, r->src[i], a->entry);
+			preload_window_put(w, SPOOL_VK_ARG_FIRST + (unsigned)k, a->call_pc, r->src[i], a->entry);
 		/* Read (recorded or not) or written: decided either way. An
 		 * operand read without its value recorded (a hidden one) is
 		 * given up rather than guessed. */
@@ -94,9 +94,9 @@ static void decide(struct window *w, const struct interp_record *r)
 		a->pending = 0;
 }
 
-void preload_args_insn(struct window *w, const struct interp_state *st, const struct interp_record *r)
+void preload_args_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r)
 {
-	struct args_state *a = &w->args;
+	struct preload_args_state *a = &w->args;
 	const struct interp_insn *in = r->insn;
 	(void)st;
 	if (a->pending) {

@@ -64,7 +64,7 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	}
 	s = getenv("VPROF_EVENT");
 	if (s && *s && strcmp(s, "auto") != 0) {
-		c->event = merge_event_parse(s);
+		c->event = upcall_event_parse(s);
 		if (c->event < 0) {
 			snprintf(why, whylen, "VPROF_EVENT=%s: expected one of auto, cycles, "
 				 "instructions, task-clock, cpu-timer, itimer", s);
@@ -129,20 +129,20 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 		c->stacks = 1;
 	}
 	v = 32;
-	if ((rc = parse_u64("VPROF_STACK_DEPTH", 1, MERGE_STACK_MAX, &v, why, whylen)) < 0)
+	if ((rc = parse_u64("VPROF_STACK_DEPTH", 1, SPOOL_STACK_MAX, &v, why, whylen)) < 0)
 		return rc;
 	c->stack_depth = (int)v;
-	c->stack_method = MERGE_STACK_M_CFI;
+	c->stack_method = SPOOL_STACK_M_CFI;
 	s = getenv("VPROF_STACK_METHOD");
 	if (s && *s) {
 		if (!strcmp(s, "cfi"))
-			c->stack_method = MERGE_STACK_M_CFI;
+			c->stack_method = SPOOL_STACK_M_CFI;
 		else if (!strcmp(s, "unwind"))
-			c->stack_method = MERGE_STACK_M_UNWIND;
+			c->stack_method = SPOOL_STACK_M_UNWIND;
 		else if (!strcmp(s, "fp"))
-			c->stack_method = MERGE_STACK_M_FP;
+			c->stack_method = SPOOL_STACK_M_FP;
 		else if (!strcmp(s, "cursor"))
-			c->stack_method = MERGE_STACK_M_CURSOR;
+			c->stack_method = SPOOL_STACK_M_CURSOR;
 		else {
 			snprintf(why, whylen, "VPROF_STACK_METHOD=%s: expected one of cfi, unwind, fp, cursor", s);
 			return -EINVAL;

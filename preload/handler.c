@@ -283,7 +283,7 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 	 * return of this signal on. */
 	if (g_sigprof.signalfd_tid && t->prog_blocked)
 		sigaddset(&uc->uc_sigmask, UPCALL_SIGNAL);
-	if (g_sigprof.prog_itimer && g_vprof.backend == MERGE_EV_ITIMER && si->si_code == SI_KERNEL) {
+	if (g_sigprof.prog_itimer && g_vprof.backend == UPCALL_EV_ITIMER && si->si_code == SI_KERNEL) {
 		/* One process timer for two users: each tick is a sample of ours
 		 * and the program's own SIGPROF. */
 		if (g_vprof.active && preload_spool_ready() && !preload_sandbox_stopped()) {
@@ -323,7 +323,7 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 		/* What this costs the thread is measured, and bounded
 		 * (selflimit.c): the itimer's ticks are thinned there. */
 		uint64_t c0 = preload_cost_begin(), ic = 0;
-		uint32_t w = g_vprof.backend == MERGE_EV_ITIMER ? preload_selflimit_itimer_tick() : 1;
+		uint32_t w = g_vprof.backend == UPCALL_EV_ITIMER ? preload_selflimit_itimer_tick() : 1;
 		if (!w)
 			goto done;
 		/* Unwinding and interpreting take PRELOAD_HANDLER_ROOM of

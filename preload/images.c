@@ -30,7 +30,7 @@ struct known {
 static struct known g_known[MAX_KNOWN];
 static int g_nknown;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static char g_exe[MERGE_PATH_MAX];
+static char g_exe[SPOOL_PATH_MAX];
 
 static uint32_t find_build_id(const struct dl_phdr_info *info, uint8_t *out)
 {
@@ -48,7 +48,7 @@ static uint32_t find_build_id(const struct dl_phdr_info *info, uint8_t *out)
 				break;
 			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
 			    memcmp(name, "GNU", 4) == 0) {
-				uint32_t l = n->n_descsz > MERGE_BUILD_ID_MAX ? MERGE_BUILD_ID_MAX
+				uint32_t l = n->n_descsz > SPOOL_BUILD_ID_MAX ? SPOOL_BUILD_ID_MAX
 									     : n->n_descsz;
 				memcpy(out, desc, l);
 				return l;
@@ -80,12 +80,12 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 			return 0;
 		}
 	}
-	uint8_t bid[MERGE_BUILD_ID_MAX];
+	uint8_t bid[SPOOL_BUILD_ID_MAX];
 	uint32_t bl = find_build_id(info, bid);
 	const char *name = info->dlpi_name;
 	if (!name || !*name)
 		name = g_exe;        /* the main program */
-	merge_spool_image(arg, MERGE_IMG_MAP, info->dlpi_addr, lo, hi, bid, bl, name);
+	spool_image(arg, SPOOL_IMG_MAP, info->dlpi_addr, lo, hi, bid, bl, name);
 	if (g_nknown < MAX_KNOWN)
 		g_known[g_nknown++] = (struct known){ info->dlpi_addr, lo, hi, 1 };
 	return 0;
@@ -93,7 +93,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 
 void preload_images_scan(void)
 {
-	struct merge_spool *prev, *sp;
+	struct spool *prev, *sp;
 	if (!g_vprof.active)
 		return;
 	pthread_mutex_lock(&g_lock);
@@ -111,7 +111,7 @@ void preload_images_scan(void)
 	for (int i = 0; i < g_nknown; i++) {
 		if (g_known[i].seen)
 			continue;
-		merge_spool_image(sp, MERGE_IMG_UNMAP, g_known[i].bias, g_known[i].lo,
+		spool_image(sp, SPOOL_IMG_UNMAP, g_known[i].bias, g_known[i].lo,
 				  g_known[i].hi, NULL, 0, "");
 		g_known[i--] = g_known[--g_nknown];
 	}
@@ -122,21 +122,21 @@ void preload_images_scan(void)
 /* A fork child has its parent's images: copy the parent's records instead
  * of walking the loader's list, whose lock another thread of the parent may
  * have held at fork time. */
-static int copy_record(const struct merge_image_record *r, void *arg)
+static int copy_record(const struct spool_image_record *r, void *arg)
 {
-	struct merge_spool *sp = arg;
-	merge_spool_image_gen(sp, (int)r->kind, r->bias, r->lo, r->hi, r->build_id,
+	struct spool *sp = arg;
+	spool_image_gen(sp, (int)r->kind, r->bias, r->lo, r->hi, r->build_id,
 			      r->build_id_len, r->path, r->gen);
 	if (r->gen > sp->gen)
 		sp->gen = r->gen;
 	return 0;
 }
 
-void preload_images_inherit(const struct merge_spool *parent)
+void preload_images_inherit(const struct spool *parent)
 {
-	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (sp) {
-		merge_spool_images(parent, copy_record, sp);
+		spool_images(parent, copy_record, sp);
 		preload_spool_exit(sp, prev);
 	}
 	/* g_known was copied with the rest of memory and stays right. */

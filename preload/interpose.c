@@ -120,7 +120,7 @@ int dlclose(void *h)
 	preload_images_scan();   /* record it if it came after the last scan */
 	g_thread.busy--;
 	int rc = g_real_dlclose(h);
-	cfi_forget();   /* the unwinder's cached frames may name its code */
+	preload_cfi_forget();   /* the unwinder's cached frames may name its code */
 	g_thread.busy++;
 	preload_images_scan();   /* and its unload */
 	g_thread.busy--;

@@ -46,7 +46,7 @@ __attribute__((visibility("default")))
 int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerval *ov)
 {
 	REAL(setitimer, setitimer_fn);
-	if (which != ITIMER_PROF || !g_sigprof.installed || g_vprof.backend != MERGE_EV_ITIMER)
+	if (which != ITIMER_PROF || !g_sigprof.installed || g_vprof.backend != UPCALL_EV_ITIMER)
 		return real_setitimer(which, nv, ov);
 	struct itimerval cur;
 	if (ov) {
@@ -79,7 +79,7 @@ __attribute__((visibility("default")))
 int getitimer(__itimer_which_t which, struct itimerval *v)
 {
 	REAL(getitimer, getitimer_fn);
-	if (which != ITIMER_PROF || !g_sigprof.installed || g_vprof.backend != MERGE_EV_ITIMER)
+	if (which != ITIMER_PROF || !g_sigprof.installed || g_vprof.backend != UPCALL_EV_ITIMER)
 		return real_getitimer(which, v);
 	if (!g_sigprof.prog_itimer) {
 		memset(v, 0, sizeof(*v));

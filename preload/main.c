@@ -17,7 +17,7 @@
 #include "preload/sandbox.h"
 #include "preload/selflimit.h"
 
-_Static_assert(UPCALL_PATH_MAX == MERGE_PATH_MAX, "a ring mmap path is an image record path");
+_Static_assert(UPCALL_PATH_MAX == SPOOL_PATH_MAX, "a ring mmap path is an image record path");
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -71,7 +71,7 @@ void preload_sample_weighted(siginfo_t *si, void *ucv, uint32_t times)
 {
 	struct preload_thread *t = &g_thread;
 	ucontext_t *uc = ucv;
-	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	struct spool *prev, *sp = preload_spool_enter(&prev);
 
 	/* A PC sample is counted even inside vprof's own code (t->busy): the
 	 * slot is never in flux there (claim and release run with the signal
@@ -94,8 +94,8 @@ void preload_sample_weighted(siginfo_t *si, void *ucv, uint32_t times)
 	if (sp) {
 		__atomic_fetch_add(&sp->hdr->live.samples, (uint64_t)weight, __ATOMIC_RELAXED);
 		for (int i = 0; i < weight; i++)
-			merge_spool_count(sp, t->slot,
-					  MERGE_KEY(g_vprof.backend, MERGE_GPC(sp->gen, pc)));
+			spool_count(sp, t->slot,
+					  SPOOL_KEY(g_vprof.backend, SPOOL_GPC(sp->gen, pc)));
 		preload_spool_exit(sp, prev);
 	}
 	if (t->armed)
@@ -107,9 +107,9 @@ void preload_sample_weighted(siginfo_t *si, void *ucv, uint32_t times)
 static void count_pc(void *arg, uint64_t pc)
 {
 	struct preload_thread *t = arg;
-	struct merge_spool *sp = t->sp;
+	struct spool *sp = t->sp;
 	if (sp)
-		merge_spool_count(sp, t->slot, MERGE_KEY(g_vprof.backend, MERGE_GPC(sp->gen, pc)));
+		spool_count(sp, t->slot, SPOOL_KEY(g_vprof.backend, SPOOL_GPC(sp->gen, pc)));
 }
 
 /* An executable mapping the kernel reported: an image record. The load
@@ -124,7 +124,7 @@ void preload_on_mmap(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
 	 * like, and memfd-backed code are JIT territory, kept as unknown. */
 	if (path[0] != '/' || path[1] == '/' || !strncmp(path, "/memfd:", 7) || !g_thread.sp)
 		return;
-	merge_spool_image(g_thread.sp, MERGE_IMG_MAP, addr - pgoff, addr, addr + len, bid, bid_len,
+	spool_image(g_thread.sp, SPOOL_IMG_MAP, addr - pgoff, addr, addr + len, bid, bid_len,
 			  path);
 }
 
@@ -135,8 +135,8 @@ static void discard_pc(void *arg, uint64_t pc)
 void preload_drain(void)
 {
 	struct preload_thread *t = &g_thread;
-	struct merge_spool_live *live;
-	struct merge_spool *prev, *sp;
+	struct spool_live *live;
+	struct spool *prev, *sp;
 	uint64_t lost = 0, n;
 	if (!t->up.ring || preload_sandbox_stopped())
 		return;
@@ -212,7 +212,7 @@ static void read_run(void)
 
 static int open_spool(void)
 {
-	struct merge_spool_params p = { .event = (uint32_t)g_vprof.backend,
+	struct spool_params p = { .event = (uint32_t)g_vprof.backend,
 					.backend = (uint32_t)g_vprof.backend,
 					.period = g_vprof.period,
 					.values = g_vprof.cfg.values,
@@ -256,18 +256,18 @@ static void on_fork_child(void)
 	t->armed = 0;
 	t->slot = NULL;
 
-	struct merge_spool parent;
+	struct spool parent;
 	preload_spool_fork_child(&parent);
 	g_vprof.pid = getpid();
 	if (open_spool() < 0) {
 		/* No spool: stop sampling this child; it runs on unprofiled. */
-		merge_spool_forget(&parent);
+		spool_forget(&parent);
 		g_vprof.active = 0;
 		t->busy = 0;
 		return;
 	}
 	preload_images_inherit(&parent);
-	merge_spool_forget(&parent);
+	spool_forget(&parent);
 	/* Not in a thread that reads SIGPROF through a signalfd (masks.c):
 	 * our itimer's ticks would be read there. */
 	if (!t->prog_signalfd)
@@ -364,10 +364,10 @@ void _Exit(int status)
  * armed_cpu_ns): the merge shows it as a [start-up] row. */
 static void record_armed(void)
 {
-	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
 		return;
-	struct merge_spool_live *live = &sp->hdr->live;
+	struct spool_live *live = &sp->hdr->live;
 	struct rusage ru;
 	uint64_t cpu = cpu_ns();
 	live->armed_cpu_ns = cpu;
@@ -416,7 +416,7 @@ __attribute__((constructor)) static void vprof_init(void)
 	if (rc < 0) {
 		preload_say("no sampling trigger available (%s%s): %s; running unprofiled",
 			    uc.event ? "VPROF_EVENT=" : "tried all",
-			    uc.event ? merge_event_name((unsigned)uc.event) : "", strerror(-rc));
+			    uc.event ? upcall_event_name((unsigned)uc.event) : "", strerror(-rc));
 		disable();
 		return;
 	}

@@ -51,7 +51,7 @@ static int masked(sigmask_fn *real, int how, const sigset_t *set, sigset_t *old)
 			sigdelset(&s, UPCALL_SIGNAL);
 		/* A thread stopped at a seccomp sandbox keeps the itimer's
 		 * SIGPROF blocked: our handler must not run there (sandbox.c). */
-		if (g_vprof.backend == MERGE_EV_ITIMER && preload_sandbox_stopped()) {
+		if (g_vprof.backend == UPCALL_EV_ITIMER && preload_sandbox_stopped()) {
 			if (how == SIG_UNBLOCK)
 				sigdelset(&s, UPCALL_SIGNAL);
 			else
@@ -201,7 +201,7 @@ int signalfd(int fd, const sigset_t *mask, int flags)
 		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, &old, sizeof(long));
 		t->prog_signalfd = 1;
 		g_sigprof.signalfd_tid = (pid_t)syscall(SYS_gettid);
-		int whole = g_vprof.backend == MERGE_EV_ITIMER;
+		int whole = g_vprof.backend == UPCALL_EV_ITIMER;
 		if (whole && !g_sigprof.prog_itimer)
 			upcall_process_stop(g_vprof.backend);
 		preload_thread_unsample();

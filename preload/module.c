@@ -194,11 +194,11 @@ static struct module_thread *thread_buf(void)
 static void emit(const struct vprof_sequence *s, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux)
 {
 	struct module_thread *mt = s->host;
-	if (!merge_hot_kind_valid(kind))
+	if (!spool_hot_kind_valid(kind))
 		return;
-	struct merge_spool *sp = g_thread.sp;   /* entered by preload_values_sample */
+	struct spool *sp = g_thread.sp;   /* entered by preload_values_sample */
 	if (sp)
-		merge_spool_value(sp, g_thread.slot, MERGE_HOT_KEY(kind, MERGE_GPC(sp->gen, pc)), value,
+		spool_value(sp, g_thread.slot, SPOOL_HOT_KEY(kind, SPOOL_GPC(sp->gen, pc)), value,
 				  aux, &mt->rng);
 }
 

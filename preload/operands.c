@@ -15,7 +15,7 @@
  * first ones, the paper's forward window. Each goes in with the call site
  * it ran for (the *_BY_SITE kinds, and RETADDR as their denominator).
  * A value that is an address in the thread's own stack names a frame,
- * not data: it is kept with aux MERGE_HOT_AUX_STACK, and not per site.
+ * not data: it is kept with aux SPOOL_HOT_AUX_STACK, and not per site.
  *
  * Indirect call and jump targets (TARGET) are offered as they happen,
  * anywhere in the window, but for the branch the sample landed on: a
@@ -29,9 +29,9 @@
 
 enum { V_RESULT, V_SRC1, V_SRC2, V_ADDR, V_LAT = 4 };
 
-void preload_operands_begin(struct window *w)
+void preload_operands_begin(struct preload_window *w)
 {
-	struct operands_state *o = &w->ops;
+	struct preload_operands_state *o = &w->ops;
 	o->nfirst = o->nlast = 0;
 	/* The window's first load was most likely in flight when the
 	 * interrupt came (issued out of order before the interrupted
@@ -42,7 +42,7 @@ void preload_operands_begin(struct window *w)
 	o->last_branch = -1;
 }
 
-static void note(struct window *w, const struct interp_record *r, struct operands_insn *c)
+static void note(struct preload_window *w, const struct interp_record *r, struct preload_operands_insn *c)
 {
 	const struct interp_insn *in = r->insn;
 	int nsrc = 0, ndst = 0;
@@ -80,7 +80,7 @@ static void note(struct window *w, const struct interp_record *r, struct operand
 			w->ops.lat_wait = 1;
 		} else {
 			w->ops.lat_wait = 0;
-			c->lat = merge_hot_latency_bin(r->acc[i].latency);
+			c->lat = spool_hot_latency_bin(r->acc[i].latency);
 			c->lat_addr = r->acc[i].addr;
 			c->have |= 1u << V_LAT;
 		}
@@ -110,47 +110,47 @@ static int deciding(const struct interp_insn *in)
 	}
 }
 
-void preload_operands_insn(struct window *w, const struct interp_state *st, const struct interp_record *r)
+void preload_operands_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r)
 {
-	struct operands_state *o = &w->ops;
+	struct preload_operands_state *o = &w->ops;
 	const struct interp_insn *in = r->insn;
-	struct operands_insn *c = &o->last[o->nlast++ % o->keep];
+	struct preload_operands_insn *c = &o->last[o->nlast++ % o->keep];
 	note(w, r, c);
 	if (o->nfirst < o->keep)
 		o->first[o->nfirst++] = *c;
 	int indirect = (in->mnemonic == ZYDIS_MNEMONIC_CALL || in->mnemonic == ZYDIS_MNEMONIC_JMP) &&
 		       in->nvis && in->op[0].type != INTERP_OP_IMM;
 	if (indirect && w->n > 1)
-		preload_window_put(w, MERGE_VK_TARGET, in->pc, st->rip, 0);
+		preload_window_put(w, SPOOL_VK_TARGET, in->pc, st->rip, 0);
 	if (indirect || deciding(in))
 		o->last_branch = o->nlast - 1;
 }
 
-static const unsigned kKind[4] = { MERGE_VK_RESULT, MERGE_VK_SRC1, MERGE_VK_SRC2, MERGE_VK_ADDR };
-static const unsigned kSiteKind[3] = { MERGE_VK_RESULT_BY_SITE, MERGE_VK_SRC1_BY_SITE,
-				       MERGE_VK_SRC2_BY_SITE };
+static const unsigned kKind[4] = { SPOOL_VK_RESULT, SPOOL_VK_SRC1, SPOOL_VK_SRC2, SPOOL_VK_ADDR };
+static const unsigned kSiteKind[3] = { SPOOL_VK_RESULT_BY_SITE, SPOOL_VK_SRC1_BY_SITE,
+				       SPOOL_VK_SRC2_BY_SITE };
 
-static void offer(struct window *w, const struct operands_insn *c)
+static void offer(struct preload_window *w, const struct preload_operands_insn *c)
 {
 	if (c->site)
-		preload_window_put(w, MERGE_VK_RETADDR, c->pc, c->site, 0);
+		preload_window_put(w, SPOOL_VK_RETADDR, c->pc, c->site, 0);
 	for (int i = V_RESULT; i <= V_ADDR; i++) {
 		if (!(c->have >> i & 1))
 			continue;
 		int stack = c->stack >> i & 1;
-		preload_window_put(w, kKind[i], c->pc, c->val[i], stack ? MERGE_HOT_AUX_STACK : 0);
+		preload_window_put(w, kKind[i], c->pc, c->val[i], stack ? SPOOL_HOT_AUX_STACK : 0);
 		if (i < V_ADDR && c->site && !stack)
 			preload_window_put(w, kSiteKind[i], c->pc, c->val[i], c->site);
 	}
 	if (c->have >> V_LAT & 1) {
-		preload_window_put(w, MERGE_VK_LATENCY, c->pc, c->lat, 0);
-		preload_window_put(w, MERGE_VK_ADDR_LATENCY, c->pc, c->lat_addr, c->lat);
+		preload_window_put(w, SPOOL_VK_LATENCY, c->pc, c->lat, 0);
+		preload_window_put(w, SPOOL_VK_ADDR_LATENCY, c->pc, c->lat_addr, c->lat);
 	}
 }
 
-void preload_operands_end(struct window *w)
+void preload_operands_end(struct preload_window *w)
 {
-	struct operands_state *o = &w->ops;
+	struct preload_operands_state *o = &w->ops;
 	/* After a closed loop: the last K, but none at or before the last
 	 * branch that could have gone elsewhere. The run came back to its
 	 * start through that branch's outcome, so what decided it would be

@@ -23,7 +23,7 @@
 
 struct preload_config {
 	char db[400];
-	int event;               /* forced merge_event, 0 = auto */
+	int event;               /* forced upcall_event, 0 = auto */
 	uint64_t period, freq;
 	int values, interp_len, interp_reach, interp_every, skew_skip, stacks, verify;
 	char module[400];        /* VPROF_MODULE: path or shipped name, "" none */
@@ -31,14 +31,14 @@ struct preload_config {
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
 	uint64_t epoch_secs;     /* VPROF_EPOCH_SECS: rotate the spool every S s (0: never) */
 	int stack_depth;         /* VPROF_STACK_DEPTH (default 32, with stacks) */
-	int stack_method;        /* VPROF_STACK_METHOD: MERGE_STACK_M_CFI, _UNWIND, _FP or _CURSOR */
+	int stack_method;        /* VPROF_STACK_METHOD: SPOOL_STACK_M_CFI, _UNWIND, _FP or _CURSOR */
 	int max_cost;            /* VPROF_MAX_COST: % of a thread's CPU, 0 off (selflimit.c) */
 	uint64_t test_handler_work; /* VPROF_TEST_HANDLER_WORK: us per sample (tests only) */
 };
 
 struct preload_global {
 	int active;              /* sampling in this process */
-	int backend;             /* merge_event chosen */
+	int backend;             /* upcall_event chosen */
 	pid_t pid;               /* the process the spool belongs to */
 	uint64_t period;
 	struct preload_config cfg;
@@ -47,7 +47,7 @@ struct preload_global {
 
 struct preload_thread {
 	struct upcall_thread up;
-	struct merge_thread_slot *slot;
+	struct spool_thread_slot *slot;
 	int busy;                /* inside vprof's own code: do not sample */
 	int armed;
 	void *altstack;          /* the handler stack (thread.c), PRELOAD_ALTSTACK bytes */
@@ -57,7 +57,7 @@ struct preload_thread {
 	int prog_signalfd;       /* reads SIGPROF through a signalfd: really block */
 	uint32_t tid;            /* set by preload_thread_begin; 0: no slot wanted */
 	uint64_t slot_seq;       /* rotation number of the spool t->slot lies in */
-	struct merge_spool *sp;  /* the spool this thread entered (rotate.c), NULL outside */
+	struct spool *sp;  /* the spool this thread entered (rotate.c), NULL outside */
 	/* A program's handler that preload_forward runs on the thread's
 	 * stack from our frames on the alternate stack (handler.c): */
 	void *fwd_top;           /* its stack top; NULL when none is running */
@@ -87,12 +87,12 @@ extern __thread uintptr_t preload_hstack_top PRELOAD_TLS;
  * the spool made by the constructor or a fork child (normal context,
  * single-threaded as far as the spool goes); _fork_child forgets the
  * parent's; _exit_process stops rotation and marks the spool exited. */
-struct merge_spool *preload_spool_enter(struct merge_spool **prev);
-void preload_spool_exit(struct merge_spool *sp, struct merge_spool *prev);
+struct spool *preload_spool_enter(struct spool **prev);
+void preload_spool_exit(struct spool *sp, struct spool *prev);
 int preload_spool_ready(void);
 void preload_spool_tick(void);
-int preload_spool_first(const struct merge_spool_params *p);
-void preload_spool_fork_child(struct merge_spool *parent_copy);
+int preload_spool_first(const struct spool_params *p);
+void preload_spool_fork_child(struct spool *parent_copy);
 void preload_spool_exit_process(uint64_t cpu_ns);
 
 /* config.c: parse VPROF_*; on a bad value writes the reason (naming the
@@ -124,7 +124,7 @@ void preload_thread_unsample(void);
 
 /* images.c: record images not yet recorded (and unloads). Not signal-safe. */
 void preload_images_scan(void);
-void preload_images_inherit(const struct merge_spool *parent);  /* fork child */
+void preload_images_inherit(const struct spool *parent);  /* fork child */
 
 /* handler.c: the SIGPROF handler and the program's disposition. */
 int preload_signals_install(void);

@@ -29,7 +29,7 @@
  * Where the switch happens. preload_spool_tick runs on the sample path
  * (after a sample is counted or a ring drained, outside enter): a load and
  * a coarse clock read when rotation is on. At the deadline, the one thread
- * that takes the try-lock creates the next spool (merge_spool_create: only
+ * that takes the try-lock creates the next spool (spool_create: only
  * system calls, no allocation, as in a fork child), copies the image
  * records still in force, and swaps the current pointer; the others go on
  * counting. A process that takes no samples does not rotate: its open
@@ -58,7 +58,7 @@
 enum { H_FREE, H_CURRENT, H_RETIRED };
 
 struct holder {
-	struct merge_spool sp;
+	struct spool sp;
 	uint64_t seq;            /* rotation number, from 1, never reused */
 	unsigned inflight;       /* writers inside */
 	int state;
@@ -73,7 +73,7 @@ static int g_lock;
 static uint64_t g_seq;
 static int g_rot_on;             /* rotation armed */
 static uint64_t g_deadline;      /* CLOCK_MONOTONIC_COARSE ns */
-static struct merge_spool_params g_params;
+static struct spool_params g_params;
 static char g_exe[256], g_cmd[256];
 /* upcall counts ring fallbacks (in a thread's handler) here, not in the
  * spool, which a rotation may unmap under it: enter moves them into the
@@ -83,7 +83,7 @@ static uint64_t g_fallbacks;
  * carries its own interval's (merge's [kernel] estimate is per spool). */
 static uint64_t g_user_done, g_sys_done;
 
-static struct holder *holder_of(struct merge_spool *sp)
+static struct holder *holder_of(struct spool *sp)
 {
 	return (struct holder *)((char *)sp - offsetof(struct holder, sp));
 }
@@ -95,7 +95,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-struct merge_spool *preload_spool_enter(struct merge_spool **prev)
+struct spool *preload_spool_enter(struct spool **prev)
 {
 	struct preload_thread *t = &g_thread;
 	struct holder *h;
@@ -115,14 +115,14 @@ struct merge_spool *preload_spool_enter(struct merge_spool **prev)
 	}
 	if (t->slot_seq != h->seq) {
 		/* First write of this thread in this spool: its slot here. */
-		t->slot = t->tid ? merge_spool_claim_slot(&h->sp, t->tid) : NULL;
+		t->slot = t->tid ? spool_claim_slot(&h->sp, t->tid) : NULL;
 		t->slot_seq = h->seq;
 	}
 	t->sp = &h->sp;
 	return &h->sp;
 }
 
-void preload_spool_exit(struct merge_spool *sp, struct merge_spool *prev)
+void preload_spool_exit(struct spool *sp, struct spool *prev)
 {
 	g_thread.sp = prev;
 	if (sp)
@@ -139,25 +139,25 @@ int preload_spool_ready(void)
  * the same range (a rescan's duplicate, an unload, a later load) is left
  * out, so that days of dlopen/dlclose do not fill the next spools'
  * records. Returns the index copied up to. */
-static uint64_t copy_images(struct merge_spool *from, struct merge_spool *to, uint64_t start)
+static uint64_t copy_images(struct spool *from, struct spool *to, uint64_t start)
 {
 	uint64_t n = __atomic_load_n(&from->hdr->live.image_seq, __ATOMIC_ACQUIRE);
 	if (n > from->hdr->s.image_records)
 		n = from->hdr->s.image_records;
 	for (uint64_t i = start; i < n; i++) {
-		const struct merge_image_record *r = &from->images[i];
-		if (__atomic_load_n(&r->valid, __ATOMIC_ACQUIRE) != 1 || r->kind != MERGE_IMG_MAP)
+		const struct spool_image_record *r = &from->images[i];
+		if (__atomic_load_n(&r->valid, __ATOMIC_ACQUIRE) != 1 || r->kind != SPOOL_IMG_MAP)
 			continue;
 		int superseded = 0;
 		for (uint64_t j = i + 1; j < n && !superseded; j++) {
-			const struct merge_image_record *q = &from->images[j];
+			const struct spool_image_record *q = &from->images[j];
 			superseded = __atomic_load_n(&q->valid, __ATOMIC_ACQUIRE) == 1 &&
 				     q->lo == r->lo && q->hi == r->hi;
 		}
 		if (superseded)
 			continue;
-		uint32_t bl = r->build_id_len > MERGE_BUILD_ID_MAX ? MERGE_BUILD_ID_MAX : r->build_id_len;
-		merge_spool_image_gen(to, (int)r->kind, r->bias, r->lo, r->hi, r->build_id, bl, r->path,
+		uint32_t bl = r->build_id_len > SPOOL_BUILD_ID_MAX ? SPOOL_BUILD_ID_MAX : r->build_id_len;
+		spool_image_gen(to, (int)r->kind, r->bias, r->lo, r->hi, r->build_id, bl, r->path,
 				      r->gen);
 	}
 	/* Samples in `to` must not carry a generation older than its records. */
@@ -173,7 +173,7 @@ static uint64_t copy_images(struct merge_spool *from, struct merge_spool *to, ui
  * (getrusage splits the total by the kernel's tick counts; the perf events
  * see user mode only and reports show the system part as [kernel]). The
  * raw system call: AS-safe. */
-static void cpu_split(struct merge_spool_live *live)
+static void cpu_split(struct spool_live *live)
 {
 	struct rusage ru;
 	if (syscall(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
@@ -197,7 +197,7 @@ static void close_retired(struct holder *r)
 	if (c && c != r)
 		copy_images(&r->sp, &c->sp, r->images_copied);
 	__atomic_store_n(&r->sp.hdr->live.exited, 3, __ATOMIC_RELEASE);
-	merge_spool_forget(&r->sp);
+	spool_forget(&r->sp);
 	r->state = H_FREE;
 	__atomic_store_n(&g_retired, NULL, __ATOMIC_SEQ_CST);
 }
@@ -217,7 +217,7 @@ static void rotate(uint64_t now)
 		return;
 	/* A failure (disk full, spool directory gone) keeps the current spool:
 	 * it holds its samples until the next try, one period later. */
-	if (merge_spool_create(&n->sp, g_vprof.spool_dir, &g_params) < 0)
+	if (spool_create(&n->sp, g_vprof.spool_dir, &g_params) < 0)
 		return;
 	n->sp.gen = c->sp.gen;
 	c->images_copied = copy_images(&c->sp, &n->sp, 0);
@@ -273,7 +273,7 @@ static void copy_cstr(char *dst, size_t cap, const char *src)
 	dst[i] = 0;
 }
 
-int preload_spool_first(const struct merge_spool_params *p)
+int preload_spool_first(const struct spool_params *p)
 {
 	struct holder *h = NULL;
 	for (int i = 0; i < HOLDERS && !h; i++)
@@ -286,7 +286,7 @@ int preload_spool_first(const struct merge_spool_params *p)
 	copy_cstr(g_cmd, sizeof(g_cmd), p->cmdline);
 	g_params.exe = g_exe;
 	g_params.cmdline = g_cmd;
-	int rc = merge_spool_create(&h->sp, g_vprof.spool_dir, &g_params);
+	int rc = spool_create(&h->sp, g_vprof.spool_dir, &g_params);
 	if (rc < 0)
 		return rc;
 	h->seq = ++g_seq;
@@ -299,7 +299,7 @@ int preload_spool_first(const struct merge_spool_params *p)
 	return 0;
 }
 
-void preload_spool_fork_child(struct merge_spool *parent)
+void preload_spool_fork_child(struct spool *parent)
 {
 	/* One thread now, ours, in normal context: no writer is inside. The
 	 * parent's current spool is handed back (the child copies its image
@@ -313,7 +313,7 @@ void preload_spool_fork_child(struct merge_spool *parent)
 		/* Retired, or half made by a rotation on a thread that the
 		 * fork did not copy. */
 		if (&g_h[i] != c && g_h[i].sp.hdr)
-			merge_spool_forget(&g_h[i].sp);
+			spool_forget(&g_h[i].sp);
 		memset(&g_h[i], 0, sizeof(g_h[i]));
 		g_h[i].sp.fd = -1;
 	}
@@ -342,7 +342,7 @@ void preload_spool_exit_process(uint64_t cpu_ns)
 		close_retired(r);
 	struct holder *c = __atomic_load_n(&g_cur, __ATOMIC_SEQ_CST);
 	if (c) {
-		struct merge_spool_live *live = &c->sp.hdr->live;
+		struct spool_live *live = &c->sp.hdr->live;
 		uint64_t n = __atomic_exchange_n(&g_fallbacks, 0, __ATOMIC_ACQ_REL);
 		__atomic_fetch_add(&live->ring_fallbacks, n, __ATOMIC_RELAXED);
 		live->cpu_ns = cpu_ns;

@@ -293,15 +293,15 @@ static int modes(void)
 {
 	int w = W_ALL;
 	switch (g_vprof.backend) {
-	case MERGE_EV_CYCLES:
-	case MERGE_EV_INSTRUCTIONS:
-	case MERGE_EV_TASK_CLOCK:
+	case UPCALL_EV_CYCLES:
+	case UPCALL_EV_INSTRUCTIONS:
+	case UPCALL_EV_TASK_CLOCK:
 		w |= W_PERF | W_TIMER;   /* ring drains run on a CPU timer */
 		break;
-	case MERGE_EV_CPU_TIMER:
+	case UPCALL_EV_CPU_TIMER:
 		w |= W_TIMER;
 		break;
-	case MERGE_EV_ITIMER:
+	case UPCALL_EV_ITIMER:
 		w |= W_ITIMER;
 		break;
 	}
@@ -433,7 +433,7 @@ static int refusal(long r)
 }
 
 /* In the child, on g_probe_stack; never returns. */
-__attribute__((used, noinline, visibility("hidden"))) void vprof_probe_child(void)
+__attribute__((used, noinline, visibility("hidden"))) void preload_probe_child(void)
 {
 	/* A call the filter kills on dumps core: not of the program's memory
 	 * into its directory (prlimit64 is a call glibc makes at start-up). */
@@ -486,7 +486,7 @@ static long probe_clone(void)
 			 "	test %%rax, %%rax\n"
 			 "	jnz 1f\n"
 			 "	xor %%ebp, %%ebp\n"
-			 "	call vprof_probe_child\n"
+			 "	call preload_probe_child\n"
 			 "	hlt\n"
 			 "1:\n"
 			 : "=a"(r)
@@ -588,7 +588,7 @@ int preload_sandbox_check_mode(char *why, size_t whylen)
 		if ((g_start_deny >> c & 1) && (kCalls[c].when & w)) {
 			snprintf(why, whylen, "this process runs inside a seccomp filter that forbids %s, "
 				 "which sampling with %s needs", kCalls[c].name,
-				 merge_event_name((unsigned)g_vprof.backend));
+				 upcall_event_name((unsigned)g_vprof.backend));
 			return -1;
 		}
 	return 0;
@@ -599,13 +599,13 @@ int preload_sandbox_check_mode(char *why, size_t whylen)
 /* Add by to the live counter at off in the current spool. */
 static void count(size_t off, int64_t by)
 {
-	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
 		return;
 	__atomic_fetch_add((uint64_t *)((char *)&sp->hdr->live + off), (uint64_t)by, __ATOMIC_RELAXED);
 	preload_spool_exit(sp, prev);
 }
-#define LIVE(field) offsetof(struct merge_spool_live, field)
+#define LIVE(field) offsetof(struct spool_live, field)
 
 static uint64_t process_cpu_ns(void)
 {
@@ -695,7 +695,7 @@ static void enter(uint64_t deny, int strict, int all, struct undo *u)
 		other_threads(&n, &pending);
 	int single = strict && n == 0;
 	preload_thread_end();    /* drain, disarm, give the slot back */
-	if (g_vprof.backend == MERGE_EV_ITIMER) {
+	if (g_vprof.backend == UPCALL_EV_ITIMER) {
 		/* The process's timer may pick this thread: it must not run our
 		 * handler any more (masks.c keeps SIGPROF blocked here). */
 		sigset_t s;
@@ -711,7 +711,7 @@ static void enter(uint64_t deny, int strict, int all, struct undo *u)
 		for (int i = 0; i < 1000 && __atomic_load_n(&g_arming, __ATOMIC_SEQ_CST); i++)
 			nap_ms(1);
 		others = upcall_stop_all(g_vprof.backend);
-		if (g_vprof.backend == MERGE_EV_ITIMER)   /* the process's timer sampled them all */
+		if (g_vprof.backend == UPCALL_EV_ITIMER)   /* the process's timer sampled them all */
 			other_threads(&others, &pending);
 		preload_fd_close_all_ours();
 		u->all = 1;
@@ -747,7 +747,7 @@ static void undo(const struct undo *u)
 	if (u->all)
 		return;          /* the others' triggers are gone: they stay counted */
 	count(LIVE(sandbox_stopped), -1);
-	if (g_vprof.backend == MERGE_EV_ITIMER) {
+	if (g_vprof.backend == UPCALL_EV_ITIMER) {
 		sigset_t s;
 		sigemptyset(&s);
 		sigaddset(&s, UPCALL_SIGNAL);
@@ -762,16 +762,16 @@ static struct sock_filter g_prog[BPF_MAXINSNS];
 static int g_prog_lock;
 
 /* The spool's pages are reserved as they are first written, by madvise
- * (merge_spool_room), a call a sandbox may well forbid: all of them now,
+ * (spool_room), a call a sandbox may well forbid: all of them now,
  * while the calls are still free, so that sampling under the sandbox
  * makes none. A disk too full for it stops the writer, counted, as a
  * refused page would. */
 static void reserve_spool(void)
 {
-	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
 		return;
-	merge_spool_reserve_all(sp);
+	spool_reserve_all(sp);
 	preload_spool_exit(sp, prev);
 }
 
@@ -841,14 +841,14 @@ int preload_sandbox_fork_child(void)
 
 void preload_sandbox_leave(void)
 {
-	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
 		return;
-	struct merge_spool_live *live = &sp->hdr->live;
+	struct spool_live *live = &sp->hdr->live;
 	/* The CPU sampled: up to the stop if the sandbox hides the clock. */
 	uint64_t cpu = preload_sandbox_allows(SB_CLOCK_PROCESS) ? process_cpu_ns() : 0;
 	live->cpu_ns = cpu ? cpu : __atomic_load_n(&g_cpu_at_stop, __ATOMIC_RELAXED);
-	__atomic_store_n(&live->exited, MERGE_EXITED_NORMAL, __ATOMIC_RELEASE);
+	__atomic_store_n(&live->exited, SPOOL_EXITED_NORMAL, __ATOMIC_RELEASE);
 	preload_spool_exit(sp, prev);
 }
 
@@ -858,8 +858,8 @@ void preload_sandbox_leave(void)
  * is glibc's own sequence, to the instruction, so that what a program
  * does with it (a raw clone onto a new stack returns with nothing of a C
  * frame left to need) stays as it was. */
-__attribute__((used, visibility("hidden"))) long vprof_syscall_slow(long nr, ...);
-__attribute__((used, visibility("hidden"))) long vprof_syscall_fail(long r);
+__attribute__((used, visibility("hidden"))) long preload_syscall_slow(long nr, ...);
+__attribute__((used, visibility("hidden"))) long preload_syscall_fail(long r);
 
 __asm__(".text\n"
 	".globl syscall\n"
@@ -884,18 +884,18 @@ __asm__(".text\n"
 	"	cmp $-4095, %rax\n"
 	"	jae 2f\n"
 	"	ret\n"
-	"1:	jmp vprof_syscall_slow\n"
+	"1:	jmp preload_syscall_slow\n"
 	"2:	mov %rax, %rdi\n"
-	"	jmp vprof_syscall_fail\n"
+	"	jmp preload_syscall_fail\n"
 	".size syscall, .-syscall\n");
 
-long vprof_syscall_fail(long r)
+long preload_syscall_fail(long r)
 {
 	errno = (int)-r;
 	return -1;
 }
 
-long vprof_syscall_slow(long nr, ...)
+long preload_syscall_slow(long nr, ...)
 {
 	va_list ap;
 	long a[6];
@@ -911,7 +911,7 @@ long vprof_syscall_slow(long nr, ...)
 			preload_leave_now();   /* main.c: the process leaves */
 		r = preload_raw_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	}
-	return (unsigned long)r > -4096ul ? vprof_syscall_fail(r) : r;
+	return (unsigned long)r > -4096ul ? preload_syscall_fail(r) : r;
 }
 
 __attribute__((visibility("default")))

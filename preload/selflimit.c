@@ -165,8 +165,8 @@ static uint64_t calibrate(int signals)
  * children; 0 where it cannot matter. */
 static void trigger_cost(void)
 {
-	int b = g_vprof.backend, pmu = b == MERGE_EV_CYCLES || b == MERGE_EV_INSTRUCTIONS;
-	if (!pmu && b != MERGE_EV_TASK_CLOCK)
+	int b = g_vprof.backend, pmu = b == UPCALL_EV_CYCLES || b == UPCALL_EV_INSTRUCTIONS;
+	if (!pmu && b != UPCALL_EV_TASK_CLOCK)
 		return;
 	/* The period in ns of CPU (counters: at the ~2.5 GHz upcall_choose
 	 * assumes). */
@@ -240,7 +240,7 @@ void preload_selflimit_test_work(uint64_t n)
 static int apply(struct preload_thread *t, uint32_t factor)
 {
 	switch (g_vprof.backend) {
-	case MERGE_EV_ITIMER:
+	case UPCALL_EV_ITIMER:
 		return 0;              /* thinned in the handler */
 	default:
 		if (!t->armed)
@@ -250,7 +250,7 @@ static int apply(struct preload_thread *t, uint32_t factor)
 }
 
 /* Account the window that ends now at thread CPU cpu. */
-static void account(struct selflimit_thread *s, struct merge_spool_live *live, uint64_t cpu,
+static void account(struct selflimit_thread *s, struct spool_live *live, uint64_t cpu,
 		    uint64_t cost)
 {
 	__atomic_fetch_add(&live->cost_ns, cost, __ATOMIC_RELAXED);
@@ -266,7 +266,7 @@ static void account(struct selflimit_thread *s, struct merge_spool_live *live, u
 	s->cyc = s->icyc = s->samples = s->ccost = s->kns = s->ksamples = 0;
 }
 
-static void check_in(struct preload_thread *t, int may_rearm, struct merge_spool_live *live)
+static void check_in(struct preload_thread *t, int may_rearm, struct spool_live *live)
 {
 	struct selflimit_thread *s = &g_sl;
 	uint64_t cpu = thread_cpu_ns();
@@ -347,7 +347,7 @@ static void check_in(struct preload_thread *t, int may_rearm, struct merge_spool
 /* The counters go to the spool current now (rotate.c). */
 static void check(struct preload_thread *t, int may_rearm)
 {
-	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
 		return;
 	check_in(t, may_rearm, &sp->hdr->live);
@@ -373,8 +373,8 @@ void preload_cost_end(uint64_t t0, uint64_t interp, uint64_t samples, int may_re
 	s->ksamples += g_trigger_ns ? samples : 0;
 	/* Checks every CHECK_NS of CPU at the asked period, at least every 8
 	 * samples; drains (samples of a whole 20 ms stretch) every time. */
-	uint64_t every = g_vprof.period && g_vprof.backend != MERGE_EV_CYCLES &&
-				 g_vprof.backend != MERGE_EV_INSTRUCTIONS
+	uint64_t every = g_vprof.period && g_vprof.backend != UPCALL_EV_CYCLES &&
+				 g_vprof.backend != UPCALL_EV_INSTRUCTIONS
 			 ? CHECK_NS / g_vprof.period : 8;
 	if (every < 8)
 		every = 8;
@@ -399,7 +399,7 @@ void preload_selflimit_thread_end(void)
 	struct selflimit_thread *s = &g_sl;
 	if (!s->cpu0)
 		return;
-	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	struct spool *prev, *sp = preload_spool_enter(&prev);
 	uint64_t cpu = thread_cpu_ns();
 	if (sp && cpu >= s->cpu0)
 		account(s, &sp->hdr->live, cpu, cyc_to_ns(s->cyc));

@@ -115,7 +115,7 @@ static int move_high(int fd)
 	int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor);
 	if (hi < 0)
 		return fd;
-	merge_fd_close(fd);
+	upcall_fd_close(fd);
 	preload_fd_own(hi);
 	return hi;
 }
@@ -185,15 +185,15 @@ static __attribute__((noinline)) int warm(void)
 	int n = 0;
 	if (U.getcontext(&ctx) < 0 || U.init_local2(&cur, &ctx, 0) < 0)
 		return -1;
-	while (n < MERGE_STACK_MAX && U.step(&cur) > 0)
+	while (n < SPOOL_STACK_MAX && U.step(&cur) > 0)
 		n++;
 	return n;
 }
 
 int preload_stacks_init(void)
 {
-	cfi_init();
-	if (g_vprof.cfg.stack_method == MERGE_STACK_M_UNWIND || g_vprof.cfg.stack_method == MERGE_STACK_M_CURSOR) {
+	preload_cfi_init();
+	if (g_vprof.cfg.stack_method == SPOOL_STACK_M_UNWIND || g_vprof.cfg.stack_method == SPOOL_STACK_M_CURSOR) {
 		void *buf[8];
 		int rc = load_libunwind();
 		if (rc < 0)
@@ -243,7 +243,7 @@ leaf:
 #define OURS_MAX 16
 static unsigned by_backtrace(ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
 {
-	void *buf[MERGE_STACK_MAX + OURS_MAX];
+	void *buf[SPOOL_STACK_MAX + OURS_MAX];
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	int cap = (int)max + OURS_MAX, n = U.backtrace(buf, cap), i;
 	for (i = 0; i < n && i < OURS_MAX && (uint64_t)buf[i] != rip; i++)
@@ -262,7 +262,7 @@ static unsigned by_fp(ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
 	/* The bounds cfi checks its reads with. */
-	uintptr_t top = cfi_stack_top(), bottom = cfi_stack_bottom();
+	uintptr_t top = preload_cfi_stack_top(), bottom = preload_cfi_stack_bottom();
 	unsigned n = 0;
 	*more = 0;
 	pc[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -288,13 +288,13 @@ static unsigned by_fp(ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
 void preload_stacks_sample(siginfo_t *si, void *ucv, int unwind)
 {
 	ucontext_t *uc = ucv;
-	uint64_t pc[MERGE_STACK_MAX];
+	uint64_t pc[SPOOL_STACK_MAX];
 	unsigned max = (unsigned)g_vprof.cfg.stack_depth, n;
 	int more = 0;
 	if (!g_vprof.cfg.stacks)
 		return;
-	if (max < 1 || max > MERGE_STACK_MAX)
-		max = MERGE_STACK_MAX;
+	if (max < 1 || max > SPOOL_STACK_MAX)
+		max = SPOOL_STACK_MAX;
 	/* The same weight preload_sample gave the PC (timer overruns). */
 	uint64_t weight = 1;
 	if (si->si_code == SI_TIMER && si->si_overrun > 0)
@@ -308,18 +308,18 @@ void preload_stacks_sample(siginfo_t *si, void *ucv, int unwind)
 	} else {
 		g_thread.busy = 1;
 		switch (g_vprof.cfg.stack_method) {
-		case MERGE_STACK_M_FP: n = by_fp(uc, pc, max, &more); break;
-		case MERGE_STACK_M_CURSOR: n = by_unwind(uc, pc, max, &more); break;
-		case MERGE_STACK_M_UNWIND: n = by_backtrace(uc, pc, max, &more); break;
-		default: n = cfi_backtrace(uc, pc, max, &more); break;
+		case SPOOL_STACK_M_FP: n = by_fp(uc, pc, max, &more); break;
+		case SPOOL_STACK_M_CURSOR: n = by_unwind(uc, pc, max, &more); break;
+		case SPOOL_STACK_M_UNWIND: n = by_backtrace(uc, pc, max, &more); break;
+		default: n = preload_cfi_backtrace(uc, pc, max, &more); break;
 		}
 		g_thread.busy = 0;
 	}
 	/* Entered for the write only (rotate.c): the unwind reads no spool. */
-	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
 		return;
 	if (sp->stacks)
-		merge_spool_stack(sp, pc, n, sp->gen, more, weight);
+		spool_stack(sp, pc, n, sp->gen, more, weight);
 	preload_spool_exit(sp, prev);
 }

@@ -184,12 +184,12 @@ void preload_thread_begin(void)
 	}
 	pthread_setspecific(g_exit_key, (void *)1);   /* non-NULL: run the destructor */
 	if (g_vprof.cfg.stacks || g_vprof.cfg.values)
-		cfi_thread_begin();   /* where the unwinder may read */
+		preload_cfi_thread_begin();   /* where the unwinder may read */
 
 	hstack_begin(t);
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 	/* Entering the spool claims the thread's slot there (rotate.c). */
-	struct merge_spool *prev, *sp;
+	struct spool *prev, *sp;
 	t->tid = (uint32_t)tid;
 	t->slot_seq = 0;
 	if ((sp = preload_spool_enter(&prev)))
@@ -259,7 +259,7 @@ void preload_thread_arm_others(void)
 			if (upcall_thread_start(&up, g_vprof.backend, g_vprof.period,
 						(uint64_t)tid * 0x9e3779b97f4a7c15ull, tid, 0) == 0) {
 				up.keep_fd = keep_fd;
-				struct merge_spool *prev, *sp;
+				struct spool *prev, *sp;
 				if (upcall_thread_enable(&up) == 0) {
 					if ((sp = preload_spool_enter(&prev))) {
 						__atomic_fetch_add(&sp->hdr->live.threads, 1,
@@ -340,9 +340,9 @@ void preload_thread_end(void)
 	/* Entering moves the slot into the current spool if a rotation left
 	 * it in an older one (then it is new and empty); the old one stays
 	 * in its spool, merged with it. */
-	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (sp) {
-		merge_spool_release_slot(sp, t->slot);
+		spool_release_slot(sp, t->slot);
 		preload_spool_exit(sp, prev);
 	}
 	t->slot = NULL;

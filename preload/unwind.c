@@ -39,11 +39,11 @@
  * Safety: every read of the stack (saved registers, the saved ucontext,
  * expression derefs) is checked first against [interrupted RSP - 128
  * (the red zone), top of the thread's stack); a read outside stops the
- * walk, and an RSP below the thread's stack bottom (cfi_thread_begin)
+ * walk, and an RSP below the thread's stack bottom (preload_cfi_thread_begin)
  * is not walked at all. Unwind tables are read where the loader mapped
  * them (read-only segments of loaded objects, as libgcc does). In the
  * handler: no malloc, no locks, no stdio, no system calls; the state is
- * the caller's cursor (cfi_thread_begin runs outside it).
+ * the caller's cursor (preload_cfi_thread_begin runs outside it).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -60,17 +60,17 @@ extern void *__libc_stack_end;
 
 static pthread_t g_cfi_main;
 static __thread uintptr_t t_cfi_top __attribute__((tls_model("initial-exec")));
-/* The lowest address of the thread's stack (cfi_thread_begin), 0 if not
+/* The lowest address of the thread's stack (preload_cfi_thread_begin), 0 if not
  * known: then 1 GiB below its top. */
 static __thread uintptr_t t_cfi_bottom __attribute__((tls_model("initial-exec")));
 #define CFI_STACK_MAX (1ul << 30)
 
-void cfi_init(void)
+void preload_cfi_init(void)
 {
 	g_cfi_main = pthread_self();
 }
 
-uintptr_t cfi_stack_top(void)
+uintptr_t preload_cfi_stack_top(void)
 {
 	if (!t_cfi_top) {
 		pthread_t self = pthread_self();
@@ -80,11 +80,11 @@ uintptr_t cfi_stack_top(void)
 	return t_cfi_top;
 }
 
-void cfi_thread_begin(void)
+void preload_cfi_thread_begin(void)
 {
 	if (t_cfi_bottom)
 		return;   /* a fork child's thread: its parent's stack still */
-	uintptr_t top = cfi_stack_top();
+	uintptr_t top = preload_cfi_stack_top();
 	if (g_cfi_main && pthread_equal(pthread_self(), g_cfi_main)) {
 		/* The main thread's stack grows down to its limit, and the
 		 * kernel maps nothing within max(limit, 128 MiB) of its top
@@ -110,11 +110,11 @@ void cfi_thread_begin(void)
 	pthread_attr_destroy(&a);
 }
 
-uintptr_t cfi_stack_bottom(void)
+uintptr_t preload_cfi_stack_bottom(void)
 {
 	if (t_cfi_bottom)
 		return t_cfi_bottom;
-	uintptr_t top = cfi_stack_top();
+	uintptr_t top = preload_cfi_stack_top();
 	return top > CFI_STACK_MAX ? top - CFI_STACK_MAX : 0;
 }
 
@@ -124,7 +124,7 @@ static const unsigned char greg_of[CFI_NREGS] = {
 	REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP,
 };
 
-static void from_gregs(struct cfi_cursor *c, const greg_t *g)
+static void from_gregs(struct preload_cfi_cursor *c, const greg_t *g)
 {
 	for (int r = 0; r < CFI_NREGS; r++)
 		c->reg[r] = (uint64_t)g[greg_of[r]];
@@ -132,11 +132,11 @@ static void from_gregs(struct cfi_cursor *c, const greg_t *g)
 	c->exact = 1;
 }
 
-int cfi_init_ucontext(struct cfi_cursor *c, const ucontext_t *uc)
+int preload_cfi_init_ucontext(struct preload_cfi_cursor *c, const ucontext_t *uc)
 {
 	from_gregs(c, uc->uc_mcontext.gregs);
-	uintptr_t sp = (uintptr_t)c->reg[CFI_RSP], top = cfi_stack_top();
-	uintptr_t bottom = cfi_stack_bottom();
+	uintptr_t sp = (uintptr_t)c->reg[CFI_RSP], top = preload_cfi_stack_top();
+	uintptr_t bottom = preload_cfi_stack_bottom();
 	/* From the red zone up: an epilogue's rules still name the slots of
 	 * registers it has popped (rbx at CFA-24 with rsp at CFA-16). */
 	c->lo = sp - 128 < bottom ? bottom : sp - 128;
@@ -152,7 +152,7 @@ int cfi_init_ucontext(struct cfi_cursor *c, const ucontext_t *uc)
 	return 0;
 }
 
-static int stack_read(const struct cfi_cursor *c, uint64_t addr, uint64_t *v)
+static int stack_read(const struct preload_cfi_cursor *c, uint64_t addr, uint64_t *v)
 {
 	if (addr < c->lo || addr > c->hi || c->hi - addr < 8)
 		return -1;
@@ -554,7 +554,7 @@ static int run_cfa(struct regstate *s, const struct regstate *init, const uint8_
 /* A DWARF expression on the frame's registers: constants, breg, deref
  * (checked against the stack), stack and arithmetic operations. What the
  * PLT's CFA and gcc's realigned frames use; any other operation: -1. */
-static int eval(const struct cfi_cursor *c, const uint8_t *p, uint64_t len, int push, uint64_t init,
+static int eval(const struct preload_cfi_cursor *c, const uint8_t *p, uint64_t len, int push, uint64_t init,
 		uint64_t *out)
 {
 	uint64_t st[16];
@@ -663,7 +663,7 @@ static const uint8_t sigreturn_code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0
  * writes, releases it even; a reader copies and rechecks the count, and
  * a torn or busy entry is a miss). A handler that interrupts a writer of
  * its own thread sees the entry busy and misses; it never waits. The
- * generation, bumped at every dlclose (cfi_forget, from interpose.c),
+ * generation, bumped at every dlclose (preload_cfi_forget, from interpose.c),
  * retires every entry at once: an unloaded object's PCs may come back
  * with other code. Frames with other rules (expressions, a caller-saved
  * register saved, a signal trampoline's registers) take the slow path
@@ -686,7 +686,7 @@ static struct {
 static uint32_t g_cfi_gen;
 static __thread int g_cfi_nocache __attribute__((tls_model("initial-exec")));   /* tests: the slow path */
 
-void cfi_forget(void)
+void preload_cfi_forget(void)
 {
 	__atomic_add_fetch(&g_cfi_gen, 1, __ATOMIC_RELEASE);
 }
@@ -736,10 +736,10 @@ static void cache_put(uint64_t key, const struct crec *r)
 	__atomic_store_n(&g_cache[i].w[0], ((busy >> 32) + 1) << 32 | gen, __ATOMIC_RELEASE);
 }
 
-static int sigreturn_frame(struct cfi_cursor *c);
+static int sigreturn_frame(struct preload_cfi_cursor *c);
 
 /* The caller's frame by a recipe. */
-static int apply(struct cfi_cursor *c, const struct crec *r)
+static int apply(struct preload_cfi_cursor *c, const struct crec *r)
 {
 	if (r->kind == REC_SIGRETURN)
 		return sigreturn_frame(c);
@@ -804,7 +804,7 @@ static int make_rec(const struct regstate *s, const struct fde *f, struct crec *
 	return 0;
 }
 
-static int sigreturn_frame(struct cfi_cursor *c)
+static int sigreturn_frame(struct preload_cfi_cursor *c)
 {
 	uint64_t uc = c->reg[CFI_RSP];
 	greg_t g[NGREG] = { 0 };
@@ -818,7 +818,7 @@ static int sigreturn_frame(struct cfi_cursor *c)
 	return c->reg[CFI_RIP] ? 1 : 0;
 }
 
-int cfi_step(struct cfi_cursor *c)
+int preload_cfi_step(struct preload_cfi_cursor *c)
 {
 	uint64_t pc = c->reg[CFI_RIP];
 	struct dl_find_object fo;
@@ -866,7 +866,7 @@ int cfi_step(struct cfi_cursor *c)
 	} else if (eval(c, s.cfa_expr, s.cfa_elen, 0, 0, &cfa) < 0) {
 		return -1;
 	}
-	struct cfi_cursor n = *c;
+	struct preload_cfi_cursor n = *c;
 	n.reg[CFI_RSP] = cfa;
 	n.valid |= 1u << CFI_RSP;
 	for (int r = 0; r < CFI_NREGS; r++) {
@@ -919,16 +919,16 @@ int cfi_step(struct cfi_cursor *c)
 	return 1;
 }
 
-unsigned cfi_backtrace(const ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
+unsigned preload_cfi_backtrace(const ucontext_t *uc, uint64_t *pc, unsigned max, int *more)
 {
-	struct cfi_cursor c;
+	struct preload_cfi_cursor c;
 	unsigned n = 0;
 	*more = 0;
 	if (!max)
 		return 0;
-	int ok = cfi_init_ucontext(&c, uc) == 0;
+	int ok = preload_cfi_init_ucontext(&c, uc) == 0;
 	pc[n++] = c.reg[CFI_RIP];
-	while (ok && cfi_step(&c) > 0) {
+	while (ok && preload_cfi_step(&c) > 0) {
 		if (n == max) {
 			*more = 1;
 			break;

@@ -15,7 +15,7 @@
 #define CFI_RSP 7
 #define CFI_RIP 16
 
-struct cfi_cursor {
+struct preload_cfi_cursor {
 	uint64_t reg[CFI_NREGS];   /* reg[CFI_RIP] is the frame's PC */
 	uint32_t valid;            /* bit r: reg[r] is known */
 	int exact;                 /* the PC was interrupted (not a return address) */
@@ -23,34 +23,34 @@ struct cfi_cursor {
 };
 
 /* Records the main thread (call once, from a constructor). */
-void cfi_init(void);
+void preload_cfi_init(void);
 /* Forgets the cached frame recipes: an object was unloaded (dlclose). */
-void cfi_forget(void);
+void preload_cfi_forget(void);
 /* The top of the calling thread's stack: __libc_stack_end for the main
  * thread, the thread descriptor (at the top of its stack) for others. */
-uintptr_t cfi_stack_top(void);
+uintptr_t preload_cfi_stack_top(void);
 /* Records the calling thread's stack bottom: the main thread's top less
  * RLIMIT_STACK (at least 128 MiB), another's from pthread_getattr_np.
  * Normal context (it may allocate), on the thread itself, before its
  * first sample. */
-void cfi_thread_begin(void);
+void preload_cfi_thread_begin(void);
 /* The lowest address of the calling thread's stack: as recorded, else 1
  * GiB below its top. */
-uintptr_t cfi_stack_bottom(void);
+uintptr_t preload_cfi_stack_bottom(void);
 /* A cursor on the interrupted frame of uc. Returns 0, or -1 when the
  * interrupted RSP is not on the thread's stack, [bottom, top) (a
  * coroutine's, an alternate signal stack): the cursor then has the PC
  * only and steps nowhere. */
-int cfi_init_ucontext(struct cfi_cursor *c, const ucontext_t *uc);
+int preload_cfi_init_ucontext(struct preload_cfi_cursor *c, const ucontext_t *uc);
 /* One frame up. Returns 1 (c is the caller's frame), 0 at the end of the
  * stack (the return address is undefined or 0), -1 when the walk cannot
  * go on (no unwind information, an encoding or opcode not handled, a read
  * off the stack): the caller has c's frames up to here, nothing guessed. */
-int cfi_step(struct cfi_cursor *c);
+int preload_cfi_step(struct preload_cfi_cursor *c);
 /* The stack of uc: PCs, the interrupted one first, at most max; *more
  * set when it was cut at max. Returns the number of PCs (at least 1).
  * After the first, each is a return address, or an interrupted PC (under
  * a signal trampoline) plus one: a caller looks each up less one. */
-unsigned cfi_backtrace(const ucontext_t *uc, uint64_t *pc, unsigned max, int *more);
+unsigned preload_cfi_backtrace(const ucontext_t *uc, uint64_t *pc, unsigned max, int *more);
 
 #endif

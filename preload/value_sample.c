@@ -13,7 +13,7 @@
  * advanced state is written back into the ucontext: the thread resumes
  * after the instructions we executed for it. Each value sample goes into
  * a Gibbons-Matias hotlist per (kind, PC) in the thread's slot of the
- * MAP_SHARED spool (merge_spool_value). The sampled procedure's return
+ * MAP_SHARED spool (spool_value). The sampled procedure's return
  * address (one step of vprof's CFI unwinder from the ucontext,
  * preload/unwind.c) starts the window's call-site tracking. With a
  * customization module (VPROF_MODULE, module.c) the module decides
@@ -58,7 +58,7 @@ struct values_thread {
 	uint32_t samples;              /* samples since the last value sample */
 	size_t map_size;
 	struct interp_thread *ith;
-	struct window w;
+	struct preload_window w;
 };
 
 static __thread struct values_thread *g_vt PRELOAD_TLS;
@@ -81,7 +81,7 @@ static struct values_thread *thread_state(void)
 		return v;
 	/* First value sample of this thread: mmap is a system call, safe here. */
 	size_t sz = (sizeof(*v) + 63) & ~(size_t)63;
-	size_t ops = (2 * (size_t)g_vprof.cfg.interp_len * sizeof(struct operands_insn) + 63) & ~(size_t)63;
+	size_t ops = (2 * (size_t)g_vprof.cfg.interp_len * sizeof(struct preload_operands_insn) + 63) & ~(size_t)63;
 	size_t total = (sz + ops + interp_thread_size_n(VALUES_DCACHE_ENTRIES) + 4095) & ~(size_t)4095;
 	int e = errno;
 	void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -93,7 +93,7 @@ static struct values_thread *thread_state(void)
 	}
 	v = m;
 	v->map_size = total;
-	v->w.ops.first = (struct operands_insn *)((char *)m + sz);
+	v->w.ops.first = (struct preload_operands_insn *)((char *)m + sz);
 	v->w.ops.last = v->w.ops.first + g_vprof.cfg.interp_len;
 	v->ith = (struct interp_thread *)((char *)m + sz + ops);
 	interp_thread_init_n(v->ith, VALUES_DCACHE_ENTRIES);
@@ -114,8 +114,8 @@ static struct values_thread *thread_state(void)
  * thread's, where an unchecked read is what we must not do. */
 static uint64_t return_address(const ucontext_t *uc)
 {
-	struct cfi_cursor c;
-	if (cfi_init_ucontext(&c, uc) < 0 || cfi_step(&c) <= 0)
+	struct preload_cfi_cursor c;
+	if (preload_cfi_init_ucontext(&c, uc) < 0 || preload_cfi_step(&c) <= 0)
 		return 0;
 	return c.reg[CFI_RIP];
 }
@@ -129,7 +129,7 @@ static int module_observe(void *arg, const struct interp_state *st, const struct
 	return st->rip >= (uint64_t)(uintptr_t)__ehdr_start && st->rip < (uint64_t)(uintptr_t)__etext;
 }
 
-static void values_sample(ucontext_t *uc, struct merge_spool *sp)
+static void values_sample(ucontext_t *uc, struct spool *sp)
 {
 	struct values_thread *v;
 	struct interp_result res;
@@ -171,8 +171,8 @@ static void values_sample(ucontext_t *uc, struct merge_spool *sp)
 			 * that is not the thread's (a coroutine's), what lies
 			 * near the interrupted RSP does. */
 			uint64_t rsp = v->st.gpr[INTERP_RSP];
-			v->w.stack_lo = cfi_stack_bottom();
-			v->w.stack_hi = cfi_stack_top();
+			v->w.stack_lo = preload_cfi_stack_bottom();
+			v->w.stack_hi = preload_cfi_stack_top();
 			if (rsp < v->w.stack_lo || rsp >= v->w.stack_hi) {
 				v->w.stack_lo = rsp - (64u << 10);
 				v->w.stack_hi = rsp + (1u << 20);
@@ -181,11 +181,11 @@ static void values_sample(ucontext_t *uc, struct merge_spool *sp)
 					   return_address(uc), &res);
 		}
 		executed += res.executed;
-		stop = !mod && v->w.closed ? MERGE_INTERP_STOP_LOOP : (int)res.stop;
+		stop = !mod && v->w.closed ? SPOOL_INTERP_STOP_LOOP : (int)res.stop;
 	}
 	if (executed)
 		interp_to_ucontext(&v->st, uc);
-	merge_spool_interp(sp, (uint64_t)executed, (unsigned)stop);
+	spool_interp(sp, (uint64_t)executed, (unsigned)stop);
 }
 
 void preload_values_sample(ucontext_t *uc)
@@ -203,7 +203,7 @@ void preload_values_sample(ucontext_t *uc)
 		return;
 	if (g_vt && ++g_vt->samples < (uint32_t)every)
 		return;
-	struct merge_spool *prev, *sp = preload_spool_enter(&prev);
+	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
 		return;
 	values_sample(uc, sp);
@@ -228,7 +228,7 @@ int preload_values_init(void)
 		return rc;
 	if ((rc = preload_faults_init(NULL, NULL)) < 0)
 		return rc;
-	cfi_init();   /* the main thread's stack, for return_address() */
+	preload_cfi_init();   /* the main thread's stack, for return_address() */
 	/* A module that does not load is refused with one message; value
 	 * sampling goes on with the default capture. Children inherit the
 	 * environment: without VPROF_MODULE they do the same, quietly. */

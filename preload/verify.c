@@ -122,7 +122,7 @@ extern char __etext[] __attribute__((visibility("hidden")));
 
 static __thread struct verify_thread *g_vt PRELOAD_TLS;
 static pthread_key_t g_vkey;
-static struct verify_file *g_vf;
+static struct preload_verify_file *g_vf;
 static int g_len, g_step = 1, g_inject;
 static uint64_t g_cool_ns;           /* native CPU time between stepped runs */
 
@@ -159,18 +159,18 @@ static int open_file(void)
 	}
 	if (fd < 0)
 		return -EEXIST;
-	if (ftruncate(fd, sizeof(struct verify_file)) < 0) {
+	if (ftruncate(fd, sizeof(struct preload_verify_file)) < 0) {
 		int e = -errno;
 		close(fd);
 		return e;
 	}
-	void *m = mmap(NULL, sizeof(struct verify_file), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *m = mmap(NULL, sizeof(struct preload_verify_file), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
 		return -errno;
-	struct verify_file *f = m;
-	f->hdr_size = (uint32_t)offsetof(struct verify_file, stop_mnem);
-	f->rec_size = sizeof(struct verify_record);
+	struct preload_verify_file *f = m;
+	f->hdr_size = (uint32_t)offsetof(struct preload_verify_file, stop_mnem);
+	f->rec_size = sizeof(struct preload_verify_record);
 	f->pid = (int32_t)getpid();
 	f->interp_len = (uint32_t)g_len;
 	f->step = (uint32_t)g_step;
@@ -186,7 +186,7 @@ static int open_file(void)
 static void on_fork_child(void)
 {
 	/* The parent's counts are the parent's: start a file of our own. */
-	struct verify_file *old = g_vf;
+	struct preload_verify_file *old = g_vf;
 	g_vf = NULL;
 	if (open_file() < 0) {
 		g_vf = old;            /* better shared counts than a crash */
@@ -485,7 +485,7 @@ static void report(struct cmp *c, int kind, const char *what, int num, const cha
 	uint64_t k = __atomic_fetch_add(&g_vf->nrecords, 1, __ATOMIC_RELAXED);
 	if (k >= VERIFY_NRECORDS)
 		return;
-	struct verify_record *r = &g_vf->rec[k];
+	struct preload_verify_record *r = &g_vf->rec[k];
 	r->pc = c->s->pc;
 	r->addr = addr;
 	r->tid = c->v->tid;
@@ -736,7 +736,7 @@ int preload_verify_init(void)
 	g_len = g_vprof.cfg.interp_len;
 	/* Half a mean period; the period is ns for the clocks, events for
 	 * counters (taken as 3 per ns). */
-	g_cool_ns = g_vprof.backend == MERGE_EV_CYCLES || g_vprof.backend == MERGE_EV_INSTRUCTIONS
+	g_cool_ns = g_vprof.backend == UPCALL_EV_CYCLES || g_vprof.backend == UPCALL_EV_INSTRUCTIONS
 			    ? g_vprof.period / 6 : g_vprof.period / 2;
 	if (g_len > VERIFY_MAX_LEN)
 		g_len = VERIFY_MAX_LEN;

@@ -23,7 +23,7 @@
 #define VERIFY_MAX_LEN   256              /* longest run compared */
 
 /* What a mismatch record is about. */
-enum verify_kind {
+enum preload_verify_kind {
 	VERIFY_K_GPR = 1,      /* what = register name; 8 bytes */
 	VERIFY_K_RIP,
 	VERIFY_K_FLAGS,        /* arithmetic flags and DF only */
@@ -46,14 +46,14 @@ enum verify_kind {
  * the instruction and the comparison (the trap takes ~15 us). */
 #define VERIFY_F_ATOMIC 2u
 
-struct verify_record {
+struct preload_verify_record {
 	uint64_t pc;           /* the instruction */
 	uint64_t addr;         /* VERIFY_K_MEM: address */
 	uint32_t tid;
 	uint32_t index;        /* its position in the run (0 = sampled PC) */
 	uint16_t mnemonic;     /* ZydisMnemonic */
 	uint8_t  len;          /* instruction length */
-	uint8_t  kind;         /* enum verify_kind */
+	uint8_t  kind;         /* enum preload_verify_kind */
 	uint32_t size;         /* bytes valid in expected/actual */
 	uint8_t  bytes[16];    /* instruction bytes */
 	char     what[16];     /* register or component name */
@@ -65,7 +65,7 @@ struct verify_record {
 	char     image[112];   /* that file (from /proc/self/maps), or "" */
 };
 
-struct verify_file {
+struct preload_verify_file {
 	uint32_t magic, version, hdr_size, rec_size;
 	int32_t  pid;
 	uint32_t interp_len;   /* instructions per run asked */
@@ -123,7 +123,7 @@ struct verify_file {
 
 	/* Runs by (stop reason, mnemonic the interpreter stopped on). */
 	uint32_t stop_mnem[VERIFY_NSTOP][VERIFY_NMNEM];
-	struct verify_record rec[VERIFY_NRECORDS];
+	struct preload_verify_record rec[VERIFY_NRECORDS];
 };
 
 #endif

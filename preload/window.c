@@ -12,17 +12,17 @@
 extern char __ehdr_start[] __attribute__((visibility("hidden")));
 extern char __etext[] __attribute__((visibility("hidden")));
 
-void preload_window_put(struct window *w, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux)
+void preload_window_put(struct preload_window *w, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux)
 {
-	struct merge_spool *sp = g_thread.sp;   /* entered by preload_values_sample */
+	struct spool *sp = g_thread.sp;   /* entered by preload_values_sample */
 	if (sp)
-		merge_spool_value(sp, g_thread.slot, MERGE_HOT_KEY(kind, MERGE_GPC(sp->gen, pc)), value, aux,
+		spool_value(sp, g_thread.slot, SPOOL_HOT_KEY(kind, SPOOL_GPC(sp->gen, pc)), value, aux,
 				  w->rng);
 }
 
 static int observe(void *arg, const struct interp_state *st, const struct interp_record *r)
 {
-	struct window *w = arg;
+	struct preload_window *w = arg;
 	const struct interp_insn *in = r->insn;
 	w->n++;
 	preload_operands_insn(w, st, r);
@@ -53,7 +53,7 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	return st->rip >= (uint64_t)(uintptr_t)__ehdr_start && st->rip < (uint64_t)(uintptr_t)__etext;
 }
 
-int preload_window_run(struct window *w, struct interp_state *st, struct interp_thread *th, int keep,
+int preload_window_run(struct preload_window *w, struct interp_state *st, struct interp_thread *th, int keep,
 		       int reach, uint64_t site, struct interp_result *res)
 {
 	w->ops.keep = keep;

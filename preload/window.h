@@ -43,7 +43,7 @@
 #define WINDOW_SITES 16        /* call sites remembered through nested calls */
 
 /* What operands.c keeps of one instruction until the window ends. */
-struct operands_insn {
+struct preload_operands_insn {
 	uint64_t pc, site;
 	uint64_t val[4];               /* result, src1, src2, address */
 	uint64_t lat, lat_addr;        /* its timed load: binned latency, address */
@@ -51,8 +51,8 @@ struct operands_insn {
 	uint8_t stack;                 /* bit i: val[i] is a stack address */
 };
 
-struct operands_state {
-	struct operands_insn *first, *last;   /* keep entries each */
+struct preload_operands_state {
+	struct preload_operands_insn *first, *last;   /* keep entries each */
 	int keep;                      /* VPROF_INTERP_LEN: instructions recorded */
 	int nfirst, nlast;             /* last[] is a ring: nlast counts all */
 	int lat_skip;                  /* the window's first load is not timed */
@@ -60,14 +60,14 @@ struct operands_state {
 	int last_branch;               /* note index of the last data-dependent branch, -1 */
 };
 
-struct args_state {
+struct preload_args_state {
 	uint64_t call_pc;              /* the call being followed */
 	uint64_t entry;                /* the callee's entry; 0 while in stubs */
 	uint32_t pending;              /* bit a: argument a not read nor written yet */
 	int left;                      /* callee instructions still looked at */
 };
 
-struct window {
+struct preload_window {
 	uint64_t start_pc, start_rsp;
 	uint64_t stack_lo, stack_hi;   /* the thread's stack */
 	uint64_t site;                 /* return address of the code now running, 0 unknown */
@@ -76,8 +76,8 @@ struct window {
 	int n;                         /* instructions committed so far */
 	int closed;                    /* the loop closed: the window ended there */
 	uint64_t *rng;                 /* the thread's xorshift state, for hotlists */
-	struct operands_state ops;
-	struct args_state args;
+	struct preload_operands_state ops;
+	struct preload_args_state args;
 };
 
 /* Run a window from st (the sampled procedure's return address: site,
@@ -85,27 +85,27 @@ struct window {
  * consumer; w->ops.first/last hold keep entries each.
  * Returns the instructions executed; res as interp_run's; w->closed says
  * whether it ended where it started. */
-int preload_window_run(struct window *w, struct interp_state *st, struct interp_thread *th, int keep,
+int preload_window_run(struct preload_window *w, struct interp_state *st, struct interp_thread *th, int keep,
 		       int reach, uint64_t site, struct interp_result *res);
 
 /* A hotlist value sample of the window: kind at pc (absolute) with aux,
  * into the thread's slot of the spool the sample entered. */
-void preload_window_put(struct window *w, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux);
+void preload_window_put(struct preload_window *w, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux);
 
 /* Is v an address in the sampled thread's stack (a frame, not data)? */
-static inline int preload_window_is_stack(const struct window *w, uint64_t v)
+static inline int preload_window_is_stack(const struct preload_window *w, uint64_t v)
 {
 	return v >= w->stack_lo && v < w->stack_hi;
 }
 
 /* operands.c */
-void preload_operands_begin(struct window *w);
-void preload_operands_insn(struct window *w, const struct interp_state *st, const struct interp_record *r);
-void preload_operands_end(struct window *w);
+void preload_operands_begin(struct preload_window *w);
+void preload_operands_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r);
+void preload_operands_end(struct preload_window *w);
 
 /* args.c. _insn sees r before the driver moves depth and site for r's
  * call or return. */
-void preload_args_begin(struct window *w);
-void preload_args_insn(struct window *w, const struct interp_state *st, const struct interp_record *r);
+void preload_args_begin(struct preload_window *w);
+void preload_args_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r);
 
 #endif

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int bucket_parse_by(const char *cmd, const char *arg, enum bucket_by *by)
+int report_bucket_parse_by(const char *cmd, const char *arg, enum report_bucket_by *by)
 {
 	if (!strcmp(arg, "image"))
 		*by = BUCKET_IMAGE;
@@ -31,7 +31,7 @@ int bucket_parse_by(const char *cmd, const char *arg, enum bucket_by *by)
 	return 0;
 }
 
-const char *bucket_by_name(enum bucket_by by)
+const char *report_bucket_by_name(enum report_bucket_by by)
 {
 	static const char *const names[] = { "image", "procedure", "line", "instruction" };
 	return names[by];
@@ -49,8 +49,8 @@ static int epoch_ok(const char *e)
 	return atoi(e) >= 1;
 }
 
-int bucket_source_parse(const char *cmd, const char *spec, const struct report_opts *o,
-			struct bucket_source *s)
+int report_bucket_source_parse(const char *cmd, const char *spec, const struct report_opts *o,
+			struct report_bucket_source *s)
 {
 	const char *at = strrchr(spec, '@');
 	char msg[700];
@@ -77,7 +77,7 @@ int bucket_source_parse(const char *cmd, const char *spec, const struct report_o
 	return 0;
 }
 
-const char *bucket_source_name(const struct bucket_source *s, char *buf, size_t cap)
+const char *report_bucket_source_name(const struct report_bucket_source *s, char *buf, size_t cap)
 {
 	if (s->loaded)
 		snprintf(buf, cap, "%s epoch %s", s->db, s->m.epoch);
@@ -100,7 +100,7 @@ static int all_digits(const char *s)
 }
 
 /* The checks report_model_load does not make, each one message. */
-static int source_check(const char *cmd, const struct bucket_source *s)
+static int source_check(const char *cmd, const struct report_bucket_source *s)
 {
 	struct stat st;
 	char p[700];
@@ -128,8 +128,8 @@ static int source_check(const char *cmd, const struct bucket_source *s)
 	return 0;
 }
 
-int bucket_sources_load(const char *cmd, struct bucket_source *s, size_t n, int ev,
-			enum bucket_by by, unsigned *evout)
+int report_bucket_sources_load(const char *cmd, struct report_bucket_source *s, size_t n, int ev,
+			enum report_bucket_by by, unsigned *evout)
 {
 	char name[700];
 	int rc;
@@ -147,22 +147,22 @@ int bucket_sources_load(const char *cmd, struct bucket_source *s, size_t n, int 
 			unsigned other = report_model_main_event(m, 0);
 			if (!other || other == e)   /* none, or only unsampled rows */
 				fprintf(stderr, "vprof %s: %s (%s) has no samples\n", cmd, s[i].label,
-					bucket_source_name(&s[i], name, sizeof(name)));
+					report_bucket_source_name(&s[i], name, sizeof(name)));
 			else
 				fprintf(stderr, "vprof %s: %s (%s) has no %s samples (its samples are %s; "
 					"choose one with --event)\n", cmd, s[i].label,
-					bucket_source_name(&s[i], name, sizeof(name)),
-					merge_event_name(e ? e : (unsigned)ev), merge_event_name(other));
+					report_bucket_source_name(&s[i], name, sizeof(name)),
+					upcall_event_name(e ? e : (unsigned)ev), upcall_event_name(other));
 			return 1;
 		}
-		/* The buckets' 100%: samples, as bucket_group counts them. */
+		/* The buckets' 100%: samples, as report_bucket_group counts them. */
 		s[i].total = report_model_sampled(m, e);
 	}
 	*evout = e;
 	return 0;
 }
 
-void bucket_sources_free(struct bucket_source *s, size_t n)
+void report_bucket_sources_free(struct report_bucket_source *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (s[i].loaded) {
@@ -172,12 +172,12 @@ void bucket_sources_free(struct bucket_source *s, size_t n)
 }
 
 struct entry {
-	struct bucket b;        /* count unused */
+	struct report_bucket b;        /* count unused */
 	size_t src;
 	uint64_t count;
 };
 
-static enum bucket_by g_by;    /* qsort has no argument; one thread */
+static enum report_bucket_by g_by;    /* qsort has no argument; one thread */
 
 static int strnull(const char *a, const char *b)
 {
@@ -188,7 +188,7 @@ static int strnull(const char *a, const char *b)
 	return strcmp(a, b);
 }
 
-static int cmp_key(const struct bucket *x, const struct bucket *y)
+static int cmp_key(const struct report_bucket *x, const struct report_bucket *y)
 {
 	int r;
 	if ((r = strcmp(x->image, y->image)))
@@ -224,8 +224,8 @@ static int cmp_entry(const void *a, const void *b)
  * interrupts, and flips between 0 and tens of samples from run to run (a
  * "new" bucket that outranked the planted scaling problem). diff and
  * stats compare samples only. */
-void bucket_group(struct bucket_source *s, size_t n, unsigned ev, enum bucket_by by,
-		  struct bucket_set *out)
+void report_bucket_group(struct report_bucket_source *s, size_t n, unsigned ev, enum report_bucket_by by,
+		  struct report_bucket_set *out)
 {
 	size_t ne = 0, cap = 0;
 	struct entry *e = NULL;
@@ -234,7 +234,7 @@ void bucket_group(struct bucket_source *s, size_t n, unsigned ev, enum bucket_by
 	for (size_t i = 0; i < n; i++) {
 		const struct report_model *m = &s[i].m;
 		for (size_t k = 0; k < m->npcs; k++) {
-			const struct model_pc *pc = &m->pcs[k];
+			const struct report_model_pc *pc = &m->pcs[k];
 			if (pc->event != ev || !pc->count || report_image_unsampled(m->images[pc->image].path))
 				continue;
 			e = report_grow(e, &cap, ne, sizeof(*e));
@@ -279,7 +279,7 @@ void bucket_group(struct bucket_source *s, size_t n, unsigned ev, enum bucket_by
 	free(e);
 }
 
-void bucket_set_free(struct bucket_set *bs)
+void report_bucket_set_free(struct report_bucket_set *bs)
 {
 	free(bs->v);
 	free(bs->counts);
@@ -331,7 +331,7 @@ static void add_warning(char **out, size_t cap, size_t *nw, const char *fmt, ...
 	va_end(ap);
 }
 
-size_t bucket_warnings(struct bucket_source *s, size_t n, unsigned ev, enum bucket_by by,
+size_t report_bucket_warnings(struct report_bucket_source *s, size_t n, unsigned ev, enum report_bucket_by by,
 		       char **out, size_t cap)
 {
 	size_t nw = 0;
@@ -351,9 +351,9 @@ size_t bucket_warnings(struct bucket_source *s, size_t n, unsigned ev, enum buck
 	}
 	/* Rebuilt images: same path, another build-id. */
 	for (size_t i = 0; i < s[0].m.nimages; i++) {
-		const struct model_image *a = &s[0].m.images[i];
+		const struct report_model_image *a = &s[0].m.images[i];
 		for (size_t j = 1; j < n; j++) {
-			const struct model_image *b = NULL;
+			const struct report_model_image *b = NULL;
 			for (size_t k = 0; k < s[j].m.nimages && !b; k++)
 				if (!strcmp(s[j].m.images[k].path, a->path))
 					b = &s[j].m.images[k];
@@ -381,7 +381,7 @@ size_t bucket_warnings(struct bucket_source *s, size_t n, unsigned ev, enum buck
 	return nw;
 }
 
-const char *bucket_text(const struct bucket *b, enum bucket_by by, char *buf, size_t cap)
+const char *report_bucket_text(const struct report_bucket *b, enum report_bucket_by by, char *buf, size_t cap)
 {
 	switch (by) {
 	case BUCKET_IMAGE:
@@ -403,34 +403,34 @@ const char *bucket_text(const struct bucket *b, enum bucket_by by, char *buf, si
 
 /* The bucket's columns: in text, its name then its image (after the
  * numbers: tpos 1); in JSON, procedure, file and line or pc, then image. */
-void bucket_table_cols(struct table *t, enum bucket_by by)
+void report_bucket_table_cols(struct report_table *t, enum report_bucket_by by)
 {
 	if (by != BUCKET_IMAGE) {
-		table_col(t, (struct table_col){ .head = "bucket", .type = TABLE_STR, .gap = 2, .tpos = 1 });
-		table_col(t, (struct table_col){ .key = "procedure", .type = TABLE_STR });
+		report_table_col(t, (struct report_table_col){ .head = "bucket", .type = TABLE_STR, .gap = 2, .tpos = 1 });
+		report_table_col(t, (struct report_table_col){ .key = "procedure", .type = TABLE_STR });
 	}
 	if (by == BUCKET_LINE) {
-		table_col(t, (struct table_col){ .key = "file", .type = TABLE_STR });
-		table_col(t, (struct table_col){ .key = "line", .type = TABLE_INT });
+		report_table_col(t, (struct report_table_col){ .key = "file", .type = TABLE_STR });
+		report_table_col(t, (struct report_table_col){ .key = "line", .type = TABLE_INT });
 	}
 	if (by == BUCKET_INSN)
-		table_col(t, (struct table_col){ .key = "pc", .type = TABLE_UINT, .jfmt = "\"%#llx\"" });
-	table_col(t, (struct table_col){ .head = "image", .key = "image", .type = TABLE_STR, .gap = 2,
+		report_table_col(t, (struct report_table_col){ .key = "pc", .type = TABLE_UINT, .jfmt = "\"%#llx\"" });
+	report_table_col(t, (struct report_table_col){ .head = "image", .key = "image", .type = TABLE_STR, .gap = 2,
 					 .tpos = 1 });
 }
 
-void bucket_table_row(struct table *t, const struct bucket *b, enum bucket_by by)
+void report_bucket_table_row(struct report_table *t, const struct report_bucket *b, enum report_bucket_by by)
 {
 	char buf[1200];
 	if (by != BUCKET_IMAGE) {
-		table_str(t, bucket_text(b, by, buf, sizeof(buf)));
-		table_str(t, b->proc);
+		report_table_str(t, report_bucket_text(b, by, buf, sizeof(buf)));
+		report_table_str(t, b->proc);
 	}
 	if (by == BUCKET_LINE) {
-		table_str(t, b->file);
-		table_int(t, b->line);
+		report_table_str(t, b->file);
+		report_table_int(t, b->line);
 	}
 	if (by == BUCKET_INSN)
-		table_uint(t, b->vaddr);
-	table_str(t, b->image);
+		report_table_uint(t, b->vaddr);
+	report_table_str(t, b->image);
 }

@@ -34,6 +34,7 @@
  * The thresholds written are those, so a level's name on a latency bin
  * means what a sample can tell (--plain skips this step).
  */
+#include "reports/builtin.h"
 #include "reports/value_model.h"
 #include "upcall/xorshift.h"
 
@@ -210,7 +211,7 @@ static double geomean(double a, double b)
 /* Names by position and working sets: the last level is DRAM when it
  * starts at 8 MiB or more, the one before it the LLC; three levels start
  * with L1/L2 (the TSC cannot split them); else L1, L2, ... */
-static void name_levels(struct value_level *lv, int g)
+static void name_levels(struct report_value_level *lv, int g)
 {
 	for (int i = 0; i < g; i++) {
 		int dram = i == g - 1 && g > 1 && lv[i].from_bytes >= (8u << 20);
@@ -228,7 +229,7 @@ static void name_levels(struct value_level *lv, int g)
 }
 
 /* Group sizes into levels (see the top). Returns the number of levels. */
-static int find_levels(const uint64_t *size, const double *lat, int n, struct value_level *lv)
+static int find_levels(const uint64_t *size, const double *lat, int n, struct report_value_level *lv)
 {
 	int first[NSIZES], last[NSIZES], g = 0;
 	for (int i = 0; i < n; i++) {
@@ -312,7 +313,7 @@ static int chase_child(uint64_t bytes, long ms)
 }
 
 /* A level's binned latencies as value samples saw them. */
-#define DIST_BINS (MERGE_HOT_N * 4)
+#define DIST_BINS (SPOOL_HOT_N * 4)
 struct dist {
 	uint64_t bin[DIST_BINS];
 	double est[DIST_BINS];
@@ -358,12 +359,12 @@ static int sampled(uint64_t bytes, long ms, struct dist *d, char *why, size_t ca
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		snprintf(why, cap, "the sampled chase over %s bytes failed", sz);
 	} else {
-		struct value_model vm;
+		struct report_value_model vm;
 		struct report_opts o = { .db = dir };
-		const struct value_hot *best = NULL;
-		if (value_model_load(&vm, &o, "calibrate") == 0) {
+		const struct report_value_hot *best = NULL;
+		if (report_value_model_load(&vm, &o, "calibrate") == 0) {
 			for (size_t i = 0; i < vm.nhot; i++)
-				if (vm.hot[i].kind == MERGE_VK_LATENCY &&
+				if (vm.hot[i].kind == SPOOL_VK_LATENCY &&
 				    (!best || vm.hot[i].h.vtot > best->h.vtot))
 					best = &vm.hot[i];
 			if (best && best->h.vtot >= 100) {
@@ -372,14 +373,14 @@ static int sampled(uint64_t bytes, long ms, struct dist *d, char *why, size_t ca
 				d->vtot = (double)best->h.vtot;
 				for (uint32_t j = 0; j < best->h.n && d->n < DIST_BINS; j++) {
 					d->bin[d->n] = best->h.e[j].value;
-					d->est[d->n++] = merge_hot_estimate(&best->h, (int)j);
+					d->est[d->n++] = spool_hot_estimate(&best->h, (int)j);
 				}
 				rc = 0;
 			} else {
 				snprintf(why, cap, "the sampled chase over %s bytes timed %llu loads (< 100)", sz,
 					 best ? (unsigned long long)best->h.vtot : 0ull);
 			}
-			value_model_free(&vm);
+			report_value_model_free(&vm);
 		} else {
 			snprintf(why, cap, "the sampled chase over %s bytes left no profile", sz);
 		}
@@ -457,7 +458,7 @@ static uint64_t median(const struct dist *d)
 }
 
 /* Merge level i+1 into level i (neither can be told apart). */
-static void merge_level(struct value_level *lv, struct dist *d, int *g, int i)
+static void merge_level(struct report_value_level *lv, struct dist *d, int *g, int i)
 {
 	dist_add(&d[i], &d[i + 1]);
 	lv[i].to_bytes = lv[i + 1].to_bytes;
@@ -470,7 +471,7 @@ static void merge_level(struct value_level *lv, struct dist *d, int *g, int i)
  * middle as samples see it, drop or merge levels until each keeps KEEP of
  * its samples inside its bounds, and set thresholds and typical latencies from the samples. Returns the
  * new number of levels, or -1 after a message (lv unchanged). */
-static int sample_levels(struct value_level *lv, int g, uint64_t max_size, long ms, double *in, double *nsamp,
+static int sample_levels(struct report_value_level *lv, int g, uint64_t max_size, long ms, double *in, double *nsamp,
 			 uint64_t *sbytes, uint64_t (*gaps)[2], int *ngaps)
 {
 	struct dist d[VALUE_LEVELS_MAX];
@@ -599,7 +600,7 @@ int cmd_calibrate(int argc, char **argv)
 	munmap(mem, c.max_size);
 	free(t);
 
-	struct value_level lv[VALUE_LEVELS_MAX];
+	struct report_value_level lv[VALUE_LEVELS_MAX];
 	int g = find_levels(sizes, lat, n, lv);
 	double in[VALUE_LEVELS_MAX], nsamp[VALUE_LEVELS_MAX];
 	uint64_t sbytes[VALUE_LEVELS_MAX], gaps[VALUE_LEVELS_MAX][2];
@@ -612,7 +613,7 @@ int cmd_calibrate(int argc, char **argv)
 			sampled_ok = 1;
 		}
 	}
-	if ((rc = value_calib_write(o.db, lv, g, (uint64_t)(ovh + 0.5))) < 0) {
+	if ((rc = report_value_calib_write(o.db, lv, g, (uint64_t)(ovh + 0.5))) < 0) {
 		fprintf(stderr, "vprof calibrate: cannot write %s/calibration: %s\n", o.db, strerror(-rc));
 		return 1;
 	}

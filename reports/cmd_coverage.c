@@ -7,6 +7,7 @@
  * interpreter stopped on, most frequent first. Report on stderr or FILE;
  * exit status CMD's.
  */
+#include "reports/builtin.h"
 #include "reports/report.h"
 #include "reports/verify_results.h"
 #include "interp/interp.h"
@@ -39,8 +40,8 @@ static void help(void)
 
 int cmd_coverage(int argc, char **argv)
 {
-	struct verify_opts o;
-	int rc = verify_parse_opts("coverage", argc, argv, help, &o);
+	struct report_verify_opts o;
+	int rc = report_verify_parse_opts("coverage", argc, argv, help, &o);
 	if (rc >= 0)
 		return rc;
 	const char *dbopt = o.db, *freq = o.freq, *out = o.out;
@@ -49,24 +50,24 @@ int cmd_coverage(int argc, char **argv)
 
 	const char *db = report_db_path(dbopt);
 	char tag[80];
-	int status = verify_launch(db, freq, o.cmd, tag, sizeof tag);
+	int status = report_verify_launch(db, freq, o.cmd, tag, sizeof tag);
 	if (status < 0) {
 		fprintf(stderr, "vprof coverage: cannot start: %m\n");
 		return 1;
 	}
-	struct verify_sum s;
-	struct verify_top top[20];
+	struct report_verify_sum s;
+	struct report_verify_top top[20];
 	FILE *f = out ? fopen(out, "w") : stderr;
 	if (!f) {
 		fprintf(stderr, "vprof coverage: %s: %m\n", out);
 		f = stderr;
 	}
-	if (verify_collect(db, tag, &s) < 0 || s.files == 0) {
+	if (report_verify_collect(db, tag, &s) < 0 || s.files == 0) {
 		fprintf(f, "vprof coverage: no results in %s/verify (was CMD profiled?)\n", db);
 		goto out;
 	}
-	const struct verify_file *t = &s.tot;
-	size_t ntop = verify_top_unhandled(t, top, 20);
+	const struct preload_verify_file *t = &s.tot;
+	size_t ntop = report_verify_top_unhandled(t, top, 20);
 	if (json) {
 		fprintf(f, "{\"command\": \"coverage\", \"tag\": ");
 		report_json_str(f, tag);
@@ -75,28 +76,28 @@ int cmd_coverage(int argc, char **argv)
 			"\"first_insn_coverage\": %.6f, ",
 			s.files, s.interp_len, (unsigned long long)t->samples, (unsigned long long)t->runs,
 			(unsigned long long)t->interpreted, (unsigned long long)t->unhandled,
-			verify_coverage(t), verify_first_coverage(t));
-		verify_json_stops(f, t);
+			report_verify_coverage(t), report_verify_first_coverage(t));
+		report_verify_json_stops(f, t);
 		fprintf(f, ", ");
-		verify_json_top(f, top, ntop);
+		report_verify_json_top(f, top, ntop);
 		fprintf(f, ", \"status\": %d}\n",
 			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 	} else {
 		fprintf(f, "vprof coverage: %.3f%% (%llu instructions interpreted, %llu runs stopped on "
 			"an unhandled instruction; %llu runs of up to %u, %d process%s)\n",
-			100 * verify_coverage(t), (unsigned long long)t->interpreted,
+			100 * report_verify_coverage(t), (unsigned long long)t->interpreted,
 			(unsigned long long)t->unhandled, (unsigned long long)t->runs, s.interp_len,
 			s.files, s.files == 1 ? "" : "es");
-		fprintf(f, "  first-instruction coverage %.3f%%\n", 100 * verify_first_coverage(t));
-		verify_print_stops(f, t);
+		fprintf(f, "  first-instruction coverage %.3f%%\n", 100 * report_verify_first_coverage(t));
+		report_verify_print_stops(f, t);
 		if (ntop)
 			fprintf(f, "  top unhandled instructions:\n");
 		for (size_t i = 0; i < ntop; i++)
-			fprintf(f, "    %-14s %-12s %llu\n", verify_mnem_name(top[i].mnemonic),
+			fprintf(f, "    %-14s %-12s %llu\n", report_verify_mnem_name(top[i].mnemonic),
 				interp_stop_name((int)top[i].stop), (unsigned long long)top[i].count);
 	}
 out:
-	verify_sum_free(&s);
+	report_verify_sum_free(&s);
 	if (f != stderr)
 		fclose(f);
 	return report_exit_like(status);

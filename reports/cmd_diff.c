@@ -26,6 +26,7 @@
  * first line says the result in words (headline()), for a reader who has
  * not met these terms.
  */
+#include "reports/builtin.h"
 #include "reports/buckets.h"
 
 #include <getopt.h>
@@ -70,7 +71,7 @@ static const char kHelp[] =
 	"                   then one object per row\n";
 
 struct diff_opts {
-	enum bucket_by by;
+	enum report_bucket_by by;
 	enum rank rank;
 	long min_count;
 	double work[2], load[2];
@@ -100,7 +101,7 @@ static int on_extra(int ch, const char *arg, void *ctx)
 	char *end;
 	switch (ch) {
 	case OPT_BY:
-		return bucket_parse_by("diff", arg, &d->by);
+		return report_bucket_parse_by("diff", arg, &d->by);
 	case OPT_RANK:
 		for (int r = 0; r < 4; r++)
 			if (!strcmp(arg, kRankName[r])) {
@@ -131,7 +132,7 @@ static int on_extra(int ch, const char *arg, void *ctx)
 }
 
 struct row {
-	const struct bucket *b;
+	const struct report_bucket *b;
 	uint64_t m[2];            /* A, B */
 	double share[2];          /* percent of each run's samples */
 	double ratio;             /* m2/m1; INFINITY when m1 = 0 */
@@ -140,12 +141,12 @@ struct row {
 };
 
 static enum rank g_rank;
-static enum bucket_by g_by;
+static enum report_bucket_by g_by;
 
 static int name_cmp(const struct row *x, const struct row *y)
 {
 	char b1[1200], b2[1200];
-	int r = strcmp(bucket_text(x->b, g_by, b1, sizeof(b1)), bucket_text(y->b, g_by, b2, sizeof(b2)));
+	int r = strcmp(report_bucket_text(x->b, g_by, b1, sizeof(b1)), report_bucket_text(y->b, g_by, b2, sizeof(b2)));
 	return r ? r : strcmp(x->b->image, y->b->image);
 }
 
@@ -192,13 +193,13 @@ static void json_num(double v)
 /* The rows: rank (JSON only), the bucket (in text: last), the counts, the
  * shares and the ranks' measures; in text a measure that cannot be had is
  * "-", an infinite ratio (m1 = 0) "new", and above 1e6 one has 3 digits. */
-static void diff_cols(struct table *t, enum bucket_by by)
+static void diff_cols(struct report_table *t, enum report_bucket_by by)
 {
-	table_init(t);
-	table_col(t, (struct table_col){ .key = "rank", .type = TABLE_UINT });
-	bucket_table_cols(t, by);
-	table_col(t, (struct table_col){ .head = "A", .key = "a", .type = TABLE_UINT, .width = 8 });
-	table_col(t, (struct table_col){ .head = "B", .key = "b", .type = TABLE_UINT, .width = 8 });
+	report_table_init(t);
+	report_table_col(t, (struct report_table_col){ .key = "rank", .type = TABLE_UINT });
+	report_bucket_table_cols(t, by);
+	report_table_col(t, (struct report_table_col){ .head = "A", .key = "a", .type = TABLE_UINT, .width = 8 });
+	report_table_col(t, (struct report_table_col){ .head = "B", .key = "b", .type = TABLE_UINT, .width = 8 });
 	static const struct { const char *head, *key, *fmt, *inf; int width; } m[] = {
 		{ "A%", "share_a", "%.2f", NULL, 7 },
 		{ "B%", "share_b", "%.2f", NULL, 7 },
@@ -209,16 +210,16 @@ static void diff_cols(struct table *t, enum bucket_by by)
 		{ "pow-sat", "saturation_power", "%.2f", NULL, 9 },
 	};
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		table_col(t, m[i].fmt ? (struct table_col){ .head = m[i].head, .key = m[i].key,
+		report_table_col(t, m[i].fmt ? (struct report_table_col){ .head = m[i].head, .key = m[i].key,
 							   .type = TABLE_DBL, .width = m[i].width,
 							   .fmt = m[i].fmt, .fmt_big = "%.3g",
 							   .inf = m[i].inf }
-				      : (struct table_col){ .key = m[i].key, .type = TABLE_BOOL });
+				      : (struct report_table_col){ .key = m[i].key, .type = TABLE_BOOL });
 }
 
 /* The first line, in words: how much more the more stressed run took,
  * and the top row's change (its samples and its share of each run). */
-static void headline(char *out, size_t cap, const struct bucket_source *src, int s1, int s2,
+static void headline(char *out, size_t cap, const struct report_bucket_source *src, int s1, int s2,
 		     unsigned ev, const struct diff_opts *d, const struct row *top)
 {
 	static const char *const kRankWords[] = { "ratio", "difference",
@@ -229,13 +230,13 @@ static void headline(char *out, size_t cap, const struct bucket_source *src, int
 	uint64_t p1 = report_model_period_ns(&src[s1].m), p2 = report_model_period_ns(&src[s2].m);
 	int same = !p1 || !p2 || fabs((double)p1 - (double)p2) <= 0.1 * (double)p1;
 	const char *what = !same ? "the samples" : report_event_is_clock(ev) ? "the CPU time"
-		: ev == MERGE_EV_CYCLES ? "the cycles" : ev == MERGE_EV_INSTRUCTIONS ? "the instructions"
+		: ev == UPCALL_EV_CYCLES ? "the cycles" : ev == UPCALL_EV_INSTRUCTIONS ? "the instructions"
 		: "the samples";
 	const char *L1 = src[s1].label, *L2 = src[s2].label;
 	double x = (double)src[s2].total / (double)src[s1].total;
 	int n = snprintf(out, cap, "%s (%s) took %.2fx %s of %s (%s): %llu samples vs %llu; ", L2,
-			 bucket_source_name(&src[s2], n2, sizeof(n2)), x, what, L1,
-			 bucket_source_name(&src[s1], n1, sizeof(n1)), (unsigned long long)src[s2].total,
+			 report_bucket_source_name(&src[s2], n2, sizeof(n2)), x, what, L1,
+			 report_bucket_source_name(&src[s1], n1, sizeof(n1)), (unsigned long long)src[s2].total,
 			 (unsigned long long)src[s1].total);
 	if (n < 0 || (size_t)n >= cap)
 		return;
@@ -244,7 +245,7 @@ static void headline(char *out, size_t cap, const struct bucket_source *src, int
 		snprintf(out, cap, "no bucket has %ld samples in either run", d->min_count);
 		return;
 	}
-	const char *b = bucket_text(top->b, d->by, name, sizeof(name));
+	const char *b = report_bucket_text(top->b, d->by, name, sizeof(name));
 	double u1 = top->share[s1], u2 = top->share[s2];
 	n = snprintf(out, cap, "ranked by %s, the top change is %s: ", kRankWords[rank], b);
 	if (n < 0 || (size_t)n >= cap)
@@ -286,7 +287,7 @@ int cmd_diff(int argc, char **argv)
 	};
 	struct diff_opts d = { .by = BUCKET_PROC, .rank = RANK_RATIO, .min_count = 10, .saturation = 100 };
 	struct report_opts o = { .limit = 40 };
-	struct bucket_source src[2];
+	struct report_bucket_source src[2];
 	int rc = report_opts_parse(&cmd, argc, argv, &o, &d);
 	if (rc >= 0)
 		return rc;
@@ -296,11 +297,11 @@ int cmd_diff(int argc, char **argv)
 	strcpy(src[0].label, "A");
 	strcpy(src[1].label, "B");
 	for (int i = 0; i < 2; i++)
-		if ((rc = bucket_source_parse("diff", argv[o.next + i], &o, &src[i])))
+		if ((rc = report_bucket_source_parse("diff", argv[o.next + i], &o, &src[i])))
 			return rc;
 	unsigned ev;
-	if ((rc = bucket_sources_load("diff", src, 2, o.event, d.by, &ev))) {
-		bucket_sources_free(src, 2);
+	if ((rc = report_bucket_sources_load("diff", src, 2, o.event, d.by, &ev))) {
+		report_bucket_sources_free(src, 2);
 		return rc;
 	}
 
@@ -331,8 +332,8 @@ int cmd_diff(int argc, char **argv)
 	else
 		memcpy(l, w, sizeof(l));
 
-	struct bucket_set bs;
-	bucket_group(src, 2, ev, d.by, &bs);
+	struct report_bucket_set bs;
+	report_bucket_group(src, 2, ev, d.by, &bs);
 	struct row *rows = calloc(bs.n ? bs.n : 1, sizeof(*rows));
 	if (!rows) {
 		perror("vprof diff");
@@ -340,7 +341,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	size_t nr = 0, hidden = 0;
 	for (size_t i = 0; i < bs.n; i++) {
-		const struct bucket *b = &bs.v[i];
+		const struct report_bucket *b = &bs.v[i];
 		if ((long)b->count[0] < d.min_count && (long)b->count[1] < d.min_count) {
 			hidden++;
 			continue;
@@ -362,26 +363,26 @@ int cmd_diff(int argc, char **argv)
 	qsort(rows, nr, sizeof(*rows), cmp_row);
 
 	char *warn[8];
-	size_t nw = bucket_warnings(src, 2, ev, d.by, warn, 8);
+	size_t nw = report_bucket_warnings(src, 2, ev, d.by, warn, 8);
 	const char *L1 = src[s1].label, *L2 = src[s2].label;
 	char name[700];
 	size_t shown = o.limit > 0 && (size_t)o.limit < nr ? (size_t)o.limit : nr;
-	struct table t;
+	struct report_table t;
 	diff_cols(&t, d.by);
 	for (size_t i = 0; i < shown; i++) {
 		const struct row *r = &rows[i];
-		table_row(&t);
-		table_uint(&t, i + 1);
-		bucket_table_row(&t, r->b, d.by);
-		table_uint(&t, r->m[0]);
-		table_uint(&t, r->m[1]);
-		table_dbl(&t, r->share[0]);
-		table_dbl(&t, r->share[1]);
-		table_dbl(&t, r->ratio);
-		table_bool(&t, isinf(r->ratio));
-		table_dbl(&t, r->diff);
-		table_dbl(&t, r->lin);
-		table_dbl(&t, r->pow);
+		report_table_row(&t);
+		report_table_uint(&t, i + 1);
+		report_bucket_table_row(&t, r->b, d.by);
+		report_table_uint(&t, r->m[0]);
+		report_table_uint(&t, r->m[1]);
+		report_table_dbl(&t, r->share[0]);
+		report_table_dbl(&t, r->share[1]);
+		report_table_dbl(&t, r->ratio);
+		report_table_bool(&t, isinf(r->ratio));
+		report_table_dbl(&t, r->diff);
+		report_table_dbl(&t, r->lin);
+		report_table_dbl(&t, r->pow);
 	}
 	char words[2000];
 	headline(words, sizeof(words), src, s1, s2, ev, &d, nr ? &rows[0] : NULL);
@@ -391,7 +392,7 @@ int cmd_diff(int argc, char **argv)
 	if (o.json) {
 		printf("{\"summary\":true,\"headline\":");
 		report_json_str(stdout, words);
-		printf(",\"event\":\"%s\",\"by\":\"%s\"", merge_event_name(ev), bucket_by_name(d.by));
+		printf(",\"event\":\"%s\",\"by\":\"%s\"", upcall_event_name(ev), report_bucket_by_name(d.by));
 		for (int k = 0; k < 2; k++) {
 			printf(",\"%s\":{\"db\":", k ? "b" : "a");
 			report_json_str(stdout, src[k].db);
@@ -414,13 +415,13 @@ int cmd_diff(int argc, char **argv)
 			report_json_str(stdout, warn[i]);
 		}
 		printf("]}\n");
-		table_json_lines(&t, stdout);
+		report_table_json_lines(&t, stdout);
 	} else {
 		printf("%s\n\n", words);
-		printf("vprof diff: event %s, by %s\n", merge_event_name(ev), bucket_by_name(d.by));
+		printf("vprof diff: event %s, by %s\n", upcall_event_name(ev), report_bucket_by_name(d.by));
 		for (int k = 0; k < 2; k++)
 			printf("  %s = %s: %llu samples\n", src[k].label,
-			       bucket_source_name(&src[k], name, sizeof(name)), (unsigned long long)src[k].total);
+			       report_bucket_source_name(&src[k], name, sizeof(name)), (unsigned long long)src[k].total);
 		printf("more stressed (run 2): %s, by %s (%s %g vs %g); ratio = %s/%s, difference = w%s*m%s - w%s*m%s\n",
 		       L2, stress_by, stress_by,
 		       !strcmp(stress_by, "load") ? d.load[s2] : !strcmp(stress_by, "work") ? d.work[s2] : T[s2],
@@ -437,7 +438,7 @@ int cmd_diff(int argc, char **argv)
 		for (size_t i = 0; i < nw; i++)
 			printf("warning: %s\n", warn[i]);
 		printf("\n");
-		table_text(&t, stdout);
+		report_table_text(&t, stdout);
 		if (shown < nr)
 			printf("%8s (%zu more rows; -n 0 shows all)\n", "...", nr - shown);
 		if (!nr)
@@ -445,9 +446,9 @@ int cmd_diff(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nw; i++)
 		free(warn[i]);
-	table_free(&t);
+	report_table_free(&t);
 	free(rows);
-	bucket_set_free(&bs);
-	bucket_sources_free(src, 2);
+	report_bucket_set_free(&bs);
+	report_bucket_sources_free(src, 2);
 	return report_finish_stdout(0);
 }

@@ -3,6 +3,7 @@
  * DCPI's did: merges go to the current one; `new` starts the next, so a
  * later report (or diff) can compare before and after.
  */
+#include "reports/builtin.h"
 #include "reports/report.h"
 #include "merge/profile.h"
 

@@ -4,6 +4,7 @@
  * folded stacks for flame graphs, JSON for anything else. A thin command:
  * the model is loaded with lines, and a writer in export_*.c takes it.
  */
+#include "reports/builtin.h"
 #include "reports/report.h"
 #include "reports/export.h"
 #include "reports/value_model.h"
@@ -74,18 +75,18 @@ int cmd_export(int argc, char **argv)
 		return report_usage("export", "--format pprof writes a binary file: give -o FILE");
 	if (pprof) {
 		/* With the value hotlists, as samples of a third type. */
-		struct value_model vm;
-		if ((rc = value_model_load(&vm, &o, "export")))
+		struct report_value_model vm;
+		if ((rc = report_value_model_load(&vm, &o, "export")))
 			return rc;
 		unsigned ev = report_model_main_event(&vm.m, o.event);
 		if (!ev) {
 			fprintf(stderr, "vprof export: no samples in %s epoch %s%s%s\n", vm.m.db, vm.m.epoch,
-				o.event ? " for event " : "", o.event ? merge_event_name(o.event) : "");
-			value_model_free(&vm);
+				o.event ? " for event " : "", o.event ? upcall_event_name(o.event) : "");
+			report_value_model_free(&vm);
 			return 1;
 		}
 		rc = report_export_pprof(&vm.m, ev, a.out, &vm) ? 1 : 0;
-		value_model_free(&vm);
+		report_value_model_free(&vm);
 		return rc;
 	}
 	if ((rc = report_model_load(&m, o.db, o.epoch, o.event, 1, "export")))
@@ -93,7 +94,7 @@ int cmd_export(int argc, char **argv)
 	unsigned ev = report_model_main_event(&m, o.event);
 	if (!ev && strcmp(a.format, "json")) {
 		fprintf(stderr, "vprof export: no samples in %s epoch %s%s%s\n", m.db, m.epoch,
-			o.event ? " for event " : "", o.event ? merge_event_name(o.event) : "");
+			o.event ? " for event " : "", o.event ? upcall_event_name(o.event) : "");
 		report_model_free(&m);
 		return 1;
 	}

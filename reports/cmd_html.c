@@ -10,8 +10,9 @@
  * (reports/html/, scripts/embed.sh) and inlined, and a Content-Security-
  * Policy of default-src 'none' keeps a browser from fetching anything
  * even if a name in the profile looked like a URL. Every string from the
- * profile goes through html_text() or html_json_str().
+ * profile goes through report_html_text() or report_html_json_str().
  */
+#include "reports/builtin.h"
 #include "reports/html.h"
 #include "reports/list.h"
 #include "reports/symbolize.h"
@@ -138,7 +139,7 @@ static struct proc_row *proc_rows(const struct report_model *m, unsigned ev, siz
 	size_t *ord = report_model_by_proc(m, ev, &n);
 	struct proc_row *r = NULL;
 	for (size_t i = 0; i < n; i++) {
-		const struct model_pc *pc = &m->pcs[ord[i]];
+		const struct report_model_pc *pc = &m->pcs[ord[i]];
 		if (nr && r[nr - 1].image == pc->image && r[nr - 1].proc == pc->proc) {
 			r[nr - 1].samples += pc->count;
 			continue;
@@ -164,64 +165,64 @@ static double pct(uint64_t v, uint64_t total)
 	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
-static void write_hotlist(FILE *f, struct value_model *vm, const struct value_hot *v)
+static void write_hotlist(FILE *f, struct report_value_model *vm, const struct report_value_hot *v)
 {
 	char vb[128], sb[600];
 	fprintf(f, "<tr class=\"hot\"><td></td><td></td><td></td><td><span class=\"kind\">");
-	html_text(f, merge_hot_kind_name(v->kind));
-	fprintf(f, "</span> vtot %llu thld %.3f nv %u:", (unsigned long long)v->h.vtot, merge_hot_p(&v->h),
+	report_html_text(f, spool_hot_kind_name(v->kind));
+	fprintf(f, "</span> vtot %llu thld %.3f nv %u:", (unsigned long long)v->h.vtot, spool_hot_p(&v->h),
 		v->h.n);
 	for (uint32_t e = 0; e < v->h.n && e < 8; e++) {
-		struct value_where w;
+		struct report_value_where w;
 		fprintf(f, "%s <span class=\"val\">", e ? "," : "");
-		html_text(f, value_text(vm, v, e, vb, sizeof(vb)));
-		fprintf(f, "</span> %.1f%%", 100 * value_share(&v->h, (int)e));
-		if (value_kind_by_site(v->kind)) {
+		report_html_text(f, report_value_text(vm, v, e, vb, sizeof(vb)));
+		fprintf(f, "</span> %.1f%%", 100 * report_value_share(&v->h, (int)e));
+		if (report_value_kind_by_site(v->kind)) {
 			fputs(" from ", f);
-			html_text(f, value_site(vm, v->image, v->h.e[e].aux, &w) ? "?" : value_source(&w, sb, sizeof(sb)));
-		} else if (v->kind == MERGE_VK_ADDR_LATENCY) {
+			report_html_text(f, report_value_site(vm, v->image, v->h.e[e].aux, &w) ? "?" : report_value_source(&w, sb, sizeof(sb)));
+		} else if (v->kind == SPOOL_VK_ADDR_LATENCY) {
 			fputs(" at ", f);
-			html_text(f, value_fmt(vm, MERGE_VK_LATENCY, v->image, v->h.e[e].aux, vb, sizeof(vb)));
+			report_html_text(f, report_value_fmt(vm, SPOOL_VK_LATENCY, v->image, v->h.e[e].aux, vb, sizeof(vb)));
 		}
 	}
 	fprintf(f, "%s</td></tr>\n", v->h.n > 8 ? ", &hellip;" : "");
 }
 
 /* One procedure's annotated disassembly, as vprof list prints it. */
-static void write_listing(FILE *f, struct value_model *vm, const struct proc_row *r, size_t k,
+static void write_listing(FILE *f, struct report_value_model *vm, const struct proc_row *r, size_t k,
 			  struct src_cache *sc)
 {
-	const struct model_image *im = &vm->m.images[r->image];
-	struct value_where w;
-	struct insn *in;
-	value_where(vm, r->image, r->vaddr, &w);
-	struct target t = { r->image, w.start, w.size, r->proc, r->samples };
-	size_t n = list_disassemble(vm, &t, &in);
+	const struct report_model_image *im = &vm->m.images[r->image];
+	struct report_value_where w;
+	struct report_insn *in;
+	report_value_where(vm, r->image, r->vaddr, &w);
+	struct report_target t = { r->image, w.start, w.size, r->proc, r->samples };
+	size_t n = report_list_disassemble(vm, &t, &in);
 	const char *last_file = NULL;
 	int last_line = -1;
 	char sb[600];
 
 	fprintf(f, "<div class=\"proc\" id=\"dis-%zu\">\n<h3>", k);
-	html_text(f, r->proc);
+	report_html_text(f, r->proc);
 	fprintf(f, "</h3>\n<p class=\"meta\">");
-	html_text(f, im->path);
+	report_html_text(f, im->path);
 	fprintf(f, " &middot; %llu samples (%.2f%% of %llu)</p>\n", (unsigned long long)r->samples,
 		pct(r->samples, vm->total), (unsigned long long)vm->total);
 	fprintf(f, "<table class=\"dis\"><thead><tr><th>samples</th><th>share</th><th>pc</th>"
 		   "<th>instruction</th></tr></thead><tbody>\n");
 	for (size_t i = 0; i < n; i++) {
-		uint64_t c = value_pc_samples(vm, r->image, in[i].vaddr);
-		struct value_where lw = { 0 };
-		size_t lo, hi = list_hot_range(vm, r->image, in[i].vaddr, &lo);
+		uint64_t c = report_value_pc_samples(vm, r->image, in[i].vaddr);
+		struct report_value_where lw = { 0 };
+		size_t lo, hi = report_list_hot_range(vm, r->image, in[i].vaddr, &lo);
 		if (im->sym && report_sym_source_line(im->sym, in[i].vaddr, &lw.file, &lw.line) != 0)
 			lw.file = NULL;
 		if (lw.file && (lw.file != last_file || lw.line != last_line)) {
 			const struct src_file *s = src_open(sc, lw.file);
 			fprintf(f, "<tr class=\"src\"><td></td><td></td><td colspan=\"2\">");
-			html_text(f, value_source(&lw, sb, sizeof(sb)));
+			report_html_text(f, report_value_source(&lw, sb, sizeof(sb)));
 			if (s->text && lw.line >= 1 && (size_t)lw.line <= s->nlines) {
 				fputs("  <span class=\"text\">", f);
-				html_text(f, s->line[lw.line - 1]);
+				report_html_text(f, s->line[lw.line - 1]);
 				fputs("</span>", f);
 			}
 			fputs("</td></tr>\n", f);
@@ -237,7 +238,7 @@ static void write_listing(FILE *f, struct value_model *vm, const struct proc_row
 		else
 			fputs("<tr class=\"insn\"><td></td><td></td>", f);
 		fprintf(f, "<td>%#llx</td><td>", (unsigned long long)in[i].vaddr);
-		html_text(f, in[i].text);
+		report_html_text(f, in[i].text);
 		fputs("</td></tr>\n", f);
 		for (size_t j = lo; j < hi; j++)
 			write_hotlist(f, vm, &vm->hot[j]);
@@ -251,7 +252,7 @@ static int annotatable(const struct proc_row *r)
 	return strcmp(r->proc, "[unknown]") && strcmp(r->proc, "[no symbol]");
 }
 
-/* Which listing of the page a procedure has (html_listing_fn). */
+/* Which listing of the page a procedure has (report_html_listing_fn). */
 struct listings {
 	const struct proc_row *rows;
 	const size_t *anchor;
@@ -267,7 +268,7 @@ static size_t listing_of(void *ctx, uint32_t image, const char *proc)
 	return 0;
 }
 
-static void write_page(FILE *f, struct value_model *vm, long nprocs)
+static void write_page(FILE *f, struct report_value_model *vm, long nprocs)
 {
 	const struct report_model *m = &vm->m;
 	const struct merge_stats *s = &m->stats;
@@ -286,14 +287,14 @@ static void write_page(FILE *f, struct value_model *vm, long nprocs)
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n<title>vprof: ", f);
-	html_text(f, m->db);
+	report_html_text(f, m->db);
 	fprintf(f, " epoch %s</title>\n<style>\n", m->epoch);
-	fwrite(html_asset_report_css, 1, html_asset_report_css_len, f);
+	fwrite(report_html_asset_report_css, 1, report_html_asset_report_css_len, f);
 	fputs("</style>\n</head>\n<body>\n<h1>vprof profile</h1>\n<p class=\"meta\">database ", f);
-	html_text(f, m->db);
+	report_html_text(f, m->db);
 	fprintf(f, ", epoch %s, event %s: %llu samples; %llu processes (%llu not exited), "
 		   "%llu dropped, %llu unknown",
-		m->epoch, merge_event_name(vm->ev), (unsigned long long)vm->total,
+		m->epoch, upcall_event_name(vm->ev), (unsigned long long)vm->total,
 		(unsigned long long)s->processes, (unsigned long long)s->killed,
 		(unsigned long long)s->dropped, (unsigned long long)s->unknown);
 	if (vm->nhot)
@@ -308,9 +309,9 @@ static void write_page(FILE *f, struct value_model *vm, long nprocs)
 	      "placeholder=\"search (regular expression)\"> <button id=\"flame-reset\">Reset zoom</button>"
 	      "<span id=\"flame-match\"></span></div>\n<div id=\"flame\"></div>\n<div id=\"flame-info\"></div>\n"
 	      "<script type=\"application/json\" id=\"vprof-data\">", f);
-	const char *note = html_flame_json(f, m, vm->ev);
+	const char *note = report_html_flame_json(f, m, vm->ev);
 	fputs("</script>\n<p class=\"note\">", f);
-	html_text(f, note);
+	report_html_text(f, note);
 	fputs(" Click a frame to zoom; click the bottom frame to come back.</p>\n", f);
 
 	fprintf(f, "<h2 id=\"procedures\">Procedures</h2>\n<table class=\"procs sortable\" id=\"procs\"><thead><tr>"
@@ -322,11 +323,11 @@ static void write_page(FILE *f, struct value_model *vm, long nprocs)
 		fprintf(f, "<tr><td class=\"n\" data-v=\"%zu\">%zu</td><td class=\"name\">", i + 1, i + 1);
 		if (anchor[i])
 			fprintf(f, "<a href=\"#dis-%zu\">", anchor[i]);
-		html_text(f, r->proc);
+		report_html_text(f, r->proc);
 		fprintf(f, "%s</td><td title=\"", anchor[i] ? "</a>" : "");
-		html_text(f, m->images[r->image].path);
+		report_html_text(f, m->images[r->image].path);
 		fputs("\">", f);
-		html_text(f, base_name(m->images[r->image].path));
+		report_html_text(f, base_name(m->images[r->image].path));
 		fprintf(f, "</td><td class=\"n\" data-v=\"%llu\">%llu</td><td class=\"n\" data-v=\"%.6f\">%.2f</td></tr>\n",
 			(unsigned long long)r->samples, (unsigned long long)r->samples, pct(r->samples, vm->total),
 			pct(r->samples, vm->total));
@@ -335,8 +336,8 @@ static void write_page(FILE *f, struct value_model *vm, long nprocs)
 
 	if (vm->nhot) {
 		struct listings l = { rows, anchor, nr };
-		html_invariants(f, vm, listing_of, &l);
-		html_latency(f, vm, listing_of, &l);
+		report_html_invariants(f, vm, listing_of, &l);
+		report_html_latency(f, vm, listing_of, &l);
 	}
 
 	fprintf(f, "<h2 id=\"listings\">Hot procedures</h2>\n<p class=\"note\">The %zu hottest procedures with symbols, "
@@ -352,7 +353,7 @@ static void write_page(FILE *f, struct value_model *vm, long nprocs)
 	src_free(&sc);
 
 	fputs("<script>\n", f);
-	fwrite(html_asset_report_js, 1, html_asset_report_js_len, f);
+	fwrite(report_html_asset_report_js, 1, report_html_asset_report_js_len, f);
 	fputs("</script>\n</body>\n</html>\n", f);
 	free(anchor);
 	free(rows);
@@ -370,7 +371,7 @@ int cmd_html(int argc, char **argv)
 	};
 	struct report_opts o = { .limit = 10 };
 	const char *out = NULL;
-	struct value_model vm;
+	struct report_value_model vm;
 	int rc = report_opts_parse(&cmd, argc, argv, &o, &out);
 	if (rc >= 0)
 		return rc;
@@ -378,12 +379,12 @@ int cmd_html(int argc, char **argv)
 		return report_usage("html", "takes no operands");
 	if (!out)
 		return report_usage("html", "give -o FILE for the page (- for stdout)");
-	if ((rc = value_model_load(&vm, &o, "html")))
+	if ((rc = report_value_model_load(&vm, &o, "html")))
 		return rc;
 	if (!vm.ev) {
 		fprintf(stderr, "vprof html: no samples in %s epoch %s%s%s; nothing written\n", vm.m.db,
-			vm.m.epoch, o.event ? " for event " : "", o.event ? merge_event_name(o.event) : "");
-		value_model_free(&vm);
+			vm.m.epoch, o.event ? " for event " : "", o.event ? upcall_event_name(o.event) : "");
+		report_value_model_free(&vm);
 		return 1;
 	}
 	int to_stdout = !strcmp(out, "-");
@@ -392,11 +393,11 @@ int cmd_html(int argc, char **argv)
 	FILE *f = to_stdout ? stdout : fopen(out, "w");
 	if (!f) {
 		fprintf(stderr, "vprof html: cannot write %s: %s\n", out, strerror(errno));
-		value_model_free(&vm);
+		report_value_model_free(&vm);
 		return 1;
 	}
 	write_page(f, &vm, o.limit);
-	value_model_free(&vm);
+	report_value_model_free(&vm);
 	if (to_stdout)
 		return report_finish_stdout(0);
 	if (ferror(f) | (fclose(f) != 0)) {

@@ -8,6 +8,7 @@
  * skipped and counted, never silently; so are the rows of values that
  * are not data (constants, frame addresses, positions), by class.
  */
+#include "reports/builtin.h"
 #include "reports/invariants.h"
 #include "reports/table.h"
 
@@ -71,7 +72,7 @@ static const char kHelp[] =
 	"                 time, weight, time_basis, samples, vtot, suggestion\n";
 
 struct opts {
-	struct inv_opts inv;
+	struct report_inv_opts inv;
 };
 
 /* "0.9", "90" or "90%": a fraction. */
@@ -108,56 +109,56 @@ static int on_extra(int ch, const char *arg, void *ctx)
 
 /* The rows: in text the measures, then the sentence, and a line below
  * with where the value was seen; in JSON every field. */
-static void cols(struct table *t, int all)
+static void cols(struct report_table *t, int all)
 {
-	table_init(t);
-	table_col(t, (struct table_col){ .key = "procedure", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "pc", .type = TABLE_UINT, .jfmt = "\"%#llx\"" });
-	table_col(t, (struct table_col){ .key = "image", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "source", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "kind", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "what", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .head = all ? "class" : NULL, .key = "class", .type = TABLE_STR,
+	report_table_init(t);
+	report_table_col(t, (struct report_table_col){ .key = "procedure", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "pc", .type = TABLE_UINT, .jfmt = "\"%#llx\"" });
+	report_table_col(t, (struct report_table_col){ .key = "image", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "source", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "kind", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "what", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .head = all ? "class" : NULL, .key = "class", .type = TABLE_STR,
 					 .width = 8, .flags = TABLE_LEFT, .gap = 2, .tpos = 4 });
-	table_col(t, (struct table_col){ .key = "why", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "callee", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "callee_impl", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "argument", .type = TABLE_INT });
-	table_col(t, (struct table_col){ .key = "argument_name", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "argument_type", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "register", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "site", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "value", .type = TABLE_UINT });
-	table_col(t, (struct table_col){ .key = "value_type", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "value_text", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .head = "share", .key = "share", .type = TABLE_DBL, .width = 6,
+	report_table_col(t, (struct report_table_col){ .key = "why", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "callee", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "callee_impl", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "argument", .type = TABLE_INT });
+	report_table_col(t, (struct report_table_col){ .key = "argument_name", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "argument_type", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "register", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "site", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "value", .type = TABLE_UINT });
+	report_table_col(t, (struct report_table_col){ .key = "value_type", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "value_text", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .head = "share", .key = "share", .type = TABLE_DBL, .width = 6,
 					 .flags = TABLE_PERCENT, .fmt = "%.1f%%", .jfmt = "%.4f", .tpos = 3 });
-	table_col(t, (struct table_col){ .key = "share_low", .type = TABLE_DBL, .jfmt = "%.4f" });
-	table_col(t, (struct table_col){ .key = "share_high", .type = TABLE_DBL, .jfmt = "%.4f" });
-	table_col(t, (struct table_col){ .key = "of", .type = TABLE_DBL, .jfmt = "%.1f" });
-	table_col(t, (struct table_col){ .head = "time", .key = "time", .type = TABLE_DBL, .width = 6,
+	report_table_col(t, (struct report_table_col){ .key = "share_low", .type = TABLE_DBL, .jfmt = "%.4f" });
+	report_table_col(t, (struct report_table_col){ .key = "share_high", .type = TABLE_DBL, .jfmt = "%.4f" });
+	report_table_col(t, (struct report_table_col){ .key = "of", .type = TABLE_DBL, .jfmt = "%.1f" });
+	report_table_col(t, (struct report_table_col){ .head = "time", .key = "time", .type = TABLE_DBL, .width = 6,
 					 .flags = TABLE_PERCENT, .fmt = "%.1f%%", .jfmt = "%.6f", .tpos = 2 });
-	table_col(t, (struct table_col){ .head = "weight", .key = "weight", .type = TABLE_DBL, .width = 6,
+	report_table_col(t, (struct report_table_col){ .head = "weight", .key = "weight", .type = TABLE_DBL, .width = 6,
 					 .flags = TABLE_PERCENT, .fmt = "%.1f%%", .jfmt = "%.6f", .tpos = 1 });
-	table_col(t, (struct table_col){ .key = "time_basis", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "samples", .type = TABLE_UINT });
-	table_col(t, (struct table_col){ .key = "vtot", .type = TABLE_UINT });
-	table_col(t, (struct table_col){ .head = "suggestion", .key = "suggestion", .type = TABLE_STR,
+	report_table_col(t, (struct report_table_col){ .key = "time_basis", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "samples", .type = TABLE_UINT });
+	report_table_col(t, (struct report_table_col){ .key = "vtot", .type = TABLE_UINT });
+	report_table_col(t, (struct report_table_col){ .head = "suggestion", .key = "suggestion", .type = TABLE_STR,
 					 .flags = TABLE_LEFT, .gap = 2, .tpos = 5 });
 	/* under the sentence: weight, time, share (and class) and their gaps */
-	table_col(t, (struct table_col){ .type = TABLE_STR, .width = all ? 32 : 22, .flags = TABLE_EXTRA });
+	report_table_col(t, (struct report_table_col){ .type = TABLE_STR, .width = all ? 32 : 22, .flags = TABLE_EXTRA });
 }
 
 /* The call site: "file:line", or "proc+0xoff" without a line. */
-static const char *site_text(const struct inv_row *x, char *buf, size_t cap)
+static const char *site_text(const struct report_inv_row *x, char *buf, size_t cap)
 {
 	if (x->site.file || !x->site_vaddr || x->site_vaddr < x->site.start)
-		return value_source(&x->site, buf, cap);
+		return report_value_source(&x->site, buf, cap);
 	snprintf(buf, cap, "%s+%#llx", x->site.proc, (unsigned long long)(x->site_vaddr - x->site.start));
 	return buf;
 }
 
-static const char *time_basis(const struct inv_row *x)
+static const char *time_basis(const struct report_inv_row *x)
 {
 	if (x->what == INV_OPERAND || (x->what == INV_TARGET && !(x->insn && !strncmp(x->insn, "call", 4))))
 		return "line";
@@ -165,7 +166,7 @@ static const char *time_basis(const struct inv_row *x)
 }
 
 /* Where the value was seen, for the line below the sentence. */
-static const char *detail(struct value_model *vm, const struct inv_row *x, char *buf, size_t cap)
+static const char *detail(struct report_value_model *vm, const struct report_inv_row *x, char *buf, size_t cap)
 {
 	char sb[600];
 	size_t l = (size_t)snprintf(buf, cap, "%s", x->kinds);
@@ -178,7 +179,7 @@ static const char *detail(struct value_model *vm, const struct inv_row *x, char 
 	if (x->insn && l < cap)
 		l += (size_t)snprintf(buf + l, cap - l, " `%s`", x->insn);
 	if (l < cap)
-		l += (size_t)snprintf(buf + l, cap - l, " %s", value_source(&x->at, sb, sizeof(sb)));
+		l += (size_t)snprintf(buf + l, cap - l, " %s", report_value_source(&x->at, sb, sizeof(sb)));
 	if (x->callee && x->what != INV_OPERAND && l < cap) {
 		const char *p = vm->m.images[x->callee_image].path, *b = strrchr(p, '/');
 		l += (size_t)snprintf(buf + l, cap - l, "; callee in %s", b ? b + 1 : p);
@@ -186,7 +187,7 @@ static const char *detail(struct value_model *vm, const struct inv_row *x, char 
 	if (l < cap)
 		l += (size_t)snprintf(buf + l, cap - l, "; %.0f value samples", x->n);
 	if (x->cls != VALUE_DATA && l < cap)
-		snprintf(buf + l, cap - l, "; %s: %s", value_class_name(x->cls), x->why);
+		snprintf(buf + l, cap - l, "; %s: %s", report_value_class_name(x->cls), x->why);
 	return buf;
 }
 
@@ -206,16 +207,16 @@ int cmd_invariants(int argc, char **argv)
 	};
 	struct opts op = { .inv = { .min_share = 0.5, .min_time = 0.005, .min_vtot = 20 } };
 	struct report_opts o = { .limit = 20 };
-	struct value_model vm;
-	struct inv_result r;
+	struct report_value_model vm;
+	struct report_inv_result r;
 	int rc = report_opts_parse(&cmd, argc, argv, &o, &op);
 	if (rc >= 0)
 		return rc;
 	if (o.next < argc)
 		return report_usage("invariants", "takes no operands");
-	if ((rc = value_model_load(&vm, &o, "invariants")))
+	if ((rc = report_value_model_load(&vm, &o, "invariants")))
 		return rc;
-	inv_rank(&vm, &op.inv, &r);
+	report_inv_rank(&vm, &op.inv, &r);
 
 	size_t nhidden = 0;
 	int has_args = 0;
@@ -233,7 +234,7 @@ int cmd_invariants(int argc, char **argv)
 		printf("}\n");
 	} else {
 		printf("vprof invariants: %s, epoch %s, event %s (%llu samples), %zu hotlists\n", o.db, vm.m.epoch,
-		       vm.ev ? merge_event_name(vm.ev) : "none", (unsigned long long)vm.total, r.considered);
+		       vm.ev ? upcall_event_name(vm.ev) : "none", (unsigned long long)vm.total, r.considered);
 		if (nhidden)
 			printf("hidden: %zu constant, %zu frame, %zu position rows: not data, nothing to specialize "
 			       "for (--all shows them; vprof help invariants says why)\n",
@@ -248,54 +249,54 @@ int cmd_invariants(int argc, char **argv)
 			printf("time of an argument or a call's target: the callee's inclusive time from that call, "
 			       "from %s\n", basis);
 	}
-	struct table t;
+	struct report_table t;
 	char sb[600], db[1400];
 	cols(&t, op.inv.all);
 	for (size_t i = 0; i < r.n && (!o.limit || (long)i < o.limit); i++) {
-		const struct inv_row *x = &r.rows[i];
-		const struct value_hot *v = x->v;
-		table_row(&t);
-		table_str(&t, x->at.proc);
-		table_uint(&t, v->vaddr);
-		table_str(&t, vm.m.images[v->image].path);
-		table_str(&t, value_source(&x->at, sb, sizeof(sb)));
-		table_str(&t, x->kinds);
-		table_str(&t, inv_what_name(x->what));
-		table_str(&t, value_class_name(x->cls));
-		table_str(&t, x->why && *x->why ? x->why : NULL);
-		table_str(&t, x->callee);
-		table_str(&t, x->callee_impl);
+		const struct report_inv_row *x = &r.rows[i];
+		const struct report_value_hot *v = x->v;
+		report_table_row(&t);
+		report_table_str(&t, x->at.proc);
+		report_table_uint(&t, v->vaddr);
+		report_table_str(&t, vm.m.images[v->image].path);
+		report_table_str(&t, report_value_source(&x->at, sb, sizeof(sb)));
+		report_table_str(&t, x->kinds);
+		report_table_str(&t, report_inv_what_name(x->what));
+		report_table_str(&t, report_value_class_name(x->cls));
+		report_table_str(&t, x->why && *x->why ? x->why : NULL);
+		report_table_str(&t, x->callee);
+		report_table_str(&t, x->callee_impl);
 		if (x->argno)
-			table_int(&t, x->argno);
+			report_table_int(&t, x->argno);
 		else
-			table_none(&t);
-		table_str(&t, x->param);
-		table_str(&t, x->param_type);
-		table_str(&t, x->reg);
-		table_str(&t, x->site_known ? site_text(x, sb, sizeof(sb)) : NULL);
-		table_uint(&t, x->value);
-		table_str(&t, x->value_type);
-		table_str(&t, x->value_text);
-		table_dbl(&t, x->share);
-		table_dbl(&t, x->share_lo);
-		table_dbl(&t, x->share_hi);
-		table_dbl(&t, x->n);
-		table_dbl(&t, x->time);
-		table_dbl(&t, x->weight);
-		table_str(&t, time_basis(x));
-		table_uint(&t, v->samples);
-		table_uint(&t, v->h.vtot);
-		table_str(&t, x->sentence);
-		table_str(&t, o.json ? NULL : detail(&vm, x, db, sizeof(db)));
+			report_table_none(&t);
+		report_table_str(&t, x->param);
+		report_table_str(&t, x->param_type);
+		report_table_str(&t, x->reg);
+		report_table_str(&t, x->site_known ? site_text(x, sb, sizeof(sb)) : NULL);
+		report_table_uint(&t, x->value);
+		report_table_str(&t, x->value_type);
+		report_table_str(&t, x->report_value_text);
+		report_table_dbl(&t, x->share);
+		report_table_dbl(&t, x->share_lo);
+		report_table_dbl(&t, x->share_hi);
+		report_table_dbl(&t, x->n);
+		report_table_dbl(&t, x->time);
+		report_table_dbl(&t, x->weight);
+		report_table_str(&t, time_basis(x));
+		report_table_uint(&t, v->samples);
+		report_table_uint(&t, v->h.vtot);
+		report_table_str(&t, x->sentence);
+		report_table_str(&t, o.json ? NULL : detail(&vm, x, db, sizeof(db)));
 	}
 	if (o.json)
-		table_json_lines(&t, stdout);
+		report_table_json_lines(&t, stdout);
 	else if (r.n)
-		table_text(&t, stdout);
-	table_free(&t);
+		report_table_text(&t, stdout);
+	report_table_free(&t);
 	if (!o.json && !r.n)
 		printf("no invariant candidates%s\n", vm.nhot ? " above the thresholds" : ": no value samples in this epoch");
-	inv_result_free(&r);
-	value_model_free(&vm);
+	report_inv_result_free(&r);
+	report_value_model_free(&vm);
 	return report_finish_stdout(0);
 }

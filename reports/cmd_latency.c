@@ -4,6 +4,7 @@
  * prints the rows, as a table whose rows lead with one English sentence
  * and carry the bins below, or as JSON Lines.
  */
+#include "reports/builtin.h"
 #include "reports/latency_rank.h"
 #include "reports/table.h"
 
@@ -41,40 +42,40 @@ static const char kHelp[] =
 /* The rows: in JSON the load, the sentence, the measures and every bin;
  * in text the measures first, then the sentence, and below each load its
  * commonest six bins. */
-static void load_cols(struct table *t)
+static void load_cols(struct report_table *t)
 {
-	table_init(t);
-	table_col(t, (struct table_col){ .key = "procedure", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "pc", .type = TABLE_UINT, .jfmt = "\"%#llx\"" });
-	table_col(t, (struct table_col){ .key = "image", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "source", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "kind", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .head = "load", .key = "sentence", .type = TABLE_STR,
+	report_table_init(t);
+	report_table_col(t, (struct report_table_col){ .key = "procedure", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "pc", .type = TABLE_UINT, .jfmt = "\"%#llx\"" });
+	report_table_col(t, (struct report_table_col){ .key = "image", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "source", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "kind", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .head = "load", .key = "sentence", .type = TABLE_STR,
 					 .flags = TABLE_LEFT, .gap = 2, .tpos = 6 });
-	table_col(t, (struct table_col){ .head = "stall", .key = "stall", .type = TABLE_DBL, .width = 6,
+	report_table_col(t, (struct report_table_col){ .head = "stall", .key = "stall", .type = TABLE_DBL, .width = 6,
 					 .flags = TABLE_PERCENT, .fmt = "%.1f%%", .jfmt = "%.6f", .tpos = 1 });
-	table_col(t, (struct table_col){ .head = "time", .key = "time", .type = TABLE_DBL, .width = 6,
+	report_table_col(t, (struct report_table_col){ .head = "time", .key = "time", .type = TABLE_DBL, .width = 6,
 					 .flags = TABLE_PERCENT, .fmt = "%.1f%%", .jfmt = "%.6f", .tpos = 2 });
-	table_col(t, (struct table_col){ .key = "time_samples", .type = TABLE_UINT });
-	table_col(t, (struct table_col){ .key = "time_span", .type = TABLE_INT });
-	table_col(t, (struct table_col){ .key = "samples", .type = TABLE_UINT });
-	table_col(t, (struct table_col){ .head = "vtot", .key = "vtot", .type = TABLE_UINT, .width = 5,
+	report_table_col(t, (struct report_table_col){ .key = "time_samples", .type = TABLE_UINT });
+	report_table_col(t, (struct report_table_col){ .key = "time_span", .type = TABLE_INT });
+	report_table_col(t, (struct report_table_col){ .key = "samples", .type = TABLE_UINT });
+	report_table_col(t, (struct report_table_col){ .head = "vtot", .key = "vtot", .type = TABLE_UINT, .width = 5,
 					 .tpos = 4 });
-	table_col(t, (struct table_col){ .head = "mean", .key = "mean", .type = TABLE_DBL, .width = 6,
+	report_table_col(t, (struct report_table_col){ .head = "mean", .key = "mean", .type = TABLE_DBL, .width = 6,
 					 .fmt = "%.0f", .jfmt = "%.2f", .tpos = 3 });
-	table_col(t, (struct table_col){ .key = "beyond", .type = TABLE_DBL, .jfmt = "%.4f" });
-	table_col(t, (struct table_col){ .key = "level", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .key = "level_share", .type = TABLE_DBL, .jfmt = "%.4f" });
-	table_col(t, (struct table_col){ .key = "level_cycles", .type = TABLE_DBL, .jfmt = "%.1f" });
-	table_col(t, (struct table_col){ .key = "value", .type = TABLE_UINT });
-	table_col(t, (struct table_col){ .key = "value_share", .type = TABLE_DBL, .jfmt = "%.4f" });
-	table_col(t, (struct table_col){ .key = "bins", .type = TABLE_RAW });  /* [{cycles, level, share}] */
-	table_col(t, (struct table_col){ .type = TABLE_STR, .width = 30, .flags = TABLE_EXTRA });
+	report_table_col(t, (struct report_table_col){ .key = "beyond", .type = TABLE_DBL, .jfmt = "%.4f" });
+	report_table_col(t, (struct report_table_col){ .key = "level", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .key = "level_share", .type = TABLE_DBL, .jfmt = "%.4f" });
+	report_table_col(t, (struct report_table_col){ .key = "level_cycles", .type = TABLE_DBL, .jfmt = "%.1f" });
+	report_table_col(t, (struct report_table_col){ .key = "value", .type = TABLE_UINT });
+	report_table_col(t, (struct report_table_col){ .key = "value_share", .type = TABLE_DBL, .jfmt = "%.4f" });
+	report_table_col(t, (struct report_table_col){ .key = "bins", .type = TABLE_RAW });  /* [{cycles, level, share}] */
+	report_table_col(t, (struct report_table_col){ .type = TABLE_STR, .width = 30, .flags = TABLE_EXTRA });
 }
 
-static void add_load(struct table *t, struct value_model *vm, const struct lat_row *l)
+static void add_load(struct report_table *t, struct report_value_model *vm, const struct report_lat_row *l)
 {
-	const struct value_hot *v = l->v;
+	const struct report_value_hot *v = l->v;
 	char sb[600];
 	char *bins = NULL, *text = NULL;
 	size_t blen = 0, tlen = 0;
@@ -102,33 +103,33 @@ static void add_load(struct table *t, struct value_model *vm, const struct lat_r
 		(unsigned long long)(v->vaddr - v->w.start));
 	fclose(bf);
 	fclose(tf);
-	table_row(t);
-	table_str(t, v->w.proc);
-	table_uint(t, v->vaddr);
-	table_str(t, vm->m.images[v->image].path);
-	table_str(t, value_source(&v->w, sb, sizeof(sb)));
-	table_str(t, merge_hot_kind_name(v->kind));
-	table_str(t, l->sentence);
-	table_dbl(t, l->stall);
-	table_dbl(t, l->time);
-	table_uint(t, l->time_samples);
-	table_int(t, l->span);
-	table_uint(t, l->samples);
-	table_uint(t, v->h.vtot);
-	table_dbl(t, l->mean);
-	table_dbl(t, l->beyond);
-	table_str(t, l->level);
+	report_table_row(t);
+	report_table_str(t, v->w.proc);
+	report_table_uint(t, v->vaddr);
+	report_table_str(t, vm->m.images[v->image].path);
+	report_table_str(t, report_value_source(&v->w, sb, sizeof(sb)));
+	report_table_str(t, spool_hot_kind_name(v->kind));
+	report_table_str(t, l->sentence);
+	report_table_dbl(t, l->stall);
+	report_table_dbl(t, l->time);
+	report_table_uint(t, l->time_samples);
+	report_table_int(t, l->span);
+	report_table_uint(t, l->samples);
+	report_table_uint(t, v->h.vtot);
+	report_table_dbl(t, l->mean);
+	report_table_dbl(t, l->beyond);
+	report_table_str(t, l->level);
 	if (l->level) {
-		table_dbl(t, l->level_share);
-		table_dbl(t, l->level_cycles);
+		report_table_dbl(t, l->level_share);
+		report_table_dbl(t, l->level_cycles);
 	} else {
-		table_none(t);
-		table_none(t);
+		report_table_none(t);
+		report_table_none(t);
 	}
-	table_uint(t, l->nbins ? l->bins[0].cycles : 0);
-	table_dbl(t, l->nbins ? l->bins[0].est / l->est : 0.0);
-	table_raw(t, bins);
-	table_str(t, text);
+	report_table_uint(t, l->nbins ? l->bins[0].cycles : 0);
+	report_table_dbl(t, l->nbins ? l->bins[0].est / l->est : 0.0);
+	report_table_raw(t, bins);
+	report_table_str(t, text);
 	free(bins);
 	free(text);
 }
@@ -141,19 +142,19 @@ int cmd_latency(int argc, char **argv)
 		NULL, NULL, NULL,
 	};
 	struct report_opts o = { .limit = 20 };
-	struct value_model vm;
-	struct lat_result r;
+	struct report_value_model vm;
+	struct report_lat_result r;
 	int rc = report_opts_parse(&cmd, argc, argv, &o, NULL);
 	if (rc >= 0)
 		return rc;
 	if (o.next < argc)
 		return report_usage("latency", "takes no operands");
-	if ((rc = value_model_load(&vm, &o, "latency")))
+	if ((rc = report_value_model_load(&vm, &o, "latency")))
 		return rc;
-	lat_rank(&vm, &r);
+	report_lat_rank(&vm, &r);
 	if (!o.json) {
 		printf("vprof latency: %s, epoch %s, event %s (%llu samples), %zu loads with latencies\n", o.db,
-		       vm.m.epoch, vm.ev ? merge_event_name(vm.ev) : "none", (unsigned long long)vm.total, r.n);
+		       vm.m.epoch, vm.ev ? upcall_event_name(vm.ev) : "none", (unsigned long long)vm.total, r.n);
 		if (vm.nlevels) {
 			printf("levels (vprof calibrate):");
 			for (int i = 0; i < vm.nlevels; i++)
@@ -163,20 +164,20 @@ int cmd_latency(int argc, char **argv)
 			printf("no calibration in %s: bins in cycles only, stall not split from time "
 			       "(run vprof calibrate)\n", o.db);
 		}
-		printf("%s\n", lat_estimator);
+		printf("%s\n", report_lat_estimator);
 	}
-	struct table t;
+	struct report_table t;
 	load_cols(&t);
 	for (size_t i = 0; i < r.n && (!o.limit || (long)i < o.limit); i++)
 		add_load(&t, &vm, &r.rows[i]);
 	if (o.json)
-		table_json_lines(&t, stdout);
+		report_table_json_lines(&t, stdout);
 	else
-		table_text(&t, stdout);
+		report_table_text(&t, stdout);
 	if (!o.json && !r.n)
 		printf("no load latencies in this epoch (vprof run --values records them)\n");
-	table_free(&t);
-	lat_result_free(&r);
-	value_model_free(&vm);
+	report_table_free(&t);
+	report_lat_result_free(&r);
+	report_value_model_free(&vm);
 	return report_finish_stdout(0);
 }

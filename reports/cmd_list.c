@@ -10,6 +10,7 @@
  * matches the profile's): the loadable segment holding the procedure is
  * read, and Zydis decodes and formats it in Intel syntax.
  */
+#include "reports/builtin.h"
 #include "reports/list.h"
 #include "reports/symbolize.h"
 
@@ -43,7 +44,7 @@ static const char kHelp[] =
  * 16: images, or static functions of one name) the one with most samples
  * of the main event; ties: the first found. -1 when nothing matches, -2
  * after the message listing the candidates. */
-static int find_target(struct value_model *vm, const char *want, struct target *t)
+static int find_target(struct report_value_model *vm, const char *want, struct report_target *t)
 {
 	struct report_model *m = &vm->m;
 	struct report_names names;
@@ -60,21 +61,21 @@ static int find_target(struct value_model *vm, const char *want, struct target *
 	report_names_free(&names);
 	if (rc < 0)
 		return rc;
-	struct target c[16];
+	struct report_target c[16];
 	int nc = 0, best = -1;
 	for (size_t i = 0; i < m->npcs + vm->nhot; i++) {
-		const struct model_pc *pc = i < m->npcs ? &m->pcs[i] : NULL;
-		const struct value_hot *v = pc ? NULL : &vm->hot[i - m->npcs];
-		struct value_where w;
+		const struct report_model_pc *pc = i < m->npcs ? &m->pcs[i] : NULL;
+		const struct report_value_hot *v = pc ? NULL : &vm->hot[i - m->npcs];
+		struct report_value_where w;
 		if (pc ? pc->event != vm->ev || strcmp(pc->proc, name) : strcmp(v->w.proc, name))
 			continue;
 		uint32_t image = pc ? pc->image : v->image;
-		value_where(vm, image, pc ? pc->vaddr : v->vaddr, &w);
+		report_value_where(vm, image, pc ? pc->vaddr : v->vaddr, &w);
 		int k = 0;
 		while (k < nc && (c[k].image != image || c[k].start != w.start))
 			k++;
 		if (k == nc && nc < 16)
-			c[nc++] = (struct target){ image, w.start, w.size, w.proc, 0 };
+			c[nc++] = (struct report_target){ image, w.start, w.size, w.proc, 0 };
 		if (k < nc && pc)
 			c[k].samples += pc->count;
 	}
@@ -88,11 +89,11 @@ static int find_target(struct value_model *vm, const char *want, struct target *
 
 static int by_vaddr(const void *a, const void *b)
 {
-	const struct insn *x = a, *y = b;
+	const struct report_insn *x = a, *y = b;
 	return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
 }
 
-static struct insn *push(struct insn **v, size_t *n, size_t *cap)
+static struct report_insn *push(struct report_insn **v, size_t *n, size_t *cap)
 {
 	*v = report_grow(*v, cap, *n, sizeof(**v));
 	return &(*v)[(*n)++];
@@ -100,13 +101,13 @@ static struct insn *push(struct insn **v, size_t *n, size_t *cap)
 
 /* Decode [start, start + size); with no bytes, one "instruction" per
  * address that has samples or values, text "?". Returns the count. */
-size_t list_disassemble(struct value_model *vm, const struct target *t, struct insn **out)
+size_t report_list_disassemble(struct report_value_model *vm, const struct report_target *t, struct report_insn **out)
 {
 	size_t n = 0, cap = 256;
-	struct insn *v = malloc(cap * sizeof(*v));
+	struct report_insn *v = malloc(cap * sizeof(*v));
 	uint64_t size = t->size ? t->size : 1;
 	uint8_t *code = size < (1u << 24) ? malloc(size) : NULL;
-	long got = code ? value_read_code(vm, t->image, t->start, code, size) : -1;
+	long got = code ? report_value_read_code(vm, t->image, t->start, code, size) : -1;
 	if (!v) {
 		perror("vprof list");
 		exit(1);
@@ -114,16 +115,16 @@ size_t list_disassemble(struct value_model *vm, const struct target *t, struct i
 	if (got > 0) {
 		for (long off = 0; off < got;) {
 			ZydisDisassembledInstruction in;
-			struct insn *x = push(&v, &n, &cap);
+			struct report_insn *x = push(&v, &n, &cap);
 			x->vaddr = t->start + (uint64_t)off;
 			if (ZYAN_SUCCESS(ZydisDisassembleIntel(ZYDIS_MACHINE_MODE_LONG_64, x->vaddr, code + off,
 								(ZyanUSize)(got - off), &in))) {
-				struct value_insn vi;
+				struct report_value_insn vi;
 				snprintf(x->text, sizeof(x->text), "%s", in.text);
 				x->len = in.info.length;
 				/* a direct call or jump names its target: "call pow@plt" */
 				if ((in.info.mnemonic == ZYDIS_MNEMONIC_CALL || in.info.mnemonic == ZYDIS_MNEMONIC_JMP) &&
-				    value_decode(vm, t->image, x->vaddr, &vi) == 0 && vi.direct && strchr(vi.text, ' ') &&
+				    report_value_decode(vm, t->image, x->vaddr, &vi) == 0 && vi.direct && strchr(vi.text, ' ') &&
 				    strncmp(strchr(vi.text, ' ') + 1, "0x", 2))
 					snprintf(x->text, sizeof(x->text), "%s", vi.text);
 			} else {
@@ -139,7 +140,7 @@ size_t list_disassemble(struct value_model *vm, const struct target *t, struct i
 			uint64_t a = i < vm->m.npcs ? vm->m.pcs[i].vaddr : vm->hot[i - vm->m.npcs].vaddr;
 			if (im != t->image || a < t->start || a >= t->start + size)
 				continue;
-			struct insn *x = push(&v, &n, &cap);
+			struct report_insn *x = push(&v, &n, &cap);
 			x->vaddr = a;
 			x->len = 0;
 			snprintf(x->text, sizeof(x->text), "? (image bytes unavailable)");
@@ -157,12 +158,12 @@ size_t list_disassemble(struct value_model *vm, const struct target *t, struct i
 }
 
 /* The hotlists at (image, vaddr): [*lo, return). */
-size_t list_hot_range(const struct value_model *vm, uint32_t image, uint64_t vaddr, size_t *lo)
+size_t report_list_hot_range(const struct report_value_model *vm, uint32_t image, uint64_t vaddr, size_t *lo)
 {
 	size_t a = 0, b = vm->nhot;
 	while (a < b) {
 		size_t mid = (a + b) / 2;
-		const struct value_hot *v = &vm->hot[mid];
+		const struct report_value_hot *v = &vm->hot[mid];
 		if (v->image < image || (v->image == image && v->vaddr < vaddr))
 			a = mid + 1;
 		else
@@ -174,70 +175,70 @@ size_t list_hot_range(const struct value_model *vm, uint32_t image, uint64_t vad
 	return b < a ? a : b;
 }
 
-static void print_hot_text(struct value_model *vm, const struct value_hot *v)
+static void print_hot_text(struct report_value_model *vm, const struct report_value_hot *v)
 {
 	char vb[160], sb[600];
-	printf("%38s %-12s vtot %6llu  thld %.3f  nv %2u:", "", merge_hot_kind_name(v->kind),
-	       (unsigned long long)v->h.vtot, merge_hot_p(&v->h), v->h.n);
+	printf("%38s %-12s vtot %6llu  thld %.3f  nv %2u:", "", spool_hot_kind_name(v->kind),
+	       (unsigned long long)v->h.vtot, spool_hot_p(&v->h), v->h.n);
 	for (uint32_t e = 0; e < v->h.n && e < 6; e++) {
-		struct value_where w;
-		printf("%s %s %.1f%%", e ? "," : "", value_text(vm, v, e, vb, sizeof(vb)),
-		       100 * value_share(&v->h, (int)e));
-		if (value_kind_by_site(v->kind))
-			printf(" from %s", value_site(vm, v->image, v->h.e[e].aux, &w) ? "?" : value_source(&w, sb, sizeof(sb)));
-		else if (v->kind == MERGE_VK_ADDR_LATENCY)
-			printf(" at %s", value_fmt(vm, MERGE_VK_LATENCY, v->image, v->h.e[e].aux, vb, sizeof(vb)));
-		else if (value_kind_is_arg(v->kind))
-			printf(" to %s", value_fmt(vm, MERGE_VK_TARGET, v->image, v->h.e[e].aux, vb, sizeof(vb)));
+		struct report_value_where w;
+		printf("%s %s %.1f%%", e ? "," : "", report_value_text(vm, v, e, vb, sizeof(vb)),
+		       100 * report_value_share(&v->h, (int)e));
+		if (report_value_kind_by_site(v->kind))
+			printf(" from %s", report_value_site(vm, v->image, v->h.e[e].aux, &w) ? "?" : report_value_source(&w, sb, sizeof(sb)));
+		else if (v->kind == SPOOL_VK_ADDR_LATENCY)
+			printf(" at %s", report_value_fmt(vm, SPOOL_VK_LATENCY, v->image, v->h.e[e].aux, vb, sizeof(vb)));
+		else if (report_value_kind_is_arg(v->kind))
+			printf(" to %s", report_value_fmt(vm, SPOOL_VK_TARGET, v->image, v->h.e[e].aux, vb, sizeof(vb)));
 	}
 	printf("%s\n", v->h.n > 6 ? ", ..." : "");
 }
 
-static void print_hot_json(struct value_model *vm, const struct value_hot *v)
+static void print_hot_json(struct report_value_model *vm, const struct report_value_hot *v)
 {
 	char vb[160], sb[600];
-	printf("{\"kind\":\"%s\",\"vtot\":%llu,\"thld\":%.6f,\"nv\":%u,\"top\":[", merge_hot_kind_name(v->kind),
-	       (unsigned long long)v->h.vtot, merge_hot_p(&v->h), v->h.n);
+	printf("{\"kind\":\"%s\",\"vtot\":%llu,\"thld\":%.6f,\"nv\":%u,\"top\":[", spool_hot_kind_name(v->kind),
+	       (unsigned long long)v->h.vtot, spool_hot_p(&v->h), v->h.n);
 	for (uint32_t e = 0; e < v->h.n; e++) {
-		struct value_where w;
-		struct value_info vi;
+		struct report_value_where w;
+		struct report_value_info vi;
 		printf("%s{\"value\":%llu,\"text\":", e ? "," : "", (unsigned long long)v->h.e[e].value);
-		report_json_str(stdout, value_text(vm, v, e, vb, sizeof(vb)));
-		value_info_of(vm, v, e, &vi);
-		printf(",\"type\":\"%s\",\"class\":\"%s\"", value_type_name(&vi), value_class_name(vi.cls));
+		report_json_str(stdout, report_value_text(vm, v, e, vb, sizeof(vb)));
+		report_value_info_of(vm, v, e, &vi);
+		printf(",\"type\":\"%s\",\"class\":\"%s\"", report_value_type_name(&vi), report_value_class_name(vi.cls));
 		printf(",\"aux\":%llu,\"estimate\":%.1f,\"share\":%.4f", (unsigned long long)v->h.e[e].aux,
-		       merge_hot_estimate(&v->h, (int)e), value_share(&v->h, (int)e));
-		if (value_kind_by_site(v->kind)) {
+		       spool_hot_estimate(&v->h, (int)e), report_value_share(&v->h, (int)e));
+		if (report_value_kind_by_site(v->kind)) {
 			printf(",\"site\":");
-			if (value_site(vm, v->image, v->h.e[e].aux, &w))
+			if (report_value_site(vm, v->image, v->h.e[e].aux, &w))
 				printf("null");
 			else
-				report_json_str(stdout, value_source(&w, sb, sizeof(sb)));
+				report_json_str(stdout, report_value_source(&w, sb, sizeof(sb)));
 		}
 		printf("}");
 	}
 	printf("]}");
 }
 
-static void list(struct value_model *vm, const struct target *t, const struct insn *in, size_t n, int json)
+static void list(struct report_value_model *vm, const struct report_target *t, const struct report_insn *in, size_t n, int json)
 {
-	const struct model_image *im = &vm->m.images[t->image];
+	const struct report_model_image *im = &vm->m.images[t->image];
 	const char *last_file = NULL;
 	int last_line = -1;
 	char sb[600], vb[160];
 	if (!json) {
 		printf("vprof list: %s in %s, epoch %s, event %s: %llu samples (%.2f%% of %llu)\n", t->proc,
-		       im->path, vm->m.epoch, vm->ev ? merge_event_name(vm->ev) : "none",
+		       im->path, vm->m.epoch, vm->ev ? upcall_event_name(vm->ev) : "none",
 		       (unsigned long long)t->samples,
 		       vm->total ? 100.0 * (double)t->samples / (double)vm->total : 0.0,
 		       (unsigned long long)vm->total);
 		printf("%10s %7s  %-18s  %s\n", "samples", "share", "pc", "instruction");
 	}
 	for (size_t i = 0; i < n; i++) {
-		uint64_t c = value_pc_samples(vm, t->image, in[i].vaddr);
+		uint64_t c = report_value_pc_samples(vm, t->image, in[i].vaddr);
 		double share = vm->total ? (double)c / (double)vm->total : 0.0;
-		struct value_where w = { 0 };
-		size_t lo, hi = list_hot_range(vm, t->image, in[i].vaddr, &lo);
+		struct report_value_where w = { 0 };
+		size_t lo, hi = report_list_hot_range(vm, t->image, in[i].vaddr, &lo);
 		if (im->sym && report_sym_source_line(im->sym, in[i].vaddr, &w.file, &w.line) != 0)
 			w.file = NULL;
 		if (json) {
@@ -246,15 +247,15 @@ static void list(struct value_model *vm, const struct target *t, const struct in
 			printf(",\"pc\":\"%#llx\",\"image\":", (unsigned long long)in[i].vaddr);
 			report_json_str(stdout, im->path);
 			printf(",\"source\":");
-			report_json_str(stdout, value_source(&w, sb, sizeof(sb)));
+			report_json_str(stdout, report_value_source(&w, sb, sizeof(sb)));
 			printf(",\"samples\":%llu,\"share\":%.6f,\"instruction\":", (unsigned long long)c, share);
 			report_json_str(stdout, in[i].text);
 			if (hi > lo && vm->hot[lo].h.n) {
-				const struct value_hot *v = &vm->hot[lo];
-				printf(",\"kind\":\"%s\",\"value\":%llu,\"value_text\":", merge_hot_kind_name(v->kind),
+				const struct report_value_hot *v = &vm->hot[lo];
+				printf(",\"kind\":\"%s\",\"value\":%llu,\"value_text\":", spool_hot_kind_name(v->kind),
 				       (unsigned long long)v->h.e[0].value);
-				report_json_str(stdout, value_text(vm, v, 0, vb, sizeof(vb)));
-				printf(",\"value_share\":%.4f", value_share(&v->h, 0));
+				report_json_str(stdout, report_value_text(vm, v, 0, vb, sizeof(vb)));
+				printf(",\"value_share\":%.4f", report_value_share(&v->h, 0));
 			} else {
 				printf(",\"value\":null,\"value_share\":null");
 			}
@@ -267,7 +268,7 @@ static void list(struct value_model *vm, const struct target *t, const struct in
 			continue;
 		}
 		if (w.file && (w.file != last_file || w.line != last_line))
-			printf("%38s %s\n", "", value_source(&w, sb, sizeof(sb)));
+			printf("%38s %s\n", "", report_value_source(&w, sb, sizeof(sb)));
 		last_file = w.file;
 		last_line = w.line;
 		if (c)
@@ -287,26 +288,26 @@ int cmd_list(int argc, char **argv)
 		NULL, NULL, NULL,
 	};
 	struct report_opts o = { 0 };
-	struct value_model vm;
-	struct target t;
-	struct insn *in;
+	struct report_value_model vm;
+	struct report_target t;
+	struct report_insn *in;
 	int rc = report_opts_parse(&cmd, argc, argv, &o, NULL);
 	if (rc >= 0)
 		return rc;
 	if (o.next != argc - 1)
 		return report_usage("list", "takes one FUNCTION");
-	if ((rc = value_model_load(&vm, &o, "list")))
+	if ((rc = report_value_model_load(&vm, &o, "list")))
 		return rc;
 	if ((rc = find_target(&vm, argv[o.next], &t)) < 0) {
 		if (rc == -1)
 			fprintf(stderr, "vprof list: no procedure '%s' has samples or values in %s, "
 				"epoch %s\n", argv[o.next], o.db, vm.m.epoch);
-		value_model_free(&vm);
+		report_value_model_free(&vm);
 		return 1;
 	}
-	size_t n = list_disassemble(&vm, &t, &in);
+	size_t n = report_list_disassemble(&vm, &t, &in);
 	list(&vm, &t, in, n, o.json);
 	free(in);
-	value_model_free(&vm);
+	report_value_model_free(&vm);
 	return report_finish_stdout(0);
 }

@@ -6,6 +6,7 @@
  * --follow: keep doing so until SIGINT/SIGTERM (reports/merge_follow.c);
  * --from SRC...: fold other databases' profiles in (reports/merge_from.c).
  */
+#include "reports/builtin.h"
 #include "reports/report.h"
 #include "reports/merge_cmd.h"
 #include "merge/profile.h"
@@ -33,7 +34,7 @@ static const char kHelp[] =
 
 struct mopts {
 	int follow;
-	struct merge_follow_opts f;
+	struct report_merge_follow_opts f;
 	const char *from;
 	int set_interval, set_every, set_keep;
 };
@@ -118,7 +119,7 @@ int cmd_merge(int argc, char **argv)
 		src[0] = (char *)m.from;
 		for (int i = o.next; i < argc; i++)
 			src[1 + i - o.next] = argv[i];
-		rc = merge_from(db, src, n, o.epoch, json);
+		rc = report_merge_from(db, src, n, o.epoch, json);
 		free(src);
 		return report_finish_stdout(rc);
 	}
@@ -126,7 +127,7 @@ int cmd_merge(int argc, char **argv)
 		return report_usage("merge", "takes no operands");
 	if (m.follow) {
 		m.f.json = json;
-		return report_finish_stdout(merge_follow(db, &m.f));
+		return report_finish_stdout(report_merge_follow(db, &m.f));
 	}
 	struct merge_db mdb;
 	struct merge_result r;

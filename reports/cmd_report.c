@@ -8,6 +8,7 @@
  * are those PCs grouped by an interned key, so grouping compares pointers:
  * one sort to combine, one to rank.
  */
+#include "reports/builtin.h"
 #include "reports/report.h"
 #include "reports/model.h"
 #include "reports/stack_model.h"
@@ -173,7 +174,7 @@ static void make_rows(const struct report_model *m, struct rows *rs)
 		exit(1);
 	}
 	for (size_t i = 0; i < m->npcs; i++) {
-		const struct model_pc *pc = &m->pcs[i];
+		const struct report_model_pc *pc = &m->pcs[i];
 		struct row *r = &rs->v[i];
 		r->event = pc->event;
 		r->image = m->images[pc->image].path;
@@ -223,7 +224,7 @@ static const char *where(const struct row *r, char *buf, size_t cap)
 
 static const char *stop_name(int i)
 {
-	return i < INTERP_STOP__COUNT ? interp_stop_name(i) : i == MERGE_INTERP_STOP_LOOP ? "loop" : "other";
+	return i < INTERP_STOP__COUNT ? interp_stop_name(i) : i == SPOOL_INTERP_STOP_LOOP ? "loop" : "other";
 }
 
 /* Value sampling's line: values offered, and interpretation runs with
@@ -237,7 +238,7 @@ static void print_values(const struct merge_stats *s)
 	       "instructions %llu, stops:", (unsigned long long)s->value_samples,
 	       (unsigned long long)s->values_dropped, (unsigned long long)s->values_bad,
 	       (unsigned long long)s->interp_runs, (unsigned long long)s->interp_insns);
-	for (int i = 0; i < MERGE_INTERP_STOPS; i++)
+	for (int i = 0; i < SPOOL_INTERP_STOPS; i++)
 		if (s->interp_stops[i])
 			printf(" %s %llu", stop_name(i), (unsigned long long)s->interp_stops[i]);
 	printf("\n");
@@ -252,7 +253,7 @@ static void print_kernel_jit(const struct merge_stats *s)
 		printf("kernel: system CPU %.2f s of %.2f s (%.1f%%) in %llu process%s; ", sys,
 		       user + sys, user + sys > 0 ? 100.0 * sys / (user + sys) : 0.0,
 		       (unsigned long long)s->split_processes, s->split_processes == 1 ? "" : "es");
-		int timers = s->by_backend[MERGE_EV_CPU_TIMER] || s->by_backend[MERGE_EV_ITIMER];
+		int timers = s->by_backend[UPCALL_EV_CPU_TIMER] || s->by_backend[UPCALL_EV_ITIMER];
 		if (s->kernel_samples)
 			printf("shown as [kernel] rows, %llu sample-equivalents%s\n",
 			       (unsigned long long)s->kernel_samples,
@@ -275,7 +276,7 @@ static void print_kernel_jit(const struct merge_stats *s)
  * image, samples, percent[, inclusive, inclusive_percent] (with stacks);
  * in text the counts first, cum% too, then the names. The first `limit`
  * rows (0: all); *seen set to how many rows the event has. */
-static void event_rows(const struct rows *rs, unsigned ev, long limit, struct table *t, long *seen)
+static void event_rows(const struct rows *rs, unsigned ev, long limit, struct report_table *t, long *seen)
 {
 	const struct report_model *m = rs->m;
 	uint64_t total = m->total[ev], cum = 0, stotal = rs->st.total[ev];
@@ -283,35 +284,35 @@ static void event_rows(const struct rows *rs, unsigned ev, long limit, struct ta
 	/* Rows that are not samples get a mark before their name in text. */
 	int mark = report_model_sampled(m, ev) != total;
 	char buf[4200];
-	table_init(t);
+	report_table_init(t);
 	if (mark)
-		table_col(t, (struct table_col){ .head = "", .type = TABLE_STR, .width = 1, .gap = 2,
+		report_table_col(t, (struct report_table_col){ .head = "", .type = TABLE_STR, .width = 1, .gap = 2,
 						 .tpos = rs->by == BY_LINE ? 1 : rs->by == BY_IMAGE ? 3 : 2 });
 	if (rs->by != BY_IMAGE)
-		table_col(t, rs->by == BY_LINE
-				     ? (struct table_col){ .head = "procedure", .key = "procedure", .type = TABLE_STR,
+		report_table_col(t, rs->by == BY_LINE
+				     ? (struct report_table_col){ .head = "procedure", .key = "procedure", .type = TABLE_STR,
 							   .width = 30, .flags = TABLE_LEFT, .tpos = 2 }
-				     : (struct table_col){ .head = "procedure", .key = "procedure", .type = TABLE_STR,
+				     : (struct report_table_col){ .head = "procedure", .key = "procedure", .type = TABLE_STR,
 							   .width = 40, .flags = TABLE_LEFT, .gap = 2, .tpos = 2 });
 	if (rs->by == BY_LINE) {
-		table_col(t, (struct table_col){ .key = "file", .type = TABLE_STR });
-		table_col(t, (struct table_col){ .key = "line", .type = TABLE_INT });
-		table_col(t, (struct table_col){ .head = "source line", .type = TABLE_STR, .width = 40,
+		report_table_col(t, (struct report_table_col){ .key = "file", .type = TABLE_STR });
+		report_table_col(t, (struct report_table_col){ .key = "line", .type = TABLE_INT });
+		report_table_col(t, (struct report_table_col){ .head = "source line", .type = TABLE_STR, .width = 40,
 						 .flags = TABLE_LEFT, .gap = 2, .tpos = 1 });
 	}
-	table_col(t, (struct table_col){ .head = "image", .key = "image", .type = TABLE_STR,
+	report_table_col(t, (struct report_table_col){ .head = "image", .key = "image", .type = TABLE_STR,
 					 .gap = rs->by == BY_IMAGE ? 2 : 1, .tpos = 3 });
-	table_col(t, (struct table_col){ .head = "samples", .key = "samples", .type = TABLE_UINT, .width = 10 });
-	table_col(t, (struct table_col){ .head = incl ? "self%" : "%", .key = "percent", .type = TABLE_DBL,
+	report_table_col(t, (struct report_table_col){ .head = "samples", .key = "samples", .type = TABLE_UINT, .width = 10 });
+	report_table_col(t, (struct report_table_col){ .head = incl ? "self%" : "%", .key = "percent", .type = TABLE_DBL,
 					 .width = 7, .fmt = "%.2f", .jfmt = "%.4f" });
-	table_col(t, (struct table_col){ .head = "cum%", .type = TABLE_DBL, .width = 7, .fmt = "%.2f" });
+	report_table_col(t, (struct report_table_col){ .head = "cum%", .type = TABLE_DBL, .width = 7, .fmt = "%.2f" });
 	if (incl) {
-		table_col(t, (struct table_col){ .head = "incl", .key = "inclusive", .type = TABLE_UINT,
+		report_table_col(t, (struct report_table_col){ .head = "incl", .key = "inclusive", .type = TABLE_UINT,
 						 .width = 10, .gap = 2 });
-		table_col(t, (struct table_col){ .head = "incl%", .key = "inclusive_percent", .type = TABLE_DBL,
+		report_table_col(t, (struct report_table_col){ .head = "incl%", .key = "inclusive_percent", .type = TABLE_DBL,
 						 .width = 7, .fmt = "%.2f", .jfmt = "%.4f" });
 	}
-	table_col(t, (struct table_col){ .key = "sampled", .type = TABLE_BOOL });
+	report_table_col(t, (struct report_table_col){ .key = "sampled", .type = TABLE_BOOL });
 	if (mark)     /* the name after the mark: one space */
 		for (size_t k = 0; k < t->ncols; k++)
 			if (t->cols[k].tpos == t->cols[0].tpos && k)
@@ -325,26 +326,26 @@ static void event_rows(const struct rows *rs, unsigned ev, long limit, struct ta
 		if (limit > 0 && ++*seen > limit)
 			continue;
 		int sampled = !report_image_unsampled(r->image);
-		table_row(t);
+		report_table_row(t);
 		if (mark)
-			table_str(t, sampled ? "" : "*");
+			report_table_str(t, sampled ? "" : "*");
 		if (rs->by != BY_IMAGE)
-			table_str(t, r->proc);
+			report_table_str(t, r->proc);
 		if (rs->by == BY_LINE) {
-			table_str(t, r->file);
-			table_int(t, r->line);
-			table_str(t, where(r, buf, sizeof(buf)));
+			report_table_str(t, r->file);
+			report_table_int(t, r->line);
+			report_table_str(t, where(r, buf, sizeof(buf)));
 		}
-		table_str(t, r->image);
-		table_uint(t, r->count);
-		table_dbl(t, 100.0 * (double)r->count / (double)total);
-		table_dbl(t, 100.0 * (double)cum / (double)total);
+		report_table_str(t, r->image);
+		report_table_uint(t, r->count);
+		report_table_dbl(t, 100.0 * (double)r->count / (double)total);
+		report_table_dbl(t, 100.0 * (double)cum / (double)total);
 		if (incl) {
 			uint64_t in = incl_of(rs, r);
-			table_uint(t, in);
-			table_dbl(t, 100.0 * (double)in / (double)total);
+			report_table_uint(t, in);
+			report_table_dbl(t, 100.0 * (double)in / (double)total);
 		}
-		table_bool(t, sampled);
+		report_table_bool(t, sampled);
 	}
 }
 
@@ -354,10 +355,10 @@ static void print_event_line(const struct report_model *m, unsigned ev)
 {
 	uint64_t total = m->total[ev], sampled = report_model_sampled(m, ev);
 	if (sampled == total)
-		printf("\nevent %s: %llu samples\n", merge_event_name(ev), (unsigned long long)total);
+		printf("\nevent %s: %llu samples\n", upcall_event_name(ev), (unsigned long long)total);
 	else
 		printf("\nevent %s: 100%% = %llu: %llu samples + %llu sample-equivalents of CPU not "
-		       "sampled (rows marked *)\n", merge_event_name(ev), (unsigned long long)total,
+		       "sampled (rows marked *)\n", upcall_event_name(ev), (unsigned long long)total,
 		       (unsigned long long)sampled, (unsigned long long)(total - sampled));
 }
 
@@ -385,16 +386,16 @@ static void print_text(const struct report_model *m, const struct rows *rs, long
 	char sandboxed[300];
 	if (report_sandbox_line(s, sandboxed, sizeof(sandboxed)))
 		printf("seccomp: %s\n", sandboxed);
-	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
+	for (unsigned ev = 1; ev < UPCALL_EV_MAX; ev++) {
 		uint64_t total = m->total[ev];
 		long shown = 0;
 		if (!total)
 			continue;
 		print_event_line(m, ev);
-		struct table t;
+		struct report_table t;
 		event_rows(rs, ev, limit, &t, &shown);
-		table_text(&t, stdout);
-		table_free(&t);
+		report_table_text(&t, stdout);
+		report_table_free(&t);
 		if (limit > 0 && shown > limit)
 			printf("%10s (%ld more rows; -n 0 shows all)\n", "...", shown - limit);
 	}
@@ -453,7 +454,7 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 		printf("\"value_samples\":%llu,\"interp_runs\":%llu,\"interp_insns\":%llu,\"interp_stops\":{",
 		       (unsigned long long)s->value_samples, (unsigned long long)s->interp_runs,
 		       (unsigned long long)s->interp_insns);
-		for (int i = 0, n = 0; i < MERGE_INTERP_STOPS; i++)
+		for (int i = 0, n = 0; i < SPOOL_INTERP_STOPS; i++)
 			if (s->interp_stops[i])
 				printf("%s\"%s\":%llu", n++ ? "," : "", stop_name(i),
 				       (unsigned long long)s->interp_stops[i]);
@@ -461,20 +462,20 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 	}
 	printf("\"events\":[");
 	int first_ev = 1;
-	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
+	for (unsigned ev = 1; ev < UPCALL_EV_MAX; ev++) {
 		uint64_t total = m->total[ev];
 		long shown;
 		if (!total)
 			continue;
 		uint64_t sampled = report_model_sampled(m, ev);
 		printf("%s{\"event\":\"%s\",\"total\":%llu,\"samples\":%llu,\"equivalents\":%llu,"
-		       "\"rows\":[", first_ev ? "" : ",", merge_event_name(ev), (unsigned long long)total,
+		       "\"rows\":[", first_ev ? "" : ",", upcall_event_name(ev), (unsigned long long)total,
 		       (unsigned long long)sampled, (unsigned long long)(total - sampled));
 		first_ev = 0;
-		struct table t;
+		struct report_table t;
 		event_rows(rs, ev, limit, &t, &shown);
-		table_json_elements(&t, stdout);
-		table_free(&t);
+		report_table_json_elements(&t, stdout);
+		report_table_free(&t);
 		printf("]}");
 	}
 	printf("]}\n");

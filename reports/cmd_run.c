@@ -14,6 +14,7 @@
  * the run chose (merge_db_run_begin): a new one when the current epoch
  * holds data, unless --add.
  */
+#include "reports/builtin.h"
 #include "reports/report.h"
 #include "merge/profile.h"
 #include "upcall/upcall.h"
@@ -204,7 +205,7 @@ static const struct numopt {
 	{ 'K', "--interp-every", "VPROF_INTERP_EVERY", NULL, 1, 1000000 },
 	{ 'S', "--skew-skip", "VPROF_SKEW_SKIP", NULL, 0, 64 },
 	{ 'C', "--max-cost", "VPROF_MAX_COST", NULL, 0, 100 },
-	{ 'D', "--stack-depth", "VPROF_STACK_DEPTH", NULL, 1, MERGE_STACK_MAX },
+	{ 'D', "--stack-depth", "VPROF_STACK_DEPTH", NULL, 1, SPOOL_STACK_MAX },
 	{ 'Q', "--epoch-secs", "VPROF_EPOCH_SECS", NULL, 1, 100000000 },
 };
 
@@ -253,13 +254,13 @@ static void run_summary(const struct merge_stats *s, double cpu, const char *db,
 {
 	char backends[200] = "";
 	size_t o = 0;
-	for (int b = 1; b < MERGE_EV_MAX; b++)
+	for (int b = 1; b < UPCALL_EV_MAX; b++)
 		if (s->by_backend[b])
 			o += (size_t)snprintf(backends + o, sizeof(backends) - o, "%s%s", o ? "+" : "",
-					      merge_event_name((unsigned)b));
+					      upcall_event_name((unsigned)b));
 	/* Periods are ns for the clocks; for PMU counters they are events,
 	 * which make no rate by themselves. */
-	int clocks = !s->by_backend[MERGE_EV_CYCLES] && !s->by_backend[MERGE_EV_INSTRUCTIONS];
+	int clocks = !s->by_backend[UPCALL_EV_CYCLES] && !s->by_backend[UPCALL_EV_INSTRUCTIONS];
 	double mean_hz = clocks && s->processes && s->period_ns_sum
 				 ? 1e9 / ((double)s->period_ns_sum / (double)s->processes)
 				 : 0;
@@ -367,7 +368,7 @@ int cmd_run(int argc, char **argv)
 		switch (c) {
 		case 'd': dbopt = optarg; break;
 		case 'e':
-			if (strcmp(optarg, "auto") && merge_event_parse(optarg) < 0)
+			if (strcmp(optarg, "auto") && upcall_event_parse(optarg) < 0)
 				return report_bad_event("run", optarg);
 			setenv("VPROF_EVENT", optarg, 1);
 			break;

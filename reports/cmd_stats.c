@@ -8,6 +8,7 @@
  * samples of the bucket counts 0. Sorted by range%, the normalized range,
  * highest first: the procedure that varies most from run to run leads.
  */
+#include "reports/builtin.h"
 #include "reports/buckets.h"
 
 #include <getopt.h>
@@ -36,7 +37,7 @@ static const char kHelp[] =
 enum { OPT_BY = 0x100, OPT_MIN };
 
 struct stats_opts {
-	enum bucket_by by;
+	enum report_bucket_by by;
 	long min_count;
 };
 
@@ -45,7 +46,7 @@ static int on_extra(int ch, const char *arg, void *ctx)
 	struct stats_opts *so = ctx;
 	char *end;
 	if (ch == OPT_BY)
-		return bucket_parse_by("stats", arg, &so->by);
+		return report_bucket_parse_by("stats", arg, &so->by);
 	if (ch == OPT_MIN) {
 		so->min_count = strtol(arg, &end, 10);
 		if (*end || end == arg || so->min_count < 0)
@@ -56,12 +57,12 @@ static int on_extra(int ch, const char *arg, void *ctx)
 }
 
 struct srow {
-	const struct bucket *b;
+	const struct report_bucket *b;
 	double range, sum, sumpct, mean, sd, min, max;
 	size_t n;
 };
 
-static enum bucket_by g_by;
+static enum report_bucket_by g_by;
 
 static int cmp_srow(const void *pa, const void *pb)
 {
@@ -71,33 +72,33 @@ static int cmp_srow(const void *pa, const void *pb)
 		return x->range > y->range ? -1 : 1;
 	if (x->sum != y->sum)
 		return x->sum > y->sum ? -1 : 1;
-	int r = strcmp(bucket_text(x->b, g_by, b1, sizeof(b1)), bucket_text(y->b, g_by, b2, sizeof(b2)));
+	int r = strcmp(report_bucket_text(x->b, g_by, b1, sizeof(b1)), report_bucket_text(y->b, g_by, b2, sizeof(b2)));
 	return r ? r : strcmp(x->b->image, y->b->image);
 }
 
 /* The rows: rank (JSON only), the bucket, then the statistics; in text the
- * bucket's name and image come last (bucket_table_cols). */
-static void stats_cols(struct table *t, enum bucket_by by)
+ * bucket's name and image come last (report_bucket_table_cols). */
+static void stats_cols(struct report_table *t, enum report_bucket_by by)
 {
-	table_init(t);
-	table_col(t, (struct table_col){ .key = "rank", .type = TABLE_UINT });
-	bucket_table_cols(t, by);
-	table_col(t, (struct table_col){ .head = "range%", .key = "range_percent", .type = TABLE_DBL, .width = 8,
+	report_table_init(t);
+	report_table_col(t, (struct report_table_col){ .key = "rank", .type = TABLE_UINT });
+	report_bucket_table_cols(t, by);
+	report_table_col(t, (struct report_table_col){ .head = "range%", .key = "range_percent", .type = TABLE_DBL, .width = 8,
 					 .fmt = "%.2f%%", .jfmt = "%.10g" });
-	table_col(t, (struct table_col){ .head = "sum", .key = "sum", .type = TABLE_DBL, .width = 12,
+	report_table_col(t, (struct report_table_col){ .head = "sum", .key = "sum", .type = TABLE_DBL, .width = 12,
 					 .fmt = "%.0f", .jfmt = "%.0f" });
-	table_col(t, (struct table_col){ .head = "sum%", .key = "sum_percent", .type = TABLE_DBL, .width = 7,
+	report_table_col(t, (struct report_table_col){ .head = "sum%", .key = "sum_percent", .type = TABLE_DBL, .width = 7,
 					 .fmt = "%.2f%%", .jfmt = "%.10g" });
-	table_col(t, (struct table_col){ .head = "N", .key = "n", .type = TABLE_UINT, .width = 4 });
-	table_col(t, (struct table_col){ .head = "mean", .key = "mean", .type = TABLE_DBL, .width = 12,
+	report_table_col(t, (struct report_table_col){ .head = "N", .key = "n", .type = TABLE_UINT, .width = 4 });
+	report_table_col(t, (struct report_table_col){ .head = "mean", .key = "mean", .type = TABLE_DBL, .width = 12,
 					 .fmt = "%.2f", .jfmt = "%.10g" });
-	table_col(t, (struct table_col){ .head = "std-dev", .key = "std_dev", .type = TABLE_DBL, .width = 11,
+	report_table_col(t, (struct report_table_col){ .head = "std-dev", .key = "std_dev", .type = TABLE_DBL, .width = 11,
 					 .fmt = "%.2f", .jfmt = "%.10g" });
-	table_col(t, (struct table_col){ .head = "min", .key = "min", .type = TABLE_DBL, .width = 10,
+	report_table_col(t, (struct report_table_col){ .head = "min", .key = "min", .type = TABLE_DBL, .width = 10,
 					 .fmt = "%.0f", .jfmt = "%.0f" });
-	table_col(t, (struct table_col){ .head = "max", .key = "max", .type = TABLE_DBL, .width = 10,
+	report_table_col(t, (struct report_table_col){ .head = "max", .key = "max", .type = TABLE_DBL, .width = 10,
 					 .fmt = "%.0f", .jfmt = "%.0f" });
-	table_col(t, (struct table_col){ .key = "counts", .type = TABLE_RAW });   /* one per set */
+	report_table_col(t, (struct report_table_col){ .key = "counts", .type = TABLE_RAW });   /* one per set */
 }
 
 int cmd_stats(int argc, char **argv)
@@ -115,33 +116,33 @@ int cmd_stats(int argc, char **argv)
 	struct stats_opts so = { .by = BUCKET_PROC, .min_count = 10 };
 	struct report_opts o = { .limit = 40 };
 	int rc = report_opts_parse(&cmd, argc, argv, &o, &so);
-	enum bucket_by by;
+	enum report_bucket_by by;
 	if (rc >= 0)
 		return rc;
 	by = so.by;
 	size_t k = (size_t)(argc - o.next);
 	if (k < 2 || k > MAX_SETS)
 		return report_usage("stats", "takes 2 to 256 profiles (DIR, DIR@N or @N)");
-	struct bucket_source *src = calloc(k, sizeof(*src));
+	struct report_bucket_source *src = calloc(k, sizeof(*src));
 	if (!src) {
 		perror("vprof stats");
 		return 1;
 	}
 	for (size_t i = 0; i < k; i++) {
 		snprintf(src[i].label, sizeof(src[i].label), "set %zu", i + 1);
-		if ((rc = bucket_source_parse("stats", argv[o.next + i], &o, &src[i]))) {
+		if ((rc = report_bucket_source_parse("stats", argv[o.next + i], &o, &src[i]))) {
 			free(src);
 			return rc;
 		}
 	}
 	unsigned ev;
-	if ((rc = bucket_sources_load("stats", src, k, o.event, by, &ev))) {
-		bucket_sources_free(src, k);
+	if ((rc = report_bucket_sources_load("stats", src, k, o.event, by, &ev))) {
+		report_bucket_sources_free(src, k);
 		free(src);
 		return rc;
 	}
-	struct bucket_set bs;
-	bucket_group(src, k, ev, by, &bs);
+	struct report_bucket_set bs;
+	report_bucket_group(src, k, ev, by, &bs);
 	double total = 0;
 	for (size_t i = 0; i < k; i++)
 		total += (double)src[i].total;
@@ -182,33 +183,33 @@ int cmd_stats(int argc, char **argv)
 	qsort(rows, nr, sizeof(*rows), cmp_srow);
 
 	char *warn[8], name[700], counts[MAX_SETS * 22 + 2];
-	size_t nw = bucket_warnings(src, k, ev, by, warn, 8);
+	size_t nw = report_bucket_warnings(src, k, ev, by, warn, 8);
 	size_t shown = o.limit > 0 && (size_t)o.limit < nr ? (size_t)o.limit : nr;
-	struct table t;
+	struct report_table t;
 	stats_cols(&t, by);
 	for (size_t i = 0; i < shown; i++) {
 		const struct srow *r = &rows[i];
-		table_row(&t);
-		table_uint(&t, i + 1);
-		bucket_table_row(&t, r->b, by);
-		table_dbl(&t, r->range);
-		table_dbl(&t, r->sum);
-		table_dbl(&t, r->sumpct);
-		table_uint(&t, r->n);
-		table_dbl(&t, r->mean);
-		table_dbl(&t, r->sd);
-		table_dbl(&t, r->min);
-		table_dbl(&t, r->max);
+		report_table_row(&t);
+		report_table_uint(&t, i + 1);
+		report_bucket_table_row(&t, r->b, by);
+		report_table_dbl(&t, r->range);
+		report_table_dbl(&t, r->sum);
+		report_table_dbl(&t, r->sumpct);
+		report_table_uint(&t, r->n);
+		report_table_dbl(&t, r->mean);
+		report_table_dbl(&t, r->sd);
+		report_table_dbl(&t, r->min);
+		report_table_dbl(&t, r->max);
 		size_t len = 0;
 		for (size_t j = 0; j < k; j++)
 			len += (size_t)snprintf(counts + len, sizeof(counts) - len, "%c%llu", j ? ',' : '[',
 						(unsigned long long)r->b->count[j]);
 		snprintf(counts + len, sizeof(counts) - len, "]");
-		table_raw(&t, counts);
+		report_table_raw(&t, counts);
 	}
 	if (o.json) {
 		printf("{\"summary\":true,\"event\":\"%s\",\"by\":\"%s\",\"total\":%.0f,\"sets\":[",
-		       merge_event_name(ev), bucket_by_name(by), total);
+		       upcall_event_name(ev), report_bucket_by_name(by), total);
 		for (size_t i = 0; i < k; i++) {
 			printf("%s{\"set\":%zu,\"db\":", i ? "," : "", i + 1);
 			report_json_str(stdout, src[i].db);
@@ -223,13 +224,13 @@ int cmd_stats(int argc, char **argv)
 			report_json_str(stdout, warn[i]);
 		}
 		printf("]}\n");
-		table_json_lines(&t, stdout);
+		report_table_json_lines(&t, stdout);
 	} else {
-		printf("vprof stats: number of samples of event %s, by %s:\n", merge_event_name(ev),
-		       bucket_by_name(by));
+		printf("vprof stats: number of samples of event %s, by %s:\n", upcall_event_name(ev),
+		       report_bucket_by_name(by));
 		for (size_t i = 0; i < k; i++)
 			printf("  %s = %llu  (%s)\n", src[i].label, (unsigned long long)src[i].total,
-			       bucket_source_name(&src[i], name, sizeof(name)));
+			       report_bucket_source_name(&src[i], name, sizeof(name)));
 		printf("  TOTAL %.0f\n", total);
 		for (size_t i = 0; i < nw; i++)
 			printf("warning: %s\n", warn[i]);
@@ -237,17 +238,17 @@ int cmd_stats(int argc, char **argv)
 		       so.min_count, hidden, hidden == 1 ? "" : "s", so.min_count,
 		       so.min_count ? " (--min-count 0 shows them)" : "");
 		printf("statistics of the sample counts of each %s over %zu sets, sorted by range%%\n\n",
-		       bucket_by_name(by), k);
-		table_text(&t, stdout);
+		       report_bucket_by_name(by), k);
+		report_table_text(&t, stdout);
 		if (shown < nr)
 			printf("%8s (%zu more rows; -n 0 shows all)\n", "...", nr - shown);
 	}
 	for (size_t i = 0; i < nw; i++)
 		free(warn[i]);
-	table_free(&t);
+	report_table_free(&t);
 	free(rows);
-	bucket_set_free(&bs);
-	bucket_sources_free(src, k);
+	report_bucket_set_free(&bs);
+	report_bucket_sources_free(src, k);
 	free(src);
 	return report_finish_stdout(0);
 }

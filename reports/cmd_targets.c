@@ -1,7 +1,7 @@
 /*
  * vprof targets: where indirect calls and jumps go, aggregated across
  * every jump site. Value sampling keeps, per indirect call/jump, a hotlist
- * of its targets (MERGE_VK_TARGET); this sums each target's estimate
+ * of its targets (SPOOL_VK_TARGET); this sums each target's estimate
  * (count / p) over all the sites of an image that reached it, so a
  * computed-goto interpreter whose compiler duplicated or merged its
  * dispatch jump still shows one histogram of handlers: the interpreter's
@@ -9,10 +9,11 @@
  * lua5.4, scripts/lua_opcodes.py; tests/dispatch.sh).
  *
  * Targets are ELF vaddrs in the image of the jump, or in another image
- * named by its identity (MERGE_HOT_XREF; the merge translates them); a
+ * named by its identity (SPOOL_HOT_XREF; the merge translates them); a
  * target outside every image stays an absolute address of one process
- * (MERGE_HOT_FOREIGN) and is shown as such, never guessed.
+ * (SPOOL_HOT_FOREIGN) and is shown as such, never guessed.
  */
+#include "reports/builtin.h"
 #include "reports/value_model.h"
 #include "reports/table.h"
 
@@ -39,7 +40,7 @@ struct from {
 	double est;
 };
 
-struct target {
+struct report_target {
 	uint32_t image;
 	uint64_t value;                 /* as stored: vaddr, or absolute | FOREIGN */
 	double est;
@@ -72,7 +73,7 @@ static void *xalloc(void *p, size_t n)
 
 static int by_key(const void *a, const void *b)
 {
-	const struct target *x = a, *y = b;
+	const struct report_target *x = a, *y = b;
 	if (x->image != y->image)
 		return x->image < y->image ? -1 : 1;
 	return (x->value > y->value) - (x->value < y->value);
@@ -80,7 +81,7 @@ static int by_key(const void *a, const void *b)
 
 static int by_est(const void *a, const void *b)
 {
-	const struct target *x = a, *y = b;
+	const struct report_target *x = a, *y = b;
 	if (x->est != y->est)
 		return x->est > y->est ? -1 : 1;
 	return by_key(a, b);
@@ -94,7 +95,7 @@ static int from_by_est(const void *a, const void *b)
 	return (x->pc > y->pc) - (x->pc < y->pc);
 }
 
-static void add_from(struct target *t, uint64_t pc, double est)
+static void add_from(struct report_target *t, uint64_t pc, double est)
 {
 	for (size_t i = 0; i < t->nfrom; i++)
 		if (t->from[i].pc == pc) {
@@ -110,32 +111,32 @@ static void add_from(struct target *t, uint64_t pc, double est)
 
 /* The rows: in JSON the target's image, address, place and estimate, and
  * the sites it came from; in text the numbers first, then where it is. */
-static void target_cols(struct table *t)
+static void target_cols(struct report_table *t)
 {
-	table_init(t);
-	table_col(t, (struct table_col){ .head = "image", .key = "image", .type = TABLE_STR, .tpos = 3 });
-	table_col(t, (struct table_col){ .head = "target", .key = "target", .type = TABLE_UINT, .width = TABLE_AUTO,
+	report_table_init(t);
+	report_table_col(t, (struct report_table_col){ .head = "image", .key = "image", .type = TABLE_STR, .tpos = 3 });
+	report_table_col(t, (struct report_table_col){ .head = "target", .key = "target", .type = TABLE_UINT, .width = TABLE_AUTO,
 					 .flags = TABLE_LEFT, .fmt = "%#llx", .jfmt = "\"%#llx\"",
 					 .gap = 2, .tpos = 1 });
-	table_col(t, (struct table_col){ .key = "foreign", .type = TABLE_BOOL });
-	table_col(t, (struct table_col){ .key = "procedure", .type = TABLE_STR });
-	table_col(t, (struct table_col){ .head = "procedure+offset", .type = TABLE_STR, .width = 40,
+	report_table_col(t, (struct report_table_col){ .key = "foreign", .type = TABLE_BOOL });
+	report_table_col(t, (struct report_table_col){ .key = "procedure", .type = TABLE_STR });
+	report_table_col(t, (struct report_table_col){ .head = "procedure+offset", .type = TABLE_STR, .width = 40,
 					 .flags = TABLE_LEFT, .tpos = 2 });
-	table_col(t, (struct table_col){ .key = "offset", .type = TABLE_UINT });
-	table_col(t, (struct table_col){ .head = "estimate", .key = "estimate", .type = TABLE_DBL, .width = 12,
+	report_table_col(t, (struct report_table_col){ .key = "offset", .type = TABLE_UINT });
+	report_table_col(t, (struct report_table_col){ .head = "estimate", .key = "estimate", .type = TABLE_DBL, .width = 12,
 					 .fmt = "%.0f", .jfmt = "%.1f" });
-	table_col(t, (struct table_col){ .head = "share", .key = "share", .type = TABLE_DBL, .width = 8,
+	report_table_col(t, (struct report_table_col){ .head = "share", .key = "share", .type = TABLE_DBL, .width = 8,
 					 .flags = TABLE_PERCENT, .fmt = "%.2f%%", .jfmt = "%.6f" });
-	table_col(t, (struct table_col){ .head = "sites", .key = "sites", .type = TABLE_UINT, .width = 5 });
-	table_col(t, (struct table_col){ .key = "from", .type = TABLE_RAW });   /* [{pc, estimate}] */
+	report_table_col(t, (struct report_table_col){ .head = "sites", .key = "sites", .type = TABLE_UINT, .width = 5 });
+	report_table_col(t, (struct report_table_col){ .key = "from", .type = TABLE_RAW });   /* [{pc, estimate}] */
 }
 
-static void add_target(struct table *tb, struct value_model *vm, const struct target *t, double total)
+static void add_target(struct report_table *tb, struct report_value_model *vm, const struct report_target *t, double total)
 {
 	uint32_t ii = t->image;
-	uint64_t addr = t->value & ~MERGE_HOT_XREF;
-	int foreign = value_code_place(vm, t->image, t->value, &ii, &addr) < 0;
-	struct value_where w = { .proc = "[another image]", .start = addr };
+	uint64_t addr = t->value & ~SPOOL_HOT_XREF;
+	int foreign = report_value_code_place(vm, t->image, t->value, &ii, &addr) < 0;
+	struct report_value_where w = { .proc = "[another image]", .start = addr };
 	char *from = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&from, &len);
@@ -144,27 +145,27 @@ static void add_target(struct table *tb, struct value_model *vm, const struct ta
 		exit(1);
 	}
 	if (!foreign)
-		value_where(vm, ii, addr, &w);
+		report_value_where(vm, ii, addr, &w);
 	fputc('[', f);
 	for (size_t i = 0; i < t->nfrom; i++)
 		fprintf(f, "%s{\"pc\":\"%#llx\",\"estimate\":%.1f}", i ? "," : "",
 			(unsigned long long)t->from[i].pc, t->from[i].est);
 	fputc(']', f);
 	fclose(f);
-	table_row(tb);
-	table_str(tb, vm->m.images[ii].path);
-	table_uint(tb, addr);
-	table_bool(tb, foreign);
-	table_str(tb, w.proc);
+	report_table_row(tb);
+	report_table_str(tb, vm->m.images[ii].path);
+	report_table_uint(tb, addr);
+	report_table_bool(tb, foreign);
+	report_table_str(tb, w.proc);
 	if (foreign)
-		table_str(tb, "[another image]");
+		report_table_str(tb, "[another image]");
 	else
-		table_strf(tb, "%s+%#llx", w.proc, (unsigned long long)(addr - w.start));
-	table_uint(tb, addr - w.start);
-	table_dbl(tb, t->est);
-	table_dbl(tb, total > 0 ? t->est / total : 0);
-	table_uint(tb, t->nfrom);
-	table_raw(tb, from);
+		report_table_strf(tb, "%s+%#llx", w.proc, (unsigned long long)(addr - w.start));
+	report_table_uint(tb, addr - w.start);
+	report_table_dbl(tb, t->est);
+	report_table_dbl(tb, total > 0 ? t->est / total : 0);
+	report_table_uint(tb, t->nfrom);
+	report_table_raw(tb, from);
 	free(from);
 }
 
@@ -181,33 +182,33 @@ int cmd_targets(int argc, char **argv)
 	};
 	struct opts op = { 0 };
 	struct report_opts o = { .limit = 30 };
-	struct value_model vm;
+	struct report_value_model vm;
 	int rc = report_opts_parse(&cmd, argc, argv, &o, &op);
 	if (rc >= 0)
 		return rc;
 	if (o.next < argc)
 		return report_usage("targets", "takes no operands");
-	if ((rc = value_model_load(&vm, &o, "targets")))
+	if ((rc = report_value_model_load(&vm, &o, "targets")))
 		return rc;
 
 	/* One row per (site, target) first, then folded by target. */
-	struct target *t = xalloc(NULL, (vm.nhot * MERGE_HOT_N + 1) * sizeof(*t));
+	struct report_target *t = xalloc(NULL, (vm.nhot * SPOOL_HOT_N + 1) * sizeof(*t));
 	size_t n = 0, nsites = 0;
 	uint64_t vtot = 0;
 	for (size_t i = 0; i < vm.nhot; i++) {
-		const struct value_hot *v = &vm.hot[i];
-		if (v->kind != MERGE_VK_TARGET || !v->h.n)
+		const struct report_value_hot *v = &vm.hot[i];
+		if (v->kind != SPOOL_VK_TARGET || !v->h.n)
 			continue;
 		if (op.image && !strstr(vm.m.images[v->image].path, op.image))
 			continue;
 		nsites++;
 		vtot += v->h.vtot;
 		for (uint32_t e = 0; e < v->h.n; e++) {
-			struct target *x = &t[n++];
+			struct report_target *x = &t[n++];
 			memset(x, 0, sizeof(*x));
 			x->image = v->image;
 			x->value = v->h.e[e].value;
-			x->est = merge_hot_estimate(&v->h, (int)e);
+			x->est = spool_hot_estimate(&v->h, (int)e);
 			add_from(x, v->vaddr, x->est);
 		}
 	}
@@ -233,20 +234,20 @@ int cmd_targets(int argc, char **argv)
 		       "%zu targets\n", o.db, vm.m.epoch, nsites, op.image ? " in images matching " : "",
 		       op.image ? op.image : "", (unsigned long long)vtot, m);
 	}
-	struct table tb;
+	struct report_table tb;
 	target_cols(&tb);
 	for (size_t i = 0; i < m && (!o.limit || (long)i < o.limit); i++)
 		add_target(&tb, &vm, &t[i], total);
 	if (o.json)
-		table_json_lines(&tb, stdout);
+		report_table_json_lines(&tb, stdout);
 	else if (m)
-		table_text(&tb, stdout);
+		report_table_text(&tb, stdout);
 	else
 		printf("no indirect-branch targets in this epoch (vprof run --values records them)\n");
-	table_free(&tb);
+	report_table_free(&tb);
 	for (size_t i = 0; i < m; i++)
 		free(t[i].from);
 	free(t);
-	value_model_free(&vm);
+	report_value_model_free(&vm);
 	return report_finish_stdout(0);
 }

@@ -13,6 +13,7 @@
  * mismatches are reported in the text and in "mismatches" of --json, not
  * in the status (a test asserts on those).
  */
+#include "reports/builtin.h"
 #include "reports/report.h"
 #include "reports/verify_results.h"
 #include "interp/interp.h"
@@ -52,7 +53,7 @@ static void help(void)
 static const char *const kkind[] = { "?", "gpr", "rip", "flags", "mem", "vec", "kmask", "mxcsr",
 				     "fault", "x87" };
 
-static void disasm(const struct verify_record *r, char *out, size_t cap)
+static void disasm(const struct preload_verify_record *r, char *out, size_t cap)
 {
 	ZydisDecoder dec;
 	ZydisFormatter fmt;
@@ -76,7 +77,7 @@ static void hex(char *out, const uint8_t *b, unsigned n, int spaced)
 
 /* A value as the reader thinks of it: registers as 0x-numbers (little-
  * endian bytes reversed), memory as bytes in address order. */
-static void value(char *out, const struct verify_record *r, const uint8_t *v)
+static void value(char *out, const struct preload_verify_record *r, const uint8_t *v)
 {
 	if (r->kind == VERIFY_K_MEM || r->size > 8 || r->size == 0) {
 		hex(out, v, r->size, 1);
@@ -87,24 +88,24 @@ static void value(char *out, const struct verify_record *r, const uint8_t *v)
 	sprintf(out, "0x%llx", (unsigned long long)x);
 }
 
-static void print_text(FILE *f, const struct verify_sum *s, int status)
+static void print_text(FILE *f, const struct report_verify_sum *s, int status)
 {
-	const struct verify_file *t = &s->tot;
+	const struct preload_verify_file *t = &s->tot;
 	fprintf(f, "vprof verify: %llu instructions compared, %llu mismatches "
 		"(%llu runs stepped, %llu interpreted in %llu runs of up to %u, %d process%s)\n",
 		(unsigned long long)t->compared, (unsigned long long)t->mismatches,
 		(unsigned long long)t->runs_stepped, (unsigned long long)t->interpreted,
 		(unsigned long long)t->runs, s->interp_len, s->files, s->files == 1 ? "" : "es");
-	verify_print_stops(f, t);
+	report_verify_print_stops(f, t);
 	fprintf(f, "  coverage %.3f%% of interpreted-or-unhandled instructions, %.3f%% of sampled "
 		"instructions; %llu samples skipped\n",
-		100 * verify_coverage(t), 100 * verify_first_coverage(t), (unsigned long long)t->skipped);
+		100 * report_verify_coverage(t), 100 * report_verify_first_coverage(t), (unsigned long long)t->skipped);
 	if (s->bad_files)
 		fprintf(f, "  %d result file%s unreadable (other version?)\n", s->bad_files,
 			s->bad_files == 1 ? "" : "s");
 	for (size_t i = 0; i < s->nrecs; i++) {
-		const struct verify_rec_ex *x = &s->recs[i];
-		const struct verify_record *r = &x->r;
+		const struct report_verify_rec_ex *x = &s->recs[i];
+		const struct preload_verify_record *r = &x->r;
 		char d[256], b[64], e[200], a[200];
 		disasm(r, d, sizeof d);
 		hex(b, r->bytes, r->len, 1);
@@ -130,11 +131,11 @@ static void print_text(FILE *f, const struct verify_sum *s, int status)
 	(void)status;
 }
 
-static void print_json(FILE *f, const struct verify_sum *s, const char *tag, int status)
+static void print_json(FILE *f, const struct report_verify_sum *s, const char *tag, int status)
 {
-	const struct verify_file *t = &s->tot;
-	struct verify_top top[20];
-	size_t ntop = verify_top_unhandled(t, top, 20);
+	const struct preload_verify_file *t = &s->tot;
+	struct report_verify_top top[20];
+	size_t ntop = report_verify_top_unhandled(t, top, 20);
 	fprintf(f, "{\"command\": \"verify\", \"tag\": ");
 	report_json_str(f, tag);
 	fprintf(f, ", \"processes\": %d, \"interp_len\": %u, \"samples\": %llu, \"skipped\": %llu, "
@@ -145,16 +146,16 @@ static void print_json(FILE *f, const struct verify_sum *s, const char *tag, int
 		(unsigned long long)t->runs, (unsigned long long)t->interpreted,
 		(unsigned long long)t->runs_stepped, (unsigned long long)t->traps,
 		(unsigned long long)t->compared, (unsigned long long)t->mismatches,
-		(unsigned long long)t->items, (unsigned long long)t->native_faults, verify_coverage(t),
-		verify_first_coverage(t));
-	verify_json_stops(f, t);
+		(unsigned long long)t->items, (unsigned long long)t->native_faults, report_verify_coverage(t),
+		report_verify_first_coverage(t));
+	report_verify_json_stops(f, t);
 	fprintf(f, ", ");
-	verify_json_top(f, top, ntop);
+	report_verify_json_top(f, top, ntop);
 	fprintf(f, ", \"status\": %d, \"records\": [", WIFEXITED(status) ? WEXITSTATUS(status)
 						       : 128 + WTERMSIG(status));
 	for (size_t i = 0; i < s->nrecs; i++) {
-		const struct verify_rec_ex *x = &s->recs[i];
-		const struct verify_record *r = &x->r;
+		const struct report_verify_rec_ex *x = &s->recs[i];
+		const struct preload_verify_record *r = &x->r;
 		char d[256], b[64], e[200], a[200];
 		disasm(r, d, sizeof d);
 		hex(b, r->bytes, r->len, 1);
@@ -180,8 +181,8 @@ static void print_json(FILE *f, const struct verify_sum *s, const char *tag, int
 
 int cmd_verify(int argc, char **argv)
 {
-	struct verify_opts o;
-	int rc = verify_parse_opts("verify", argc, argv, help, &o);
+	struct report_verify_opts o;
+	int rc = report_verify_parse_opts("verify", argc, argv, help, &o);
 	if (rc >= 0)
 		return rc;
 	const char *dbopt = o.db, *freq = o.freq, *out = o.out;
@@ -190,24 +191,24 @@ int cmd_verify(int argc, char **argv)
 
 	const char *db = report_db_path(dbopt);
 	char tag[80];
-	int status = verify_launch(db, freq, o.cmd, tag, sizeof tag);
+	int status = report_verify_launch(db, freq, o.cmd, tag, sizeof tag);
 	if (status < 0) {
 		fprintf(stderr, "vprof verify: cannot start: %m\n");
 		return 1;
 	}
-	struct verify_sum s;
+	struct report_verify_sum s;
 	FILE *f = out ? fopen(out, "w") : stderr;
 	if (!f) {
 		fprintf(stderr, "vprof verify: %s: %m\n", out);
 		f = stderr;
 	}
-	if (verify_collect(db, tag, &s) < 0 || s.files == 0)
+	if (report_verify_collect(db, tag, &s) < 0 || s.files == 0)
 		fprintf(f, "vprof verify: no co-simulation results in %s/verify (was CMD profiled?)\n", db);
 	else if (json)
 		print_json(f, &s, tag, status);
 	else
 		print_text(f, &s, status);
-	verify_sum_free(&s);
+	report_verify_sum_free(&s);
 	if (f != stderr)
 		fclose(f);
 	return report_exit_like(status);

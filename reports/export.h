@@ -22,12 +22,12 @@
  * above the leaf), and locations for every frame. Returns 0, or -errno
  * after a message on stderr.
  */
-struct value_model;
+struct report_value_model;
 int report_export_pprof(const struct report_model *m, unsigned ev, const char *path,
-			struct value_model *vm);
+			struct report_value_model *vm);
 
 /* One call stack and its samples; frames[0] is the root (main). */
-struct folded_stack {
+struct report_folded_stack {
 	const char *const *frames;
 	size_t depth;
 	uint64_t count;
@@ -36,7 +36,7 @@ struct folded_stack {
 /* Write stacks as collapsed-stack lines "root;...;leaf COUNT" (the format
  * of flamegraph.pl, speedscope and Grafana). A ';' or newline inside a
  * frame name is written as ':' or ' ' so each line stays one stack. */
-void report_folded_write(FILE *f, const struct folded_stack *v, size_t n);
+void report_folded_write(FILE *f, const struct report_folded_stack *v, size_t n);
 
 /* Event ev of m in folded form: the recorded call stacks, one line per
  * distinct path "main;...;leaf COUNT" (report_stacks_foreach), when the

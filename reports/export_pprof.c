@@ -182,7 +182,7 @@ static char *xstrdup(struct extra *x, const char *s)
  * file:line). The other types are 0 there, so the profile's time is
  * unchanged; `go tool pprof -sample_index=value_samples -tags` lists the
  * values, -tagfocus selects them. */
-static void add_values(Profile *prof, struct strings *t, struct value_model *vm, struct extra *x)
+static void add_values(Profile *prof, struct strings *t, struct report_value_model *vm, struct extra *x)
 {
 	size_t nv = 0, nh = 0;
 	for (size_t i = 0; i < vm->nhot; i++)
@@ -223,7 +223,7 @@ static void add_values(Profile *prof, struct strings *t, struct value_model *vm,
 	int64_t kkind = str_idx(t, "value_kind"), kval = str_idx(t, "value"), ksite = str_idx(t, "site");
 	size_t h = 0, k = 0;
 	for (size_t i = 0; i < vm->nhot; i++) {
-		struct value_hot *v = &vm->hot[i];
+		struct report_value_hot *v = &vm->hot[i];
 		if (!v->h.n)
 			continue;
 		Function *f = &fns[h];
@@ -246,10 +246,10 @@ static void add_values(Profile *prof, struct strings *t, struct value_model *vm,
 		locids[h] = l->id;
 		lp[nl + h] = l;
 		fp[nf + h] = f;
-		int64_t kname = str_idx(t, merge_hot_kind_name(v->kind));
+		int64_t kname = str_idx(t, spool_hot_kind_name(v->kind));
 		for (uint32_t j = 0; j < v->h.n; j++, k++) {
 			char vb[160], sb[600];
-			struct value_where w;
+			struct report_value_where w;
 			Sample *s = &smp[k];
 			Label *lb = &labels[3 * k];
 			perftools__profiles__sample__init(s);
@@ -257,7 +257,7 @@ static void add_values(Profile *prof, struct strings *t, struct value_model *vm,
 			s->location_id = &locids[h];
 			s->n_value = nt + 1;
 			s->value = &vals[(ns + k) * (nt + 1)];
-			s->value[nt] = (int64_t)(merge_hot_estimate(&v->h, (int)j) + 0.5);
+			s->value[nt] = (int64_t)(spool_hot_estimate(&v->h, (int)j) + 0.5);
 			for (int q = 0; q < 3; q++) {
 				perftools__profiles__label__init(&lb[q]);
 				labp[3 * k + q] = &lb[q];
@@ -265,12 +265,12 @@ static void add_values(Profile *prof, struct strings *t, struct value_model *vm,
 			lb[0].key = kkind;
 			lb[0].str = kname;
 			lb[1].key = kval;
-			lb[1].str = str_idx(t, xstrdup(x, value_text(vm, v, j, vb, sizeof(vb))));
+			lb[1].str = str_idx(t, xstrdup(x, report_value_text(vm, v, j, vb, sizeof(vb))));
 			s->n_label = 2;
 			s->label = &labp[3 * k];
-			if (value_kind_by_site(v->kind) && value_site(vm, v->image, v->h.e[j].aux, &w) == 0) {
+			if (report_value_kind_by_site(v->kind) && report_value_site(vm, v->image, v->h.e[j].aux, &w) == 0) {
 				lb[2].key = ksite;
-				lb[2].str = str_idx(t, xstrdup(x, value_source(&w, sb, sizeof(sb))));
+				lb[2].str = str_idx(t, xstrdup(x, report_value_source(&w, sb, sizeof(sb))));
 				s->n_label = 3;
 			}
 			sp[ns + k] = s;
@@ -314,7 +314,7 @@ static void main_first(Mapping **mapp, size_t n, const struct report_model *m, u
 /* Image i's Mapping (id i + 1): addresses are ELF vaddrs from 0 to past
  * the larger of the image's highest sampled one and hi; its hex build-id
  * is written into id. */
-static Mapping *fill_mapping(Mapping *mp, size_t i, const struct model_image *im, uint64_t hi,
+static Mapping *fill_mapping(Mapping *mp, size_t i, const struct report_model_image *im, uint64_t hi,
 			     struct strings *t, char *id)
 {
 	perftools__profiles__mapping__init(mp);
@@ -333,7 +333,7 @@ static Mapping *fill_mapping(Mapping *mp, size_t i, const struct model_image *im
 /* What both shapes end with: the main binary's mapping first, the value
  * samples, the string table; packed, gzipped and written. */
 static int finish(Profile *prof, struct strings *t, const struct report_model *m, unsigned ev,
-		  Mapping **mapp, size_t nmap, struct value_model *vm, const char *path)
+		  Mapping **mapp, size_t nmap, struct report_value_model *vm, const char *path)
 {
 	struct extra x = { 0 };
 	main_first(mapp, nmap, m, ev);
@@ -356,7 +356,7 @@ static int finish(Profile *prof, struct strings *t, const struct report_model *m
  * (its frames leaf first, as pprof wants), one Location per (image,
  * address), one Function per (image, procedure). */
 static int export_stacks(const struct report_model *m, const struct report_stacks *st, unsigned ev,
-			 const char *path, struct value_model *vm)
+			 const char *path, struct report_value_model *vm)
 {
 	size_t nst = 0, nfr = 0, nimg = m->nimages;
 	for (size_t i = 0; i < st->n; i++)
@@ -385,7 +385,7 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 	ValueType *vtp[2] = { &vt[0], &vt[1] };
 	vt[0].type = str_idx(&t, "samples");
 	vt[0].unit = str_idx(&t, "count");
-	vt[1].type = str_idx(&t, clock ? "cpu" : merge_event_name(ev));
+	vt[1].type = str_idx(&t, clock ? "cpu" : upcall_event_name(ev));
 	vt[1].unit = str_idx(&t, clock ? "nanoseconds" : "count");
 	per = vt[1];
 	prof.n_sample_type = 2;
@@ -395,7 +395,7 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 	prof.default_sample_type = vt[1].type;
 	char comment[700];
 	snprintf(comment, sizeof(comment), "vprof %s epoch %s, event %s, call stacks", m->db,
-		 m->epoch, merge_event_name(ev));
+		 m->epoch, upcall_event_name(ev));
 	int64_t cidx = str_idx(&t, comment);
 	prof.n_comment = 1;
 	prof.comment = &cidx;
@@ -457,7 +457,7 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 		at += s->depth;
 	}
 	Mapping *maps = xcalloc(nimg, sizeof(*maps)), **mapp = xcalloc(nimg, sizeof(*mapp));
-	char (*ids)[2 * MERGE_BUILD_ID_MAX + 1] = xcalloc(nimg, sizeof(*ids));
+	char (*ids)[2 * SPOOL_BUILD_ID_MAX + 1] = xcalloc(nimg, sizeof(*ids));
 	for (size_t i = 0; i < nimg; i++)
 		mapp[i] = fill_mapping(&maps[i], i, &m->images[i], maxv[i], &t, ids[i]);
 	prof.n_location = nloc;
@@ -489,7 +489,7 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 }
 
 int report_export_pprof(const struct report_model *m, unsigned ev, const char *path,
-			struct value_model *vm)
+			struct report_value_model *vm)
 {
 	/* With recorded stacks, samples are whole call stacks. The stacks add
 	 * the images they name to the model's table (a cache of opened
@@ -519,7 +519,7 @@ int report_export_pprof(const struct report_model *m, unsigned ev, const char *p
 	ValueType vt[2] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
 	ValueType per = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	ValueType *vtp[2] = { &vt[0], &vt[1] };
-	const char *kind = clock ? "cpu" : merge_event_name(ev), *unit = clock ? "nanoseconds" : "count";
+	const char *kind = clock ? "cpu" : upcall_event_name(ev), *unit = clock ? "nanoseconds" : "count";
 	vt[0].type = str_idx(&t, "samples");
 	vt[0].unit = str_idx(&t, "count");
 	vt[1].type = str_idx(&t, kind);
@@ -532,13 +532,13 @@ int report_export_pprof(const struct report_model *m, unsigned ev, const char *p
 	prof.default_sample_type = vt[1].type;
 	char comment[700];
 	snprintf(comment, sizeof(comment), "vprof %s epoch %s, event %s", m->db, m->epoch,
-		 merge_event_name(ev));
+		 upcall_event_name(ev));
 	int64_t cidx = str_idx(&t, comment);
 	prof.n_comment = 1;
 	prof.comment = &cidx;
 
 	Mapping *maps = xcalloc(nimg, sizeof(*maps)), **mapp = xcalloc(nimg, sizeof(*mapp));
-	char (*ids)[2 * MERGE_BUILD_ID_MAX + 1] = xcalloc(nimg, sizeof(*ids));
+	char (*ids)[2 * SPOOL_BUILD_ID_MAX + 1] = xcalloc(nimg, sizeof(*ids));
 	int *used = xcalloc(nimg, sizeof(*used));
 	Location *locs = xcalloc(n, sizeof(*locs)), **locp = xcalloc(n, sizeof(*locp));
 	Line *lines = xcalloc(n, sizeof(*lines)), **linep = xcalloc(n, sizeof(*linep));
@@ -548,8 +548,8 @@ int report_export_pprof(const struct report_model *m, unsigned ev, const char *p
 	int64_t *values = xcalloc(2 * n, sizeof(*values));
 
 	for (size_t i = 0; i < n; i++) {
-		const struct model_pc *pc = &m->pcs[ord[i]];
-		const struct model_pc *prev = i ? &m->pcs[ord[i - 1]] : NULL;
+		const struct report_model_pc *pc = &m->pcs[ord[i]];
+		const struct report_model_pc *prev = i ? &m->pcs[ord[i - 1]] : NULL;
 		if (!prev || prev->image != pc->image || prev->proc != pc->proc) {
 			Function *f = &fns[nfn];
 			perftools__profiles__function__init(f);

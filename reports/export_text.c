@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void report_folded_write(FILE *f, const struct folded_stack *v, size_t n)
+void report_folded_write(FILE *f, const struct report_folded_stack *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		for (size_t d = 0; d < v[i].depth; d++) {
@@ -27,7 +27,7 @@ void report_folded_write(FILE *f, const struct folded_stack *v, size_t n)
 
 static int folded_one(const char *const *frames, size_t depth, uint64_t count, void *arg)
 {
-	struct folded_stack one = { frames, depth, count };
+	struct report_folded_stack one = { frames, depth, count };
 	report_folded_write(arg, &one, 1);
 	return 0;
 }
@@ -47,15 +47,15 @@ void report_export_folded(const struct report_model *m, unsigned ev, FILE *f)
 	report_stacks_free(&st);
 	size_t n, ns = 0;
 	size_t *ord = report_model_by_proc(m, ev, &n);
-	struct folded_stack *v = calloc(n ? n : 1, sizeof(*v));
+	struct report_folded_stack *v = calloc(n ? n : 1, sizeof(*v));
 	const char **frames = calloc(2 * (n ? n : 1), sizeof(*frames));
 	if (!v || !frames) {
 		perror("vprof export");
 		exit(1);
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct model_pc *pc = &m->pcs[ord[i]];
-		const struct model_pc *prev = i ? &m->pcs[ord[i - 1]] : NULL;
+		const struct report_model_pc *pc = &m->pcs[ord[i]];
+		const struct report_model_pc *prev = i ? &m->pcs[ord[i - 1]] : NULL;
 		if (prev && prev->image == pc->image && prev->proc == pc->proc) {
 			v[ns - 1].count += pc->count;
 			continue;
@@ -63,7 +63,7 @@ void report_export_folded(const struct report_model *m, unsigned ev, FILE *f)
 		const char *img = m->images[pc->image].path, *slash = strrchr(img, '/');
 		frames[2 * ns] = slash && slash[1] ? slash + 1 : img;
 		frames[2 * ns + 1] = pc->proc;
-		v[ns] = (struct folded_stack){ &frames[2 * ns], 2, pc->count };
+		v[ns] = (struct report_folded_stack){ &frames[2 * ns], 2, pc->count };
 		ns++;
 	}
 	report_folded_write(f, v, ns);
@@ -95,7 +95,7 @@ void report_export_json(const struct report_model *m, FILE *f)
 		(unsigned long long)s->dropped, (unsigned long long)s->unknown,
 		(unsigned long long)s->corrupt, (unsigned long long)s->cpu_ns);
 	for (size_t i = 0; i < m->nimages; i++) {
-		const struct model_image *im = &m->images[i];
+		const struct report_model_image *im = &m->images[i];
 		fprintf(f, "%s{\"id\":%zu,\"path\":", i ? "," : "", i);
 		report_json_str(f, im->path);
 		fprintf(f, ",\"build_id\":\"");
@@ -105,16 +105,16 @@ void report_export_json(const struct report_model *m, FILE *f)
 	}
 	fprintf(f, "],\"events\":[");
 	int first = 1;
-	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
+	for (unsigned ev = 1; ev < UPCALL_EV_MAX; ev++) {
 		if (!m->total[ev])
 			continue;
 		fprintf(f, "%s{\"event\":\"%s\",\"clock\":%s,\"total\":%llu,\"pcs\":[", first ? "" : ",",
-			merge_event_name(ev), report_event_is_clock(ev) ? "true" : "false",
+			upcall_event_name(ev), report_event_is_clock(ev) ? "true" : "false",
 			(unsigned long long)m->total[ev]);
 		first = 0;
 		int firstpc = 1;
 		for (size_t i = 0; i < m->npcs; i++) {
-			const struct model_pc *pc = &m->pcs[i];
+			const struct report_model_pc *pc = &m->pcs[i];
 			if (pc->event != ev)
 				continue;
 			fprintf(f, "%s{\"image\":%u,\"address\":%llu,\"count\":%llu,\"procedure\":",

@@ -14,11 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-int cmd_html(int argc, char **argv);
-
 /* One folded stack: frames[0] is the root, frames[depth - 1] the leaf.
  * The type of stack_model.h's report_stack_fn (branch stacks): non-zero stops. */
-typedef int html_stack_fn(const char *const *frames, size_t depth, uint64_t count, void *arg);
+typedef int report_html_stack_fn(const char *const *frames, size_t depth, uint64_t count, void *arg);
 
 /*
  * Call fn once per folded stack of event ev of m, root first, and return
@@ -29,34 +27,34 @@ typedef int html_stack_fn(const char *const *frames, size_t depth, uint64_t coun
  * the counts summing to the event's samples. With recorded stacks this is
  * the one function to point at report_stacks_foreach().
  */
-const char *html_for_each_stack(const struct report_model *m, unsigned ev, html_stack_fn *fn,
+const char *report_html_for_each_stack(const struct report_model *m, unsigned ev, report_html_stack_fn *fn,
 				void *arg);
 
 /* Write the flame graph's data as JSON for report.js:
  * {"unit":..., "total":N, "names":[...], "stacks":[[count, name index...]...]}
- * escaped for a <script> element (see html_json_str). Returns the note of
- * html_for_each_stack(). */
-const char *html_flame_json(FILE *f, const struct report_model *m, unsigned ev);
+ * escaped for a <script> element (see report_html_json_str). Returns the note of
+ * report_html_for_each_stack(). */
+const char *report_html_flame_json(FILE *f, const struct report_model *m, unsigned ev);
 
 /* s as HTML text (also safe inside a quoted attribute): & < > " ' escaped. */
-void html_text(FILE *f, const char *s);
+void report_html_text(FILE *f, const char *s);
 
 /* s as a JSON string literal that can sit inside <script>: besides JSON's
  * own escapes, <, > and & are written as \u003c, \u003e, \u0026. */
-void html_json_str(FILE *f, const char *s);
+void report_html_json_str(FILE *f, const char *s);
 
 /* html_values.c: the invariants and load-latency views of a value
  * profile, each a heading, a note on the estimate and a sortable table
  * (ids "invariants" and "latency"). listing(ctx, image, proc) gives the
  * number K of the procedure's listing on the page (id "dis-K"), 0 when
  * it has none. */
-struct value_model;
-typedef size_t html_listing_fn(void *ctx, uint32_t image, const char *proc);
-void html_invariants(FILE *f, struct value_model *vm, html_listing_fn *listing, void *ctx);
-void html_latency(FILE *f, struct value_model *vm, html_listing_fn *listing, void *ctx);
+struct report_value_model;
+typedef size_t report_html_listing_fn(void *ctx, uint32_t image, const char *proc);
+void report_html_invariants(FILE *f, struct report_value_model *vm, report_html_listing_fn *listing, void *ctx);
+void report_html_latency(FILE *f, struct report_value_model *vm, report_html_listing_fn *listing, void *ctx);
 
 /* The page's script and style (reports/html/, built into the binary). */
-extern const char html_asset_report_js[], html_asset_report_css[];
-extern const size_t html_asset_report_js_len, html_asset_report_css_len;
+extern const char report_html_asset_report_js[], report_html_asset_report_css[];
+extern const size_t report_html_asset_report_js_len, report_html_asset_report_css_len;
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * html_flame.c — the flame graph's data for `vprof html`: the folded
- * stacks of an event (html_for_each_stack, the adapter from the profile)
+ * stacks of an event (report_html_for_each_stack, the adapter from the profile)
  * written as compact JSON, each distinct frame name once, and the escapers
  * every string on the page goes through.
  *
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *html_for_each_stack(const struct report_model *m, unsigned ev, html_stack_fn *fn,
+const char *report_html_for_each_stack(const struct report_model *m, unsigned ev, report_html_stack_fn *fn,
 				void *arg)
 {
 	/* Recorded call stacks (vprof run --stacks): the folded paths, as
@@ -33,7 +33,7 @@ const char *html_for_each_stack(const struct report_model *m, unsigned ev, html_
 	size_t n;
 	size_t *ord = report_model_by_proc(m, ev, &n);
 	for (size_t i = 0; i < n;) {
-		const struct model_pc *pc = &m->pcs[ord[i]];
+		const struct report_model_pc *pc = &m->pcs[ord[i]];
 		uint64_t count = 0;
 		size_t j = i;
 		for (; j < n && m->pcs[ord[j]].image == pc->image && m->pcs[ord[j]].proc == pc->proc; j++)
@@ -49,7 +49,7 @@ const char *html_for_each_stack(const struct report_model *m, unsigned ev, html_
 	       "image;procedure, as in vprof export --format folded.";
 }
 
-void html_text(FILE *f, const char *s)
+void report_html_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
@@ -63,7 +63,7 @@ void html_text(FILE *f, const char *s)
 	}
 }
 
-void html_json_str(FILE *f, const char *s)
+void report_html_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -155,17 +155,17 @@ static int on_stack(const char *const *frames, size_t depth, uint64_t count, voi
 	return 0;
 }
 
-const char *html_flame_json(FILE *f, const struct report_model *m, unsigned ev)
+const char *report_html_flame_json(FILE *f, const struct report_model *m, unsigned ev)
 {
 	struct flame_out o = { .f = f, .first = 1 };
 	fprintf(f, "{\"unit\":\"samples\",\"event\":");
-	html_json_str(f, merge_event_name(ev));
+	report_html_json_str(f, upcall_event_name(ev));
 	fprintf(f, ",\"total\":%llu,\"stacks\":[\n", (unsigned long long)m->total[ev]);
-	const char *note = html_for_each_stack(m, ev, on_stack, &o);
+	const char *note = report_html_for_each_stack(m, ev, on_stack, &o);
 	fprintf(f, "],\n\"names\":[");
 	for (size_t i = 0; i < o.names.n; i++) {
 		fputs(i ? ",\n" : "\n", f);
-		html_json_str(f, o.names.order[i]);
+		report_html_json_str(f, o.names.order[i]);
 	}
 	fprintf(f, "]}");
 	for (size_t i = 0; i < o.names.cap; i++)

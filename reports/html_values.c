@@ -5,7 +5,7 @@
  * (reports/latency_rank.c's, as `vprof latency`). Each is a sortable table
  * whose rows lead with the same English sentence as the command, values
  * typed (2.0, 3 (0x3)), and link to the procedure's listing when the page
- * has one. Every string from the profile goes through html_text().
+ * has one. Every string from the profile goes through report_html_text().
  * Single-threaded, nothing async-signal-safe.
  */
 #include "reports/html.h"
@@ -17,12 +17,12 @@
 #define HTML_VIEW_ROWS 30       /* rows per view */
 
 /* The procedure's name, a link to its listing when the page has one. */
-static void proc_link(FILE *f, const char *proc, uint32_t image, html_listing_fn *listing, void *ctx)
+static void proc_link(FILE *f, const char *proc, uint32_t image, report_html_listing_fn *listing, void *ctx)
 {
 	size_t k = listing ? listing(ctx, image, proc) : 0;
 	if (k)
 		fprintf(f, "<a href=\"#dis-%zu\">", k);
-	html_text(f, proc);
+	report_html_text(f, proc);
 	if (k)
 		fputs("</a>", f);
 }
@@ -34,13 +34,13 @@ static void num_cell(FILE *f, double v, const char *fmt)
 	fputs("</td>", f);
 }
 
-void html_invariants(FILE *f, struct value_model *vm, html_listing_fn *listing, void *ctx)
+void report_html_invariants(FILE *f, struct report_value_model *vm, report_html_listing_fn *listing, void *ctx)
 {
-	struct inv_opts op = { .min_share = 0.5, .min_time = 0.005, .min_vtot = 20 };
-	struct inv_result r;
+	struct report_inv_opts op = { .min_share = 0.5, .min_time = 0.005, .min_vtot = 20 };
+	struct report_inv_result r;
 	char sb[600], sh[64];
 	size_t nhidden = 0;
-	inv_rank(vm, &op, &r);
+	report_inv_rank(vm, &op, &r);
 	for (int k = 0; k < VALUE_NCLASS; k++)
 		nhidden += r.hidden[k];
 
@@ -61,7 +61,7 @@ void html_invariants(FILE *f, struct value_model *vm, html_listing_fn *listing, 
 	fputs("</p>\n", f);
 	if (!r.n) {
 		fputs("<p class=\"none\" id=\"invariants-none\">No invariant candidates above the thresholds.</p>\n", f);
-		inv_result_free(&r);
+		report_inv_result_free(&r);
 		return;
 	}
 	fputs("<table class=\"views sortable\" id=\"invariants-table\"><thead><tr>"
@@ -69,51 +69,51 @@ void html_invariants(FILE *f, struct value_model *vm, html_listing_fn *listing, 
 	      "<th class=\"n\" data-type=\"num\">share</th><th data-type=\"text\">value</th>"
 	      "<th data-type=\"text\">suggestion</th></tr></thead><tbody>\n", f);
 	for (size_t i = 0; i < r.n && i < HTML_VIEW_ROWS; i++) {
-		const struct inv_row *x = &r.rows[i];
+		const struct report_inv_row *x = &r.rows[i];
 		fputs("<tr>", f);
 		num_cell(f, x->weight, "%.1f%%");
 		num_cell(f, x->time, "%.1f%%");
 		fprintf(f, "<td class=\"n\" data-v=\"%.6f\">", x->share);
-		html_text(f, inv_share_text(x, sh, sizeof(sh)));
+		report_html_text(f, report_inv_share_text(x, sh, sizeof(sh)));
 		fputs("</td><td class=\"val\" data-type=\"", f);
-		html_text(f, x->value_type ? x->value_type : "");
+		report_html_text(f, x->value_type ? x->value_type : "");
 		fputs("\">", f);
-		html_text(f, x->value_text ? x->value_text : "?");
+		report_html_text(f, x->report_value_text ? x->report_value_text : "?");
 		fputs("</td><td class=\"say\"><span class=\"sentence\">", f);
-		html_text(f, x->sentence);
+		report_html_text(f, x->sentence);
 		fputs("</span><br><span class=\"where\">", f);
-		html_text(f, x->kinds);
+		report_html_text(f, x->kinds);
 		fputs(" at ", f);
 		proc_link(f, x->at.proc, x->v->image, listing, ctx);
 		fprintf(f, "+%#llx ", (unsigned long long)(x->v->vaddr - x->at.start));
 		if (x->insn) {
 			fputs("<code>", f);
-			html_text(f, x->insn);
+			report_html_text(f, x->insn);
 			fputs("</code> ", f);
 		}
-		html_text(f, value_source(&x->at, sb, sizeof(sb)));
+		report_html_text(f, report_value_source(&x->at, sb, sizeof(sb)));
 		fprintf(f, "; %.0f value samples</span></td></tr>\n", x->n);
 	}
 	fputs("</tbody></table>\n", f);
 	if (r.n > HTML_VIEW_ROWS)
 		fprintf(f, "<p class=\"note\">%zu more rows: <code>vprof invariants -n 0</code>.</p>\n",
 			r.n - HTML_VIEW_ROWS);
-	inv_result_free(&r);
+	report_inv_result_free(&r);
 }
 
-void html_latency(FILE *f, struct value_model *vm, html_listing_fn *listing, void *ctx)
+void report_html_latency(FILE *f, struct report_value_model *vm, report_html_listing_fn *listing, void *ctx)
 {
-	struct lat_result r;
-	lat_rank(vm, &r);
+	struct report_lat_result r;
+	report_lat_rank(vm, &r);
 	fputs("<h2 id=\"latency\">Load latency</h2>\n<p class=\"note\">Loads that wait on memory, as "
 	      "<code>vprof latency</code> ranks them. ", f);
-	html_text(f, lat_estimator);
+	report_html_text(f, report_lat_estimator);
 	fputs(". Latencies are TSC ticks of rdtscp; load; rdtscp. ", f);
 	if (vm->nlevels) {
 		fputs("Levels (vprof calibrate):", f);
 		for (int i = 0; i < vm->nlevels; i++) {
 			fputs(i ? ", " : " ", f);
-			html_text(f, vm->levels[i].name);
+			report_html_text(f, vm->levels[i].name);
 			fprintf(f, " ~%llu", (unsigned long long)vm->levels[i].typical);
 		}
 		fputs(" cycles.", f);
@@ -124,7 +124,7 @@ void html_latency(FILE *f, struct value_model *vm, html_listing_fn *listing, voi
 	fputs("</p>\n", f);
 	if (!r.n) {
 		fputs("<p class=\"none\" id=\"latency-none\">No load latencies in this epoch.</p>\n", f);
-		lat_result_free(&r);
+		report_lat_result_free(&r);
 		return;
 	}
 	fputs("<table class=\"views sortable\" id=\"latency-table\"><thead><tr>"
@@ -132,8 +132,8 @@ void html_latency(FILE *f, struct value_model *vm, html_listing_fn *listing, voi
 	      "<th class=\"n\" data-type=\"num\">mean</th><th class=\"n\" data-type=\"num\">vtot</th>"
 	      "<th data-type=\"text\">load</th></tr></thead><tbody>\n", f);
 	for (size_t i = 0; i < r.n && i < HTML_VIEW_ROWS; i++) {
-		const struct lat_row *l = &r.rows[i];
-		const struct value_hot *v = l->v;
+		const struct report_lat_row *l = &r.rows[i];
+		const struct report_value_hot *v = l->v;
 		fputs("<tr>", f);
 		num_cell(f, l->stall, "%.1f%%");
 		num_cell(f, l->time, "%.1f%%");
@@ -141,13 +141,13 @@ void html_latency(FILE *f, struct value_model *vm, html_listing_fn *listing, voi
 		fprintf(f, "<td class=\"n\" data-v=\"%llu\">%llu</td>", (unsigned long long)v->h.vtot,
 			(unsigned long long)v->h.vtot);
 		fputs("<td class=\"say\"><span class=\"sentence\">", f);
-		html_text(f, l->sentence);
+		report_html_text(f, l->sentence);
 		fputs("</span><br><span class=\"where\">bins:", f);
 		for (int b = 0; b < l->nbins && b < 6; b++) {
 			fprintf(f, "%s %llu", b ? "," : "", (unsigned long long)l->bins[b].cycles);
 			if (l->bins[b].level) {
 				fputs(" (", f);
-				html_text(f, l->bins[b].level);
+				report_html_text(f, l->bins[b].level);
 				fputs(")", f);
 			}
 			fprintf(f, " %.0f%%", 100 * l->bins[b].est / l->est);
@@ -160,5 +160,5 @@ void html_latency(FILE *f, struct value_model *vm, html_listing_fn *listing, voi
 	if (r.n > HTML_VIEW_ROWS)
 		fprintf(f, "<p class=\"note\">%zu more loads: <code>vprof latency -n 0</code>.</p>\n",
 			r.n - HTML_VIEW_ROWS);
-	lat_result_free(&r);
+	report_lat_result_free(&r);
 }

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *inv_what_name(enum inv_what w)
+const char *report_inv_what_name(enum report_inv_what w)
 {
 	switch (w) {
 	case INV_ARGUMENT: return "argument";
@@ -37,8 +37,8 @@ static void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-static const char *own_printf(struct value_model *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static const char *own_printf(struct value_model *vm, const char *fmt, ...)
+static const char *own_printf(struct report_value_model *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *own_printf(struct report_value_model *vm, const char *fmt, ...)
 {
 	char *s = NULL;
 	va_list ap;
@@ -46,7 +46,7 @@ static const char *own_printf(struct value_model *vm, const char *fmt, ...)
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;
 	va_end(ap);
-	return value_own(vm, s);
+	return report_value_own(vm, s);
 }
 
 /* ---- time: the code that depends on a value ---- */
@@ -107,10 +107,10 @@ static int proc_cmp(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-static size_t add_proc(struct value_model *vm, struct tmodel *tm, uint32_t image, uint64_t vaddr)
+static size_t add_proc(struct report_value_model *vm, struct tmodel *tm, uint32_t image, uint64_t vaddr)
 {
-	struct value_where w;
-	value_where(vm, image, vaddr, &w);
+	struct report_value_where w;
+	report_value_where(vm, image, vaddr, &w);
 	for (size_t i = 0; i < tm->np; i++)   /* (only while building: few) */
 		if (tm->p[i].image == image && tm->p[i].start == w.start)
 			return i;
@@ -119,7 +119,7 @@ static size_t add_proc(struct value_model *vm, struct tmodel *tm, uint32_t image
 	return tm->np++;
 }
 
-static void tmodel_build(struct value_model *vm, struct tmodel *tm)
+static void tmodel_build(struct report_value_model *vm, struct tmodel *tm)
 {
 	if (tm->built)
 		return;
@@ -131,7 +131,7 @@ static void tmodel_build(struct value_model *vm, struct tmodel *tm)
 	/* Procedures with samples (pcs are sorted by event, image, vaddr:
 	 * a procedure's PCs are adjacent). */
 	for (size_t i = 0; i < vm->m.npcs; i++) {
-		const struct model_pc *pc = &vm->m.pcs[i];
+		const struct report_model_pc *pc = &vm->m.pcs[i];
 		if (pc->event != vm->ev)
 			continue;
 		if (tm->np && tm->p[tm->np - 1].image == pc->image && tm->p[tm->np - 1].start == pc->proc_start) {
@@ -145,16 +145,16 @@ static void tmodel_build(struct value_model *vm, struct tmodel *tm)
 	size_t sorted = tm->np;
 	/* Return addresses, and which procedure saw each. */
 	for (size_t i = 0; i < vm->nhot; i++) {
-		const struct value_hot *v = &vm->hot[i];
-		if (v->kind != MERGE_VK_RETADDR)
+		const struct report_value_hot *v = &vm->hot[i];
+		if (v->kind != SPOOL_VK_RETADDR)
 			continue;
 		long pi = find_proc(tm, v->image, v->w.start);
 		size_t p = pi >= 0 ? (size_t)pi : add_proc(vm, tm, v->image, v->vaddr);
 		for (uint32_t e = 0; e < v->h.n; e++) {
 			uint32_t ii;
 			uint64_t va;
-			double est = merge_hot_estimate(&v->h, (int)e);
-			if (value_code_place(vm, v->image, v->h.e[e].value, &ii, &va) < 0)
+			double est = spool_hot_estimate(&v->h, (int)e);
+			if (report_value_code_place(vm, v->image, v->h.e[e].value, &ii, &va) < 0)
 				continue;
 			size_t r;
 			for (r = 0; r < tm->nr && (tm->r[r].image != ii || tm->r[r].va != va); r++)
@@ -183,8 +183,8 @@ static void tmodel_build(struct value_model *vm, struct tmodel *tm)
 		free(old);
 	}
 	for (size_t r = 0; r < tm->nr; r++) {
-		struct value_where w;
-		value_where(vm, tm->r[r].image, tm->r[r].va - 1, &w);
+		struct report_value_where w;
+		report_value_where(vm, tm->r[r].image, tm->r[r].va - 1, &w);
 		tm->r[r].caller = find_proc(tm, tm->r[r].image, w.start);
 	}
 }
@@ -233,7 +233,7 @@ static double ret_time(struct tmodel *tm, size_t r)
 }
 
 /* The samples of the calls whose return address is (image, ra). */
-static double call_time(struct value_model *vm, struct tmodel *tm, uint32_t image, uint64_t ra)
+static double call_time(struct report_value_model *vm, struct tmodel *tm, uint32_t image, uint64_t ra)
 {
 	tmodel_build(vm, tm);
 	if (tm->stacks) {
@@ -271,23 +271,23 @@ static void tmodel_free(struct tmodel *tm)
  * the RETADDR hotlist at the same PC says which share of the PC's value
  * samples each site had (few distinct values: nearly exact), times v's
  * vtot. 0 when the PC has no RETADDR hotlist or not that site. */
-static double site_samples(const struct value_model *vm, const struct value_hot *v, uint64_t site)
+static double site_samples(const struct report_value_model *vm, const struct report_value_hot *v, uint64_t site)
 {
-	const struct value_hot *r = value_hot_find(vm, v->image, v->vaddr, MERGE_VK_RETADDR);
+	const struct report_value_hot *r = report_value_hot_find(vm, v->image, v->vaddr, SPOOL_VK_RETADDR);
 	if (!r || !r->h.vtot)
 		return 0;
 	for (uint32_t j = 0; j < r->h.n; j++)
 		if (r->h.e[j].value == site)
-			return (double)v->h.vtot * merge_hot_estimate(&r->h, (int)j) / (double)r->h.vtot;
+			return (double)v->h.vtot * spool_hot_estimate(&r->h, (int)j) / (double)r->h.vtot;
 	return 0;
 }
 
 /* ---- candidates ---- */
 
 struct ctx {
-	struct value_model *vm;
-	const struct inv_opts *op;
-	struct inv_result *r;
+	struct report_value_model *vm;
+	const struct report_inv_opts *op;
+	struct report_inv_result *r;
 	struct tmodel tm;
 	size_t cap;
 	uint64_t site_aux;              /* per row being built: the @site aux (0: none) */
@@ -309,7 +309,7 @@ static void interval(double k, double n, double *lo, double *hi)
 	*hi = c + h > 1 ? 1 : c + h;
 }
 
-const char *inv_share_text(const struct inv_row *row, char *buf, size_t cap)
+const char *report_inv_share_text(const struct report_inv_row *row, char *buf, size_t cap)
 {
 	double s = 100 * row->share, lo = 100 * row->share_lo, hi = 100 * row->share_hi;
 	/* an estimate that rounds to 100% says how sure it is */
@@ -320,22 +320,22 @@ const char *inv_share_text(const struct inv_row *row, char *buf, size_t cap)
 	return buf;
 }
 
-static const char *plain_name(struct value_model *vm, const char *name);
+static const char *plain_name(struct report_value_model *vm, const char *name);
 
-static struct inv_row *new_row(struct ctx *c, const struct value_hot *v, int e, double k, double n,
+static struct report_inv_row *new_row(struct ctx *c, const struct report_value_hot *v, int e, double k, double n,
 			       double time)
 {
-	struct inv_result *r = c->r;
+	struct report_inv_result *r = c->r;
 	if (r->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 256;
 		r->rows = xrealloc(r->rows, c->cap * sizeof(*r->rows));
 	}
-	struct inv_row *x = &r->rows[r->n];
+	struct report_inv_row *x = &r->rows[r->n];
 	memset(x, 0, sizeof(*x));
 	x->v = v;
 	x->e = e;
 	x->value = v->h.e[e].value;
-	x->kinds = merge_hot_kind_name(v->kind);
+	x->kinds = spool_hot_kind_name(v->kind);
 	x->n = n;
 	x->share = n > 0 ? (k / n > 1 ? 1 : k / n) : 0;
 	interval(k, n, &x->share_lo, &x->share_hi);
@@ -349,24 +349,24 @@ static struct inv_row *new_row(struct ctx *c, const struct value_hot *v, int e, 
 
 /* Keep the row being built (r->rows[r->n]) if it passes the thresholds,
  * classified and typed. */
-static void keep(struct ctx *c, struct inv_row *x)
+static void keep(struct ctx *c, struct report_inv_row *x)
 {
-	struct value_info vi;
+	struct report_value_info vi;
 	char vb[160];
 	if (x->share < c->op->min_share || x->time < c->op->min_time)
 		return;
-	value_info_of(c->vm, x->v, (uint32_t)x->e, &vi);
+	report_value_info_of(c->vm, x->v, (uint32_t)x->e, &vi);
 	x->cls = vi.cls;
-	x->why = value_own(c->vm, strdup(vi.why));
-	x->value_type = value_own(c->vm, strdup(value_type_name(&vi)));
-	x->value_text = value_own(c->vm, strdup(value_typed_fmt(c->vm, x->value, &vi, vb, sizeof(vb))));
-	if (x->v->kind == MERGE_VK_TARGET)
-		x->value_text = value_own(c->vm, strdup(value_fmt(c->vm, x->v->kind, x->v->image, x->value, vb, sizeof(vb))));
+	x->why = report_value_own(c->vm, strdup(vi.why));
+	x->value_type = report_value_own(c->vm, strdup(report_value_type_name(&vi)));
+	x->report_value_text = report_value_own(c->vm, strdup(report_value_typed_fmt(c->vm, x->value, &vi, vb, sizeof(vb))));
+	if (x->v->kind == SPOOL_VK_TARGET)
+		x->report_value_text = report_value_own(c->vm, strdup(report_value_fmt(c->vm, x->v->kind, x->v->image, x->value, vb, sizeof(vb))));
 	c->r->n++;
 }
 
 /* Leave out the classes not asked for, counting them. */
-static void hide(const struct inv_opts *op, struct inv_result *r)
+static void hide(const struct report_inv_opts *op, struct report_inv_result *r)
 {
 	size_t m = 0;
 	for (size_t i = 0; i < r->n; i++) {
@@ -380,16 +380,16 @@ static void hide(const struct inv_opts *op, struct inv_result *r)
 
 /* A symbol's name without its version ("pow@@GLIBC_2.29": "pow") and
  * without "@plt". */
-static const char *plain_name(struct value_model *vm, const char *name)
+static const char *plain_name(struct report_value_model *vm, const char *name)
 {
 	char *d = report_sym_demangle(name), *s = d ? d : strdup(name);
 	char *at = s ? strchr(s, '@') : NULL;
 	if (at)
 		*at = 0;
-	return value_own(vm, s);
+	return report_value_own(vm, s);
 }
 
-static const char *sym_at(struct value_model *vm, uint32_t image, uint64_t va)
+static const char *sym_at(struct report_value_model *vm, uint32_t image, uint64_t va)
 {
 	uint64_t s, n;
 	struct report_image *sym = vm->m.images[image].sym;
@@ -413,12 +413,12 @@ static const char *size_family(const char *name)
 /* The callee of a call, as the program wrote it (the PLT stub's name at
  * a direct call's target) and as it is implemented (the symbol at its
  * entry in its own image). */
-static void name_callee(struct ctx *c, struct inv_row *x, uint32_t ci, uint64_t cva)
+static void name_callee(struct ctx *c, struct report_inv_row *x, uint32_t ci, uint64_t cva)
 {
-	struct value_model *vm = c->vm;
-	struct value_insn in;
+	struct report_value_model *vm = c->vm;
+	struct report_value_insn in;
 	const char *impl = sym_at(vm, ci, cva), *prog = NULL;
-	if (value_decode(vm, x->v->image, x->v->vaddr, &in) == 0 && in.is_call && in.direct) {
+	if (report_value_decode(vm, x->v->image, x->v->vaddr, &in) == 0 && in.is_call && in.direct) {
 		const char *t = sym_at(vm, x->v->image, in.target);
 		if (t)
 			prog = plain_name(vm, t);
@@ -434,7 +434,7 @@ static void name_callee(struct ctx *c, struct inv_row *x, uint32_t ci, uint64_t 
 }
 
 /* A procedure's parameter names, "x, y" (NULL unless all are named). */
-static const char *param_list(struct value_model *vm, const struct value_proto *p)
+static const char *param_list(struct report_value_model *vm, const struct report_value_proto *p)
 {
 	char buf[400] = "";
 	size_t l = 0;
@@ -448,24 +448,24 @@ static const char *param_list(struct value_model *vm, const struct value_proto *
 		if (l >= sizeof(buf))
 			return NULL;
 	}
-	return value_own(vm, strdup(buf));
+	return report_value_own(vm, strdup(buf));
 }
 
-static void name_param(struct ctx *c, struct inv_row *x, const struct value_proto *p, unsigned kind)
+static void name_param(struct ctx *c, struct report_inv_row *x, const struct report_value_proto *p, unsigned kind)
 {
-	const struct value_param *pa = value_proto_param(p, kind);
-	x->reg = value_arg_reg(kind);
+	const struct report_value_param *pa = report_value_proto_param(p, kind);
+	x->reg = report_value_arg_reg(kind);
 	if (!pa)
 		return;
 	x->argno = pa->number;
-	x->param = pa->name[0] ? value_own(c->vm, strdup(pa->name)) : NULL;
-	x->param_type = pa->type[0] ? value_own(c->vm, strdup(pa->type)) : NULL;
+	x->param = pa->name[0] ? report_value_own(c->vm, strdup(pa->name)) : NULL;
+	x->param_type = pa->type[0] ? report_value_own(c->vm, strdup(pa->type)) : NULL;
 }
 
 /* Entries sharing entry e's aux (a callee, a call site): the sum of
  * their estimates if e is the first of them (the top one: entries are
  * sorted by count), else -1. */
-static double aux_group(const struct merge_hotlist *h, uint32_t e)
+static double aux_group(const struct spool_hotlist *h, uint32_t e)
 {
 	double sum = 0;
 	for (uint32_t j = 0; j < h->n; j++) {
@@ -473,20 +473,20 @@ static double aux_group(const struct merge_hotlist *h, uint32_t e)
 			continue;
 		if (j < e)
 			return -1;
-		sum += merge_hot_estimate(h, (int)j);
+		sum += spool_hot_estimate(h, (int)j);
 	}
 	return sum;
 }
 
 /* Argument rows of one arg.* hotlist: per callee, its top value. */
-static void arg_rows(struct ctx *c, const struct value_hot *v)
+static void arg_rows(struct ctx *c, const struct report_value_hot *v)
 {
-	struct value_model *vm = c->vm;
-	struct value_insn in;
+	struct report_value_model *vm = c->vm;
+	struct report_value_insn in;
 	double all = 0;
 	for (uint32_t e = 0; e < v->h.n; e++)
-		all += merge_hot_estimate(&v->h, (int)e);
-	if (all <= 0 || value_decode(vm, v->image, v->vaddr, &in) < 0)
+		all += spool_hot_estimate(&v->h, (int)e);
+	if (all <= 0 || report_value_decode(vm, v->image, v->vaddr, &in) < 0)
 		return;
 	double t = call_time(vm, &c->tm, v->image, v->vaddr + in.len) / (double)(vm->total ? vm->total : 1);
 	for (uint32_t e = 0; e < v->h.n; e++) {
@@ -502,45 +502,45 @@ static void arg_rows(struct ctx *c, const struct value_hot *v)
 		}
 		uint32_t ci;
 		uint64_t cva;
-		int placed = value_code_place(vm, v->image, v->h.e[e].aux, &ci, &cva) == 0;
-		struct inv_row *x = new_row(c, v, (int)e, merge_hot_estimate(&v->h, (int)e), n, t * mine / all);
+		int placed = report_value_code_place(vm, v->image, v->h.e[e].aux, &ci, &cva) == 0;
+		struct report_inv_row *x = new_row(c, v, (int)e, spool_hot_estimate(&v->h, (int)e), n, t * mine / all);
 		x->what = INV_ARGUMENT;
 		x->time_from_stacks = c->tm.stacks;
 		x->site = x->at;
 		x->site_known = 1;
 		x->site_image = v->image;
 		x->site_vaddr = v->vaddr;
-		x->insn = value_own(vm, strdup(in.text));
+		x->insn = report_value_own(vm, strdup(in.text));
 		if (placed) {
 			name_callee(c, x, ci, cva);
-			const struct value_proto *p = value_proto_of(vm, ci, cva, size_family(x->callee));
+			const struct report_value_proto *p = report_value_proto_of(vm, ci, cva, size_family(x->callee));
 			name_param(c, x, p, v->kind);
 			x->params = param_list(vm, p);
-			if (v->kind == MERGE_VK_ARG_FIRST + 2 &&
+			if (v->kind == SPOOL_VK_ARG_FIRST + 2 &&
 			    (size_family(x->callee) || (x->callee_impl && size_family(x->callee_impl))))
 				x->what = INV_SIZE;
 		} else {
 			x->callee = "an unresolved callee";
-			x->reg = value_arg_reg(v->kind);
+			x->reg = report_value_arg_reg(v->kind);
 		}
 		keep(c, x);
 	}
 }
 
 /* The target row of an indirect call or jump. */
-static void target_row(struct ctx *c, const struct value_hot *v)
+static void target_row(struct ctx *c, const struct report_value_hot *v)
 {
-	struct value_model *vm = c->vm;
-	struct value_insn in;
+	struct report_value_model *vm = c->vm;
+	struct report_value_insn in;
 	if (!v->h.n)
 		return;
-	int dec = value_decode(vm, v->image, v->vaddr, &in) == 0;
+	int dec = report_value_decode(vm, v->image, v->vaddr, &in) == 0;
 	double t;
 	if (dec && in.is_call)
 		t = call_time(vm, &c->tm, v->image, v->vaddr + in.len);
 	else
-		t = (double)value_line_samples(vm, v);
-	struct inv_row *x = new_row(c, v, 0, merge_hot_estimate(&v->h, 0), (double)v->h.vtot,
+		t = (double)report_value_line_samples(vm, v);
+	struct report_inv_row *x = new_row(c, v, 0, spool_hot_estimate(&v->h, 0), (double)v->h.vtot,
 				    t / (double)(vm->total ? vm->total : 1));
 	x->what = INV_TARGET;
 	x->time_from_stacks = dec && in.is_call && c->tm.stacks;
@@ -548,10 +548,10 @@ static void target_row(struct ctx *c, const struct value_hot *v)
 	x->site_known = 1;
 	x->site_image = v->image;
 	x->site_vaddr = v->vaddr;
-	x->insn = dec ? value_own(vm, strdup(in.text)) : NULL;
+	x->insn = dec ? report_value_own(vm, strdup(in.text)) : NULL;
 	uint32_t ci;
 	uint64_t cva;
-	if (value_code_place(vm, v->image, x->value, &ci, &cva) == 0) {
+	if (report_value_code_place(vm, v->image, x->value, &ci, &cva) == 0) {
 		const char *s = sym_at(vm, ci, cva);
 		x->callee = s ? plain_name(vm, s) : NULL;
 		x->callee_image = ci;
@@ -562,16 +562,16 @@ static void target_row(struct ctx *c, const struct value_hot *v)
 /* The call instruction that ends at a return address (as a hotlist of
  * image holder stores it): decoded back from the return address, the
  * call lengths x86-64 has. */
-static void call_before(struct value_model *vm, uint32_t holder, uint64_t ret, uint32_t *image, uint64_t *va)
+static void call_before(struct report_value_model *vm, uint32_t holder, uint64_t ret, uint32_t *image, uint64_t *va)
 {
 	static const int kLen[] = { 5, 2, 3, 6, 7, 4, 8, 9 };
 	uint64_t ra;
 	*va = 0;
-	if (value_code_place(vm, holder, ret, image, &ra) < 0)
+	if (report_value_code_place(vm, holder, ret, image, &ra) < 0)
 		return;
 	for (size_t i = 0; i < sizeof(kLen) / sizeof(kLen[0]); i++) {
-		struct value_insn in;
-		if (ra > (uint64_t)kLen[i] && value_decode(vm, *image, ra - (uint64_t)kLen[i], &in) == 0 && in.is_call &&
+		struct report_value_insn in;
+		if (ra > (uint64_t)kLen[i] && report_value_decode(vm, *image, ra - (uint64_t)kLen[i], &in) == 0 && in.is_call &&
 		    in.len == (unsigned)kLen[i]) {
 			*va = ra - (uint64_t)kLen[i];
 			return;
@@ -585,15 +585,15 @@ static void call_before(struct value_model *vm, uint32_t holder, uint64_t ret, u
  * from the PC's RETADDR hotlist where it has the site, else the sum of
  * the site's entries (an overestimate of the share: the site's rare
  * values are the ones the hotlist drops). */
-static void operand_rows(struct ctx *c, const struct value_hot *v)
+static void operand_rows(struct ctx *c, const struct report_value_hot *v)
 {
-	struct value_model *vm = c->vm;
-	double t = vm->total ? (double)value_line_samples(vm, v) / (double)vm->total : 0.0;
-	struct value_insn in;
-	const char *text = value_decode(vm, v->image, v->vaddr, &in) == 0 ? in.text : NULL;
-	if (!value_kind_by_site(v->kind)) {
-		struct inv_row *x = new_row(c, v, 0, merge_hot_estimate(&v->h, 0), (double)v->h.vtot, t);
-		x->insn = text ? value_own(vm, strdup(text)) : NULL;
+	struct report_value_model *vm = c->vm;
+	double t = vm->total ? (double)report_value_line_samples(vm, v) / (double)vm->total : 0.0;
+	struct report_value_insn in;
+	const char *text = report_value_decode(vm, v->image, v->vaddr, &in) == 0 ? in.text : NULL;
+	if (!report_value_kind_by_site(v->kind)) {
+		struct report_inv_row *x = new_row(c, v, 0, spool_hot_estimate(&v->h, 0), (double)v->h.vtot, t);
+		x->insn = text ? report_value_own(vm, strdup(text)) : NULL;
 		keep(c, x);
 		return;
 	}
@@ -602,29 +602,29 @@ static void operand_rows(struct ctx *c, const struct value_hot *v)
 		if (site_est < 0)
 			continue;               /* not the site's top entry */
 		double from_site = site_samples(vm, v, v->h.e[e].aux);
-		if (from_site >= merge_hot_estimate(&v->h, (int)e))
+		if (from_site >= spool_hot_estimate(&v->h, (int)e))
 			site_est = from_site;
 		if (site_est < (double)c->op->min_vtot) {
 			c->r->skipped++;
 			continue;
 		}
-		struct inv_row *x = new_row(c, v, (int)e, merge_hot_estimate(&v->h, (int)e), site_est,
+		struct report_inv_row *x = new_row(c, v, (int)e, spool_hot_estimate(&v->h, (int)e), site_est,
 					    t * site_est / (double)v->h.vtot);
-		x->site_known = value_site(vm, v->image, v->h.e[e].aux, &x->site) == 0;
+		x->site_known = report_value_site(vm, v->image, v->h.e[e].aux, &x->site) == 0;
 		if (x->site_known) {
 			x->site.proc = plain_name(vm, x->site.proc);
 			call_before(vm, v->image, v->h.e[e].aux, &x->site_image, &x->site_vaddr);
 		}
-		x->insn = text ? value_own(vm, strdup(text)) : NULL;
+		x->insn = text ? report_value_own(vm, strdup(text)) : NULL;
 		keep(c, x);
 	}
 }
 
 /* ---- one finding, one row ---- */
 
-static uint64_t row_site(const struct inv_row *x)
+static uint64_t row_site(const struct report_inv_row *x)
 {
-	return value_kind_by_site(x->v->kind) ? x->v->h.e[x->e].aux : 0;
+	return report_value_kind_by_site(x->v->kind) ? x->v->h.e[x->e].aux : 0;
 }
 
 /* An operand that is an argument the caller passed (e in power(x, e))
@@ -638,12 +638,12 @@ static uint64_t row_site(const struct inv_row *x)
 /* Is operand row a, an argument register read inside the callee, the
  * same finding as an argument row at its call (the same value, from
  * that call site or from no site in particular, as often or less)? */
-static int explained_by_arg(struct value_model *vm, const struct inv_row *a, const struct inv_result *r)
+static int explained_by_arg(struct report_value_model *vm, const struct report_inv_row *a, const struct report_inv_result *r)
 {
-	unsigned ak = value_argument(vm, a->v);
+	unsigned ak = report_value_argument(vm, a->v);
 	uint64_t site = row_site(a);
 	for (size_t j = 0; ak && j < r->n; j++) {
-		const struct inv_row *b = &r->rows[j];
+		const struct report_inv_row *b = &r->rows[j];
 		uint32_t ii;
 		uint64_t ra;
 		if ((b->what != INV_ARGUMENT && b->what != INV_SIZE) || b->v->kind != ak ||
@@ -653,15 +653,15 @@ static int explained_by_arg(struct value_model *vm, const struct inv_row *a, con
 		if (!site)
 			return 1;
 		/* the @site row's return address ends b's call */
-		struct value_insn in;
-		if (value_code_place(vm, a->v->image, site, &ii, &ra) == 0 && ii == b->v->image &&
-		    value_decode(vm, ii, b->v->vaddr, &in) == 0 && b->v->vaddr + in.len == ra)
+		struct report_value_insn in;
+		if (report_value_code_place(vm, a->v->image, site, &ii, &ra) == 0 && ii == b->v->image &&
+		    report_value_decode(vm, ii, b->v->vaddr, &in) == 0 && b->v->vaddr + in.len == ra)
 			return 1;
 	}
 	return 0;
 }
 
-static void merge_rows(struct value_model *vm, struct inv_result *r)
+static void merge_rows(struct report_value_model *vm, struct report_inv_result *r)
 {
 	size_t m = 0;
 	for (size_t i = 0; i < r->n; i++) {
@@ -672,12 +672,12 @@ static void merge_rows(struct value_model *vm, struct inv_result *r)
 	r->n = m;
 	m = 0;
 	for (size_t i = 0; i < r->n; i++) {
-		const struct inv_row *a = &r->rows[i];
+		const struct report_inv_row *a = &r->rows[i];
 		int explained = 0;
 		for (size_t j = 0; j < r->n && a->what == INV_OPERAND && !row_site(a) && !explained; j++) {
-			const struct inv_row *b = &r->rows[j];
+			const struct report_inv_row *b = &r->rows[j];
 			explained = b->what == INV_OPERAND && row_site(b) && b->v->image == a->v->image &&
-				    b->v->vaddr == a->v->vaddr && value_plain_kind(b->v->kind) == a->v->kind &&
+				    b->v->vaddr == a->v->vaddr && report_value_plain_kind(b->v->kind) == a->v->kind &&
 				    b->value == a->value && b->share >= a->share;
 		}
 		if (!explained)
@@ -686,12 +686,12 @@ static void merge_rows(struct value_model *vm, struct inv_result *r)
 	r->n = m;
 	m = 0;
 	for (size_t i = 0; i < r->n; i++) {
-		struct inv_row *a = &r->rows[i];
+		struct report_inv_row *a = &r->rows[i];
 		int gone = 0;
 		char kinds[200];
 		snprintf(kinds, sizeof(kinds), "%s", a->kinds);
 		for (size_t j = 0; j < r->n && a->what == INV_OPERAND; j++) {
-			const struct inv_row *b = &r->rows[j];
+			const struct report_inv_row *b = &r->rows[j];
 			if (j == i || b->what != INV_OPERAND || b->v->image != a->v->image ||
 			    b->v->vaddr != a->v->vaddr || b->value != a->value || row_site(a) != row_site(b))
 				continue;
@@ -705,7 +705,7 @@ static void merge_rows(struct value_model *vm, struct inv_result *r)
 		}
 		if (gone)
 			continue;
-		a->kinds = value_own(vm, strdup(kinds));
+		a->kinds = report_value_own(vm, strdup(kinds));
 		r->rows[m++] = *a;
 	}
 	r->n = m;
@@ -713,7 +713,7 @@ static void merge_rows(struct value_model *vm, struct inv_result *r)
 
 static int by_weight(const void *a, const void *b)
 {
-	const struct inv_row *x = a, *y = b;
+	const struct report_inv_row *x = a, *y = b;
 	if (x->weight != y->weight)
 		return x->weight > y->weight ? -1 : 1;
 	if (x->v->image != y->v->image)
@@ -729,7 +729,7 @@ static int by_weight(const void *a, const void *b)
 
 /* "file.c:88": a sentence names the file by its base name (JSON has
  * the whole path); without a line, "proc+0x1a" of the address. */
-static const char *src(const struct value_where *w, uint64_t vaddr, char *buf, size_t cap)
+static const char *src(const struct report_value_where *w, uint64_t vaddr, char *buf, size_t cap)
 {
 	if (!w->file) {
 		if (vaddr >= w->start && vaddr - w->start < (1u << 24))
@@ -738,7 +738,7 @@ static const char *src(const struct value_where *w, uint64_t vaddr, char *buf, s
 			snprintf(buf, cap, "%s", w->proc);
 		return buf;
 	}
-	const char *s = strrchr(value_source(w, buf, cap), '/');
+	const char *s = strrchr(report_value_source(w, buf, cap), '/');
 	if (s)
 		memmove(buf, s + 1, strlen(s + 1) + 1);
 	return buf;
@@ -759,9 +759,9 @@ static const char *ordinal(int n)
 /* "the argument in xmm1 (the 2nd floating-point argument register)" */
 static const char *reg_phrase(unsigned kind, char *buf, size_t cap)
 {
-	int xmm = value_kind_is_xmm_arg(kind);
-	int n = (int)(kind - (xmm ? MERGE_VK_ARG_XMM0 : MERGE_VK_ARG_FIRST)) + 1;
-	snprintf(buf, cap, "the argument in %s (%s %s argument)", value_arg_reg(kind), ordinal(n),
+	int xmm = report_value_kind_is_xmm_arg(kind);
+	int n = (int)(kind - (xmm ? SPOOL_VK_ARG_XMM0 : SPOOL_VK_ARG_FIRST)) + 1;
+	snprintf(buf, cap, "the argument in %s (%s %s argument)", report_value_arg_reg(kind), ordinal(n),
 		 xmm ? "floating-point" : "integer");
 	return buf;
 }
@@ -780,7 +780,7 @@ static const char *size_verb(const char *fam)
 }
 
 /* "shade (pow.c:30)", or "sub_4710+0x2bb" without a line. */
-static const char *in_proc(const struct value_where *w, uint64_t vaddr, char *buf, size_t cap)
+static const char *in_proc(const struct report_value_where *w, uint64_t vaddr, char *buf, size_t cap)
 {
 	char sb[600];
 	if (!w->file)
@@ -790,7 +790,7 @@ static const char *in_proc(const struct value_where *w, uint64_t vaddr, char *bu
 }
 
 /* "at copy.c:31 (in copy_records)", or "at sub_4710+0x2bb". */
-static const char *at_line(const struct value_where *w, uint64_t vaddr, char *buf, size_t cap)
+static const char *at_line(const struct report_value_where *w, uint64_t vaddr, char *buf, size_t cap)
 {
 	char sb[600];
 	if (!w->file)
@@ -800,11 +800,11 @@ static const char *at_line(const struct value_where *w, uint64_t vaddr, char *bu
 	return buf;
 }
 
-static void sentence(struct value_model *vm, struct inv_row *x)
+static void sentence(struct report_value_model *vm, struct report_inv_row *x)
 {
 	char out[1400], sh[64], tb[32], sb[700], sb2[700], rp[120], who[300];
-	const char *val = x->value_text ? x->value_text : "?";
-	inv_share_text(x, sh, sizeof(sh));
+	const char *val = x->report_value_text ? x->report_value_text : "?";
+	report_inv_share_text(x, sh, sizeof(sh));
 	pct(x->time, tb, sizeof(tb));
 	switch (x->what) {
 	case INV_ARGUMENT: {
@@ -845,30 +845,30 @@ static void sentence(struct value_model *vm, struct inv_row *x)
 		break;
 	}
 	default: {
-		unsigned pk = value_plain_kind(x->v->kind);
-		unsigned ak = value_argument(vm, x->v);
+		unsigned pk = report_value_plain_kind(x->v->kind);
+		unsigned ak = report_value_argument(vm, x->v);
 		const char *caller = x->at.proc;
 		char what[300];
 		if (ak) {
-			const struct value_proto *p = value_proto_of(vm, x->v->image, x->v->w.start, NULL);
-			const struct value_param *pa = value_proto_param(p, ak);
+			const struct report_value_proto *p = report_value_proto_of(vm, x->v->image, x->v->w.start, NULL);
+			const struct report_value_param *pa = report_value_proto_param(p, ak);
 			if (pa && pa->name[0]) {
 				snprintf(what, sizeof(what), "%s (argument %d of %s)", pa->name, pa->number, caller);
 				x->argno = pa->number;
-				x->param = value_own(vm, strdup(pa->name));
-				x->param_type = pa->type[0] ? value_own(vm, strdup(pa->type)) : NULL;
+				x->param = report_value_own(vm, strdup(pa->name));
+				x->param_type = pa->type[0] ? report_value_own(vm, strdup(pa->type)) : NULL;
 			} else {
 				snprintf(what, sizeof(what), "%s of %s", reg_phrase(ak, rp, sizeof(rp)), caller);
 			}
-			x->reg = value_arg_reg(ak);
+			x->reg = report_value_arg_reg(ak);
 		} else {
 			snprintf(what, sizeof(what), "%s",
-				 pk == MERGE_VK_RESULT ? "the result" : pk == MERGE_VK_SRC1 ? "the first operand"
-				 : pk == MERGE_VK_SRC2 ? "the second operand" : pk == MERGE_VK_ADDR ? "the address"
-				 : pk == MERGE_VK_STRIDE ? "the stride" : merge_hot_kind_name(pk));
+				 pk == SPOOL_VK_RESULT ? "the result" : pk == SPOOL_VK_SRC1 ? "the first operand"
+				 : pk == SPOOL_VK_SRC2 ? "the second operand" : pk == SPOOL_VK_ADDR ? "the address"
+				 : pk == SPOOL_VK_STRIDE ? "the stride" : spool_hot_kind_name(pk));
 		}
 		char from[800] = "";
-		if (value_kind_by_site(x->v->kind)) {
+		if (report_value_kind_by_site(x->v->kind)) {
 			if (!x->site_known)
 				snprintf(from, sizeof(from), " from an unresolved call site");
 			else if (x->site.file)
@@ -879,13 +879,13 @@ static void sentence(struct value_model *vm, struct inv_row *x)
 		snprintf(out, sizeof(out), "%s of `%s` in %s is %s in %s of its time%s; that %s takes %s of the time",
 			 what, x->insn ? x->insn : "?", in_proc(&x->at, x->v->vaddr, sb, sizeof(sb)), val, sh, from,
 			 x->at.file ? "line" : "instruction", tb);
-		if (pk == MERGE_VK_ADDR)
+		if (pk == SPOOL_VK_ADDR)
 			strncat(out, ": the same location each time, keep it in a register", sizeof(out) - strlen(out) - 1);
-		else if (pk == MERGE_VK_STRIDE)
+		else if (pk == SPOOL_VK_STRIDE)
 			strncat(out, ": a constant stride, prefetchable", sizeof(out) - strlen(out) - 1);
 	}
 	}
-	x->sentence = value_own(vm, strdup(out));
+	x->sentence = report_value_own(vm, strdup(out));
 }
 
 /* How much of the run's time has value samples enough to rank: the share
@@ -893,11 +893,11 @@ static void sentence(struct value_model *vm, struct inv_row *x)
  * least min_vtot value samples at it or in the 32 bytes before it (the
  * instructions a sample's time belongs to, as windows record them). Says
  * whether a run was long enough. vm->hot is sorted by image and vaddr. */
-static double coverage(const struct value_model *vm, uint64_t min_vtot)
+static double coverage(const struct report_value_model *vm, uint64_t min_vtot)
 {
 	uint64_t covered = 0, total = 0;
 	for (size_t i = 0; i < vm->m.npcs; i++) {
-		const struct model_pc *pc = &vm->m.pcs[i];
+		const struct report_model_pc *pc = &vm->m.pcs[i];
 		if (pc->event != vm->ev)
 			continue;
 		total += pc->count;
@@ -905,17 +905,17 @@ static double coverage(const struct value_model *vm, uint64_t min_vtot)
 		uint64_t from = pc->vaddr >= 32 ? pc->vaddr - 32 : 0;
 		while (lo < hi) {   /* the first hotlist at (image, >= from) */
 			size_t mid = (lo + hi) / 2;
-			const struct value_hot *v = &vm->hot[mid];
+			const struct report_value_hot *v = &vm->hot[mid];
 			if (v->image < pc->image || (v->image == pc->image && v->vaddr < from))
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
 		for (size_t j = lo; j < vm->nhot; j++) {
-			const struct value_hot *v = &vm->hot[j];
+			const struct report_value_hot *v = &vm->hot[j];
 			if (v->image != pc->image || v->vaddr > pc->vaddr)
 				break;
-			if (v->kind >= MERGE_VK_RESULT && v->kind <= MERGE_VK_ADDR && v->h.vtot >= min_vtot) {
+			if (v->kind >= SPOOL_VK_RESULT && v->kind <= SPOOL_VK_ADDR && v->h.vtot >= min_vtot) {
 				covered += pc->count;
 				break;
 			}
@@ -924,24 +924,24 @@ static double coverage(const struct value_model *vm, uint64_t min_vtot)
 	return total ? (double)covered / (double)total : 0.0;
 }
 
-int inv_rank(struct value_model *vm, const struct inv_opts *op, struct inv_result *r)
+int report_inv_rank(struct report_value_model *vm, const struct report_inv_opts *op, struct report_inv_result *r)
 {
 	struct ctx c = { .vm = vm, .op = op, .r = r };
 	memset(r, 0, sizeof(*r));
 	for (size_t i = 0; i < vm->nhot; i++) {
-		const struct value_hot *v = &vm->hot[i];
+		const struct report_value_hot *v = &vm->hot[i];
 		/* Latencies are `vprof latency`'s; return addresses are the
 		 * call-site shares the @site kinds are measured against. */
-		if (value_kind_is_latency(v->kind) || v->kind == MERGE_VK_RETADDR || !v->h.n)
+		if (report_value_kind_is_latency(v->kind) || v->kind == SPOOL_VK_RETADDR || !v->h.n)
 			continue;
 		r->considered++;
 		if (v->h.vtot < op->min_vtot) {
 			r->skipped++;
 			continue;
 		}
-		if (value_kind_is_arg(v->kind))
+		if (report_value_kind_is_arg(v->kind))
 			arg_rows(&c, v);
-		else if (v->kind == MERGE_VK_TARGET)
+		else if (v->kind == SPOOL_VK_TARGET)
 			target_row(&c, v);
 		else
 			operand_rows(&c, v);
@@ -957,7 +957,7 @@ int inv_rank(struct value_model *vm, const struct inv_opts *op, struct inv_resul
 	return 0;
 }
 
-void inv_result_free(struct inv_result *r)
+void report_inv_result_free(struct report_inv_result *r)
 {
 	free(r->rows);
 	memset(r, 0, sizeof(*r));

@@ -30,7 +30,7 @@
  * to, one level at a time, as gprof splits time among callers).
  *
  * The interface is stable: `vprof html` builds its view on it. Strings
- * in rows live until value_model_free() of the model ranked.
+ * in rows live until report_value_model_free() of the model ranked.
  * Single-threaded, nothing async-signal-safe.
  */
 #ifndef VPROF_REPORTS_INVARIANTS_H
@@ -38,34 +38,34 @@
 
 #include "reports/value_model.h"
 
-enum inv_what {
+enum report_inv_what {
 	INV_OPERAND = 0,
 	INV_ARGUMENT,
 	INV_SIZE,
 	INV_TARGET,
 };
-const char *inv_what_name(enum inv_what w);   /* "operand", "argument", "size", "target" */
+const char *report_inv_what_name(enum report_inv_what w);   /* "operand", "argument", "size", "target" */
 
-struct inv_row {
-	enum inv_what what;
-	enum value_class cls;
+struct report_inv_row {
+	enum report_inv_what what;
+	enum report_value_class cls;
 	const char *why;                /* why not data ("loaded from .rodata"); "" for data */
-	const struct value_hot *v;      /* the hotlist (the first, when kinds were merged) */
+	const struct report_value_hot *v;      /* the hotlist (the first, when kinds were merged) */
 	int e;                          /* its entry */
 	const char *kinds;              /* kind names: "src2@site", "src1, result" */
 	uint64_t value;
 	const char *value_type;         /* "double", "int32", "pointer", "code address", ... */
-	const char *value_text;         /* typed: "2.0", "3 (0x3)", "&table+0x10" */
+	const char *report_value_text;         /* typed: "2.0", "3 (0x3)", "&table+0x10" */
 	double share;                   /* of the value samples it is of, 0..1 */
 	double share_lo, share_hi;      /* its 95% interval (Wilson) */
 	double n;                       /* the estimated value samples the share is of */
 	double time;                    /* time share of the code that depends on it */
 	double weight;                  /* time x share */
 	int time_from_stacks;           /* time from recorded stacks, not estimated */
-	struct value_where at;          /* the instruction (for arguments and targets: the call) */
+	struct report_value_where at;          /* the instruction (for arguments and targets: the call) */
 	const char *insn;               /* its text (Intel syntax), NULL without the image */
 	int site_known;                 /* the call site was resolved */
-	struct value_where site;        /* the call site: of the @site kinds, or the call itself */
+	struct report_value_where site;        /* the call site: of the @site kinds, or the call itself */
 	/* Arguments and targets */
 	const char *callee;             /* as the program names it ("pow", "memcpy"), NULL */
 	const char *callee_impl;        /* the implementation, when it differs
@@ -82,15 +82,15 @@ struct inv_row {
 	uint64_t callee_entry;          /* arguments: the callee's entry in callee_image */
 };
 
-struct inv_opts {
+struct report_inv_opts {
 	double min_share;               /* of the top value (0.5) */
 	double min_time;                /* of the code at stake (0.005) */
 	uint64_t min_vtot;              /* value samples a candidate needs (20) */
 	int all;                        /* keep constants, frames, positions */
 };
 
-struct inv_result {
-	struct inv_row *rows;           /* largest weight first */
+struct report_inv_result {
+	struct report_inv_row *rows;           /* largest weight first */
 	size_t n;
 	size_t hidden[VALUE_NCLASS];    /* rows above the thresholds left out, by class */
 	size_t skipped;                 /* hotlists or sites under min_vtot */
@@ -101,11 +101,11 @@ struct inv_result {
 
 /* Rank the candidates of vm. Returns 0 (exits after a message when
  * memory runs out). */
-int inv_rank(struct value_model *vm, const struct inv_opts *op, struct inv_result *r);
-void inv_result_free(struct inv_result *r);
+int report_inv_rank(struct report_value_model *vm, const struct report_inv_opts *op, struct report_inv_result *r);
+void report_inv_result_free(struct report_inv_result *r);
 
 /* "98%" or "100% (86-100%)": a share with its interval when that is
  * wider than 2 points or the share rounds to 100%. */
-const char *inv_share_text(const struct inv_row *row, char *buf, size_t cap);
+const char *report_inv_share_text(const struct report_inv_row *row, char *buf, size_t cap);
 
 #endif

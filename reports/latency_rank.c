@@ -17,7 +17,7 @@
 #define LAT_SPAN 16            /* instructions after a load looked at */
 #define LAT_INTERRUPTED 8      /* x the slowest level: not a memory latency */
 
-const char lat_estimator[] =
+const char report_lat_estimator[] =
 	"time: PC samples at the load and at the instructions after it, up to the "
 	"first branch and before the next load (an interrupt lands after the "
 	"instruction that took the time); stall: the part of that time beyond "
@@ -25,7 +25,7 @@ const char lat_estimator[] =
 
 static int by_est(const void *a, const void *b)
 {
-	const struct lat_bin *x = a, *y = b;
+	const struct report_lat_bin *x = a, *y = b;
 	if (x->est != y->est)
 		return x->est > y->est ? -1 : 1;
 	return (x->cycles > y->cycles) - (x->cycles < y->cycles);
@@ -33,7 +33,7 @@ static int by_est(const void *a, const void *b)
 
 static int by_stall(const void *a, const void *b)
 {
-	const struct lat_row *x = a, *y = b;
+	const struct report_lat_row *x = a, *y = b;
 	if (x->stall != y->stall)
 		return x->stall > y->stall ? -1 : 1;
 	if (x->time != y->time)
@@ -47,19 +47,19 @@ static int by_stall(const void *a, const void *b)
 
 /* The distribution of one latency hotlist, bins summed (ADDR_LATENCY
  * holds one entry per (address, bin)), commonest first. */
-static void distribution(struct value_model *vm, const struct value_hot *v, struct lat_row *l)
+static void distribution(struct report_value_model *vm, const struct report_value_hot *v, struct report_lat_row *l)
 {
 	double cyc = 0;
 	memset(l, 0, sizeof(*l));
 	l->v = v;
 	for (uint32_t e = 0; e < v->h.n; e++) {
-		uint64_t c = v->kind == MERGE_VK_LATENCY ? v->h.e[e].value : v->h.e[e].aux;
-		double est = merge_hot_estimate(&v->h, (int)e);
+		uint64_t c = v->kind == SPOOL_VK_LATENCY ? v->h.e[e].value : v->h.e[e].aux;
+		double est = spool_hot_estimate(&v->h, (int)e);
 		int b = 0;
 		while (b < l->nbins && l->bins[b].cycles != c)
 			b++;
 		if (b == l->nbins)
-			l->bins[l->nbins++] = (struct lat_bin){ c, 0, value_level_of(vm, c) };
+			l->bins[l->nbins++] = (struct report_lat_bin){ c, 0, report_value_level_of(vm, c) };
 		l->bins[b].est += est;
 		l->est += est;
 		cyc += est * (double)c;
@@ -92,10 +92,10 @@ static int is_branch(const ZydisDecodedInstruction *in)
 /* PC samples of the load and of the straight-line code after it (see
  * latency_rank.h): the count, and in *span how many instructions; -1 when the
  * load cannot be decoded. */
-static long samples_after(struct value_model *vm, const struct value_hot *v, int *span)
+static long samples_after(struct report_value_model *vm, const struct report_value_hot *v, int *span)
 {
 	uint8_t code[LAT_SPAN * ZYDIS_MAX_INSTRUCTION_LENGTH];
-	long got = value_read_code(vm, v->image, v->vaddr, code, sizeof(code));
+	long got = report_value_read_code(vm, v->image, v->vaddr, code, sizeof(code));
 	uint64_t end = v->w.size ? v->w.start + v->w.size : UINT64_MAX;
 	ZydisDecoder dec;
 	ZydisDecodedInstruction in;
@@ -108,7 +108,7 @@ static long samples_after(struct value_model *vm, const struct value_hot *v, int
 			break;
 		if (*span && reads_memory(&in, ops))
 			break;
-		sum += (long)value_pc_samples(vm, v->image, v->vaddr + (uint64_t)off);
+		sum += (long)report_value_pc_samples(vm, v->image, v->vaddr + (uint64_t)off);
 		(*span)++;
 		off += in.length;
 		if (is_branch(&in))
@@ -119,10 +119,10 @@ static long samples_after(struct value_model *vm, const struct value_hot *v, int
 
 /* The median of the level's bins (estimates as weights): its typical
  * latency for this load, which a few preempted loads do not move. */
-static double level_median(const struct lat_row *l, const char *level, double est)
+static double level_median(const struct report_lat_row *l, const char *level, double est)
 {
-	uint64_t c[MERGE_HOT_N];
-	double w[MERGE_HOT_N], acc = 0;
+	uint64_t c[SPOOL_HOT_N];
+	double w[SPOOL_HOT_N], acc = 0;
 	int n = 0;
 	for (int b = 0; b < l->nbins; b++)
 		if (l->bins[b].level == level) {
@@ -147,7 +147,7 @@ static double level_median(const struct lat_row *l, const char *level, double es
  * preempted while it was timed (20000 ticks, in a DRAM chase on a loaded
  * machine): they are counted in the shares but not weighed by their
  * cycles. */
-static void levels(struct value_model *vm, struct lat_row *l)
+static void levels(struct report_value_model *vm, struct report_lat_row *l)
 {
 	double cyc_all = 0, cyc_beyond = 0, best = -1;
 	uint64_t cap = vm->nlevels ? LAT_INTERRUPTED * vm->levels[vm->nlevels - 1].typical : UINT64_MAX;
@@ -187,13 +187,13 @@ static const char *pct(double f, char *buf, size_t cap)
 
 /* Where a load is, as a person names it: "chase.c:16" (the file's base
  * name), or "chase+0x10" without a line. */
-static const char *place(const struct value_hot *v, char *buf, size_t cap)
+static const char *place(const struct report_value_hot *v, char *buf, size_t cap)
 {
 	if (!v->w.file) {
 		snprintf(buf, cap, "%s+%#llx", v->w.proc, (unsigned long long)(v->vaddr - v->w.start));
 		return buf;
 	}
-	const char *s = strrchr(value_source(&v->w, buf, cap), '/');
+	const char *s = strrchr(report_value_source(&v->w, buf, cap), '/');
 	if (s)
 		memmove(buf, s + 1, strlen(s + 1) + 1);
 	return buf;
@@ -201,10 +201,10 @@ static const char *place(const struct value_hot *v, char *buf, size_t cap)
 
 /* "the load at chase.c:16 in chase() waits on DRAM (~451 cycles) in 99%
  * of its samples: 98% of the time". */
-static void sentence(struct value_model *vm, struct lat_row *l)
+static void sentence(struct report_value_model *vm, struct report_lat_row *l)
 {
 	char out[1200], sb[600], tb[32], sh[32], what[200];
-	const struct value_hot *v = l->v;
+	const struct report_value_hot *v = l->v;
 	const char *paren = strchr(v->w.proc, '(') ? "" : "()";
 	pct(l->time, tb, sizeof(tb));
 	if (l->level) {
@@ -220,10 +220,10 @@ static void sentence(struct value_model *vm, struct lat_row *l)
 	}
 	snprintf(out, sizeof(out), "the load at %s in %s%s %s: %s of the time",
 		 place(v, sb, sizeof(sb)), v->w.proc, paren, what, tb);
-	l->sentence = value_own(vm, strdup(out));
+	l->sentence = report_value_own(vm, strdup(out));
 }
 
-int lat_rank(struct value_model *vm, struct lat_result *r)
+int report_lat_rank(struct report_value_model *vm, struct report_lat_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->calibrated = vm->nlevels >= 2;
@@ -235,16 +235,16 @@ int lat_rank(struct value_model *vm, struct lat_result *r)
 	/* Sorted by place then kind: LATENCY (5) before ADDR_LATENCY (12), so
 	 * the first latency hotlist of an address is the one to take. */
 	for (size_t i = 0; i < vm->nhot; i++) {
-		const struct value_hot *v = &vm->hot[i];
-		if (!value_kind_is_latency(v->kind) || !v->h.n)
+		const struct report_value_hot *v = &vm->hot[i];
+		if (!report_value_kind_is_latency(v->kind) || !v->h.n)
 			continue;
 		if (r->n && r->rows[r->n - 1].v->image == v->image && r->rows[r->n - 1].v->vaddr == v->vaddr)
 			continue;
-		struct lat_row *l = &r->rows[r->n++];
+		struct report_lat_row *l = &r->rows[r->n++];
 		distribution(vm, v, l);
-		l->samples = value_pc_samples(vm, v->image, v->vaddr);
+		l->samples = report_value_pc_samples(vm, v->image, v->vaddr);
 		long s = samples_after(vm, v, &l->span);
-		l->time_samples = s >= 0 ? (uint64_t)s : value_line_samples(vm, v);
+		l->time_samples = s >= 0 ? (uint64_t)s : report_value_line_samples(vm, v);
 		l->time = vm->total ? (double)l->time_samples / (double)vm->total : 0;
 		levels(vm, l);
 		l->stall = l->time * l->beyond;
@@ -255,7 +255,7 @@ int lat_rank(struct value_model *vm, struct lat_result *r)
 	return 0;
 }
 
-void lat_result_free(struct lat_result *r)
+void report_lat_result_free(struct report_lat_result *r)
 {
 	free(r->rows);
 	memset(r, 0, sizeof(*r));

@@ -25,23 +25,23 @@
  * 8 times the slowest level's typical are loads interrupted while they
  * were timed: in the shares, but not weighed by their cycles.
  *
- * Rows live until lat_result_free(); strings in them until
- * value_model_free(). Single-threaded, nothing async-signal-safe.
+ * Rows live until report_lat_result_free(); strings in them until
+ * report_value_model_free(). Single-threaded, nothing async-signal-safe.
  */
 #ifndef VPROF_REPORTS_LATENCY_H
 #define VPROF_REPORTS_LATENCY_H
 
 #include "reports/value_model.h"
 
-struct lat_bin {
+struct report_lat_bin {
 	uint64_t cycles;                /* TSC ticks of rdtscp; load; rdtscp, binned */
 	double est;                     /* estimated value samples in the bin */
 	const char *level;              /* its calibrated level, NULL without one */
 };
 
-struct lat_row {
-	const struct value_hot *v;      /* the latency hotlist */
-	struct lat_bin bins[MERGE_HOT_N];   /* commonest first */
+struct report_lat_row {
+	const struct report_value_hot *v;      /* the latency hotlist */
+	struct report_lat_bin bins[SPOOL_HOT_N];   /* commonest first */
 	int nbins;
 	double est;                     /* estimated latency samples, all bins */
 	double mean;                    /* cycles */
@@ -57,18 +57,18 @@ struct lat_row {
 	const char *sentence;           /* one line, English */
 };
 
-struct lat_result {
-	struct lat_row *rows;           /* largest stall first */
+struct report_lat_result {
+	struct report_lat_row *rows;           /* largest stall first */
 	size_t n;
 	int calibrated;                 /* levels named; stall split */
 };
 
 /* Rank the loads of vm. Returns 0 (exits after a message when memory
  * runs out). */
-int lat_rank(struct value_model *vm, struct lat_result *r);
-void lat_result_free(struct lat_result *r);
+int report_lat_rank(struct report_value_model *vm, struct report_lat_result *r);
+void report_lat_result_free(struct report_lat_result *r);
 
 /* What the time and stall columns mean, one sentence (for headers). */
-extern const char lat_estimator[];
+extern const char report_lat_estimator[];
 
 #endif

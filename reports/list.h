@@ -10,14 +10,14 @@
 #include "reports/value_model.h"
 
 /* A procedure to list: its image, extent, name and samples of the event. */
-struct target {
+struct report_target {
 	uint32_t image;
 	uint64_t start, size;
 	const char *proc;
 	uint64_t samples;
 };
 
-struct insn {
+struct report_insn {
 	uint64_t vaddr;
 	char text[96];
 	int len;
@@ -27,9 +27,9 @@ struct insn {
  * its build-id matches the profile); without the bytes, one entry per
  * address with samples or values, text "?...". *out is malloc'd; returns
  * the count. */
-size_t list_disassemble(struct value_model *vm, const struct target *t, struct insn **out);
+size_t report_list_disassemble(struct report_value_model *vm, const struct report_target *t, struct report_insn **out);
 
 /* The hotlists at (image, vaddr): vm->hot[*lo, return). */
-size_t list_hot_range(const struct value_model *vm, uint32_t image, uint64_t vaddr, size_t *lo);
+size_t report_list_hot_range(const struct report_value_model *vm, uint32_t image, uint64_t vaddr, size_t *lo);
 
 #endif

@@ -50,7 +50,7 @@ static void retain(struct merge_db *db, int keep, int json)
 	}
 }
 
-int merge_follow(const char *dbpath, const struct merge_follow_opts *o)
+int report_merge_follow(const char *dbpath, const struct report_merge_follow_opts *o)
 {
 	struct merge_db db;
 	char why[300];

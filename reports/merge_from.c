@@ -34,7 +34,7 @@ struct fold {
 	size_t n, cap;
 	char *proc;              /* processes.tsv lines */
 	size_t plen, pcap;
-	struct merge_stacks stacks[MERGE_EV_MAX];   /* stacks.EVENT.stk, by event */
+	struct merge_stacks stacks[UPCALL_EV_MAX];   /* stacks.EVENT.stk, by event */
 };
 
 static int fold_add(struct fold *f, struct merge_profile *p)
@@ -119,7 +119,7 @@ static int read_epoch(struct fold *f, const char *src, const char *dir)
 		}
 	}
 	closedir(d);
-	for (unsigned ev = 1; rc == 0 && ev < MERGE_EV_MAX; ev++) {
+	for (unsigned ev = 1; rc == 0 && ev < UPCALL_EV_MAX; ev++) {
 		char name[64], path[1200], why[200];
 		struct merge_stacks st;
 		merge_stacks_name(ev, name, sizeof(name));
@@ -204,10 +204,10 @@ static int read_source(struct fold *f, const char *src, const char *epoch, const
 	return rc;
 }
 
-int merge_from(const char *dbpath, char **src, int nsrc, const char *epoch, int json)
+int report_merge_from(const char *dbpath, char **src, int nsrc, const char *epoch, int json)
 {
 	struct fold f = { 0 };
-	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
+	for (unsigned ev = 0; ev < UPCALL_EV_MAX; ev++)
 		merge_stacks_init(&f.stacks[ev]);
 	struct merge_db db;
 	struct merge_result r;
@@ -245,7 +245,7 @@ out:
 	free(f.p);
 	free(f.name);
 	free(f.proc);
-	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++)
+	for (unsigned ev = 0; ev < UPCALL_EV_MAX; ev++)
 		merge_stacks_free(&f.stacks[ev]);
 	merge_db_close(&db);
 	return rc;

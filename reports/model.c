@@ -96,7 +96,7 @@ static const char *demangled(struct report_model *m, const char *sysname)
 
 int report_event_is_clock(unsigned ev)
 {
-	return ev == MERGE_EV_TASK_CLOCK || ev == MERGE_EV_CPU_TIMER || ev == MERGE_EV_ITIMER;
+	return ev == UPCALL_EV_TASK_CLOCK || ev == UPCALL_EV_CPU_TIMER || ev == UPCALL_EV_ITIMER;
 }
 
 uint64_t report_model_period_ns(const struct report_model *m)
@@ -109,14 +109,14 @@ uint32_t report_model_image(struct report_model *m, const struct merge_profile *
 	int unknown = (p->flags & MERGE_PROF_UNKNOWN) != 0;
 	const char *path = unknown ? "[unknown]" : p->path[0] ? p->path : "[no path]";
 	for (size_t i = 0; i < m->nimages; i++) {
-		const struct model_image *im = &m->images[i];
+		const struct report_model_image *im = &m->images[i];
 		if (im->build_id_len == p->build_id_len &&
 		    (p->build_id_len ? !memcmp(im->build_id, p->build_id, p->build_id_len)
 				     : !strcmp(im->path, path)))
 			return (uint32_t)i;
 	}
 	m->images = report_grow(m->images, &m->capimages, m->nimages, sizeof(*m->images));
-	struct model_image *im = &m->images[m->nimages];
+	struct report_model_image *im = &m->images[m->nimages];
 	memset(im, 0, sizeof(*im));
 	im->path = intern(m, path);
 	im->build_id_len = p->build_id_len;
@@ -153,17 +153,17 @@ static int on_profile(const struct merge_profile *p, void *arg)
 		merge_stats_add(&m->stats, &p->stats);
 		return 0;
 	}
-	if (p->event < MERGE_EV_MAX)
+	if (p->event < UPCALL_EV_MAX)
 		m->present[p->event] += p->total;
-	if ((m->event && (int)p->event != m->event) || p->event >= MERGE_EV_MAX)
+	if ((m->event && (int)p->event != m->event) || p->event >= UPCALL_EV_MAX)
 		return 0;
 	uint32_t ii = report_model_image(m, p);
-	struct model_image *im = &m->images[ii];
+	struct report_model_image *im = &m->images[ii];
 	for (size_t i = 0; i < p->n; i++) {
 		uint64_t start = 0, size;
 		const char *sys = NULL;
 		m->pcs = report_grow(m->pcs, &m->cappcs, m->npcs, sizeof(*m->pcs));
-		struct model_pc *pc = &m->pcs[m->npcs++];
+		struct report_model_pc *pc = &m->pcs[m->npcs++];
 		memset(pc, 0, sizeof(*pc));
 		pc->event = p->event;
 		pc->image = ii;
@@ -220,13 +220,13 @@ static void missing_event(const struct report_model *m, const char *cmd)
 {
 	char have[300] = "";
 	size_t len = 0;
-	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++)
+	for (unsigned ev = 1; ev < UPCALL_EV_MAX; ev++)
 		if (m->present[ev] && len < sizeof(have) - 60)
 			len += (size_t)snprintf(have + len, sizeof(have) - len, "%s%s (%llu samples)",
-						len ? ", " : "", merge_event_name(ev),
+						len ? ", " : "", upcall_event_name(ev),
 						(unsigned long long)m->present[ev]);
 	fprintf(stderr, "vprof %s: %s epoch %s has no %s samples (%s%s)\n", cmd, m->db, m->epoch,
-		merge_event_name((unsigned)m->event), len ? "its events: " : "it has no samples at all",
+		upcall_event_name((unsigned)m->event), len ? "its events: " : "it has no samples at all",
 		have);
 }
 
@@ -318,7 +318,7 @@ uint64_t report_model_sampled(const struct report_model *m, unsigned ev)
 static int cmp_by_proc(const void *a, const void *b, void *arg)
 {
 	const struct report_model *m = arg;
-	const struct model_pc *x = &m->pcs[*(const size_t *)a], *y = &m->pcs[*(const size_t *)b];
+	const struct report_model_pc *x = &m->pcs[*(const size_t *)a], *y = &m->pcs[*(const size_t *)b];
 	if (x->image != y->image)
 		return x->image < y->image ? -1 : 1;
 	if (x->proc != y->proc)
@@ -346,7 +346,7 @@ unsigned report_model_main_event(const struct report_model *m, int ev)
 	unsigned best = 0;
 	if (ev > 0)
 		return m->total[ev] ? (unsigned)ev : 0;
-	for (unsigned e = 1; e < MERGE_EV_MAX; e++)
+	for (unsigned e = 1; e < UPCALL_EV_MAX; e++)
 		if (m->total[e] > m->total[best])
 			best = e;
 	return m->total[best] ? best : 0;

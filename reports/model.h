@@ -19,16 +19,16 @@
 struct report_image;
 
 /* One image of the profile (one per build-id, or per path without one). */
-struct model_image {
+struct report_model_image {
 	const char *path;               /* "[unknown]" for PCs outside images */
-	uint8_t build_id[MERGE_BUILD_ID_MAX];
+	uint8_t build_id[SPOOL_BUILD_ID_MAX];
 	uint32_t build_id_len;
 	uint64_t max_vaddr;             /* highest sampled address, for mappings */
 	struct report_image *sym;       /* NULL: no symbols */
 };
 
 /* One sampled PC under one event. */
-struct model_pc {
+struct report_model_pc {
 	unsigned event;
 	uint32_t image;                 /* index into model.images */
 	uint64_t vaddr;                 /* ELF virtual address in that image */
@@ -43,13 +43,13 @@ struct model_pc {
 };
 
 struct report_model {
-	struct model_image *images;
+	struct report_model_image *images;
 	size_t nimages, capimages;
-	struct model_pc *pcs;
+	struct report_model_pc *pcs;
 	size_t npcs, cappcs;
 	struct merge_stats stats;       /* summed over the epochs loaded */
-	uint64_t total[MERGE_EV_MAX];   /* samples per event in pcs */
-	uint64_t present[MERGE_EV_MAX]; /* per event in the epoch(s), before --event */
+	uint64_t total[UPCALL_EV_MAX];   /* samples per event in pcs */
+	uint64_t present[UPCALL_EV_MAX]; /* per event in the epoch(s), before --event */
 	char epoch[32];                 /* "3" or "all" */
 	const char *db;
 	int event;                      /* only this event (0: all) */

@@ -122,12 +122,12 @@ int report_bad_option(const char *cmd, const char *arg, const struct option *opt
 
 int report_bad_event(const char *cmd, const char *given)
 {
-	const char *names[MERGE_EV_MAX + 1];
+	const char *names[UPCALL_EV_MAX + 1];
 	size_t n = 0;
 	char msg[300];
 	names[n++] = "auto";
-	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++)
-		names[n++] = merge_event_name(ev);
+	for (unsigned ev = 1; ev < UPCALL_EV_MAX; ev++)
+		names[n++] = upcall_event_name(ev);
 	const char *near = report_did_you_mean(given, names, n);
 	int o = snprintf(msg, sizeof(msg), "--event %s: not an event", given);
 	if (near)
@@ -219,7 +219,7 @@ int report_opts_parse(const struct report_cmd *cmd, int argc, char **argv,
 		case 'E': o->epoch = optarg; break;
 		case 'j': o->json = 1; break;
 		case 'e':
-			if ((o->event = merge_event_parse(optarg)) < 0)
+			if ((o->event = upcall_event_parse(optarg)) < 0)
 				return report_bad_event(cmd->name, optarg);
 			break;
 		case 'n':

@@ -1,7 +1,7 @@
 /*
- * What the vprof subcommands share: the command table entry type, common
- * option handling, and JSON output helpers. Commands are thin; the data
- * model lives in merge/, symbols in reports/symbolize.c.
+ * What the vprof subcommands share: common option handling and JSON
+ * output helpers (their prototypes are builtin.h). Commands are thin;
+ * the data model lives in merge/, symbols in reports/symbolize.c.
  *
  * Nothing here is async-signal-safe; the vprof command is single-threaded.
  */
@@ -10,15 +10,6 @@
 
 #include <stdint.h>
 #include <stdio.h>
-
-int cmd_run(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_epoch(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
-int cmd_coverage(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_help(int argc, char **argv);
 
 /*
  * Options the commands that read a database share. A command names which

@@ -67,7 +67,7 @@ static const char *intern(struct report_stacks *s, const char *str)
 static void name_frame(struct report_stacks *s, struct report_model *m, struct report_frame *f,
 		       int leaf)
 {
-	const struct model_image *im = &m->images[f->image];
+	const struct report_model_image *im = &m->images[f->image];
 	uint64_t start, size;
 	const char *sys = im->sym ? report_sym_lookup(im->sym, leaf ? f->vaddr : f->vaddr - 1, &start,
 						      &size)
@@ -141,7 +141,7 @@ static void load_epoch(struct report_stacks *s, struct report_model *m, struct m
 {
 	char dir[600], name[128], path[800], why[200];
 	merge_db_epoch_dir(db, e, dir, sizeof(dir));
-	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
+	for (unsigned ev = 1; ev < UPCALL_EV_MAX; ev++) {
 		struct merge_stacks ms;
 		if (m->event && (int)ev != m->event)
 			continue;
@@ -394,7 +394,7 @@ struct report_neighbour *report_stacks_neighbours(const struct report_stacks *s,
 void report_stacks_print_summary(const struct report_stacks *s, FILE *f)
 {
 	uint64_t t = 0, d = 0, tr = 0;
-	for (unsigned ev = 0; ev < MERGE_EV_MAX; ev++) {
+	for (unsigned ev = 0; ev < UPCALL_EV_MAX; ev++) {
 		t += s->total[ev];
 		d += s->dropped[ev];
 		tr += s->truncated[ev];
@@ -446,7 +446,7 @@ int report_print_neighbours(struct report_model *m, const char *proc, int dir, i
 		report_json_str(stdout, proc);
 		printf(",\"events\":[");
 	}
-	for (unsigned ev = 1; ev < MERGE_EV_MAX; ev++) {
+	for (unsigned ev = 1; ev < UPCALL_EV_MAX; ev++) {
 		size_t n;
 		uint64_t incl;
 		if (!s.total[ev])
@@ -459,12 +459,12 @@ int report_print_neighbours(struct report_model *m, const char *proc, int dir, i
 		found = 1;
 		if (json) {
 			printf("%s{\"event\":\"%s\",\"total\":%llu,\"inclusive\":%llu,\"rows\":[",
-			       first ? "" : ",", merge_event_name(ev), (unsigned long long)m->total[ev],
+			       first ? "" : ",", upcall_event_name(ev), (unsigned long long)m->total[ev],
 			       (unsigned long long)incl);
 		} else {
 			/* Of the event's total, the 100% of vprof report's incl%. */
 			printf("%sevent %s: %s of %s: %llu samples inclusive (%.2f%% of the event's %llu)\n",
-			       first ? "" : "\n", merge_event_name(ev), what, proc,
+			       first ? "" : "\n", upcall_event_name(ev), what, proc,
 			       (unsigned long long)incl, 100.0 * (double)incl / (double)m->total[ev],
 			       (unsigned long long)m->total[ev]);
 			printf("%10s %7s  %-40s %s\n", "samples", "%", dir < 0 ? "caller" : "callee",

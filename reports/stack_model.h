@@ -47,9 +47,9 @@ struct report_stacks {
 	size_t n, cap;
 	struct report_frame *frames;
 	size_t nfr, capfr;
-	uint64_t total[MERGE_EV_MAX];       /* samples with a stack */
-	uint64_t dropped[MERGE_EV_MAX];     /* stacks lost (spool tables full) */
-	uint64_t truncated[MERGE_EV_MAX];   /* stacks cut at the depth asked */
+	uint64_t total[UPCALL_EV_MAX];       /* samples with a stack */
+	uint64_t dropped[UPCALL_EV_MAX];     /* stacks lost (spool tables full) */
+	uint64_t truncated[UPCALL_EV_MAX];   /* stacks cut at the depth asked */
 	uint32_t depth;                     /* largest depth asked */
 	struct report_incl *incl;           /* inclusive counts, made at load,
 					     * sorted by (event, image, proc) */

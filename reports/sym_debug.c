@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 /* Read the .gnu_debuglink name and CRC of a trusted file into im. */
-void sym_read_debuglink(struct report_image *im, Elf *elf)
+void report_sym_read_debuglink(struct report_image *im, Elf *elf)
 {
-	Elf_Scn *scn = sym_find_section(elf, SHT_PROGBITS, ".gnu_debuglink");
+	Elf_Scn *scn = report_sym_find_section(elf, SHT_PROGBITS, ".gnu_debuglink");
 	Elf_Data *d;
 	size_t n, crc_off;
 
@@ -68,20 +68,20 @@ static int file_crc32(int fd, uint32_t *out)
  * On success the file is left open in *f.
  */
 static bool debug_candidate_ok(struct report_image *im, const char *path, bool by_link,
-			       struct elf_file *f)
+			       struct report_elf_file *f)
 {
 	uint32_t crc;
 
-	if (access(path, R_OK) != 0 || sym_open_elf(path, f, NULL, 0) != 0)
+	if (access(path, R_OK) != 0 || report_sym_open_elf(path, f, NULL, 0) != 0)
 		return false;
 	if (im->build_id_len > 0) {
-		if (sym_build_id_ok(im, f))
+		if (report_sym_build_id_ok(im, f))
 			return true;
 	} else if (by_link && f->build_id_len < 0 &&
 		   file_crc32(f->fd, &crc) == 0 && crc == im->debuglink_crc) {
 		return true;
 	}
-	sym_close_elf(f);
+	report_sym_close_elf(f);
 	return false;
 }
 
@@ -102,12 +102,12 @@ static void path_dir(const char *path, char *buf, size_t cap)
  * Returns true with *f open on a match.
  */
 static bool try_debug_root(struct report_image *im, const char *root, size_t rootlen,
-			   struct elf_file *f, char **found)
+			   struct report_elf_file *f, char **found)
 {
 	char p[4096], idhex[2 * BUILD_ID_MAX + 1], dir[4096];
 
 	if (im->build_id_len >= 2) {
-		sym_hex(idhex, sizeof idhex, im->build_id, im->build_id_len);
+		report_sym_hex(idhex, sizeof idhex, im->build_id, im->build_id_len);
 		if (snprintf(p, sizeof p, "%.*s/.build-id/%.2s/%s.debug", (int)rootlen, root,
 			     idhex, idhex + 2) < (int)sizeof p &&
 		    debug_candidate_ok(im, p, false, f))
@@ -124,7 +124,7 @@ static bool try_debug_root(struct report_image *im, const char *root, size_t roo
 hit:
 	*found = strdup(p);
 	if (!*found) {
-		sym_close_elf(f);
+		report_sym_close_elf(f);
 		return false;
 	}
 	return true;
@@ -137,7 +137,7 @@ hit:
  * <dir>/.debug/. Leaves *f open and sets
  * im->debug_path on success; remembers the search either way.
  */
-int sym_find_debug_file(struct report_image *im, struct elf_file *f)
+int report_sym_find_debug_file(struct report_image *im, struct report_elf_file *f)
 {
 	const char *dirs = getenv("VPROF_DEBUG_DIRS");
 	char p[4096], dir[4096];
@@ -165,7 +165,7 @@ int sym_find_debug_file(struct report_image *im, struct elf_file *f)
 			im->debug_path = strdup(p);
 			if (im->debug_path)
 				return 0;
-			sym_close_elf(f);
+			report_sym_close_elf(f);
 		}
 	}
 	return -ENOENT;

@@ -19,7 +19,7 @@
 
 /* Fill the caller's one-line reason; why may be NULL when nobody asks. */
 
-void sym_set_why(char *why, size_t whylen, const char *fmt, ...)
+void report_sym_set_why(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -41,7 +41,7 @@ static bool elf_ready(void)
 }
 
 /* Lower-case hex of b[n] into out[cap], cut short (NUL-ended) if needed. */
-void sym_hex(char *out, size_t cap, const uint8_t *b, size_t n)
+void report_sym_hex(char *out, size_t cap, const uint8_t *b, size_t n)
 {
 	size_t i;
 
@@ -109,8 +109,8 @@ static int elf_build_id(Elf *elf, uint8_t *out, size_t cap)
 	return -ENODATA;
 }
 
-/* Release what sym_open_elf() took; safe on a closed or never-opened file. */
-void sym_close_elf(struct elf_file *f)
+/* Release what report_sym_open_elf() took; safe on a closed or never-opened file. */
+void report_sym_close_elf(struct report_elf_file *f)
 {
 	if (f->elf)
 		elf_end(f->elf);
@@ -125,7 +125,7 @@ void sym_close_elf(struct elf_file *f)
  * (so a truncated copy is refused here rather than half-read later), and
  * read its build-id. Returns 0, or a negative errno with a reason in why.
  */
-int sym_open_elf(const char *path, struct elf_file *f, char *why, size_t whylen)
+int report_sym_open_elf(const char *path, struct report_elf_file *f, char *why, size_t whylen)
 {
 	struct stat st;
 	GElf_Ehdr eh;
@@ -137,24 +137,24 @@ int sym_open_elf(const char *path, struct elf_file *f, char *why, size_t whylen)
 	f->elf = NULL;
 	f->build_id_len = -ENODATA;
 	if (!elf_ready()) {
-		sym_set_why(why, whylen, "libelf: %s", elf_errmsg(-1));
+		report_sym_set_why(why, whylen, "libelf: %s", elf_errmsg(-1));
 		return -ENOSYS;
 	}
 	/* O_NONBLOCK: a FIFO at the recorded path must not hang the report. */
 	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (f->fd < 0) {
 		err = -errno;
-		sym_set_why(why, whylen, "%s: %s", path, strerror(-err));
+		report_sym_set_why(why, whylen, "%s: %s", path, strerror(-err));
 		return err;
 	}
 	if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		sym_set_why(why, whylen, "%s: not a regular file", path);
+		report_sym_set_why(why, whylen, "%s: not a regular file", path);
 		err = -ENOEXEC;
 		goto fail;
 	}
 	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh)) {
-		sym_set_why(why, whylen, "%s: not an ELF file", path);
+		report_sym_set_why(why, whylen, "%s: not an ELF file", path);
 		err = -ENOEXEC;
 		goto fail;
 	}
@@ -162,7 +162,7 @@ int sym_open_elf(const char *path, struct elf_file *f, char *why, size_t whylen)
 	 * past the end of the file; check the raw header ourselves. */
 	if (elf_getshdrnum(f->elf, &shnum) != 0 ||
 	    elf_getshdrstrndx(f->elf, &shstrndx) != 0) {
-		sym_set_why(why, whylen, "%s: corrupt ELF file (section headers)", path);
+		report_sym_set_why(why, whylen, "%s: corrupt ELF file (section headers)", path);
 		err = -ENOEXEC;
 		goto fail;
 	}
@@ -173,7 +173,7 @@ int sym_open_elf(const char *path, struct elf_file *f, char *why, size_t whylen)
 	if (eh.e_shoff != 0 && (eh.e_shoff > (uint64_t)st.st_size ||
 				(uint64_t)shnum * eh.e_shentsize >
 					(uint64_t)st.st_size - eh.e_shoff)) {
-		sym_set_why(why, whylen, "%s: truncated or corrupt ELF file (section headers)",
+		report_sym_set_why(why, whylen, "%s: truncated or corrupt ELF file (section headers)",
 			path);
 		err = -ENOEXEC;
 		goto fail;
@@ -184,14 +184,14 @@ int sym_open_elf(const char *path, struct elf_file *f, char *why, size_t whylen)
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh)) {
-			sym_set_why(why, whylen, "%s: corrupt ELF file (section header)", path);
+			report_sym_set_why(why, whylen, "%s: corrupt ELF file (section header)", path);
 			err = -ENOEXEC;
 			goto fail;
 		}
 		if (sh.sh_type != SHT_NOBITS && sh.sh_size > 0 &&
 		    (sh.sh_offset > (uint64_t)st.st_size ||
 		     sh.sh_size > (uint64_t)st.st_size - sh.sh_offset)) {
-			sym_set_why(why, whylen, "%s: truncated ELF file (section %zu ends past EOF)",
+			report_sym_set_why(why, whylen, "%s: truncated ELF file (section %zu ends past EOF)",
 				path, elf_ndxscn(scn));
 			err = -ENOEXEC;
 			goto fail;
@@ -200,12 +200,12 @@ int sym_open_elf(const char *path, struct elf_file *f, char *why, size_t whylen)
 	f->build_id_len = elf_build_id(f->elf, f->build_id, sizeof f->build_id);
 	return 0;
 fail:
-	sym_close_elf(f);
+	report_sym_close_elf(f);
 	return err;
 }
 
 /* Does file f carry the build-id the image wants? (Any file, if none.) */
-bool sym_build_id_ok(const struct report_image *im, const struct elf_file *f)
+bool report_sym_build_id_ok(const struct report_image *im, const struct report_elf_file *f)
 {
 	if (im->build_id_len == 0)
 		return true;
@@ -214,7 +214,7 @@ bool sym_build_id_ok(const struct report_image *im, const struct elf_file *f)
 }
 
 /* The first section of `type` (any if SHT_NULL) named `name` (any if NULL). */
-Elf_Scn *sym_find_section(Elf *elf, Elf64_Word type, const char *name)
+Elf_Scn *report_sym_find_section(Elf *elf, Elf64_Word type, const char *name)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -240,13 +240,13 @@ Elf_Scn *sym_find_section(Elf *elf, Elf64_Word type, const char *name)
 }
 
 /* A .debug_info with contents (not the NOBITS stub a stripped file keeps). */
-bool sym_has_dwarf(Elf *elf)
+bool report_sym_has_dwarf(Elf *elf)
 {
-	Elf_Scn *scn = sym_find_section(elf, SHT_NULL, ".debug_info");
+	Elf_Scn *scn = report_sym_find_section(elf, SHT_NULL, ".debug_info");
 	GElf_Shdr sh;
 
 	if (!scn)
-		scn = sym_find_section(elf, SHT_NULL, ".zdebug_info");
+		scn = report_sym_find_section(elf, SHT_NULL, ".zdebug_info");
 	return scn && gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
 	       sh.sh_size > 0;
 }
@@ -254,12 +254,12 @@ bool sym_has_dwarf(Elf *elf)
 /* Contract in symbolize.h. */
 int report_read_build_id(const char *path, uint8_t *out, size_t cap)
 {
-	struct elf_file f;
+	struct report_elf_file f;
 	int err;
 
 	if (!path || (!out && cap > 0))
 		return -EINVAL;
-	err = sym_open_elf(path, &f, NULL, 0);
+	err = report_sym_open_elf(path, &f, NULL, 0);
 	if (err)
 		return err;
 	err = f.build_id_len;
@@ -269,6 +269,6 @@ int report_read_build_id(const char *path, uint8_t *out, size_t cap)
 		else
 			memcpy(out, f.build_id, (size_t)err);
 	}
-	sym_close_elf(&f);
+	report_sym_close_elf(&f);
 	return err;
 }

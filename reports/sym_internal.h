@@ -25,7 +25,7 @@
 #define BUILD_ID_MAX 64		/* SHA-1 is 20; leave room for odd linkers */
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
 
-struct sym {
+struct report_sym {
 	uint64_t start;
 	uint64_t end;		/* exclusive; == start when it can match nothing */
 	uint64_t maxend;	/* max(end) over this entry and all before it */
@@ -34,7 +34,7 @@ struct sym {
 };
 
 /* What the sort and the alias choice need while the table is built. */
-struct raw_sym {
+struct report_raw_sym {
 	uint64_t start, size;
 	uint64_t sec_lo, sec_hi;	/* the symbol's section */
 	uint32_t name;
@@ -42,14 +42,14 @@ struct raw_sym {
 };
 
 struct report_image {
-	struct sym *syms;
+	struct report_sym *syms;
 	size_t nsyms;
 	char *names;
 	size_t names_len, names_cap;
 	char *symfile;		/* file the symbols came from */
-	struct raw_sym *raw;	/* only while report_image_open() runs */
+	struct report_raw_sym *raw;	/* only while report_image_open() runs */
 	size_t nraw, rawcap;
-	struct sym *fdes;	/* unnamed code bounded by .eh_frame, "sub_<hex>" */
+	struct report_sym *fdes;	/* unnamed code bounded by .eh_frame, "sub_<hex>" */
 	size_t nfdes;
 
 	uint8_t build_id[BUILD_ID_MAX];	/* what files must match (0 len: any) */
@@ -73,20 +73,20 @@ struct report_image {
 	struct joined { const char *key; char *path; } *joined;
 	size_t njoined, joined_cap;
 	/* CU address ranges, built on the first miss in .debug_aranges. */
-	struct cu_range *cu_ranges;
+	struct report_cu_range *cu_ranges;
 	size_t ncu_ranges;
 	bool cu_ranges_built;
 };
 
 /* One address range of one compilation unit, for the aranges fallback. */
-struct cu_range {
+struct report_cu_range {
 	uint64_t lo, hi;	/* [lo, hi) */
 	uint64_t maxhi;		/* max(hi) over this entry and all before it */
 	Dwarf_Off die;		/* the CU's DIE offset */
 };
 
 /* One ELF file opened for reading, with what open_elf() learned of it. */
-struct elf_file {
+struct report_elf_file {
 	int fd;
 	Elf *elf;
 	uint8_t build_id[BUILD_ID_MAX];
@@ -94,25 +94,25 @@ struct elf_file {
 };
 
 /* sym_elf.c */
-void sym_set_why(char *why, size_t whylen, const char *fmt, ...)
+void report_sym_set_why(char *why, size_t whylen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-void sym_hex(char *out, size_t cap, const uint8_t *b, size_t n);
-int sym_open_elf(const char *path, struct elf_file *f, char *why, size_t whylen);
-void sym_close_elf(struct elf_file *f);
-bool sym_build_id_ok(const struct report_image *im, const struct elf_file *f);
-Elf_Scn *sym_find_section(Elf *elf, Elf64_Word type, const char *name);
-bool sym_has_dwarf(Elf *elf);
+void report_sym_hex(char *out, size_t cap, const uint8_t *b, size_t n);
+int report_sym_open_elf(const char *path, struct report_elf_file *f, char *why, size_t whylen);
+void report_sym_close_elf(struct report_elf_file *f);
+bool report_sym_build_id_ok(const struct report_image *im, const struct report_elf_file *f);
+Elf_Scn *report_sym_find_section(Elf *elf, Elf64_Word type, const char *name);
+bool report_sym_has_dwarf(Elf *elf);
 
 /* sym_debug.c */
-void sym_read_debuglink(struct report_image *im, Elf *elf);
-int sym_find_debug_file(struct report_image *im, struct elf_file *f);
+void report_sym_read_debuglink(struct report_image *im, Elf *elf);
+int report_sym_find_debug_file(struct report_image *im, struct report_elf_file *f);
 
 /* sym_table.c */
-int sym_try_load(struct report_image *im, struct elf_file *f, const char *path,
+int report_sym_try_load(struct report_image *im, struct report_elf_file *f, const char *path,
 		 bool allow_dynsym, int *load_err);
-int sym_collect_plt(struct report_image *im, Elf *elf);
-int sym_build_table(struct report_image *im);
-int sym_collect_fdes(struct report_image *im, Elf *elf);
-const struct sym *sym_search(const struct sym *v, size_t n, uint64_t vaddr);
+int report_sym_collect_plt(struct report_image *im, Elf *elf);
+int report_sym_build_table(struct report_image *im);
+int report_sym_collect_fdes(struct report_image *im, Elf *elf);
+const struct report_sym *report_sym_search(const struct report_sym *v, size_t n, uint64_t vaddr);
 
 #endif

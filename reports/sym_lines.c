@@ -25,7 +25,7 @@
  */
 static int open_dwarf(struct report_image *im)
 {
-	struct elf_file f = { .fd = -1 };
+	struct report_elf_file f = { .fd = -1 };
 	int i;
 
 	if (im->dwarf_tried)
@@ -37,15 +37,15 @@ static int open_dwarf(struct report_image *im)
 
 		if (i == 1) {
 			/* the image's own DWARF is missing or unusable */
-			if (!im->debug_searched && sym_find_debug_file(im, &f) == 0)
-				sym_close_elf(&f);
+			if (!im->debug_searched && report_sym_find_debug_file(im, &f) == 0)
+				report_sym_close_elf(&f);
 			cand = im->debug_path;
 		}
-		if (!cand || sym_open_elf(cand, &f, NULL, 0) != 0)
+		if (!cand || report_sym_open_elf(cand, &f, NULL, 0) != 0)
 			continue;
-		if (!sym_build_id_ok(im, &f) || !sym_has_dwarf(f.elf) ||
+		if (!report_sym_build_id_ok(im, &f) || !report_sym_has_dwarf(f.elf) ||
 		    !(im->dwarf = dwarf_begin_elf(f.elf, DWARF_C_READ, NULL))) {
-			sym_close_elf(&f);
+			report_sym_close_elf(&f);
 			continue;
 		}
 		im->dwarf_fd = f.fd;
@@ -57,7 +57,7 @@ static int open_dwarf(struct report_image *im)
 
 static int cu_range_cmp(const void *pa, const void *pb)
 {
-	const struct cu_range *a = pa, *b = pb;
+	const struct report_cu_range *a = pa, *b = pb;
 
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
@@ -88,7 +88,7 @@ static int build_cu_ranges(struct report_image *im)
 			if (hi <= lo)
 				continue;
 			if (im->ncu_ranges == cap) {
-				struct cu_range *v;
+				struct report_cu_range *v;
 
 				cap = cap ? 2 * cap : 256;
 				v = realloc(im->cu_ranges, cap * sizeof *v);
@@ -135,7 +135,7 @@ static bool find_cu(struct report_image *im, uint64_t vaddr, Dwarf_Die *cu)
 			hi = mid;
 	}
 	for (j = lo; j > 0 && im->cu_ranges[j - 1].maxhi > vaddr; j--) {
-		const struct cu_range *r = &im->cu_ranges[j - 1];
+		const struct report_cu_range *r = &im->cu_ranges[j - 1];
 
 		if (vaddr < r->hi)
 			return dwarf_offdie(im->dwarf, r->die, cu) != NULL;

@@ -71,7 +71,7 @@ static size_t leading_underscores(const char *s)
 /* Address order; at one address, the preferred alias first. */
 static int raw_cmp(const void *pa, const void *pb, void *names)
 {
-	const struct raw_sym *a = pa, *b = pb;
+	const struct report_raw_sym *a = pa, *b = pb;
 	const char *na = (const char *)names + a->name, *nb = (const char *)names + b->name;
 	size_t ua, ub;
 
@@ -92,11 +92,11 @@ static int raw_cmp(const void *pa, const void *pb, void *names)
 }
 
 /* Room for one more raw symbol in im->raw; NULL when out of memory. */
-static struct raw_sym *raw_push(struct report_image *im)
+static struct report_raw_sym *raw_push(struct report_image *im)
 {
 	if (im->nraw == im->rawcap) {
 		size_t cap = im->rawcap ? 2 * im->rawcap : 1024;
-		struct raw_sym *v = realloc(im->raw, cap * sizeof *v);
+		struct report_raw_sym *v = realloc(im->raw, cap * sizeof *v);
 
 		if (!v)
 			return NULL;
@@ -140,7 +140,7 @@ static int collect_symbols(struct report_image *im, Elf *elf, Elf_Scn *symscn)
 		Elf32_Word xndx = 0;
 		size_t shndx;
 		const char *name;
-		struct raw_sym *r;
+		struct report_raw_sym *r;
 		unsigned char type;
 
 		if (!gelf_getsymshndx(d, xd, (int)i, &s, &xndx))
@@ -197,7 +197,7 @@ static int got_cmp(const void *pa, const void *pb)
  * only the image file itself will do, never a debug file. Returns 0 or a
  * negative errno; a file without a PLT is not an error.
  */
-int sym_collect_plt(struct report_image *im, Elf *elf)
+int report_sym_collect_plt(struct report_image *im, Elf *elf)
 {
 	struct got_slot *slots = NULL;
 	size_t nslots = 0, cap = 0, shstrndx;
@@ -272,7 +272,7 @@ int sym_collect_plt(struct report_image *im, Elf *elf)
 			uint64_t k;
 			int32_t disp;
 			char name[512];
-			struct raw_sym *r;
+			struct report_raw_sym *r;
 
 			for (k = 0; k + 6 <= esz; k++)
 				if (code[off + k] == 0xff && code[off + k + 1] == 0x25)
@@ -312,9 +312,9 @@ out:
  * entry wins over an unsized one whose guessed end reaches here. NULL if
  * none.
  */
-const struct sym *sym_search(const struct sym *v, size_t n, uint64_t vaddr)
+const struct report_sym *report_sym_search(const struct report_sym *v, size_t n, uint64_t vaddr)
 {
-	const struct sym *unsized = NULL;
+	const struct report_sym *unsized = NULL;
 	size_t lo = 0, hi = n, j;
 
 	while (lo < hi) {
@@ -326,7 +326,7 @@ const struct sym *sym_search(const struct sym *v, size_t n, uint64_t vaddr)
 			hi = mid;
 	}
 	for (j = lo; j > 0 && v[j - 1].maxend > vaddr; j--) {
-		const struct sym *s = &v[j - 1];
+		const struct report_sym *s = &v[j - 1];
 
 		if (vaddr >= s->end)
 			continue;
@@ -371,10 +371,10 @@ static uint64_t rd_u64(const uint8_t *p)
  * augmentations. Anything else is skipped. Needs the image file itself
  * (a debug file has no .eh_frame contents). Returns 0 or -ENOMEM.
  */
-int sym_collect_fdes(struct report_image *im, Elf *elf)
+int report_sym_collect_fdes(struct report_image *im, Elf *elf)
 {
-	Elf_Scn *hs = sym_find_section(elf, SHT_PROGBITS, ".eh_frame_hdr");
-	Elf_Scn *fs = sym_find_section(elf, SHT_PROGBITS, ".eh_frame");
+	Elf_Scn *hs = report_sym_find_section(elf, SHT_PROGBITS, ".eh_frame_hdr");
+	Elf_Scn *fs = report_sym_find_section(elf, SHT_PROGBITS, ".eh_frame");
 	GElf_Shdr hsh, fsh;
 	Elf_Data *hd, *fd;
 	const uint8_t *h, *f;
@@ -419,8 +419,8 @@ int sym_collect_fdes(struct report_image *im, Elf *elf)
 		uint64_t start = hsh.sh_addr + (uint64_t)rd_s32(h + 12 + 8 * i);
 		uint64_t fde = hsh.sh_addr + (uint64_t)rd_s32(h + 16 + 8 * i);
 		uint64_t off = fde - fsh.sh_addr, range, fstart;
-		const struct sym *cov;
-		struct sym *e;
+		const struct report_sym *cov;
+		struct report_sym *e;
 		char name[32];
 		uint32_t name_off;
 
@@ -444,7 +444,7 @@ int sym_collect_fdes(struct report_image *im, Elf *elf)
 				break;
 		if (k < nplt)
 			continue;
-		cov = sym_search(im->syms, im->nsyms, start);
+		cov = report_sym_search(im->syms, im->nsyms, start);
 		if (cov)
 			continue;	/* a symbol names this code */
 		/* An FDE opened a little before its symbol: glibc's signal
@@ -452,13 +452,13 @@ int sym_collect_fdes(struct report_image *im, Elf *elf)
 		 * it, so that a return address into it, less one, is still
 		 * inside (the unwinder's rule, and ours in stack_model.c). That nop
 		 * is the symbol's, not a "sub_". */
-		cov = sym_search(im->syms, im->nsyms, start + range - 1);
+		cov = report_sym_search(im->syms, im->nsyms, start + range - 1);
 		if (cov && cov->start > start && cov->start - start < 16)
 			name_off = cov->name;
 		else
 			name_off = UINT32_MAX;
 		if (im->nfdes == cap) {
-			struct sym *v;
+			struct report_sym *v;
 
 			cap = cap ? 2 * cap : 256;
 			v = realloc(im->fdes, cap * sizeof *v);
@@ -477,7 +477,7 @@ int sym_collect_fdes(struct report_image *im, Elf *elf)
 			return -ENOMEM;
 		im->nfdes++;
 	}
-	/* the table is sorted by start; keep prefix-max ends for sym_search() */
+	/* the table is sorted by start; keep prefix-max ends for report_sym_search() */
 	for (n = 0; n < im->nfdes; n++) {
 		uint64_t prev = n ? im->fdes[n - 1].maxend : 0;
 
@@ -496,9 +496,9 @@ int sym_collect_fdes(struct report_image *im, Elf *elf)
  * ones at the next symbol or their section's end, whichever is first.
  * Frees im->raw. Returns 0 or -ENOMEM.
  */
-int sym_build_table(struct report_image *im)
+int report_sym_build_table(struct report_image *im)
 {
-	struct raw_sym *raw = im->raw;
+	struct report_raw_sym *raw = im->raw;
 	size_t nraw = im->nraw, i, out = 0;
 
 	if (nraw > 0)	/* raw is NULL when nothing was found */
@@ -507,7 +507,7 @@ int sym_build_table(struct report_image *im)
 	if (!im->syms)
 		return -ENOMEM;
 	for (i = 0; i < nraw; i++) {
-		struct sym *s;
+		struct report_sym *s;
 
 		if (i > 0 && raw[i].start == raw[i - 1].start)
 			continue;	/* an alias; the preferred one came first */
@@ -547,10 +547,10 @@ int sym_build_table(struct report_image *im)
  * else .dynsym if allowed. Returns how many, or a negative errno; nothing
  * is left behind from a table that gave none.
  */
-static int load_from(struct report_image *im, struct elf_file *f, const char *path,
+static int load_from(struct report_image *im, struct report_elf_file *f, const char *path,
 		     bool allow_dynsym)
 {
-	Elf_Scn *scn = sym_find_section(f->elf, SHT_SYMTAB, NULL);
+	Elf_Scn *scn = report_sym_find_section(f->elf, SHT_SYMTAB, NULL);
 	size_t mark = im->nraw;
 	int n = 0;
 
@@ -559,7 +559,7 @@ static int load_from(struct report_image *im, struct elf_file *f, const char *pa
 	if (n <= 0)
 		im->nraw = mark;
 	if (n == 0 && allow_dynsym) {
-		scn = sym_find_section(f->elf, SHT_DYNSYM, NULL);
+		scn = report_sym_find_section(f->elf, SHT_DYNSYM, NULL);
 		if (scn)
 			n = collect_symbols(im, f->elf, scn);
 		if (n <= 0)
@@ -578,7 +578,7 @@ static int load_from(struct report_image *im, struct elf_file *f, const char *pa
  * cannot be read is remembered in *load_err and the next source is tried;
  * only running out of memory stops the search. Returns the symbol count.
  */
-int sym_try_load(struct report_image *im, struct elf_file *f, const char *path,
+int report_sym_try_load(struct report_image *im, struct report_elf_file *f, const char *path,
 		    bool allow_dynsym, int *load_err)
 {
 	int n = load_from(im, f, path, allow_dynsym);

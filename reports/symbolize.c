@@ -48,20 +48,20 @@ struct report_image *report_image_open(const char *path, const uint8_t *build_id
  * merge/image_store.h), opened into *f when it is there and has the build-id;
  * its path in kept[cap].
  */
-static bool open_kept(struct report_image *im, const char *store, struct elf_file *f, char *kept,
+static bool open_kept(struct report_image *im, const char *store, struct report_elf_file *f, char *kept,
 		      size_t cap)
 {
 	char hex[2 * BUILD_ID_MAX + 1];
 
 	if (!store || im->build_id_len < 2)
 		return false;
-	sym_hex(hex, sizeof hex, im->build_id, im->build_id_len);
+	report_sym_hex(hex, sizeof hex, im->build_id, im->build_id_len);
 	if (snprintf(kept, cap, "%s/.build-id/%.2s/%s", store, hex, hex + 2) >= (int)cap ||
-	    sym_open_elf(kept, f, NULL, 0) != 0)
+	    report_sym_open_elf(kept, f, NULL, 0) != 0)
 		return false;
-	if (sym_build_id_ok(im, f))
+	if (report_sym_build_id_ok(im, f))
 		return true;
-	sym_close_elf(f);
+	report_sym_close_elf(f);
 	return false;
 }
 
@@ -71,19 +71,19 @@ struct report_image *report_image_open_kept(const char *store, const char *path,
 					    char *why, size_t whylen)
 {
 	struct report_image *im;
-	struct elf_file file = { .fd = -1 }, dbg = { .fd = -1 };
+	struct report_elf_file file = { .fd = -1 }, dbg = { .fd = -1 };
 	char reason[512] = "", want[2 * BUILD_ID_MAX + 1], have[2 * BUILD_ID_MAX + 1];
 	char kept[4096];
 	bool file_ok = false;
 	int n = 0, load_err = 0;
 
 	if (build_id_len > BUILD_ID_MAX || (build_id_len > 0 && !build_id)) {
-		sym_set_why(why, whylen, "bad build-id argument (%zu bytes)", build_id_len);
+		report_sym_set_why(why, whylen, "bad build-id argument (%zu bytes)", build_id_len);
 		return NULL;
 	}
 	im = calloc(1, sizeof *im);
 	if (!im) {
-		sym_set_why(why, whylen, "out of memory");
+		report_sym_set_why(why, whylen, "out of memory");
 		return NULL;
 	}
 	im->dwarf_fd = -1;
@@ -97,19 +97,19 @@ struct report_image *report_image_open_kept(const char *store, const char *path,
 
 	if (!path || !*path) {
 		snprintf(reason, sizeof reason, "no path recorded");
-	} else if (sym_open_elf(path, &file, reason, sizeof reason) == 0) {
-		if (sym_build_id_ok(im, &file)) {
+	} else if (report_sym_open_elf(path, &file, reason, sizeof reason) == 0) {
+		if (report_sym_build_id_ok(im, &file)) {
 			file_ok = true;
 		} else {
-			sym_hex(want, sizeof want, im->build_id, im->build_id_len);
+			report_sym_hex(want, sizeof want, im->build_id, im->build_id_len);
 			if (file.build_id_len > 0)
-				sym_hex(have, sizeof have, file.build_id, (size_t)file.build_id_len);
+				report_sym_hex(have, sizeof have, file.build_id, (size_t)file.build_id_len);
 			else
 				snprintf(have, sizeof have, "none");
 			snprintf(reason, sizeof reason,
 				 "%s: build-id mismatch (file has %s, profile wants %s)", path,
 				 have, want);
-			sym_close_elf(&file);
+			report_sym_close_elf(&file);
 		}
 	}
 	/* Rebuilt, replaced or deleted since: the copy the merge kept. */
@@ -128,36 +128,36 @@ struct report_image *report_image_open_kept(const char *store, const char *path,
 			im->build_id_len = (size_t)file.build_id_len;
 			memcpy(im->build_id, file.build_id, im->build_id_len);
 		}
-		sym_read_debuglink(im, file.elf);
-		im->path_has_dwarf = sym_has_dwarf(file.elf);
-		n = sym_try_load(im, &file, path, false, &load_err);
+		report_sym_read_debuglink(im, file.elf);
+		im->path_has_dwarf = report_sym_has_dwarf(file.elf);
+		n = report_sym_try_load(im, &file, path, false, &load_err);
 	}
 	/* Stripped, replaced or unreadable: the debug file may still have it. */
-	if (n == 0 && (file_ok || im->build_id_len > 0) && sym_find_debug_file(im, &dbg) == 0)
-		n = sym_try_load(im, &dbg, im->debug_path, false, &load_err);
+	if (n == 0 && (file_ok || im->build_id_len > 0) && report_sym_find_debug_file(im, &dbg) == 0)
+		n = report_sym_try_load(im, &dbg, im->debug_path, false, &load_err);
 	if (n == 0 && file_ok)
-		n = sym_try_load(im, &file, path, true, &load_err);
+		n = report_sym_try_load(im, &file, path, true, &load_err);
 	if (n < 0)
 		goto fail_n;
 	if (file_ok) {
-		int err = sym_collect_plt(im, file.elf);
+		int err = report_sym_collect_plt(im, file.elf);
 
 		if (err == -ENOMEM) {
 			n = err;
 			goto fail_n;
 		}
 	}
-	if (sym_build_table(im) != 0 || (file_ok && sym_collect_fdes(im, file.elf) != 0)) {
+	if (report_sym_build_table(im) != 0 || (file_ok && report_sym_collect_fdes(im, file.elf) != 0)) {
 		n = -ENOMEM;
 		goto fail_n;
 	}
 	if (!file_ok && !im->debug_path) {
 		if (im->build_id_len > 0) {
-			sym_hex(want, sizeof want, im->build_id, im->build_id_len);
-			sym_set_why(why, whylen, "%s; no debug file for build-id %s%s", reason, want,
+			report_sym_hex(want, sizeof want, im->build_id, im->build_id_len);
+			report_sym_set_why(why, whylen, "%s; no debug file for build-id %s%s", reason, want,
 				    store ? ", and the database kept no copy of it" : "");
 		} else {
-			sym_set_why(why, whylen, "%s", reason);
+			report_sym_set_why(why, whylen, "%s", reason);
 		}
 		goto fail;
 	}
@@ -167,14 +167,14 @@ struct report_image *report_image_open_kept(const char *store, const char *path,
 		n = load_err;
 		goto fail_n;
 	}
-	sym_close_elf(&file);
-	sym_close_elf(&dbg);
+	report_sym_close_elf(&file);
+	report_sym_close_elf(&dbg);
 	return im;
 fail_n:
-	sym_set_why(why, whylen, "%s: reading symbols: %s", path ? path : "?", strerror(-n));
+	report_sym_set_why(why, whylen, "%s: reading symbols: %s", path ? path : "?", strerror(-n));
 fail:
-	sym_close_elf(&file);
-	sym_close_elf(&dbg);
+	report_sym_close_elf(&file);
+	report_sym_close_elf(&dbg);
 	report_image_close(im);
 	return NULL;
 }
@@ -183,13 +183,13 @@ fail:
 const char *report_sym_lookup(struct report_image *im, uint64_t vaddr, uint64_t *sym_start,
 			      uint64_t *sym_size)
 {
-	const struct sym *hit;
+	const struct report_sym *hit;
 
 	if (!im)
 		return NULL;
-	hit = sym_search(im->syms, im->nsyms, vaddr);
+	hit = report_sym_search(im->syms, im->nsyms, vaddr);
 	if (!hit)	/* code no symbol names: its unwind entry still bounds it */
-		hit = sym_search(im->fdes, im->nfdes, vaddr);
+		hit = report_sym_search(im->fdes, im->nfdes, vaddr);
 	if (!hit)
 		return NULL;
 	if (sym_start)

@@ -32,25 +32,25 @@ static void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-static void die(const struct table *t, const char *what)
+static void die(const struct report_table *t, const char *what)
 {
-	const struct table_col *c = t->fill < t->ncols ? &t->cols[t->fill] : NULL;
+	const struct report_table_col *c = t->fill < t->ncols ? &t->cols[t->fill] : NULL;
 	fprintf(stderr, "vprof: table: %s (column %zu, %s)\n", what, t->fill,
 		c ? (c->key ? c->key : c->head ? c->head : "?") : "past the last");
 	abort();
 }
 
-void table_init(struct table *t)
+void report_table_init(struct report_table *t)
 {
 	memset(t, 0, sizeof(*t));
 }
 
-static int owns_str(const struct table_col *c)
+static int owns_str(const struct report_table_col *c)
 {
 	return c->type == TABLE_STR || c->type == TABLE_RAW;
 }
 
-void table_clear(struct table *t)
+void report_table_clear(struct report_table *t)
 {
 	for (size_t r = 0; r < t->nrows; r++)
 		for (size_t k = 0; k < t->ncols; k++) {
@@ -62,15 +62,15 @@ void table_clear(struct table *t)
 	t->fill = 0;
 }
 
-void table_free(struct table *t)
+void report_table_free(struct report_table *t)
 {
-	table_clear(t);
+	report_table_clear(t);
 	free(t->cells);
 	free(t->cols);
-	table_init(t);
+	report_table_init(t);
 }
 
-void table_col(struct table *t, struct table_col c)
+void report_table_col(struct report_table *t, struct report_table_col c)
 {
 	if (t->nrows)
 		die(t, "a column added after the first row");
@@ -81,7 +81,7 @@ void table_col(struct table *t, struct table_col c)
 	t->cols[t->ncols++] = c;
 }
 
-void table_row(struct table *t)
+void report_table_row(struct report_table *t)
 {
 	if (t->nrows && t->fill != t->ncols)
 		die(t, "a row started before the last one had every value");
@@ -95,7 +95,7 @@ void table_row(struct table *t)
 }
 
 /* The next cell of the row, which must be of type ty. */
-static struct table_cell *next(struct table *t, enum table_type ty)
+static struct table_cell *next(struct report_table *t, enum report_table_type ty)
 {
 	if (!t->nrows || t->fill >= t->ncols)
 		die(t, "a value with no column for it");
@@ -106,7 +106,7 @@ static struct table_cell *next(struct table *t, enum table_type ty)
 	return x;
 }
 
-void table_none(struct table *t)
+void report_table_none(struct report_table *t)
 {
 	if (!t->nrows || t->fill >= t->ncols)
 		die(t, "a value with no column for it");
@@ -119,7 +119,7 @@ static char *xstrdup(const char *s)
 	return memcpy(xrealloc(NULL, n), s, n);
 }
 
-void table_str(struct table *t, const char *s)
+void report_table_str(struct report_table *t, const char *s)
 {
 	if (!s) {
 		next(t, TABLE_STR)->state = CELL_NONE;
@@ -128,7 +128,7 @@ void table_str(struct table *t, const char *s)
 	next(t, TABLE_STR)->v.s = xstrdup(s);
 }
 
-void table_strf(struct table *t, const char *fmt, ...)
+void report_table_strf(struct report_table *t, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -142,7 +142,7 @@ void table_strf(struct table *t, const char *fmt, ...)
 	next(t, TABLE_STR)->v.s = s;
 }
 
-void table_raw(struct table *t, const char *json)
+void report_table_raw(struct report_table *t, const char *json)
 {
 	if (!json) {
 		next(t, TABLE_RAW)->state = CELL_NONE;
@@ -151,23 +151,23 @@ void table_raw(struct table *t, const char *json)
 	next(t, TABLE_RAW)->v.s = xstrdup(json);
 }
 
-void table_int(struct table *t, long long v) { next(t, TABLE_INT)->v.i = v; }
-void table_uint(struct table *t, unsigned long long v) { next(t, TABLE_UINT)->v.u = v; }
-void table_dbl(struct table *t, double v) { next(t, TABLE_DBL)->v.d = v; }
-void table_bool(struct table *t, int v) { next(t, TABLE_BOOL)->v.b = v != 0; }
+void report_table_int(struct report_table *t, long long v) { next(t, TABLE_INT)->v.i = v; }
+void report_table_uint(struct report_table *t, unsigned long long v) { next(t, TABLE_UINT)->v.u = v; }
+void report_table_dbl(struct report_table *t, double v) { next(t, TABLE_DBL)->v.d = v; }
+void report_table_bool(struct report_table *t, int v) { next(t, TABLE_BOOL)->v.b = v != 0; }
 
-static const struct table_cell *cell(const struct table *t, size_t r, size_t k)
+static const struct table_cell *cell(const struct report_table *t, size_t r, size_t k)
 {
 	return &t->cells[r * t->ncols + k];
 }
 
-static int absent(const struct table_col *c, const struct table_cell *x)
+static int absent(const struct report_table_col *c, const struct table_cell *x)
 {
 	return x->state != CELL_VALUE || (c->type == TABLE_DBL && !isfinite(x->v.d));
 }
 
 /* A cell's text for the text table: a pointer into buf, or the string. */
-static const char *text_of(const struct table_col *c, const struct table_cell *x, char *buf,
+static const char *text_of(const struct report_table_col *c, const struct table_cell *x, char *buf,
 			   size_t cap)
 {
 	const char *none = c->none ? c->none : "-";
@@ -203,20 +203,20 @@ static const char *text_of(const struct table_col *c, const struct table_cell *x
 	return "";
 }
 
-static int in_text(const struct table_col *c)
+static int in_text(const struct report_table_col *c)
 {
 	return c->head && !(c->flags & TABLE_EXTRA);
 }
 
 /* Every row must have all its values before the table is rendered. */
-static void complete(const struct table *t)
+static void complete(const struct report_table *t)
 {
 	if (t->nrows && t->fill != t->ncols)
 		die(t, "rendered with its last row short of values");
 }
 
 /* The text columns in text order (stable by tpos) and their widths. */
-static size_t text_layout(const struct table *t, size_t *ord, int *width)
+static size_t text_layout(const struct report_table *t, size_t *ord, int *width)
 {
 	size_t n = 0;
 	complete(t);
@@ -232,7 +232,7 @@ static size_t text_layout(const struct table *t, size_t *ord, int *width)
 	}
 	char buf[4096];
 	for (size_t j = 0; j < n; j++) {
-		const struct table_col *c = &t->cols[ord[j]];
+		const struct report_table_col *c = &t->cols[ord[j]];
 		width[j] = c->width;
 		if (c->width != TABLE_AUTO)
 			continue;
@@ -247,7 +247,7 @@ static size_t text_layout(const struct table *t, size_t *ord, int *width)
 
 /* A cell of the text table: its gap, then s padded to width (the last
  * column left-aligned is not padded: no trailing spaces). */
-static void put_cell(FILE *f, const struct table_col *c, int first, int last, int width, const char *s)
+static void put_cell(FILE *f, const struct report_table_col *c, int first, int last, int width, const char *s)
 {
 	if (!first)
 		fprintf(f, "%*s", c->gap ? c->gap : 1, "");
@@ -259,7 +259,7 @@ static void put_cell(FILE *f, const struct table_col *c, int first, int last, in
 		fprintf(f, "%*s", width, s);
 }
 
-void table_text_head(const struct table *t, FILE *f)
+void report_table_text_head(const struct report_table *t, FILE *f)
 {
 	size_t *ord = xrealloc(NULL, (t->ncols + 1) * sizeof(*ord));
 	int *width = xrealloc(NULL, (t->ncols + 1) * sizeof(*width));
@@ -285,7 +285,7 @@ void table_text_head(const struct table *t, FILE *f)
 	free(width);
 }
 
-void table_text_rows(const struct table *t, FILE *f)
+void report_table_text_rows(const struct report_table *t, FILE *f)
 {
 	size_t *ord = xrealloc(NULL, (t->ncols + 1) * sizeof(*ord));
 	int *width = xrealloc(NULL, (t->ncols + 1) * sizeof(*width));
@@ -293,12 +293,12 @@ void table_text_rows(const struct table *t, FILE *f)
 	char buf[4096];
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t j = 0; j < n; j++) {
-			const struct table_col *c = &t->cols[ord[j]];
+			const struct report_table_col *c = &t->cols[ord[j]];
 			put_cell(f, c, j == 0, j + 1 == n, width[j], text_of(c, cell(t, r, ord[j]), buf, sizeof(buf)));
 		}
 		fputc('\n', f);
 		for (size_t k = 0; k < t->ncols; k++) {
-			const struct table_col *c = &t->cols[k];
+			const struct report_table_col *c = &t->cols[k];
 			if (!(c->flags & TABLE_EXTRA) || cell(t, r, k)->state != CELL_VALUE)
 				continue;
 			fprintf(f, "%*s%s\n", c->width > 0 ? c->width : 0, "",
@@ -309,19 +309,19 @@ void table_text_rows(const struct table *t, FILE *f)
 	free(width);
 }
 
-void table_text(const struct table *t, FILE *f)
+void report_table_text(const struct report_table *t, FILE *f)
 {
-	table_text_head(t, f);
-	table_text_rows(t, f);
+	report_table_text_head(t, f);
+	report_table_text_rows(t, f);
 }
 
-void table_json_row(const struct table *t, size_t r, FILE *f)
+void report_table_json_row(const struct report_table *t, size_t r, FILE *f)
 {
 	int first = 1;
 	complete(t);
 	fputc('{', f);
 	for (size_t k = 0; k < t->ncols; k++) {
-		const struct table_col *c = &t->cols[k];
+		const struct report_table_col *c = &t->cols[k];
 		const struct table_cell *x = cell(t, r, k);
 		if (!c->key || (absent(c, x) && (c->flags & TABLE_OMIT)))
 			continue;
@@ -346,19 +346,19 @@ void table_json_row(const struct table *t, size_t r, FILE *f)
 	fputc('}', f);
 }
 
-void table_json_lines(const struct table *t, FILE *f)
+void report_table_json_lines(const struct report_table *t, FILE *f)
 {
 	for (size_t r = 0; r < t->nrows; r++) {
-		table_json_row(t, r, f);
+		report_table_json_row(t, r, f);
 		fputc('\n', f);
 	}
 }
 
-void table_json_elements(const struct table *t, FILE *f)
+void report_table_json_elements(const struct report_table *t, FILE *f)
 {
 	for (size_t r = 0; r < t->nrows; r++) {
 		if (r)
 			fputc(',', f);
-		table_json_row(t, r, f);
+		report_table_json_row(t, r, f);
 	}
 }

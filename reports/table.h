@@ -12,12 +12,12 @@
  * reports print names last in text and first in JSON.
  *
  * Rows are appended value by value in declaration order (every column,
- * JSON-only and text-only ones too): table_row(), then one table_str /
- * table_int / table_uint / table_dbl / table_bool / table_raw / table_none
+ * JSON-only and text-only ones too): report_table_row(), then one report_table_str /
+ * report_table_int / report_table_uint / report_table_dbl / report_table_bool / report_table_raw / report_table_none
  * per column. A value of the wrong type for its column is a programming
  * error: a message and abort().
  *
- * Absent values (table_none, a NULL string, a non-finite double): text
+ * Absent values (report_table_none, a NULL string, a non-finite double): text
  * shows the column's `none` ("-" by default; an extra line is left out),
  * JSON writes null, or leaves the key out with TABLE_OMIT. An infinite
  * double shows the column's `inf` text (default: as `none`); in JSON it is
@@ -32,7 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum table_type {
+enum report_table_type {
 	TABLE_STR,      /* const char *; JSON: a string, escaped */
 	TABLE_INT,      /* long long; default format %lld */
 	TABLE_UINT,     /* unsigned long long; %llu */
@@ -52,10 +52,10 @@ enum {
 
 #define TABLE_AUTO (-1)      /* width: the widest of heading and values */
 
-struct table_col {
+struct report_table_col {
 	const char *head;    /* text heading; NULL: not in the text table */
 	const char *key;     /* JSON key; NULL: not in JSON */
-	enum table_type type;
+	enum report_table_type type;
 	int width;           /* text: minimum width, 0 none, TABLE_AUTO */
 	unsigned flags;      /* TABLE_* */
 	const char *fmt;     /* text printf format of the value, e.g. "%.2f%%" */
@@ -70,44 +70,44 @@ struct table_col {
 
 struct table_cell;
 
-struct table {
-	struct table_col *cols;
+struct report_table {
+	struct report_table_col *cols;
 	size_t ncols, capcols;
 	struct table_cell *cells;     /* nrows x ncols */
 	size_t nrows, caprows;
 	size_t fill;                  /* values given in the last row */
 };
 
-void table_init(struct table *t);
-void table_free(struct table *t);
+void report_table_init(struct report_table *t);
+void report_table_free(struct report_table *t);
 /* Forget the rows, keep the columns. */
-void table_clear(struct table *t);
+void report_table_clear(struct report_table *t);
 
 /* Add a column (copied; its strings must outlive the table). */
-void table_col(struct table *t, struct table_col c);
+void report_table_col(struct report_table *t, struct report_table_col c);
 
 /* Start a row; then one value per column, in declaration order. */
-void table_row(struct table *t);
-void table_str(struct table *t, const char *s);      /* copied; NULL: none */
-void table_strf(struct table *t, const char *fmt, ...)
+void report_table_row(struct report_table *t);
+void report_table_str(struct report_table *t, const char *s);      /* copied; NULL: none */
+void report_table_strf(struct report_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void table_int(struct table *t, long long v);
-void table_uint(struct table *t, unsigned long long v);
-void table_dbl(struct table *t, double v);
-void table_bool(struct table *t, int v);
-void table_raw(struct table *t, const char *json);   /* copied; NULL: none */
-void table_none(struct table *t);
+void report_table_int(struct report_table *t, long long v);
+void report_table_uint(struct report_table *t, unsigned long long v);
+void report_table_dbl(struct report_table *t, double v);
+void report_table_bool(struct report_table *t, int v);
+void report_table_raw(struct report_table *t, const char *json);   /* copied; NULL: none */
+void report_table_none(struct report_table *t);
 
 /* Text: the heading line (trailing spaces trimmed; nothing when no column
  * has a heading), the rows (each with its TABLE_EXTRA lines), or both. */
-void table_text_head(const struct table *t, FILE *f);
-void table_text_rows(const struct table *t, FILE *f);
-void table_text(const struct table *t, FILE *f);
+void report_table_text_head(const struct report_table *t, FILE *f);
+void report_table_text_rows(const struct report_table *t, FILE *f);
+void report_table_text(const struct report_table *t, FILE *f);
 
 /* JSON: row i as one object (no newline); every row as JSON Lines; every
  * row as the elements of an array, comma-separated (no brackets). */
-void table_json_row(const struct table *t, size_t i, FILE *f);
-void table_json_lines(const struct table *t, FILE *f);
-void table_json_elements(const struct table *t, FILE *f);
+void report_table_json_row(const struct report_table *t, size_t i, FILE *f);
+void report_table_json_lines(const struct report_table *t, FILE *f);
+void report_table_json_elements(const struct report_table *t, FILE *f);
 
 #endif

@@ -3,7 +3,7 @@
  * samples and stats, then one more pass over the same epoch(s) for the
  * hotlists, which model.c leaves alone. Hotlists of one key found in
  * several profiles (several epochs, or one per event) are merged with
- * merge_hot_merge, so each (image, address, kind) appears once.
+ * spool_hot_merge, so each (image, address, kind) appears once.
  */
 #include "reports/value_model.h"
 #include "reports/symbolize.h"
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *value_own(struct value_model *vm, char *s)
+const char *report_value_own(struct report_value_model *vm, char *s)
 {
 	if (!s) {
 		perror("vprof");
@@ -26,18 +26,18 @@ const char *value_own(struct value_model *vm, char *s)
 
 static int on_profile(const struct merge_profile *p, void *arg)
 {
-	struct value_model *vm = arg;
+	struct report_value_model *vm = arg;
 	if ((p->flags & MERGE_PROF_STATS) || !p->nhot)
 		return 0;
 	/* An image with hotlists but no sampled PC is added here. */
 	uint32_t ii = report_model_image(&vm->m, p);
 	for (size_t i = 0; i < p->nhot; i++) {
 		vm->hot = report_grow(vm->hot, &vm->caphot, vm->nhot, sizeof(*vm->hot));
-		struct value_hot *v = &vm->hot[vm->nhot++];
+		struct report_value_hot *v = &vm->hot[vm->nhot++];
 		memset(v, 0, sizeof(*v));
 		v->image = ii;
-		v->vaddr = MERGE_HOT_KEY_WHERE(p->hot[i].key);
-		v->kind = MERGE_HOT_KEY_KIND(p->hot[i].key);
+		v->vaddr = SPOOL_HOT_KEY_WHERE(p->hot[i].key);
+		v->kind = SPOOL_HOT_KEY_KIND(p->hot[i].key);
 		v->h = p->hot[i];
 	}
 	return 0;
@@ -45,7 +45,7 @@ static int on_profile(const struct merge_profile *p, void *arg)
 
 static int by_place(const void *a, const void *b)
 {
-	const struct value_hot *x = a, *y = b;
+	const struct report_value_hot *x = a, *y = b;
 	if (x->image != y->image)
 		return x->image < y->image ? -1 : 1;
 	if (x->vaddr != y->vaddr)
@@ -55,7 +55,7 @@ static int by_place(const void *a, const void *b)
 
 static int pc_by_place(const void *a, const void *b)
 {
-	const struct model_pc *x = a, *y = b;
+	const struct report_model_pc *x = a, *y = b;
 	if (x->event != y->event)
 		return x->event < y->event ? -1 : 1;
 	if (x->image != y->image)
@@ -63,10 +63,10 @@ static int pc_by_place(const void *a, const void *b)
 	return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
 }
 
-uint64_t value_pc_samples(const struct value_model *vm, uint32_t image, uint64_t vaddr)
+uint64_t report_value_pc_samples(const struct report_value_model *vm, uint32_t image, uint64_t vaddr)
 {
-	struct model_pc key = { .event = vm->ev, .image = image, .vaddr = vaddr };
-	const struct model_pc *pc = bsearch(&key, vm->m.pcs, vm->m.npcs, sizeof(key), pc_by_place);
+	struct report_model_pc key = { .event = vm->ev, .image = image, .vaddr = vaddr };
+	const struct report_model_pc *pc = bsearch(&key, vm->m.pcs, vm->m.npcs, sizeof(key), pc_by_place);
 	return pc ? pc->count : 0;
 }
 
@@ -74,13 +74,13 @@ uint64_t value_pc_samples(const struct value_model *vm, uint32_t image, uint64_t
  * timer interrupt lands after the instruction that took the time (skid:
  * in a loop `s = s * k + i` the imul had 0.1% and the add after it 89%),
  * so an instruction's own count understates it; the line holds both. */
-uint64_t value_line_samples(const struct value_model *vm, const struct value_hot *v)
+uint64_t report_value_line_samples(const struct report_value_model *vm, const struct report_value_hot *v)
 {
-	uint64_t own = value_pc_samples(vm, v->image, v->vaddr), sum = 0;
+	uint64_t own = report_value_pc_samples(vm, v->image, v->vaddr), sum = 0;
 	if (!v->w.file || v->w.line <= 0)
 		return own;
 	for (size_t i = 0; i < vm->m.npcs; i++) {
-		const struct model_pc *pc = &vm->m.pcs[i];
+		const struct report_model_pc *pc = &vm->m.pcs[i];
 		if (pc->event == vm->ev && pc->image == v->image && pc->line == v->w.line &&
 		    pc->file && !strcmp(pc->file, v->w.file))
 			sum += pc->count;
@@ -88,7 +88,7 @@ uint64_t value_line_samples(const struct value_model *vm, const struct value_hot
 	return sum > own ? sum : own;
 }
 
-int value_model_load(struct value_model *vm, const struct report_opts *o, const char *cmd)
+int report_value_model_load(struct report_value_model *vm, const struct report_opts *o, const char *cmd)
 {
 	struct merge_db mdb;
 	char why[300];
@@ -118,35 +118,35 @@ int value_model_load(struct value_model *vm, const struct report_opts *o, const 
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
 	for (size_t i = 0; i < vm->nhot; i++) {
 		if (o2 && !by_place(&vm->hot[o2 - 1], &vm->hot[i]))
-			merge_hot_merge(&vm->hot[o2 - 1].h, &vm->hot[i].h, &rng);
+			spool_hot_merge(&vm->hot[o2 - 1].h, &vm->hot[i].h, &rng);
 		else
 			vm->hot[o2++] = vm->hot[i];
 	}
 	vm->nhot = o2;
 	for (size_t i = 0; i < vm->nhot; i++) {
-		struct value_hot *v = &vm->hot[i];
-		merge_hot_sort(&v->h);
-		v->samples = value_pc_samples(vm, v->image, v->vaddr);
-		value_where(vm, v->image, v->vaddr, &v->w);
+		struct report_value_hot *v = &vm->hot[i];
+		spool_hot_sort(&v->h);
+		v->samples = report_value_pc_samples(vm, v->image, v->vaddr);
+		report_value_where(vm, v->image, v->vaddr, &v->w);
 	}
-	rc = value_calib_read(o->db, vm->levels, VALUE_LEVELS_MAX, cmd);
+	rc = report_value_calib_read(o->db, vm->levels, VALUE_LEVELS_MAX, cmd);
 	vm->nlevels = rc > 0 ? rc : 0;
 	return 0;
 }
 
-void value_model_free(struct value_model *vm)
+void report_value_model_free(struct report_value_model *vm)
 {
 	report_model_free(&vm->m);
 	for (size_t i = 0; i < vm->nstrs; i++)
 		free(vm->strs[i]);
 	free(vm->strs);
 	free(vm->hot);
-	value_elf_free(vm);
-	value_proto_free(vm);
+	report_value_elf_free(vm);
+	report_value_proto_free(vm);
 	memset(vm, 0, sizeof(*vm));
 }
 
-void value_where(struct value_model *vm, uint32_t image, uint64_t vaddr, struct value_where *w)
+void report_value_where(struct report_value_model *vm, uint32_t image, uint64_t vaddr, struct report_value_where *w)
 {
 	struct report_image *sym = vm->m.images[image].sym;
 	const char *sys = NULL;
@@ -160,49 +160,49 @@ void value_where(struct value_model *vm, uint32_t image, uint64_t vaddr, struct 
 	}
 	char *d = report_sym_demangle(sys);
 	w->sysname = sys;
-	w->proc = d ? value_own(vm, d) : sys;
+	w->proc = d ? report_value_own(vm, d) : sys;
 	if (report_sym_source_line(sym, vaddr, &w->file, &w->line) != 0) {
 		w->file = NULL;
 		w->line = 0;
 	}
 }
 
-int value_code_place(const struct value_model *vm, uint32_t holder, uint64_t code, uint32_t *image,
+int report_value_code_place(const struct report_value_model *vm, uint32_t holder, uint64_t code, uint32_t *image,
 		     uint64_t *vaddr)
 {
 	if (!code)
 		return -1;
-	if (!(code & MERGE_HOT_FOREIGN)) {
+	if (!(code & SPOOL_HOT_FOREIGN)) {
 		*image = holder;
 		*vaddr = code;
 		return 0;
 	}
-	if (!merge_hot_is_xref(code))
+	if (!spool_hot_is_xref(code))
 		return -1;   /* absolute, in one process's layout */
-	uint32_t id = MERGE_HOT_XREF_ID(code);
+	uint32_t id = SPOOL_HOT_XREF_ID(code);
 	for (size_t i = 0; i < vm->m.nimages; i++) {
-		const struct model_image *im = &vm->m.images[i];
+		const struct report_model_image *im = &vm->m.images[i];
 		if (merge_profile_xref_id(im->build_id, im->build_id_len, im->path) == id) {
 			*image = (uint32_t)i;
-			*vaddr = MERGE_HOT_XREF_VADDR(code);
+			*vaddr = SPOOL_HOT_XREF_VADDR(code);
 			return 0;
 		}
 	}
 	return -1;
 }
 
-int value_site(struct value_model *vm, uint32_t holder, uint64_t retaddr, struct value_where *w)
+int report_value_site(struct report_value_model *vm, uint32_t holder, uint64_t retaddr, struct report_value_where *w)
 {
 	uint32_t ii;
 	uint64_t va, s, n;
-	if (value_code_place(vm, holder, retaddr, &ii, &va) < 0 || !vm->m.images[ii].sym ||
+	if (report_value_code_place(vm, holder, retaddr, &ii, &va) < 0 || !vm->m.images[ii].sym ||
 	    !report_sym_lookup(vm->m.images[ii].sym, va - 1, &s, &n))
 		return -1;
-	value_where(vm, ii, va - 1, w);
+	report_value_where(vm, ii, va - 1, w);
 	return 0;
 }
 
-const char *value_source(const struct value_where *w, char *buf, size_t cap)
+const char *report_value_source(const struct report_value_where *w, char *buf, size_t cap)
 {
 	if (!w->file)
 		return "[no line]";
@@ -210,12 +210,12 @@ const char *value_source(const struct value_where *w, char *buf, size_t cap)
 	return buf;
 }
 
-double value_share(const struct merge_hotlist *h, int i)
+double report_value_share(const struct spool_hotlist *h, int i)
 {
-	return h->vtot ? merge_hot_estimate(h, i) / (double)h->vtot : 0.0;
+	return h->vtot ? spool_hot_estimate(h, i) / (double)h->vtot : 0.0;
 }
 
-const char *value_level_of(const struct value_model *vm, uint64_t ticks)
+const char *report_value_level_of(const struct report_value_model *vm, uint64_t ticks)
 {
 	for (int i = 0; i < vm->nlevels; i++)
 		if (ticks <= vm->levels[i].upto || i == vm->nlevels - 1)
@@ -224,24 +224,24 @@ const char *value_level_of(const struct value_model *vm, uint64_t ticks)
 }
 
 /* A code address in a value (RETADDR, TARGET): symbol+offset in the
- * image value_code_place() finds. */
-static const char *code_fmt(const struct value_model *vm, uint32_t holder, uint64_t v, char *buf, size_t cap)
+ * image report_value_code_place() finds. */
+static const char *code_fmt(const struct report_value_model *vm, uint32_t holder, uint64_t v, char *buf, size_t cap)
 {
 	uint32_t ii;
 	uint64_t va;
-	if (value_code_place(vm, holder, v, &ii, &va) < 0) {
-		if (v & MERGE_HOT_FOREIGN)
-			snprintf(buf, cap, "%#llx (in another image)", (unsigned long long)(v & ~MERGE_HOT_XREF));
+	if (report_value_code_place(vm, holder, v, &ii, &va) < 0) {
+		if (v & SPOOL_HOT_FOREIGN)
+			snprintf(buf, cap, "%#llx (in another image)", (unsigned long long)(v & ~SPOOL_HOT_XREF));
 		else
 			snprintf(buf, cap, "%#llx", (unsigned long long)v);
 		return buf;
 	}
-	if (!value_code_text(vm, ii, va, buf, cap))
+	if (!report_value_code_text(vm, ii, va, buf, cap))
 		snprintf(buf, cap, "%#llx in %s", (unsigned long long)va, vm->m.images[ii].path);
 	return buf;
 }
 
-const char *value_code_text(const struct value_model *vm, uint32_t image, uint64_t va, char *buf, size_t cap)
+const char *report_value_code_text(const struct report_value_model *vm, uint32_t image, uint64_t va, char *buf, size_t cap)
 {
 	uint64_t start, size;
 	const char *name = vm->m.images[image].sym ? report_sym_lookup(vm->m.images[image].sym, va, &start, &size)
@@ -257,14 +257,14 @@ const char *value_code_text(const struct value_model *vm, uint32_t image, uint64
 	return buf;
 }
 
-const char *value_fmt(const struct value_model *vm, unsigned kind, uint32_t holder, uint64_t v, char *buf,
+const char *report_value_fmt(const struct report_value_model *vm, unsigned kind, uint32_t holder, uint64_t v, char *buf,
 		      size_t cap)
 {
 	int64_t s = (int64_t)v;
-	if (kind >= MERGE_VK_MODULE_FIRST && kind <= MERGE_VK_MODULE_LAST) {
+	if (kind >= SPOOL_VK_MODULE_FIRST && kind <= SPOOL_VK_MODULE_LAST) {
 		/* Module kinds carry their format (vprof-module.h, VPROF_FMT_*). */
 		double d;
-		switch (MERGE_VK_MODULE_FORMAT(kind)) {
+		switch (SPOOL_VK_MODULE_FORMAT(kind)) {
 		case 1: snprintf(buf, cap, "%lld", (long long)s); break;
 		case 2: snprintf(buf, cap, "%llu", (unsigned long long)v); break;
 		case 3:   /* the shortest text that reads back as the same double */
@@ -278,18 +278,18 @@ const char *value_fmt(const struct value_model *vm, unsigned kind, uint32_t hold
 		return buf;
 	}
 	switch (kind) {
-	case MERGE_VK_RETADDR:
-	case MERGE_VK_TARGET:
+	case SPOOL_VK_RETADDR:
+	case SPOOL_VK_TARGET:
 		return code_fmt(vm, holder, v, buf, cap);
-	case MERGE_VK_ADDR:
-	case MERGE_VK_ADDR_LATENCY:
+	case SPOOL_VK_ADDR:
+	case SPOOL_VK_ADDR_LATENCY:
 		snprintf(buf, cap, "%#llx", (unsigned long long)v);
 		break;
-	case MERGE_VK_STRIDE:
+	case SPOOL_VK_STRIDE:
 		snprintf(buf, cap, "%lld", (long long)s);
 		break;
-	case MERGE_VK_LATENCY: {
-		const char *lv = value_level_of(vm, v);
+	case SPOOL_VK_LATENCY: {
+		const char *lv = report_value_level_of(vm, v);
 		snprintf(buf, cap, "%llu cycles%s%s%s", (unsigned long long)v, lv ? " (" : "",
 			 lv ? lv : "", lv ? ")" : "");
 		break;
@@ -317,7 +317,7 @@ static void calib_path(const char *db, char *out, size_t cap)
 	snprintf(out, cap, "%s/calibration", db);
 }
 
-int value_calib_read(const char *db, struct value_level *lv, int cap, const char *cmd)
+int report_value_calib_read(const char *db, struct report_value_level *lv, int cap, const char *cmd)
 {
 	char path[600], line[256];
 	int n = 0;
@@ -326,7 +326,7 @@ int value_calib_read(const char *db, struct value_level *lv, int cap, const char
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
-		struct value_level l = { 0 };
+		struct report_value_level l = { 0 };
 		unsigned long long med, upto, from, to;
 		if (line[0] == '#' || !strncmp(line, "overhead ", 9))
 			continue;
@@ -347,7 +347,7 @@ int value_calib_read(const char *db, struct value_level *lv, int cap, const char
 	return n;
 }
 
-int value_calib_write(const char *db, const struct value_level *lv, int n, uint64_t overhead)
+int report_value_calib_write(const char *db, const struct report_value_level *lv, int n, uint64_t overhead)
 {
 	char path[600], tmp[620];
 	calib_path(db, path, sizeof(path));

@@ -21,32 +21,27 @@
 #include <stdint.h>
 #include <stdio.h>
 
-int cmd_list(int argc, char **argv);
-int cmd_invariants(int argc, char **argv);
-int cmd_latency(int argc, char **argv);
-int cmd_calibrate(int argc, char **argv);
-
 /* Where an address of an image is: procedure (demangled; "[no symbol]"),
  * its mangled name and extent, file and line (NULL/0 when DWARF has none).
- * Strings live until value_model_free(). */
-struct value_where {
+ * Strings live until report_value_model_free(). */
+struct report_value_where {
 	const char *proc, *sysname;
 	uint64_t start, size;
 	const char *file;
 	int line;
 };
 
-struct value_hot {
+struct report_value_hot {
 	uint32_t image;                 /* into value_model.m.images */
 	uint64_t vaddr;
 	unsigned kind;                  /* MERGE_VK_* */
 	uint64_t samples;               /* PC samples of the main event here */
-	struct value_where w;
-	struct merge_hotlist h;         /* sorted: largest count first */
+	struct report_value_where w;
+	struct spool_hotlist h;         /* sorted: largest count first */
 };
 
 /* One distinguishable load-latency level, from `vprof calibrate`. */
-struct value_level {
+struct report_value_level {
 	char name[16];
 	uint64_t typical;               /* TSC ticks of rdtscp; load; rdtscp */
 	uint64_t upto;                  /* latencies <= upto are this level */
@@ -54,21 +49,21 @@ struct value_level {
 };
 #define VALUE_LEVELS_MAX 8
 
-struct value_elf;
-struct value_proto;
+struct report_value_elf;
+struct report_value_proto;
 
-struct value_model {
+struct report_value_model {
 	struct report_model m;          /* lines resolved */
 	unsigned ev;                    /* main event: the time base */
 	uint64_t total;                 /* its samples */
-	struct value_hot *hot;          /* sorted by image, vaddr, kind */
+	struct report_value_hot *hot;          /* sorted by image, vaddr, kind */
 	size_t nhot, caphot;
-	struct value_level levels[VALUE_LEVELS_MAX];
+	struct report_value_level levels[VALUE_LEVELS_MAX];
 	int nlevels;                    /* 0: no calibration file */
 	char **strs;                    /* demangled names we own */
 	size_t nstrs, capstrs;
 	/* values_image.c: per image, read on first use */
-	struct value_elf *elf;
+	struct report_value_elf *elf;
 	size_t nelf;
 	/* values_class.c: where the profiled processes had their images and
 	 * stacks, as the values themselves reveal (value_layout) */
@@ -78,118 +73,118 @@ struct value_model {
 	uint64_t stack_lo[16], stack_hi[16];   /* address ranges seen marked as stack */
 	int nstacks;
 	/* values_proto.c: prototypes looked up, by (image, entry) */
-	struct value_proto *protos;
+	struct report_value_proto *protos;
 	size_t nprotos, capprotos;
 };
 
 /* Load as report_model_load() does (same return values), then the
  * hotlists and the calibration. cmd names the command in messages. */
-int value_model_load(struct value_model *vm, const struct report_opts *o, const char *cmd);
-void value_model_free(struct value_model *vm);
+int report_value_model_load(struct report_value_model *vm, const struct report_opts *o, const char *cmd);
+void report_value_model_free(struct report_value_model *vm);
 
-/* Keep a malloc'd string until value_model_free() (exits after a message
+/* Keep a malloc'd string until report_value_model_free() (exits after a message
  * when s is NULL: out of memory). */
-const char *value_own(struct value_model *vm, char *s);
+const char *report_value_own(struct report_value_model *vm, char *s);
 
 /* Samples of the main event at (image, vaddr). */
-uint64_t value_pc_samples(const struct value_model *vm, uint32_t image, uint64_t vaddr);
+uint64_t report_value_pc_samples(const struct report_value_model *vm, uint32_t image, uint64_t vaddr);
 
 /* The time of v's instruction as PC samples: those of its source line, at
  * least its own (a timer interrupt lands after the instruction that took
  * the time, on the same line). */
-uint64_t value_line_samples(const struct value_model *vm, const struct value_hot *v);
+uint64_t report_value_line_samples(const struct report_value_model *vm, const struct report_value_hot *v);
 
-/* Resolve an address of an image (see struct value_where). */
-void value_where(struct value_model *vm, uint32_t image, uint64_t vaddr, struct value_where *w);
+/* Resolve an address of an image (see struct report_value_where). */
+void report_value_where(struct report_value_model *vm, uint32_t image, uint64_t vaddr, struct report_value_where *w);
 
 /* A code address as a hotlist of image `holder` stores it (an ELF vaddr
- * in holder, or MERGE_HOT_XREF into another image of the model): its
+ * in holder, or SPOOL_HOT_XREF into another image of the model): its
  * image and vaddr. 0, or -1 when it cannot be placed (an absolute address
  * of one process's layout, or an image the model lacks). */
-int value_code_place(const struct value_model *vm, uint32_t holder, uint64_t code, uint32_t *image,
+int report_value_code_place(const struct report_value_model *vm, uint32_t holder, uint64_t code, uint32_t *image,
 		     uint64_t *vaddr);
 
 /* A call site from a return address (aux of *_BY_SITE kinds) stored by a
  * hotlist of image `holder`: the call instruction ends at retaddr, so its
  * line is that of retaddr - 1. Returns 0 with *w filled, or -1. */
-int value_site(struct value_model *vm, uint32_t holder, uint64_t retaddr, struct value_where *w);
+int report_value_site(struct report_value_model *vm, uint32_t holder, uint64_t retaddr, struct report_value_where *w);
 
 /* A code address of an image as "symbol" or "symbol+0x1a" (demangled),
  * or NULL when no symbol covers it. */
-const char *value_code_text(const struct value_model *vm, uint32_t image, uint64_t va, char *buf, size_t cap);
+const char *report_value_code_text(const struct report_value_model *vm, uint32_t image, uint64_t va, char *buf, size_t cap);
 
 /* "file:line", or "[no line]". */
-const char *value_source(const struct value_where *w, char *buf, size_t cap);
+const char *report_value_source(const struct report_value_where *w, char *buf, size_t cap);
 
 /* A value of a kind, held by a hotlist of image `holder`, as text: "3 (0x3)", "0x7fff1230", "-8", "120 cycles (DRAM)". */
-const char *value_fmt(const struct value_model *vm, unsigned kind, uint32_t holder, uint64_t v, char *buf,
+const char *report_value_fmt(const struct report_value_model *vm, unsigned kind, uint32_t holder, uint64_t v, char *buf,
 		      size_t cap);
 
 /* The level a latency (TSC ticks, binned) falls in, or NULL without a
  * calibration. */
-const char *value_level_of(const struct value_model *vm, uint64_t ticks);
+const char *report_value_level_of(const struct report_value_model *vm, uint64_t ticks);
 
 /* Share of a hotlist entry: its estimate over vtot (0..1). */
-double value_share(const struct merge_hotlist *h, int i);
+double report_value_share(const struct spool_hotlist *h, int i);
 
 /* The calibration file: DB/calibration. Read returns the number of levels
  * (0 when there is none), or -1 after a message if it is malformed. */
-int value_calib_read(const char *db, struct value_level *lv, int cap, const char *cmd);
-int value_calib_write(const char *db, const struct value_level *lv, int n, uint64_t overhead);
+int report_value_calib_read(const char *db, struct report_value_level *lv, int cap, const char *cmd);
+int report_value_calib_write(const char *db, const struct report_value_level *lv, int n, uint64_t overhead);
 
 /* ---- values_image.c: an image's file ---- */
 
 #define VALUE_ELF_SEGS 16
-struct value_seg {
+struct report_value_seg {
 	uint64_t vaddr, filesz, memsz, off;
 	uint32_t flags;                 /* PF_* */
 };
-struct value_sec {
+struct report_value_sec {
 	uint64_t addr, size, flags;     /* SHF_* */
 	uint32_t type;
 	char name[32];
 };
-struct value_dsym {                     /* a data (STT_OBJECT) symbol */
+struct report_value_dsym {                     /* a data (STT_OBJECT) symbol */
 	uint64_t start, size;
 	const char *name;
 };
-struct value_elf {
+struct report_value_elf {
 	int state;                      /* 0 not read, 1 usable, -1 not */
 	int fd;
 	int type;                       /* ET_EXEC, ET_DYN */
 	int interp;                     /* an executable (PT_INTERP, not a .so) */
-	struct value_seg seg[VALUE_ELF_SEGS];
+	struct report_value_seg seg[VALUE_ELF_SEGS];
 	int nseg;
 	uint64_t lo, hi;                /* extent of the loadable segments */
 	uint64_t relro_lo, relro_hi;    /* PT_GNU_RELRO */
-	struct value_sec *sec;          /* allocated sections */
+	struct report_value_sec *sec;          /* allocated sections */
 	size_t nsec;
-	struct value_dsym *dsym;        /* sorted by start */
+	struct report_value_dsym *dsym;        /* sorted by start */
 	size_t ndsym;
 	char *dnames;
 };
 
 /* The image's file, opened on first use (only while its build-id is the
  * profile's), or NULL. */
-const struct value_elf *value_elf(struct value_model *vm, uint32_t image);
-void value_elf_free(struct value_model *vm);
+const struct report_value_elf *report_value_elf(struct report_value_model *vm, uint32_t image);
+void report_value_elf_free(struct report_value_model *vm);
 
 /* Read n bytes at vaddr from the image's file. Returns the bytes read
  * (short at the segment's end), or -1. */
-long value_read_code(struct value_model *vm, uint32_t image, uint64_t vaddr, uint8_t *buf, size_t n);
+long report_value_read_code(struct report_value_model *vm, uint32_t image, uint64_t vaddr, uint8_t *buf, size_t n);
 
 /* The allocated section holding vaddr, or NULL. */
-const struct value_sec *value_elf_section(const struct value_elf *e, uint64_t vaddr);
+const struct report_value_sec *report_value_elf_section(const struct report_value_elf *e, uint64_t vaddr);
 /* Is vaddr in memory the program cannot write once loaded: a section
  * without SHF_WRITE, or the RELRO range (.got, .data.rel.ro)? */
-int value_elf_readonly(const struct value_elf *e, uint64_t vaddr);
+int report_value_elf_readonly(const struct report_value_elf *e, uint64_t vaddr);
 /* The data symbol covering vaddr, or NULL. */
-const struct value_dsym *value_elf_data_symbol(const struct value_elf *e, uint64_t vaddr);
+const struct report_value_dsym *report_value_elf_data_symbol(const struct report_value_elf *e, uint64_t vaddr);
 
 /* ---- values_class.c: what a value is ---- */
 
 /* How the code uses a value. */
-enum value_type {
+enum report_value_type {
 	VALUE_T_UNKNOWN = 0,
 	VALUE_T_INT,                    /* signed integer of `bytes` */
 	VALUE_T_UINT,
@@ -203,20 +198,20 @@ enum value_type {
 
 /* What a value says about the program. Only data is worth specializing
  * for: the others are the same in every run by construction. */
-enum value_class {
+enum report_value_class {
 	VALUE_DATA = 0,
 	VALUE_CONSTANT,                 /* fixed when the program was compiled */
 	VALUE_FRAME,                    /* an address in the thread's stack */
 	VALUE_POSITION,                 /* where code or data was loaded or allocated */
 	VALUE_NCLASS,
 };
-const char *value_class_name(enum value_class c);   /* "data", "constant", ... */
+const char *report_value_class_name(enum report_value_class c);   /* "data", "constant", ... */
 
-struct value_info {
-	enum value_class cls;
+struct report_value_info {
+	enum report_value_class cls;
 	const char *why;                /* why it is not data, e.g. "loaded from .rodata";
-					 * "" (valid until the next value_info_of) */
-	enum value_type type;
+					 * "" (valid until the next report_value_info_of) */
+	enum report_value_type type;
 	unsigned bytes;                 /* the value's width, or a lane's */
 	unsigned lanes;                 /* lanes in the 64 bits kept (1 unless a vector) */
 	unsigned vlanes;                /* lanes of the whole operand (vectors) */
@@ -227,31 +222,31 @@ struct value_info {
  * preload/value_sample.c picks it), the ELF sections its memory operand reads,
  * the stack marks, and, for arguments, the callee (values_proto.c).
  * Without the image file: data, typed by the kind alone. */
-void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e, struct value_info *out);
+void report_value_info_of(struct report_value_model *vm, const struct report_value_hot *v, uint32_t e, struct report_value_info *out);
 
-/* Entry e of hotlist v as text, typed (value_info_of): "2.0", "3 (0x3)",
+/* Entry e of hotlist v as text, typed (report_value_info_of): "2.0", "3 (0x3)",
  * "-1 (0xffffffff)", "{1.5, 0.0, ...}" for vector lanes, "&window+0x10",
  * "[stack] 0x7ffe...", "[heap] 0x55..." for pointers, code addresses as
  * symbol+offset. */
-const char *value_text(struct value_model *vm, const struct value_hot *v, uint32_t e, char *buf, size_t cap);
-/* A raw value of a type as text (the typed part of value_text). */
-const char *value_typed_fmt(struct value_model *vm, uint64_t value, const struct value_info *vi, char *buf,
+const char *report_value_text(struct report_value_model *vm, const struct report_value_hot *v, uint32_t e, char *buf, size_t cap);
+/* A raw value of a type as text (the typed part of report_value_text). */
+const char *report_value_typed_fmt(struct report_value_model *vm, uint64_t value, const struct report_value_info *vi, char *buf,
 			    size_t cap);
-const char *value_type_name(const struct value_info *vi);   /* "double", "int32", "pointer", ... */
+const char *report_value_type_name(const struct report_value_info *vi);   /* "double", "int32", "pointer", ... */
 
 /* A pointer of a profiled process placed in an image of the model, by
  * the load biases the database's values reveal: 0 with *image and
  * *vaddr, or -1. */
-int value_place_pointer(struct value_model *vm, uint64_t p, uint32_t *image, uint64_t *vaddr);
+int report_value_place_pointer(struct report_value_model *vm, uint64_t p, uint32_t *image, uint64_t *vaddr);
 /* Is p in a stack of a profiled thread, as the stack marks say? */
-int value_in_stack(struct value_model *vm, uint64_t p);
+int report_value_in_stack(struct report_value_model *vm, uint64_t p);
 
 /* The hotlist of (image, vaddr, kind), or NULL. */
-const struct value_hot *value_hot_find(const struct value_model *vm, uint32_t image, uint64_t vaddr,
+const struct report_value_hot *report_value_hot_find(const struct report_value_model *vm, uint32_t image, uint64_t vaddr,
 				       unsigned kind);
 
 /* A decoded instruction, as the classification sees it. */
-struct value_insn {
+struct report_value_insn {
 	uint64_t vaddr;
 	unsigned len;
 	unsigned mnemonic;              /* ZydisMnemonic */
@@ -261,78 +256,78 @@ struct value_insn {
 	char text[96];                  /* Intel syntax */
 };
 /* Decode the instruction at (image, vaddr) from the file: 0, or -1. */
-int value_decode(struct value_model *vm, uint32_t image, uint64_t vaddr, struct value_insn *out);
+int report_value_decode(struct report_value_model *vm, uint32_t image, uint64_t vaddr, struct report_value_insn *out);
 
 /* ---- values_code.c: operands that are arguments ---- */
 
 /* If v's operand (SRC1/SRC2 kinds) is a register that holds one of the
  * procedure's arguments wherever it is read (an argument register that
  * nothing in the procedure writes, and no call), that register as an ARG
- * kind (MERGE_VK_ARG_FIRST + SysV index: rdi..r9, xmm0..xmm7); else 0.
+ * kind (SPOOL_VK_ARG_FIRST + SysV index: rdi..r9, xmm0..xmm7); else 0.
  * values_proto.c names it. */
-unsigned value_argument(struct value_model *vm, const struct value_hot *v);
+unsigned report_value_argument(struct report_value_model *vm, const struct report_value_hot *v);
 
 /* ---- values_proto.c: procedure prototypes ---- */
 
 #define VALUE_PARAMS_MAX 16
-struct value_param {
+struct report_value_param {
 	char name[48];                  /* "" when DWARF has none */
 	char type[64];                  /* C type as DWARF spells it, "" unknown */
 	int number;                     /* 1-based, in source order */
 	unsigned kind;                  /* the ARG kind it arrives in, 0: memory or unknown */
-	enum value_type vt;
+	enum report_value_type vt;
 	unsigned bytes;
 };
-struct value_proto {
+struct report_value_proto {
 	uint32_t image;
 	uint64_t entry;
 	int known;                      /* found in DWARF (or a known libc routine) */
 	char name[128];                 /* its DWARF name ("__pow") */
 	int nparams;
-	struct value_param p[VALUE_PARAMS_MAX];
+	struct report_value_param p[VALUE_PARAMS_MAX];
 	/* per ARG kind, what the callee's code does first with the register
 	 * (its type where DWARF has none) */
-	enum value_type reg_vt[MERGE_VK_ARG_LAST - MERGE_VK_ARG_FIRST + 1];
-	unsigned reg_bytes[MERGE_VK_ARG_LAST - MERGE_VK_ARG_FIRST + 1];
+	enum report_value_type reg_vt[SPOOL_VK_ARG_LAST - SPOOL_VK_ARG_FIRST + 1];
+	unsigned reg_bytes[SPOOL_VK_ARG_LAST - SPOOL_VK_ARG_FIRST + 1];
 };
 
 /* The prototype of the procedure starting at (image, entry): from the
  * DWARF of the image or its debug file (the subprogram whose low_pc is
  * entry), its parameters mapped to registers by the SysV classes; else
  * name (the symbol's, or `fallback`, e.g. "memcpy") for a few libc routines. Cached. */
-const struct value_proto *value_proto_of(struct value_model *vm, uint32_t image, uint64_t entry,
+const struct report_value_proto *report_value_proto_of(struct report_value_model *vm, uint32_t image, uint64_t entry,
 					 const char *fallback);
 /* The parameter that arrives in ARG kind k, or NULL. */
-const struct value_param *value_proto_param(const struct value_proto *p, unsigned kind);
-void value_proto_free(struct value_model *vm);
+const struct report_value_param *report_value_proto_param(const struct report_value_proto *p, unsigned kind);
+void report_value_proto_free(struct report_value_model *vm);
 
 /* The register of an ARG kind: "rdi", ..., "xmm7"; its SysV ordinal
  * within its class ("1st integer register": 1). */
-const char *value_arg_reg(unsigned kind);
+const char *report_value_arg_reg(unsigned kind);
 
 /* The latency kinds, whose distributions `vprof latency` reads. */
-static inline int value_kind_is_latency(unsigned k)
+static inline int report_value_kind_is_latency(unsigned k)
 {
-	return k == MERGE_VK_LATENCY || k == MERGE_VK_ADDR_LATENCY;
+	return k == SPOOL_VK_LATENCY || k == SPOOL_VK_ADDR_LATENCY;
 }
-static inline int value_kind_by_site(unsigned k)
+static inline int report_value_kind_by_site(unsigned k)
 {
-	return k >= MERGE_VK_RESULT_BY_SITE && k <= MERGE_VK_SRC2_BY_SITE;
+	return k >= SPOOL_VK_RESULT_BY_SITE && k <= SPOOL_VK_SRC2_BY_SITE;
 }
-static inline int value_kind_is_arg(unsigned k)
+static inline int report_value_kind_is_arg(unsigned k)
 {
-	return k >= MERGE_VK_ARG_FIRST && k <= MERGE_VK_ARG_LAST;
+	return k >= SPOOL_VK_ARG_FIRST && k <= SPOOL_VK_ARG_LAST;
 }
-static inline int value_kind_is_xmm_arg(unsigned k)
+static inline int report_value_kind_is_xmm_arg(unsigned k)
 {
-	return k >= MERGE_VK_ARG_XMM0 && k <= MERGE_VK_ARG_LAST;
+	return k >= SPOOL_VK_ARG_XMM0 && k <= SPOOL_VK_ARG_LAST;
 }
 /* The plain kind a *_BY_SITE kind pairs with a call site. */
-static inline unsigned value_plain_kind(unsigned k)
+static inline unsigned report_value_plain_kind(unsigned k)
 {
-	return k == MERGE_VK_RESULT_BY_SITE ? MERGE_VK_RESULT
-	       : k == MERGE_VK_SRC1_BY_SITE ? MERGE_VK_SRC1
-	       : k == MERGE_VK_SRC2_BY_SITE ? MERGE_VK_SRC2 : k;
+	return k == SPOOL_VK_RESULT_BY_SITE ? SPOOL_VK_RESULT
+	       : k == SPOOL_VK_SRC1_BY_SITE ? SPOOL_VK_SRC1
+	       : k == SPOOL_VK_SRC2_BY_SITE ? SPOOL_VK_SRC2 : k;
 }
 
 #endif

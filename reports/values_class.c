@@ -11,7 +11,7 @@
  *             (a constant pool: .rodata) or from RELRO/.got, an argument
  *             the caller set from an immediate, a branch through the GOT;
  *   frame     an address in the sampled thread's stack: marked so by the
- *             handler (MERGE_HOT_AUX_STACK), the stack pointer itself, an
+ *             handler (SPOOL_HOT_AUX_STACK), the stack pointer itself, an
  *             address computed from rsp (or rbp in a procedure that keeps
  *             a frame pointer), a pointer into the caller's stack;
  *   position  where code or data was loaded or allocated: a RIP-relative
@@ -50,19 +50,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *value_class_name(enum value_class c)
+const char *report_value_class_name(enum report_value_class c)
 {
 	static const char *const k[VALUE_NCLASS] = { "data", "constant", "frame", "position" };
 	return c < VALUE_NCLASS ? k[c] : "?";
 }
 
-const struct value_hot *value_hot_find(const struct value_model *vm, uint32_t image, uint64_t vaddr,
+const struct report_value_hot *report_value_hot_find(const struct report_value_model *vm, uint32_t image, uint64_t vaddr,
 				       unsigned kind)
 {
 	size_t a = 0, b = vm->nhot;
 	while (a < b) {
 		size_t mid = (a + b) / 2;
-		const struct value_hot *v = &vm->hot[mid];
+		const struct report_value_hot *v = &vm->hot[mid];
 		int less = v->image != image ? v->image < image
 			   : v->vaddr != vaddr ? v->vaddr < vaddr : v->kind < kind;
 		if (less)
@@ -83,10 +83,10 @@ struct zi {
 	uint64_t vaddr;
 };
 
-static int decode_at(struct value_model *vm, uint32_t image, uint64_t vaddr, struct zi *z)
+static int decode_at(struct report_value_model *vm, uint32_t image, uint64_t vaddr, struct zi *z)
 {
 	uint8_t b[ZYDIS_MAX_INSTRUCTION_LENGTH];
-	long got = value_read_code(vm, image, vaddr, b, sizeof(b));
+	long got = report_value_read_code(vm, image, vaddr, b, sizeof(b));
 	ZydisDecoder dec;
 	if (got <= 0)
 		return -1;
@@ -115,7 +115,7 @@ static uint64_t branch_target(const struct zi *z)
 	return 0;
 }
 
-int value_decode(struct value_model *vm, uint32_t image, uint64_t vaddr, struct value_insn *out)
+int report_value_decode(struct report_value_model *vm, uint32_t image, uint64_t vaddr, struct report_value_insn *out)
 {
 	struct zi z;
 	uint8_t b[ZYDIS_MAX_INSTRUCTION_LENGTH];
@@ -131,7 +131,7 @@ int value_decode(struct value_model *vm, uint32_t image, uint64_t vaddr, struct 
 	out->target = branch_target(&z);
 	out->direct = out->target != 0;
 	ZydisFormatter f;
-	long got = value_read_code(vm, image, vaddr, b, z.in.length);
+	long got = report_value_read_code(vm, image, vaddr, b, z.in.length);
 	uint64_t s, n;
 	const char *name = out->direct && vm->m.images[image].sym
 				   ? report_sym_lookup(vm->m.images[image].sym, out->target, &s, &n) : NULL;
@@ -186,10 +186,10 @@ static int kind_operand(const struct zi *z, unsigned kind)
 		if ((o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) && res < 0)
 			res = i;
 	}
-	switch (value_plain_kind(kind)) {
-	case MERGE_VK_RESULT: return res;
-	case MERGE_VK_SRC1: return src[0];
-	case MERGE_VK_SRC2: return src[1];
+	switch (report_value_plain_kind(kind)) {
+	case SPOOL_VK_RESULT: return res;
+	case SPOOL_VK_SRC1: return src[0];
+	case SPOOL_VK_SRC2: return src[1];
 	default: return -1;
 	}
 }
@@ -254,7 +254,7 @@ static int idiom(const struct zi *z)
 /* Does the procedure starting at start keep a frame pointer (push rbp;
  * mov rbp, rsp at its entry, after an endbr64)? Then rbp-relative
  * addresses are frame addresses. */
-static int keeps_frame_pointer(struct value_model *vm, uint32_t image, uint64_t start)
+static int keeps_frame_pointer(struct report_value_model *vm, uint32_t image, uint64_t start)
 {
 	struct zi z;
 	uint64_t at = start;
@@ -282,10 +282,10 @@ static int frame_reg(ZydisRegister r, int fp)
 }
 
 /* Where a read-only load reads from, for the reason: ".rodata". */
-static const char *ro_reason(struct value_model *vm, uint32_t image, uint64_t addr, char *buf, size_t cap)
+static const char *ro_reason(struct report_value_model *vm, uint32_t image, uint64_t addr, char *buf, size_t cap)
 {
-	const struct value_elf *e = value_elf(vm, image);
-	const struct value_sec *s = value_elf_section(e, addr);
+	const struct report_value_elf *e = report_value_elf(vm, image);
+	const struct report_value_sec *s = report_value_elf_section(e, addr);
 	if (e && addr >= e->relro_lo && addr < e->relro_hi)
 		snprintf(buf, cap, "loaded from %s (read-only after relocation)", s ? s->name : "RELRO");
 	else
@@ -296,18 +296,18 @@ static const char *ro_reason(struct value_model *vm, uint32_t image, uint64_t ad
 /* Is the memory operand a read of a constant: RIP-relative, into memory
  * the program cannot write (or the GOT, written only by the dynamic
  * linker)? */
-static int const_mem(struct value_model *vm, uint32_t image, const struct zi *z, const ZydisDecodedOperand *o)
+static int const_mem(struct report_value_model *vm, uint32_t image, const struct zi *z, const ZydisDecodedOperand *o)
 {
 	uint64_t t = riprel_target(z, o);
 	if (!t)
 		return 0;
-	const struct value_elf *e = value_elf(vm, image);
-	const struct value_sec *s = value_elf_section(e, t);
-	return value_elf_readonly(e, t) || (s && !strncmp(s->name, ".got", 4));
+	const struct report_value_elf *e = report_value_elf(vm, image);
+	const struct report_value_sec *s = report_value_elf_section(e, t);
+	return report_value_elf_readonly(e, t) || (s && !strncmp(s->name, ".got", 4));
 }
 
 /* The type of operand o as the instruction uses it. */
-static void operand_type(const ZydisDecodedOperand *o, struct value_info *vi)
+static void operand_type(const ZydisDecodedOperand *o, struct report_value_info *vi)
 {
 	unsigned esz = o->element_size / 8, cnt = o->element_count ? o->element_count : 1;
 	unsigned sz = o->size / 8;
@@ -346,7 +346,7 @@ static void operand_type(const ZydisDecodedOperand *o, struct value_info *vi)
 
 /* ---- where the processes had things (value_layout) ---- */
 
-static void add_bias(struct value_model *vm, uint32_t image, uint64_t bias)
+static void add_bias(struct report_value_model *vm, uint32_t image, uint64_t bias)
 {
 	for (int i = 0; i < vm->nbiases; i++)
 		if (vm->biases[i].image == image && vm->biases[i].bias == bias)
@@ -355,7 +355,7 @@ static void add_bias(struct value_model *vm, uint32_t image, uint64_t bias)
 		vm->biases[vm->nbiases++] = (struct value_bias){ image, bias };
 }
 
-static void add_stack(struct value_model *vm, uint64_t p)
+static void add_stack(struct report_value_model *vm, uint64_t p)
 {
 	/* A thread's stack spans at most a few MiB: one range per 16 MiB. */
 	const uint64_t span = 16ull << 20;
@@ -378,24 +378,24 @@ static void add_stack(struct value_model *vm, uint64_t p)
  * is RIP-relative holds bias + that ELF address (page-aligned biases
  * only). Stacks: the values marked as stack addresses, and the ADDR
  * values of rsp-based accesses. */
-static void value_layout(struct value_model *vm)
+static void value_layout(struct report_value_model *vm)
 {
 	if (vm->layout_done)
 		return;
 	vm->layout_done = 1;
 	for (size_t i = 0; i < vm->m.nimages; i++) {
-		const struct value_elf *e = value_elf(vm, (uint32_t)i);
+		const struct report_value_elf *e = report_value_elf(vm, (uint32_t)i);
 		if (e && e->type == ET_EXEC)
 			add_bias(vm, (uint32_t)i, 0);
 	}
 	for (size_t i = 0; i < vm->nhot; i++) {
-		const struct value_hot *v = &vm->hot[i];
+		const struct report_value_hot *v = &vm->hot[i];
 		unsigned k = v->kind;
-		if (k == MERGE_VK_RESULT || k == MERGE_VK_SRC1 || k == MERGE_VK_SRC2 || k == MERGE_VK_ADDR)
+		if (k == SPOOL_VK_RESULT || k == SPOOL_VK_SRC1 || k == SPOOL_VK_SRC2 || k == SPOOL_VK_ADDR)
 			for (uint32_t e = 0; e < v->h.n; e++)
-				if (v->h.e[e].aux == MERGE_HOT_AUX_STACK)
+				if (v->h.e[e].aux == SPOOL_HOT_AUX_STACK)
 					add_stack(vm, v->h.e[e].value);
-		if (k != MERGE_VK_ADDR || !v->h.n)
+		if (k != SPOOL_VK_ADDR || !v->h.n)
 			continue;
 		struct zi z;
 		int m;
@@ -412,11 +412,11 @@ static void value_layout(struct value_model *vm)
 	}
 }
 
-int value_place_pointer(struct value_model *vm, uint64_t p, uint32_t *image, uint64_t *vaddr)
+int report_value_place_pointer(struct report_value_model *vm, uint64_t p, uint32_t *image, uint64_t *vaddr)
 {
 	value_layout(vm);
 	for (int i = 0; i < vm->nbiases; i++) {
-		const struct value_elf *e = value_elf(vm, vm->biases[i].image);
+		const struct report_value_elf *e = report_value_elf(vm, vm->biases[i].image);
 		uint64_t va = p - vm->biases[i].bias;
 		if (e && p >= vm->biases[i].bias && va >= e->lo && va < e->hi) {
 			*image = vm->biases[i].image;
@@ -427,7 +427,7 @@ int value_place_pointer(struct value_model *vm, uint64_t p, uint32_t *image, uin
 	return -1;
 }
 
-int value_in_stack(struct value_model *vm, uint64_t p)
+int report_value_in_stack(struct report_value_model *vm, uint64_t p)
 {
 	value_layout(vm);
 	for (int i = 0; i < vm->nstacks; i++)
@@ -440,12 +440,12 @@ int value_in_stack(struct value_model *vm, uint64_t p)
  * 1 GiB of it), below 64 GiB past that. Without the executable's bias,
  * Linux's x86-64 layout: a PIE executable is loaded at 0x555555554000
  * plus up to 1 TiB, its heap above it. */
-static int in_heap(struct value_model *vm, uint64_t p)
+static int in_heap(struct report_value_model *vm, uint64_t p)
 {
 	int exe_known = 0;
 	value_layout(vm);
 	for (int i = 0; i < vm->nbiases; i++) {
-		const struct value_elf *e = value_elf(vm, vm->biases[i].image);
+		const struct report_value_elf *e = report_value_elf(vm, vm->biases[i].image);
 		uint64_t end = vm->biases[i].bias + (e ? e->hi : 0);
 		if (!e || !e->interp)
 			continue;
@@ -466,11 +466,11 @@ static int in_mmap(uint64_t p)
 /* ---- what a value is ---- */
 
 /* A code address: in an executable segment of an image. */
-static int code_pointer(struct value_model *vm, uint64_t p, uint32_t *ii, uint64_t *va)
+static int code_pointer(struct report_value_model *vm, uint64_t p, uint32_t *ii, uint64_t *va)
 {
-	if (value_place_pointer(vm, p, ii, va) < 0)
+	if (report_value_place_pointer(vm, p, ii, va) < 0)
 		return 0;
-	const struct value_elf *e = value_elf(vm, *ii);
+	const struct report_value_elf *e = report_value_elf(vm, *ii);
 	for (int s = 0; e && s < e->nseg; s++)
 		if (*va >= e->seg[s].vaddr && *va < e->seg[s].vaddr + e->seg[s].memsz)
 			return (e->seg[s].flags & PF_X) != 0;
@@ -478,31 +478,31 @@ static int code_pointer(struct value_model *vm, uint64_t p, uint32_t *ii, uint64
 }
 
 /* Does a 64-bit integer look like a pointer of the profiled process? */
-static int looks_like_pointer(struct value_model *vm, uint64_t p)
+static int looks_like_pointer(struct report_value_model *vm, uint64_t p)
 {
 	uint32_t ii;
 	uint64_t va;
 	if (p < 0x10000 || p >= 0x800000000000ull)
 		return 0;
-	return value_place_pointer(vm, p, &ii, &va) == 0 || value_in_stack(vm, p) || in_heap(vm, p) || in_mmap(p);
+	return report_value_place_pointer(vm, p, &ii, &va) == 0 || report_value_in_stack(vm, p) || in_heap(vm, p) || in_mmap(p);
 }
 
 /* A pointer to data says which object, not what it holds: where it was
  * loaded (an image's data) or allocated (the heap, a mapping). Its class
  * is position then (a code address is not: which function is called is
  * data). */
-static void pointer_class(struct value_model *vm, uint64_t p, struct value_info *vi)
+static void pointer_class(struct report_value_model *vm, uint64_t p, struct report_value_info *vi)
 {
 	uint32_t ii;
 	uint64_t va;
 	if (vi->cls != VALUE_DATA || vi->type != VALUE_T_POINTER || !p)
 		return;
-	if (value_place_pointer(vm, p, &ii, &va) == 0) {
+	if (report_value_place_pointer(vm, p, &ii, &va) == 0) {
 		if (!code_pointer(vm, p, &ii, &va)) {
 			vi->cls = VALUE_POSITION;
 			vi->why = "the address of data in an image (which object, not what it holds)";
 		}
-	} else if (value_in_stack(vm, p)) {
+	} else if (report_value_in_stack(vm, p)) {
 		vi->cls = VALUE_FRAME;
 		vi->why = "an address in the thread's stack";
 	} else if (in_heap(vm, p) || in_mmap(p)) {
@@ -519,7 +519,7 @@ static void pointer_class(struct value_model *vm, uint64_t p, struct value_info 
  * code). A call counts as a write of the argument registers (they are
  * the caller's to save), and so does a partial write (al, ax). 0 with
  * *w decoded, or -1 (an incoming argument, or not sure). */
-static int reg_def(struct value_model *vm, uint32_t image, uint64_t start, uint64_t size, uint64_t at,
+static int reg_def(struct report_value_model *vm, uint32_t image, uint64_t start, uint64_t size, uint64_t at,
 		   ZydisRegister reg, struct zi *w)
 {
 	struct zi z, last;
@@ -570,7 +570,7 @@ static int reg_def(struct value_model *vm, uint32_t image, uint64_t start, uint6
  * immediate moved, an idiom, a load from read-only memory (or from
  * several operands all constant); a RIP-relative address; an address in
  * the frame. VALUE_DATA otherwise. */
-static enum value_class result_class(struct value_model *vm, uint32_t image, const struct zi *z, int fp,
+static enum report_value_class result_class(struct report_value_model *vm, uint32_t image, const struct zi *z, int fp,
 				     const char **why)
 {
 	static char buf[200];
@@ -633,7 +633,7 @@ static const ZydisRegister kArgReg[] = {
 
 /* A register's value at `at` that the procedure set from a constant:
  * its class and why ("set from an immediate at +0x12"). */
-static enum value_class reg_class(struct value_model *vm, const struct value_hot *v, ZydisRegister reg,
+static enum report_value_class reg_class(struct report_value_model *vm, const struct report_value_hot *v, ZydisRegister reg,
 				  int fp, const char **why)
 {
 	static char buf[300];
@@ -641,7 +641,7 @@ static enum value_class reg_class(struct value_model *vm, const struct value_hot
 	const char *inner = "";
 	if (reg_def(vm, v->image, v->w.start, v->w.size, v->vaddr, reg, &w) < 0)
 		return VALUE_DATA;
-	enum value_class c = result_class(vm, v->image, &w, fp, &inner);
+	enum report_value_class c = result_class(vm, v->image, &w, fp, &inner);
 	if (c != VALUE_DATA) {
 		snprintf(buf, sizeof(buf), "set at +%#llx: %s", (unsigned long long)(w.vaddr - v->w.start), inner);
 		*why = buf;
@@ -652,18 +652,18 @@ static enum value_class reg_class(struct value_model *vm, const struct value_hot
 /* An argument: typed by the callee's prototype (or its first use of the
  * register); constant when the caller set it from an immediate or a
  * read-only load, frame when it points into the stack. */
-static void arg_info(struct value_model *vm, const struct value_hot *v, uint32_t e, struct value_info *vi)
+static void arg_info(struct report_value_model *vm, const struct report_value_hot *v, uint32_t e, struct report_value_info *vi)
 {
-	unsigned k = v->kind, ki = k - MERGE_VK_ARG_FIRST;
+	unsigned k = v->kind, ki = k - SPOOL_VK_ARG_FIRST;
 	uint64_t val = v->h.e[e].value;
 	uint32_t ci;
 	uint64_t cva;
 	vi->lanes = vi->vlanes = 1;
-	vi->type = value_kind_is_xmm_arg(k) ? VALUE_T_UNKNOWN : VALUE_T_INT;
+	vi->type = report_value_kind_is_xmm_arg(k) ? VALUE_T_UNKNOWN : VALUE_T_INT;
 	vi->bytes = 8;
-	if (value_code_place(vm, v->image, v->h.e[e].aux, &ci, &cva) == 0) {
-		const struct value_proto *p = value_proto_of(vm, ci, cva, NULL);
-		const struct value_param *pa = p ? value_proto_param(p, k) : NULL;
+	if (report_value_code_place(vm, v->image, v->h.e[e].aux, &ci, &cva) == 0) {
+		const struct report_value_proto *p = report_value_proto_of(vm, ci, cva, NULL);
+		const struct report_value_param *pa = p ? report_value_proto_param(p, k) : NULL;
 		if (pa && pa->vt) {
 			vi->type = pa->vt;
 			vi->bytes = pa->bytes;
@@ -673,26 +673,26 @@ static void arg_info(struct value_model *vm, const struct value_hot *v, uint32_t
 		}
 	}
 	const char *why = "";
-	enum value_class c = reg_class(vm, v, kArgReg[ki], keeps_frame_pointer(vm, v->image, v->w.start), &why);
+	enum report_value_class c = reg_class(vm, v, kArgReg[ki], keeps_frame_pointer(vm, v->image, v->w.start), &why);
 	if (c != VALUE_DATA) {
 		vi->cls = c;
 		vi->why = why;
 		return;
 	}
-	if (!value_kind_is_xmm_arg(k) && value_in_stack(vm, val)) {
+	if (!report_value_kind_is_xmm_arg(k) && report_value_in_stack(vm, val)) {
 		vi->cls = VALUE_FRAME;
 		vi->why = "a pointer into the caller's stack";
 		vi->type = VALUE_T_POINTER;
-	} else if (!value_kind_is_xmm_arg(k) && vi->bytes == 8 &&
+	} else if (!report_value_kind_is_xmm_arg(k) && vi->bytes == 8 &&
 		   (vi->type == VALUE_T_INT || vi->type == VALUE_T_UINT) && looks_like_pointer(vm, val)) {
 		vi->type = code_pointer(vm, val, &ci, &cva) ? VALUE_T_CODE : VALUE_T_POINTER;
 	}
 	pointer_class(vm, val, vi);
 }
 
-void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e, struct value_info *vi)
+void report_value_info_of(struct report_value_model *vm, const struct report_value_hot *v, uint32_t e, struct report_value_info *vi)
 {
-	unsigned k = v->kind, pk = value_plain_kind(k);
+	unsigned k = v->kind, pk = report_value_plain_kind(k);
 	uint64_t val = e < v->h.n ? v->h.e[e].value : 0;
 	struct zi z;
 	uint32_t ii;
@@ -702,44 +702,44 @@ void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e
 	vi->type = VALUE_T_INT;
 	vi->bytes = 8;
 	vi->lanes = vi->vlanes = 1;
-	if (value_kind_is_arg(k)) {
+	if (report_value_kind_is_arg(k)) {
 		arg_info(vm, v, e, vi);
 		return;
 	}
 	switch (k) {
-	case MERGE_VK_RETADDR:
-	case MERGE_VK_TARGET:
+	case SPOOL_VK_RETADDR:
+	case SPOOL_VK_TARGET:
 		vi->type = VALUE_T_CODE;
 		break;
-	case MERGE_VK_ADDR:
-	case MERGE_VK_ADDR_LATENCY:
+	case SPOOL_VK_ADDR:
+	case SPOOL_VK_ADDR_LATENCY:
 		vi->type = VALUE_T_POINTER;
 		break;
-	case MERGE_VK_LATENCY:
+	case SPOOL_VK_LATENCY:
 		vi->type = VALUE_T_UINT;
 		return;
-	case MERGE_VK_STRIDE:
+	case SPOOL_VK_STRIDE:
 		return;
 	default:
-		if (k >= MERGE_VK_MODULE_FIRST)
+		if (k >= SPOOL_VK_MODULE_FIRST)
 			return;
 	}
 	if (decode_at(vm, v->image, v->vaddr, &z) < 0)
 		return;
 	int fp = keeps_frame_pointer(vm, v->image, v->w.start);
 
-	if (k == MERGE_VK_TARGET) {
+	if (k == SPOOL_VK_TARGET) {
 		int m = first_mem(&z);
-		const struct value_sec *s = value_elf_section(value_elf(vm, v->image), v->vaddr);
+		const struct report_value_sec *s = report_value_elf_section(report_value_elf(vm, v->image), v->vaddr);
 		if ((m >= 0 && const_mem(vm, v->image, &z, &z.ops[m])) || (s && !strncmp(s->name, ".plt", 4))) {
 			vi->cls = VALUE_CONSTANT;
 			vi->why = "a branch through the GOT (the dynamic linker's binding)";
 		}
 		return;
 	}
-	if (k == MERGE_VK_ADDR || k == MERGE_VK_ADDR_LATENCY) {
+	if (k == SPOOL_VK_ADDR || k == SPOOL_VK_ADDR_LATENCY) {
 		int m = first_mem(&z);
-		if (k == MERGE_VK_ADDR && v->h.e[e].aux == MERGE_HOT_AUX_STACK) {
+		if (k == SPOOL_VK_ADDR && v->h.e[e].aux == SPOOL_HOT_AUX_STACK) {
 			vi->cls = VALUE_FRAME;
 			vi->why = "an address in the thread's stack";
 		} else if (m < 0 || implicit_stack(&z)) {
@@ -760,14 +760,14 @@ void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e
 	int oi = kind_operand(&z, k);
 	if (oi >= 0)
 		operand_type(&z.ops[oi], vi);
-	if (oi >= 0 && pk == MERGE_VK_RESULT && z.ops[oi].type == ZYDIS_OPERAND_TYPE_REGISTER && z.ops[oi].size > 64) {
+	if (oi >= 0 && pk == SPOOL_VK_RESULT && z.ops[oi].type == ZYDIS_OPERAND_TYPE_REGISTER && z.ops[oi].size > 64) {
 		/* A scalar moved or converted into a vector register (movq,
 		 * movsd, cvtsi2sd): typed as the scalar the register now holds. */
 		for (int i = 0; i < z.in.operand_count_visible; i++) {
 			const ZydisDecodedOperand *s = &z.ops[i];
 			if (i != oi && (s->actions & ZYDIS_OPERAND_ACTION_MASK_READ) && s->size && s->size <= 64 &&
 			    (s->type == ZYDIS_OPERAND_TYPE_MEMORY || s->type == ZYDIS_OPERAND_TYPE_REGISTER)) {
-				struct value_info t = *vi;
+				struct report_value_info t = *vi;
 				operand_type(s, &t);
 				if (z.ops[oi].element_type == ZYDIS_ELEMENT_TYPE_FLOAT64 ||
 				    z.ops[oi].element_type == ZYDIS_ELEMENT_TYPE_FLOAT32) {
@@ -791,11 +791,11 @@ void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e
 	 * the plain kind's entry for an @site kind). */
 	int marked = 0;
 	if (k == pk)
-		marked = v->h.e[e].aux == MERGE_HOT_AUX_STACK;
+		marked = v->h.e[e].aux == SPOOL_HOT_AUX_STACK;
 	else {
-		const struct value_hot *p = value_hot_find(vm, v->image, v->vaddr, pk);
+		const struct report_value_hot *p = report_value_hot_find(vm, v->image, v->vaddr, pk);
 		for (uint32_t j = 0; p && j < p->h.n && !marked; j++)
-			marked = p->h.e[j].value == val && p->h.e[j].aux == MERGE_HOT_AUX_STACK;
+			marked = p->h.e[j].value == val && p->h.e[j].aux == SPOOL_HOT_AUX_STACK;
 	}
 	if (marked) {
 		vi->cls = VALUE_FRAME;
@@ -819,9 +819,9 @@ void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e
 		vi->type = VALUE_T_POINTER;
 		return;
 	}
-	if (pk == MERGE_VK_RESULT) {
+	if (pk == SPOOL_VK_RESULT) {
 		const char *w = "";
-		enum value_class c = result_class(vm, v->image, &z, fp, &w);
+		enum report_value_class c = result_class(vm, v->image, &z, fp, &w);
 		if (c != VALUE_DATA) {
 			vi->cls = c;
 			vi->why = w;
@@ -833,7 +833,7 @@ void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e
 		/* A source register the procedure set from a constant (a
 		 * constant hoisted into a register before the loop). */
 		const char *w = "";
-		enum value_class c = reg_class(vm, v, wide(o->reg.value), fp, &w);
+		enum report_value_class c = reg_class(vm, v, wide(o->reg.value), fp, &w);
 		if (c != VALUE_DATA) {
 			vi->cls = c;
 			vi->why = w;
@@ -841,8 +841,8 @@ void value_info_of(struct value_model *vm, const struct value_hot *v, uint32_t e
 		}
 	}
 	/* By the value: the instruction's own address, an image's base. */
-	if (value_place_pointer(vm, val, &ii, &va) == 0) {
-		const struct value_elf *el = value_elf(vm, ii);
+	if (report_value_place_pointer(vm, val, &ii, &va) == 0) {
+		const struct report_value_elf *el = report_value_elf(vm, ii);
 		if (ii == v->image && (va == v->vaddr || va == v->vaddr + z.in.length)) {
 			vi->cls = VALUE_POSITION;
 			vi->why = "the instruction's own address";
@@ -909,7 +909,7 @@ static const char *base_name(const char *path)
 /* A pointer: "&name+0x10" (a data symbol of an image), a code symbol,
  * "gzip .bss+0x40", "[stack] 0x7ffe...", "[heap] 0x55...", "[mmap]
  * 0x7f..." (in_heap, in_mmap), else hex. */
-static const char *pointer_text(struct value_model *vm, uint64_t p, char *buf, size_t cap)
+static const char *pointer_text(struct report_value_model *vm, uint64_t p, char *buf, size_t cap)
 {
 	uint32_t ii;
 	uint64_t va;
@@ -918,26 +918,26 @@ static const char *pointer_text(struct value_model *vm, uint64_t p, char *buf, s
 		snprintf(buf, cap, "NULL");
 		return buf;
 	}
-	if (value_place_pointer(vm, p, &ii, &va) == 0) {
-		const struct value_elf *e = value_elf(vm, ii);
-		const struct value_dsym *ds = value_elf_data_symbol(e, va);
-		const struct value_sec *s = value_elf_section(e, va);
+	if (report_value_place_pointer(vm, p, &ii, &va) == 0) {
+		const struct report_value_elf *e = report_value_elf(vm, ii);
+		const struct report_value_dsym *ds = report_value_elf_data_symbol(e, va);
+		const struct report_value_sec *s = report_value_elf_section(e, va);
 		if (ds)
 			snprintf(buf, cap, "&%s%s%.0llx", ds->name, va > ds->start ? "+0x" : "",
 				 (unsigned long long)(va - ds->start));
-		else if (s && (s->flags & SHF_EXECINSTR) && value_code_text(vm, ii, va, sb, sizeof(sb)))
+		else if (s && (s->flags & SHF_EXECINSTR) && report_value_code_text(vm, ii, va, sb, sizeof(sb)))
 			snprintf(buf, cap, "%s", sb);
 		else
 			snprintf(buf, cap, "%s %s+%#llx", base_name(vm->m.images[ii].path), s ? s->name : "?",
 				 (unsigned long long)(s ? va - s->addr : va));
 		return buf;
 	}
-	snprintf(buf, cap, "%s%#llx", value_in_stack(vm, p) ? "[stack] " : in_heap(vm, p) ? "[heap] "
+	snprintf(buf, cap, "%s%#llx", report_value_in_stack(vm, p) ? "[stack] " : in_heap(vm, p) ? "[heap] "
 				       : in_mmap(p) ? "[mmap] " : "", (unsigned long long)p);
 	return buf;
 }
 
-const char *value_typed_fmt(struct value_model *vm, uint64_t v, const struct value_info *vi, char *buf, size_t cap)
+const char *report_value_typed_fmt(struct report_value_model *vm, uint64_t v, const struct report_value_info *vi, char *buf, size_t cap)
 {
 	char a[64], b[64];
 	switch (vi->type) {
@@ -985,7 +985,7 @@ const char *value_typed_fmt(struct value_model *vm, uint64_t v, const struct val
 	case VALUE_T_CODE: {
 		uint32_t ii;
 		uint64_t va;
-		if (value_place_pointer(vm, v, &ii, &va) == 0 && value_code_text(vm, ii, va, buf, cap))
+		if (report_value_place_pointer(vm, v, &ii, &va) == 0 && report_value_code_text(vm, ii, va, buf, cap))
 			return buf;
 		snprintf(buf, cap, "%#llx", (unsigned long long)v);
 		return buf;
@@ -1013,7 +1013,7 @@ const char *value_typed_fmt(struct value_model *vm, uint64_t v, const struct val
 	}
 }
 
-const char *value_type_name(const struct value_info *vi)
+const char *report_value_type_name(const struct report_value_info *vi)
 {
 	static char buf[32];
 	switch (vi->type) {
@@ -1035,14 +1035,14 @@ const char *value_type_name(const struct value_info *vi)
 	}
 }
 
-const char *value_text(struct value_model *vm, const struct value_hot *v, uint32_t e, char *buf, size_t cap)
+const char *report_value_text(struct report_value_model *vm, const struct report_value_hot *v, uint32_t e, char *buf, size_t cap)
 {
 	uint64_t val = v->h.e[e].value;
-	struct value_info vi;
+	struct report_value_info vi;
 	/* Kinds whose values are not operands keep their own text. */
-	if (v->kind == MERGE_VK_LATENCY || v->kind == MERGE_VK_RETADDR || v->kind == MERGE_VK_TARGET ||
-	    v->kind == MERGE_VK_STRIDE || v->kind >= MERGE_VK_MODULE_FIRST)
-		return value_fmt(vm, v->kind, v->image, val, buf, cap);
-	value_info_of(vm, v, e, &vi);
-	return value_typed_fmt(vm, val, &vi, buf, cap);
+	if (v->kind == SPOOL_VK_LATENCY || v->kind == SPOOL_VK_RETADDR || v->kind == SPOOL_VK_TARGET ||
+	    v->kind == SPOOL_VK_STRIDE || v->kind >= SPOOL_VK_MODULE_FIRST)
+		return report_value_fmt(vm, v->kind, v->image, val, buf, cap);
+	report_value_info_of(vm, v, e, &vi);
+	return report_value_typed_fmt(vm, val, &vi, buf, cap);
 }

@@ -56,16 +56,16 @@ static int clobbers(const ZydisDecodedInstruction *in, const ZydisDecodedOperand
 	return 0;
 }
 
-unsigned value_argument(struct value_model *vm, const struct value_hot *v)
+unsigned report_value_argument(struct report_value_model *vm, const struct report_value_hot *v)
 {
 	unsigned k = v->kind;
-	int nth = k == MERGE_VK_SRC1 || k == MERGE_VK_SRC1_BY_SITE ? 0
-		: k == MERGE_VK_SRC2 || k == MERGE_VK_SRC2_BY_SITE ? 1 : -1;
+	int nth = k == SPOOL_VK_SRC1 || k == SPOOL_VK_SRC1_BY_SITE ? 0
+		: k == SPOOL_VK_SRC2 || k == SPOOL_VK_SRC2_BY_SITE ? 1 : -1;
 	if (nth < 0 || !v->w.size || v->w.size > (1u << 20) || v->vaddr < v->w.start ||
 	    v->vaddr >= v->w.start + v->w.size)
 		return 0;
 	uint8_t *code = malloc(v->w.size);
-	long got = code ? value_read_code(vm, v->image, v->w.start, code, v->w.size) : -1;
+	long got = code ? report_value_read_code(vm, v->image, v->w.start, code, v->w.size) : -1;
 	ZydisDecoder dec;
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	ZydisDecodedInstruction in;
@@ -77,7 +77,7 @@ unsigned value_argument(struct value_model *vm, const struct value_hot *v)
 		reg = nth_source(&in, ops, nth);
 	for (int i = 0; i < 14 && reg != ZYDIS_REGISTER_NONE; i++)
 		if (kArgRegs[i] == reg)
-			arg = MERGE_VK_ARG_FIRST + i;
+			arg = SPOOL_VK_ARG_FIRST + i;
 	/* The register still holds the argument only if nothing in the
 	 * whole procedure writes it or calls out (no flow analysis: any
 	 * write anywhere, or bytes that do not decode, and we say nothing). */

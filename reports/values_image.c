@@ -7,7 +7,7 @@
  * so that a pointer of the profiled process can be placed in an image.
  *
  * One record per image of the model, filled on first use; the file stays
- * open until value_model_free(), and is used only while its build-id is
+ * open until report_value_model_free(), and is used only while its build-id is
  * the profile's. Single-threaded, nothing async-signal-safe.
  */
 #include "reports/value_model.h"
@@ -22,13 +22,13 @@
 
 static int dsym_by_start(const void *a, const void *b)
 {
-	const struct value_dsym *x = a, *y = b;
+	const struct report_value_dsym *x = a, *y = b;
 	return (x->start > y->start) - (x->start < y->start);
 }
 
 /* OBJECT and TLS-less data symbols of one ELF file (.symtab, else
  * .dynsym), sorted by address. */
-static void read_data_symbols(struct value_elf *e, Elf *elf)
+static void read_data_symbols(struct report_value_elf *e, Elf *elf)
 {
 	Elf_Scn *scn = NULL, *pick = NULL;
 	GElf_Shdr sh, psh = { 0 };
@@ -65,7 +65,7 @@ static void read_data_symbols(struct value_elf *e, Elf *elf)
 			cap = nc;
 		}
 		memcpy(e->dnames + len, name, l);
-		e->dsym[k++] = (struct value_dsym){ s.st_value, s.st_size, (const char *)(uintptr_t)len };
+		e->dsym[k++] = (struct report_value_dsym){ s.st_value, s.st_size, (const char *)(uintptr_t)len };
 		len += l;
 	}
 	for (size_t i = 0; i < k; i++)
@@ -74,10 +74,10 @@ static void read_data_symbols(struct value_elf *e, Elf *elf)
 	e->ndsym = k;
 }
 
-static void read_elf(struct value_model *vm, uint32_t image, struct value_elf *e)
+static void read_elf(struct report_value_model *vm, uint32_t image, struct report_value_elf *e)
 {
-	const struct model_image *im = &vm->m.images[image];
-	uint8_t bid[MERGE_BUILD_ID_MAX];
+	const struct report_model_image *im = &vm->m.images[image];
+	uint8_t bid[SPOOL_BUILD_ID_MAX];
 	e->state = -1;
 	e->fd = -1;
 	if (!im->path || im->path[0] != '/')
@@ -118,7 +118,7 @@ static void read_elf(struct value_model *vm, uint32_t image, struct value_elf *e
 		}
 		if (ph.p_type != PT_LOAD || e->nseg >= VALUE_ELF_SEGS)
 			continue;
-		e->seg[e->nseg++] = (struct value_seg){ ph.p_vaddr, ph.p_filesz, ph.p_memsz, ph.p_offset, ph.p_flags };
+		e->seg[e->nseg++] = (struct report_value_seg){ ph.p_vaddr, ph.p_filesz, ph.p_memsz, ph.p_offset, ph.p_flags };
 		if (ph.p_vaddr < e->lo)
 			e->lo = ph.p_vaddr;
 		if (ph.p_vaddr + ph.p_memsz > e->hi)
@@ -134,7 +134,7 @@ static void read_elf(struct value_model *vm, uint32_t image, struct value_elf *e
 		const char *name;
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || !sh.sh_size)
 			continue;
-		struct value_sec *s = &e->sec[e->nsec++];
+		struct report_value_sec *s = &e->sec[e->nsec++];
 		s->addr = sh.sh_addr;
 		s->size = sh.sh_size;
 		s->flags = sh.sh_flags;
@@ -165,29 +165,29 @@ static void read_elf(struct value_model *vm, uint32_t image, struct value_elf *e
 	e->state = e->nseg ? 1 : -1;
 }
 
-const struct value_elf *value_elf(struct value_model *vm, uint32_t image)
+const struct report_value_elf *report_value_elf(struct report_value_model *vm, uint32_t image)
 {
 	if (image >= vm->m.nimages)
 		return NULL;
 	if (image >= vm->nelf) {
 		size_t n = vm->m.nimages;
-		struct value_elf *p = realloc(vm->elf, n * sizeof(*p));
+		struct report_value_elf *p = realloc(vm->elf, n * sizeof(*p));
 		if (!p)
 			return NULL;
 		memset(p + vm->nelf, 0, (n - vm->nelf) * sizeof(*p));
 		vm->elf = p;
 		vm->nelf = n;
 	}
-	struct value_elf *e = &vm->elf[image];
+	struct report_value_elf *e = &vm->elf[image];
 	if (!e->state)
 		read_elf(vm, image, e);
 	return e->state > 0 ? e : NULL;
 }
 
-void value_elf_free(struct value_model *vm)
+void report_value_elf_free(struct report_value_model *vm)
 {
 	for (size_t i = 0; i < vm->nelf; i++) {
-		struct value_elf *e = &vm->elf[i];
+		struct report_value_elf *e = &vm->elf[i];
 		if (e->fd >= 0 && e->state)
 			close(e->fd);
 		free(e->sec);
@@ -199,11 +199,11 @@ void value_elf_free(struct value_model *vm)
 	vm->nelf = 0;
 }
 
-long value_read_code(struct value_model *vm, uint32_t image, uint64_t vaddr, uint8_t *buf, size_t n)
+long report_value_read_code(struct report_value_model *vm, uint32_t image, uint64_t vaddr, uint8_t *buf, size_t n)
 {
-	const struct value_elf *e = value_elf(vm, image);
+	const struct report_value_elf *e = report_value_elf(vm, image);
 	for (int i = 0; e && i < e->nseg; i++) {
-		const struct value_seg *s = &e->seg[i];
+		const struct report_value_seg *s = &e->seg[i];
 		if (vaddr < s->vaddr || vaddr >= s->vaddr + s->filesz)
 			continue;
 		size_t left = s->vaddr + s->filesz - vaddr;
@@ -212,7 +212,7 @@ long value_read_code(struct value_model *vm, uint32_t image, uint64_t vaddr, uin
 	return -1;
 }
 
-const struct value_sec *value_elf_section(const struct value_elf *e, uint64_t vaddr)
+const struct report_value_sec *report_value_elf_section(const struct report_value_elf *e, uint64_t vaddr)
 {
 	for (size_t i = 0; e && i < e->nsec; i++)
 		if (vaddr >= e->sec[i].addr && vaddr < e->sec[i].addr + e->sec[i].size)
@@ -220,13 +220,13 @@ const struct value_sec *value_elf_section(const struct value_elf *e, uint64_t va
 	return NULL;
 }
 
-int value_elf_readonly(const struct value_elf *e, uint64_t vaddr)
+int report_value_elf_readonly(const struct report_value_elf *e, uint64_t vaddr)
 {
 	if (!e)
 		return 0;
 	if (vaddr >= e->relro_lo && vaddr < e->relro_hi)
 		return 1;
-	const struct value_sec *s = value_elf_section(e, vaddr);
+	const struct report_value_sec *s = report_value_elf_section(e, vaddr);
 	if (s)
 		return !(s->flags & SHF_WRITE);
 	for (int i = 0; i < e->nseg; i++)
@@ -235,7 +235,7 @@ int value_elf_readonly(const struct value_elf *e, uint64_t vaddr)
 	return 0;
 }
 
-const struct value_dsym *value_elf_data_symbol(const struct value_elf *e, uint64_t vaddr)
+const struct report_value_dsym *report_value_elf_data_symbol(const struct report_value_elf *e, uint64_t vaddr)
 {
 	size_t lo = 0, hi = e ? e->ndsym : 0;
 	while (lo < hi) {
@@ -247,7 +247,7 @@ const struct value_dsym *value_elf_data_symbol(const struct value_elf *e, uint64
 	}
 	/* The last symbol starting at or below vaddr that covers it. */
 	for (size_t j = lo; j > 0 && lo - j < 8; j--) {
-		const struct value_dsym *s = &e->dsym[j - 1];
+		const struct report_value_dsym *s = &e->dsym[j - 1];
 		if (vaddr < s->start + (s->size ? s->size : 1))
 			return s;
 	}

@@ -38,9 +38,9 @@ static const char *const kRegName[] = {
 	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
 };
 
-const char *value_arg_reg(unsigned kind)
+const char *report_value_arg_reg(unsigned kind)
 {
-	return value_kind_is_arg(kind) ? kRegName[kind - MERGE_VK_ARG_FIRST] : "?";
+	return report_value_kind_is_arg(kind) ? kRegName[kind - SPOOL_VK_ARG_FIRST] : "?";
 }
 
 /* ---- SysV classes of a DWARF type ---- */
@@ -238,7 +238,7 @@ static void type_name(Dwarf_Die *t, char *buf, size_t cap, int depth)
 	}
 }
 
-static void value_type_of(Dwarf_Die *t, enum value_type *vt, unsigned *bytes)
+static void value_type_of(Dwarf_Die *t, enum report_value_type *vt, unsigned *bytes)
 {
 	Dwarf_Die pt, in;
 	Dwarf_Attribute a;
@@ -319,7 +319,7 @@ static int params_die(Dwarf_Die *sp, Dwarf_Die *holder)
 	return 0;
 }
 
-static void from_dwarf(struct value_model *vm, struct value_proto *p)
+static void from_dwarf(struct report_value_model *vm, struct report_value_proto *p)
 {
 	struct report_image *sym = vm->m.images[p->image].sym;
 	Dwarf_Die cu, sp, holder, c, t;
@@ -344,7 +344,7 @@ static void from_dwarf(struct value_model *vm, struct value_proto *p)
 	do {
 		if (dwarf_tag(&c) != DW_TAG_formal_parameter || p->nparams >= VALUE_PARAMS_MAX)
 			continue;
-		struct value_param *pa = &p->p[p->nparams++];
+		struct report_value_param *pa = &p->p[p->nparams++];
 		const char *pn = dwarf_diename(&c);
 		pa->number = p->nparams;
 		snprintf(pa->name, sizeof(pa->name), "%s", pn ? pn : "");
@@ -362,7 +362,7 @@ static void from_dwarf(struct value_model *vm, struct value_proto *p)
 		int ni = (e[0] == C_INT) + (k == 2 && e[1] == C_INT), ns = k - ni;
 		if (nint + ni > 6 || nsse + ns > 8)
 			continue;   /* on the stack, whole */
-		pa->kind = e[0] == C_INT ? MERGE_VK_ARG_FIRST + (unsigned)nint : MERGE_VK_ARG_XMM0 + (unsigned)nsse;
+		pa->kind = e[0] == C_INT ? SPOOL_VK_ARG_FIRST + (unsigned)nint : SPOOL_VK_ARG_XMM0 + (unsigned)nsse;
 		nint += ni;
 		nsse += ns;
 		if (k == 2)
@@ -387,7 +387,7 @@ static const struct known {
 	{ "strchr", { "s", "c", NULL }, { "const char *", "int", NULL } },
 };
 
-static void from_name(struct value_proto *p, const char *name)
+static void from_name(struct report_value_proto *p, const char *name)
 {
 	for (size_t i = 0; i < sizeof(kKnown) / sizeof(kKnown[0]); i++) {
 		if (strcmp(name, kKnown[i].name))
@@ -396,12 +396,12 @@ static void from_name(struct value_proto *p, const char *name)
 		snprintf(p->name, sizeof(p->name), "%s", name);
 		p->nparams = 0;
 		for (int j = 0; j < 3 && kKnown[i].params[j]; j++) {
-			struct value_param *pa = &p->p[p->nparams++];
+			struct report_value_param *pa = &p->p[p->nparams++];
 			memset(pa, 0, sizeof(*pa));
 			snprintf(pa->name, sizeof(pa->name), "%s", kKnown[i].params[j]);
 			snprintf(pa->type, sizeof(pa->type), "%s", kKnown[i].types[j]);
 			pa->number = j + 1;
-			pa->kind = MERGE_VK_ARG_FIRST + (unsigned)j;
+			pa->kind = SPOOL_VK_ARG_FIRST + (unsigned)j;
 			pa->vt = strchr(pa->type, '*') ? VALUE_T_POINTER : !strcmp(pa->type, "int") ? VALUE_T_INT : VALUE_T_UINT;
 			pa->bytes = !strcmp(pa->type, "int") ? 4 : 8;
 		}
@@ -430,7 +430,7 @@ static int arg_index(ZydisRegister r)
  * 64 instructions: the first read of each argument register gives its
  * type (an SSE double compare: double; a 32-bit add: int32; a memory
  * base: a pointer); a write first leaves it unknown. */
-static void first_uses(struct value_model *vm, struct value_proto *p)
+static void first_uses(struct report_value_model *vm, struct report_value_proto *p)
 {
 	uint8_t b[ZYDIS_MAX_INSTRUCTION_LENGTH];
 	ZydisDecoder dec;
@@ -440,7 +440,7 @@ static void first_uses(struct value_model *vm, struct value_proto *p)
 	uint64_t at = p->entry;
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	for (int n = 0; n < 64; n++) {
-		long got = value_read_code(vm, p->image, at, b, sizeof(b));
+		long got = report_value_read_code(vm, p->image, at, b, sizeof(b));
 		if (got <= 0 || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, b, (ZyanUSize)got, &in, ops)))
 			return;
 		for (int i = 0; i < in.operand_count; i++) {
@@ -462,7 +462,7 @@ static void first_uses(struct value_model *vm, struct value_proto *p)
 			if (o->type != ZYDIS_OPERAND_TYPE_REGISTER || (ai = arg_index(o->reg.value)) < 0 || done[ai])
 				continue;
 			if (o->actions & ZYDIS_OPERAND_ACTION_MASK_READ) {
-				struct value_info vi;
+				struct report_value_info vi;
 				unsigned esz = o->element_size / 8;
 				done[ai] = 1;
 				if (o->element_type == ZYDIS_ELEMENT_TYPE_FLOAT64)
@@ -507,11 +507,11 @@ static const char *known_family(const char *sym)
 	return NULL;
 }
 
-const struct value_proto *value_proto_of(struct value_model *vm, uint32_t image, uint64_t entry,
+const struct report_value_proto *report_value_proto_of(struct report_value_model *vm, uint32_t image, uint64_t entry,
 					 const char *fallback)
 {
 	for (size_t i = 0; i < vm->nprotos; i++) {
-		struct value_proto *p = &vm->protos[i];
+		struct report_value_proto *p = &vm->protos[i];
 		if (p->image != image || p->entry != entry)
 			continue;
 		if (!p->known && fallback)
@@ -521,7 +521,7 @@ const struct value_proto *value_proto_of(struct value_model *vm, uint32_t image,
 	if (image >= vm->m.nimages)
 		return NULL;
 	vm->protos = report_grow(vm->protos, &vm->capprotos, vm->nprotos, sizeof(*vm->protos));
-	struct value_proto *p = &vm->protos[vm->nprotos++];
+	struct report_value_proto *p = &vm->protos[vm->nprotos++];
 	memset(p, 0, sizeof(*p));
 	p->image = image;
 	p->entry = entry;
@@ -537,7 +537,7 @@ const struct value_proto *value_proto_of(struct value_model *vm, uint32_t image,
 	return p;
 }
 
-const struct value_param *value_proto_param(const struct value_proto *p, unsigned kind)
+const struct report_value_param *report_value_proto_param(const struct report_value_proto *p, unsigned kind)
 {
 	for (int i = 0; p && i < p->nparams; i++)
 		if (p->p[i].kind == kind)
@@ -545,7 +545,7 @@ const struct value_param *value_proto_param(const struct value_proto *p, unsigne
 	return NULL;
 }
 
-void value_proto_free(struct value_model *vm)
+void report_value_proto_free(struct report_value_model *vm)
 {
 	free(vm->protos);
 	vm->protos = NULL;

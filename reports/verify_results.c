@@ -4,6 +4,7 @@
  * this process outlives CMD to print its report), and summing the
  * per-process result files of one launch (files carry the launch's tag).
  */
+#include "reports/builtin.h"
 #include "reports/verify_results.h"
 #include "reports/report.h"
 #include "interp/interp.h"
@@ -21,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int verify_launch(const char *db, const char *freq, char **argv, char *tag, size_t taglen)
+int report_verify_launch(const char *db, const char *freq, char **argv, char *tag, size_t taglen)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -78,9 +79,9 @@ int verify_launch(const char *db, const char *freq, char **argv, char *tag, size
 	return status;
 }
 
-static void add_file(struct verify_sum *s, const struct verify_file *f)
+static void add_file(struct report_verify_sum *s, const struct preload_verify_file *f)
 {
-	struct verify_file *t = &s->tot;
+	struct preload_verify_file *t = &s->tot;
 	const uint64_t *src = &f->samples;
 	uint64_t *dst = &t->samples;
 	size_t nctr = (size_t)((const uint64_t *)&f->reserved[0] - src);
@@ -95,7 +96,7 @@ static void add_file(struct verify_sum *s, const struct verify_file *f)
 	if (nr) {
 		s->recs = realloc(s->recs, (s->nrecs + nr) * sizeof *s->recs);
 		for (size_t i = 0; i < nr; i++) {
-			struct verify_rec_ex *x = &s->recs[s->nrecs++];
+			struct report_verify_rec_ex *x = &s->recs[s->nrecs++];
 			x->r = f->rec[i];
 			x->pid = f->pid;
 			snprintf(x->exe, sizeof x->exe, "%s", f->exe);
@@ -103,7 +104,7 @@ static void add_file(struct verify_sum *s, const struct verify_file *f)
 	}
 }
 
-int verify_collect(const char *db, const char *tag, struct verify_sum *s)
+int report_verify_collect(const char *db, const char *tag, struct report_verify_sum *s)
 {
 	char dir[4096], path[8192], pre[200];
 	memset(s, 0, sizeof *s);
@@ -113,7 +114,7 @@ int verify_collect(const char *db, const char *tag, struct verify_sum *s)
 	if (!d)
 		return -errno;
 	struct dirent *e;
-	struct verify_file *f = malloc(sizeof *f);
+	struct preload_verify_file *f = malloc(sizeof *f);
 	while ((e = readdir(d))) {
 		size_t l = strlen(e->d_name);
 		if (strncmp(e->d_name, pre, strlen(pre)) || l < 4 || strcmp(e->d_name + l - 4, ".vfy"))
@@ -124,8 +125,8 @@ int verify_collect(const char *db, const char *tag, struct verify_sum *s)
 		if (fd >= 0)
 			close(fd);
 		if (n != (ssize_t)sizeof *f || f->magic != VERIFY_MAGIC || f->version != VERIFY_VERSION ||
-		    f->hdr_size != offsetof(struct verify_file, stop_mnem) ||
-		    f->rec_size != sizeof(struct verify_record)) {
+		    f->hdr_size != offsetof(struct preload_verify_file, stop_mnem) ||
+		    f->rec_size != sizeof(struct preload_verify_record)) {
 			s->bad_files++;
 			continue;
 		}
@@ -137,19 +138,19 @@ int verify_collect(const char *db, const char *tag, struct verify_sum *s)
 	return 0;
 }
 
-void verify_sum_free(struct verify_sum *s)
+void report_verify_sum_free(struct report_verify_sum *s)
 {
 	free(s->recs);
 	s->recs = NULL;
 }
 
-double verify_coverage(const struct verify_file *t)
+double report_verify_coverage(const struct preload_verify_file *t)
 {
 	double d = (double)t->interpreted + (double)t->unhandled;
 	return d > 0 ? (double)t->interpreted / d : 1.0;
 }
 
-double verify_first_coverage(const struct verify_file *t)
+double report_verify_first_coverage(const struct preload_verify_file *t)
 {
 	double d = (double)t->first_handled + (double)t->first_unhandled;
 	return d > 0 ? (double)t->first_handled / d : 1.0;
@@ -161,11 +162,11 @@ static int unhandled(unsigned stop)
 	       stop == INTERP_STOP_BADSTATE;
 }
 
-size_t verify_top_unhandled(const struct verify_file *t, struct verify_top *out, size_t n)
+size_t report_verify_top_unhandled(const struct preload_verify_file *t, struct report_verify_top *out, size_t n)
 {
 	size_t k = 0;
 	for (;;) {
-		struct verify_top best = { 0, 0, 0 };
+		struct report_verify_top best = { 0, 0, 0 };
 		for (unsigned r = 0; r < VERIFY_NSTOP; r++) {
 			if (!unhandled(r))
 				continue;
@@ -177,7 +178,7 @@ size_t verify_top_unhandled(const struct verify_file *t, struct verify_top *out,
 				for (size_t i = 0; i < k; i++)
 					seen |= out[i].mnemonic == m && out[i].stop == r;
 				if (!seen)
-					best = (struct verify_top){ m, r, c };
+					best = (struct report_verify_top){ m, r, c };
 			}
 		}
 		if (!best.count || k == n)
@@ -192,7 +193,7 @@ static const char *mnem_name(unsigned m)
 	return s ? s : "(undecoded)";
 }
 
-void verify_print_stops(FILE *f, const struct verify_file *t)
+void report_verify_print_stops(FILE *f, const struct preload_verify_file *t)
 {
 	fprintf(f, "  samples: %llu, %llu not run (%llu in the half sampling period after a run)\n",
 		(unsigned long long)t->samples, (unsigned long long)(t->skipped + t->cooldown),
@@ -214,7 +215,7 @@ void verify_print_stops(FILE *f, const struct verify_file *t)
 		(unsigned long long)t->cut_overflow, (unsigned long long)t->lost, (unsigned long long)t->raced);
 }
 
-void verify_json_stops(FILE *f, const struct verify_file *t)
+void report_verify_json_stops(FILE *f, const struct preload_verify_file *t)
 {
 	fprintf(f, "\"stops\": {");
 	for (int r = 1; r < VERIFY_NSTOP; r++)
@@ -227,7 +228,7 @@ void verify_json_stops(FILE *f, const struct verify_file *t)
 		(unsigned long long)t->raced, (unsigned long long)t->cooldown);
 }
 
-void verify_json_top(FILE *f, const struct verify_top *top, size_t n)
+void report_verify_json_top(FILE *f, const struct report_verify_top *top, size_t n)
 {
 	fprintf(f, "\"top_unhandled\": [");
 	for (size_t i = 0; i < n; i++) {
@@ -239,13 +240,13 @@ void verify_json_top(FILE *f, const struct verify_top *top, size_t n)
 	fprintf(f, "]");
 }
 
-const char *verify_mnem_name(unsigned m)
+const char *report_verify_mnem_name(unsigned m)
 {
 	return mnem_name(m);
 }
 
-int verify_parse_opts(const char *name, int argc, char **argv, void (*help)(void),
-		      struct verify_opts *o)
+int report_verify_parse_opts(const char *name, int argc, char **argv, void (*help)(void),
+		      struct report_verify_opts *o)
 {
 	static const struct option opts[] = {
 		{ "db", required_argument, 0, 'd' },   { "len", required_argument, 0, 'l' },

@@ -2,6 +2,7 @@
  * The vprof command: one table from subcommand name to cmd_<name>(), as
  * perf's builtin table. Each subcommand lives in reports/cmd_<name>.c.
  */
+#include "reports/builtin.h"
 #include "reports/report.h"
 #include "reports/value_model.h"
 #include "reports/html.h"
@@ -17,9 +18,6 @@ struct command {
 };
 
 static void usage(FILE *f);
-int cmd_targets(int argc, char **argv);   /* reports/cmd_targets.c */
-int cmd_diff(int argc, char **argv);      /* reports/cmd_diff.c */
-int cmd_stats(int argc, char **argv);     /* reports/cmd_stats.c */
 
 static const struct command kCommands[] = {
 	{ "run", cmd_run, "run a command under the profiler, then merge its samples" },

@@ -2,7 +2,7 @@
 # embed.sh OUT.c FILE...: compile files into the vprof binary as C arrays,
 # so that a command needs no data file at run time (vprof html inlines its
 # script and style sheet into every page it writes). For FILE dir/a.b the
-# array is `html_asset_a_b` (NUL-terminated) and `html_asset_a_b_len` its
+# array is `report_html_asset_a_b` (NUL-terminated) and `report_html_asset_a_b_len` its
 # length. A file that holds "</script" or "</style" is refused: inlined
 # into a page it would end its element early.
 set -e
@@ -16,7 +16,7 @@ tmp=$out.tmp
 			echo "embed.sh: $f contains </script or </style" >&2
 			exit 1
 		fi
-		name=html_asset_$(basename "$f" | tr -c 'A-Za-z0-9\n' '_')
+		name=report_html_asset_$(basename "$f" | tr -c 'A-Za-z0-9\n' '_')
 		echo "const char ${name}[] = {"
 		od -An -v -tx1 "$f" | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'
 		echo "0 };"

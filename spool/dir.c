@@ -52,7 +52,7 @@ int spool_db_create(const char *root, char *why, size_t whylen)
 		err = -errno;
 		goto fail;
 	}
-	merge_fd_close(fd);
+	upcall_fd_close(fd);
 	return 0;
 fail:
 	snprintf(why, whylen, "%s", strerror(-err));

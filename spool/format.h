@@ -16,19 +16,19 @@
  * are first used (spool/writer.c, "Room"). The static part of the header is
  * checksummed at creation; the live counters and tables cannot be (they
  * change at every sample), so readers validate them by bounds, and, where
- * the section flags say MERGE_SECF_CHECKED, by the block checks kept as
+ * the section flags say SPOOL_SECF_CHECKED, by the block checks kept as
  * they change (spool/writer.c, "Block checks"). Layout:
  *
- *   page 0      struct merge_spool_header (static part + checksum, live part)
- *   THREADS     nslots x struct merge_thread_slot: DCPI's per-CPU table,
+ *   page 0      struct spool_header (static part + checksum, live part)
+ *   THREADS     nslots x struct spool_thread_slot: DCPI's per-CPU table,
  *               per thread here: 4-way buckets of (key, count), one cache
  *               line a bucket, evicting to the SHARED table
  *   SHARED      open-addressed table of (key, count) shared by all threads,
  *               updated with atomics (CAS on the key, add on the count); it
  *               takes evictions and the samples of threads with no slot
  *   IMAGES      append-only records of image loads and unloads
- *   VALUES      (version 2 only) value hotlists: struct merge_values_head,
- *               then per thread slot a struct merge_value_table header and
+ *   VALUES      (version 2 only) value hotlists: struct spool_values_head,
+ *               then per thread slot a struct spool_value_table header and
  *               128 hotlists, open-addressed by key (16 probes), evicting
  *               the probed list with the fewest values into the shared
  *               area; then the shared area, 4096
@@ -38,7 +38,7 @@
  *               several records and readers merge them). A hotlist the
  *               shared area has no room for is counted in
  *               live.values_dropped (its vtot); one left BUSY by SIGKILL or
- *               failing merge_hot_check is skipped and counted by the
+ *               failing spool_hot_check is skipped and counted by the
  *               reader (stats values_bad).
  *
  * A spool made without values has no VALUES section and is version 1,
@@ -50,89 +50,89 @@
  * A key is (event << 56) | pc: user-space PCs fit in 56 bits, and a single
  * 64-bit word lets the shared table claim an entry with one CAS. Key 0 means
  * an empty entry (event numbers start at 1). A hotlist key is the same
- * with the value kind in place of the event (MERGE_HOT_KEY, hotlist.h).
+ * with the value kind in place of the event (SPOOL_HOT_KEY, hotlist.h).
  */
 #ifndef VPROF_SPOOL_FORMAT_H
 #define VPROF_SPOOL_FORMAT_H
 
 #include <stdint.h>
 
-#include "upcall/events.h"   /* enum merge_event */
+#include "upcall/events.h"   /* enum upcall_event */
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "vprof's formats are little-endian and vprof runs only on little-endian hosts"
 #endif
 
-#define MERGE_BOM 0x01020304u          /* reads back as 0x04030201 if swapped */
+#define SPOOL_BOM 0x01020304u          /* reads back as 0x04030201 if swapped */
 
 
-#define MERGE_KEY(ev, pc)  (((uint64_t)(ev) << 56) | ((uint64_t)(pc) & 0x00ffffffffffffffull))
-#define MERGE_KEY_EV(k)    ((unsigned)((k) >> 56))
-#define MERGE_KEY_PC(k)    ((k) & 0x00ffffffffffffffull)
+#define SPOOL_KEY(ev, pc)  (((uint64_t)(ev) << 56) | ((uint64_t)(pc) & 0x00ffffffffffffffull))
+#define SPOOL_KEY_EV(k)    ((unsigned)((k) >> 56))
+#define SPOOL_KEY_PC(k)    ((k) & 0x00ffffffffffffffull)
 /* The 56 bits of a key's "pc" are a user PC (below 2^48) and, above it,
  * the image generation the sample was taken in: it goes up when an image
  * is loaded where another one was (dlclose, then dlopen at the same
  * address), so the merge can give each sample the image that was there. */
-#define MERGE_PC_BITS      48
-#define MERGE_GEN_MAX      255u
-#define MERGE_GPC(gen, pc) (((uint64_t)(gen) << MERGE_PC_BITS) | ((uint64_t)(pc) & ((1ull << MERGE_PC_BITS) - 1)))
-#define MERGE_GPC_GEN(g)   ((unsigned)((g) >> MERGE_PC_BITS) & 0xff)
-#define MERGE_GPC_PC(g)    ((g) & ((1ull << MERGE_PC_BITS) - 1))
+#define SPOOL_PC_BITS      48
+#define SPOOL_GEN_MAX      255u
+#define SPOOL_GPC(gen, pc) (((uint64_t)(gen) << SPOOL_PC_BITS) | ((uint64_t)(pc) & ((1ull << SPOOL_PC_BITS) - 1)))
+#define SPOOL_GPC_GEN(g)   ((unsigned)((g) >> SPOOL_PC_BITS) & 0xff)
+#define SPOOL_GPC_PC(g)    ((g) & ((1ull << SPOOL_PC_BITS) - 1))
 
 /* Section kinds, shared by spools and profiles. New kinds get new numbers;
  * never reuse one. */
-enum merge_section_kind {
-	MERGE_SEC_THREADS = 1,   /* spool: thread slots */
-	MERGE_SEC_SHARED = 2,    /* spool: shared (key, count) table */
-	MERGE_SEC_IMAGES = 3,    /* spool: image records */
-	MERGE_SEC_PCS = 4,       /* profile: sorted (offset, count) records */
-	MERGE_SEC_STATS = 5,     /* epoch stats file: struct merge_stats */
-	MERGE_SEC_VALUES = 6,    /* spool and profile: value hotlists */
+enum spool_section_kind {
+	SPOOL_SEC_THREADS = 1,   /* spool: thread slots */
+	SPOOL_SEC_SHARED = 2,    /* spool: shared (key, count) table */
+	SPOOL_SEC_IMAGES = 3,    /* spool: image records */
+	SPOOL_SEC_PCS = 4,       /* profile: sorted (offset, count) records */
+	SPOOL_SEC_STATS = 5,     /* epoch stats file: struct merge_stats */
+	SPOOL_SEC_VALUES = 6,    /* spool and profile: value hotlists */
 	/* reserved for the next issues: */
-	MERGE_SEC_STACKS = 7,    /* call stacks */
-	MERGE_SEC_LATENCY = 8,   /* load latencies */
-	MERGE_SEC_JITNAMES = 9,  /* profile: names of JIT code (perf maps) */
+	SPOOL_SEC_STACKS = 7,    /* call stacks */
+	SPOOL_SEC_LATENCY = 8,   /* load latencies */
+	SPOOL_SEC_JITNAMES = 9,  /* profile: names of JIT code (perf maps) */
 };
 
-struct merge_section {
+struct spool_section {
 	uint32_t kind;
 	uint32_t flags;
 	uint64_t offset;         /* from the start of the file */
 	uint64_t size;           /* bytes */
 };
 
-#define MERGE_MAX_SECTIONS 8
+#define SPOOL_MAX_SECTIONS 8
 
 /* Interpretation stop reasons counted (enum interp_stop, 0..15). */
-#define MERGE_INTERP_STOPS 16
+#define SPOOL_INTERP_STOPS 16
 /* interp_stops[] bucket of a value window that ended where it started (a
  * loop closed, preload/window.h): not an interp_stop reason. */
-#define MERGE_INTERP_STOP_LOOP 14
+#define SPOOL_INTERP_STOP_LOOP 14
 
 /* ---- spool ---------------------------------------------------------- */
 
-#define MERGE_SPOOL_MAGIC "VPROFSPL"
-#define MERGE_SPOOL_VERSION 2        /* written when there is a VALUES section */
-#define MERGE_SPOOL_VERSION_PLAIN 1  /* no VALUES section: what vprof wrote before */
-#define MERGE_SPOOL_VERSION_STACKS 3 /* a STACKS section last (after VALUES, if any) */
+#define SPOOL_MAGIC "VPROFSPL"
+#define SPOOL_VERSION 2        /* written when there is a VALUES section */
+#define SPOOL_VERSION_PLAIN 1  /* no VALUES section: what vprof wrote before */
+#define SPOOL_VERSION_STACKS 3 /* a STACKS section last (after VALUES, if any) */
 
-#define MERGE_WAYS 4
-struct merge_entry {            /* 16 bytes: 4 make one 64-byte bucket */
+#define SPOOL_WAYS 4
+struct spool_entry {            /* 16 bytes: 4 make one 64-byte bucket */
 	uint64_t key;
 	uint64_t count;
 };
 
-struct merge_thread_slot {
+struct spool_thread_slot {
 	uint32_t tid;            /* owner; 0 if never used */
 	uint32_t state;          /* MERGE_SLOT_* */
 	uint64_t samples;        /* samples this slot took */
 	uint64_t evictions;
 	uint32_t victim;         /* mod-4 eviction counter, as in DCPI */
 	uint32_t nbuckets;       /* power of two */
-	/* The block check (section flag MERGE_SECF_CHECKED; zero before it):
-	 * sum is the sum over the slot's entries of merge_key_mix(key) x
+	/* The block check (section flag SPOOL_SECF_CHECKED; zero before it):
+	 * sum is the sum over the slot's entries of spool_key_mix(key) x
 	 * count, shared_sum that over what this slot's writers added to
-	 * SHARED, both mod 2^64; busy is MERGE_SLOT_BUSY while a writer
+	 * SHARED, both mod 2^64; busy is SPOOL_SLOT_BUSY while a writer
 	 * changes the slot (a kill then leaves it so, and the reader checks
 	 * neither this slot nor SHARED), else 0. */
 	uint32_t busy;
@@ -140,14 +140,14 @@ struct merge_thread_slot {
 	uint64_t sum;
 	uint64_t shared_sum;
 	uint8_t pad[8];
-	struct merge_entry bucket[][MERGE_WAYS];   /* nbuckets x 4 */
+	struct spool_entry bucket[][SPOOL_WAYS];   /* nbuckets x 4 */
 };
-enum { MERGE_SLOT_FREE = 0, MERGE_SLOT_OWNED = 1 };
-#define MERGE_SLOT_BUSY 0x6b737562u    /* "busk": not a value a flipped bit makes of 0 */
+enum { SPOOL_SLOT_FREE = 0, SPOOL_SLOT_OWNED = 1 };
+#define SPOOL_SLOT_BUSY 0x6b737562u    /* "busk": not a value a flipped bit makes of 0 */
 
 /* The weight of a key in the block checks: odd, so a changed count
  * always changes the sum, and spread, so a changed key does too. */
-static inline uint64_t merge_key_mix(uint64_t key)
+static inline uint64_t spool_key_mix(uint64_t key)
 {
 	key ^= key >> 31;
 	key *= 0x9e3779b97f4a7c15ull;
@@ -155,33 +155,33 @@ static inline uint64_t merge_key_mix(uint64_t key)
 	return key | 1;
 }
 
-/* struct merge_section.flags of a spool's THREADS, SHARED, IMAGES and
+/* struct spool_section.flags of a spool's THREADS, SHARED, IMAGES and
  * STACKS sections: the writer keeps the block checks (docs/formats.md,
  * "Block checks"). Older readers ignore flags; spools without it are
  * read unchecked, as before. */
-#define MERGE_SECF_CHECKED 1u
+#define SPOOL_SECF_CHECKED 1u
 
-enum merge_image_kind { MERGE_IMG_MAP = 1, MERGE_IMG_UNMAP = 2 };
-#define MERGE_BUILD_ID_MAX 32
-#define MERGE_PATH_MAX 432
-struct merge_image_record {     /* 512 bytes */
+enum spool_image_kind { SPOOL_IMG_MAP = 1, SPOOL_IMG_UNMAP = 2 };
+#define SPOOL_BUILD_ID_MAX 32
+#define SPOOL_PATH_MAX 432
+struct spool_image_record {     /* 512 bytes */
 	uint32_t valid;          /* set last (release): 1 when complete */
-	uint32_t kind;           /* merge_image_kind */
+	uint32_t kind;           /* spool_image_kind */
 	uint64_t seq;            /* order of loads/unloads in the process */
 	uint64_t bias;           /* load bias: pc - bias = ELF vaddr */
 	uint64_t lo, hi;         /* [lo, hi) absolute span of the PT_LOADs */
 	uint32_t build_id_len;
-	uint8_t build_id[MERGE_BUILD_ID_MAX];
-	uint32_t gen;            /* image generation when recorded (MERGE_GPC) */
-	/* With MERGE_SECF_CHECKED on IMAGES the path holds at most
-	 * MERGE_PATH_MAX - 9 bytes, and its last 8 bytes are the record's
-	 * check: XXH64 of bytes [4, MERGE_IMAGE_CHECK_OFF), seed 0 (all but
+	uint8_t build_id[SPOOL_BUILD_ID_MAX];
+	uint32_t gen;            /* image generation when recorded (SPOOL_GPC) */
+	/* With SPOOL_SECF_CHECKED on IMAGES the path holds at most
+	 * SPOOL_PATH_MAX - 9 bytes, and its last 8 bytes are the record's
+	 * check: XXH64 of bytes [4, SPOOL_IMAGE_CHECK_OFF), seed 0 (all but
 	 * valid). Older readers stop at the path's terminating 0. */
-	char path[MERGE_PATH_MAX];
+	char path[SPOOL_PATH_MAX];
 };
-#define MERGE_IMAGE_CHECK_OFF 504
+#define SPOOL_IMAGE_CHECK_OFF 504
 
-struct merge_spool_static {
+struct spool_static {
 	char magic[8];
 	uint32_t version;
 	uint32_t bom;
@@ -190,20 +190,20 @@ struct merge_spool_static {
 	uint64_t file_size;
 	uint64_t pid, ppid;
 	uint64_t start_ns;       /* CLOCK_REALTIME */
-	uint32_t event;          /* merge_event of the samples */
+	uint32_t event;          /* upcall_event of the samples */
 	uint32_t backend;        /* same numbering: which trigger fired them */
 	uint64_t period;         /* mean period: ns for clocks, events for PMU */
 	uint32_t nslots;         /* thread slots */
 	uint32_t slot_size;      /* bytes per slot */
 	uint32_t shared_entries; /* power of two */
 	uint32_t image_records;
-	struct merge_section section[MERGE_MAX_SECTIONS];
+	struct spool_section section[SPOOL_MAX_SECTIONS];
 	char exe[256];
 	char cmdline[256];
 	uint64_t checksum;       /* XXH64 of the bytes above, seed 0 */
 };
 
-struct merge_spool_live {       /* updated while the process runs */
+struct spool_live {       /* updated while the process runs */
 	uint64_t samples;        /* every sample the handler saw for us */
 	uint64_t dropped;        /* samples not counted, all causes */
 	uint64_t dropped_busy;   /* reserved: samples not interpreted in vprof code */
@@ -216,12 +216,12 @@ struct merge_spool_live {       /* updated while the process runs */
 	uint64_t exited;         /* MERGE_EXITED_*: 1 once the process exited normally */
 	uint64_t cpu_ns;         /* process CPU time at exit (if exited) */
 	/* Value sampling (zero in spools without a VALUES section). */
-	uint64_t value_samples;  /* values offered through merge_spool_value */
+	uint64_t value_samples;  /* values offered through spool_value */
 	uint64_t values_dropped; /* ... of which lost: shared value area full */
 	uint64_t value_evictions;/* hotlists moved from a thread table to SHARED */
 	uint64_t interp_runs;    /* interpretation runs at samples */
 	uint64_t interp_insns;   /* instructions they interpreted */
-	uint64_t interp_stops[MERGE_INTERP_STOPS]; /* runs by interp_stop reason */
+	uint64_t interp_stops[SPOOL_INTERP_STOPS]; /* runs by interp_stop reason */
 	/* Appended (issue 8): the process's CPU split at exit, from
 	 * getrusage. Page 0 is zero-filled, so an older libvprof's spool
 	 * reads cpu_split 0 (no split known); older readers ignore these. */
@@ -252,7 +252,7 @@ struct merge_spool_live {       /* updated while the process runs */
 	 * quota). */
 	uint64_t nospace_dropped;
 	uint64_t nospace_errno;
-	/* Appended with the block checks: the sum of merge_key_mix(key) over
+	/* Appended with the block checks: the sum of spool_key_mix(key) over
 	 * the samples of threads without a slot (counted in SHARED), and how
 	 * many of those samples are done (nothread minus this: writers still
 	 * inside when the process died). */
@@ -277,30 +277,30 @@ struct merge_spool_live {       /* updated while the process runs */
 /* live.exited: 0 running (or killed), 1 the process exited normally (its
  * last spool), 2 rotated out by its running owner (VPROF_EPOCH_SECS), its
  * last writers maybe still in it, 3 rotated out and closed (unmapped). */
-enum { MERGE_EXITED_NO = 0, MERGE_EXITED_NORMAL = 1, MERGE_EXITED_ROTATED = 2,
-       MERGE_EXITED_CLOSED = 3 };
+enum { SPOOL_EXITED_NO = 0, SPOOL_EXITED_NORMAL = 1, SPOOL_EXITED_ROTATED = 2,
+       SPOOL_EXITED_CLOSED = 3 };
 
-struct merge_spool_header {
-	struct merge_spool_static s;
-	uint8_t pad0[64 - sizeof(struct merge_spool_static) % 64];
-	struct merge_spool_live live;
+struct spool_header {
+	struct spool_static s;
+	uint8_t pad0[64 - sizeof(struct spool_static) % 64];
+	struct spool_live live;
 };
 
 /* VALUES section of a spool (version 2; spools made without values have
  * none and stay version 1). Geometry first, so a reader checks it against
  * what it computes before touching anything; then one value table per
  * thread slot (same index as THREADS), then the shared area. Records are
- * struct merge_hotlist (spool/hotlist.h). */
-struct merge_values_head {      /* 64 bytes */
+ * struct spool_hotlist (spool/hotlist.h). */
+struct spool_values_head {      /* 64 bytes */
 	uint32_t nslots;         /* == the static header's nslots */
 	uint32_t lists;          /* hotlists per thread table, ways x sets */
 	uint32_t ways;           /* set associativity of thread tables */
 	uint32_t shared;         /* hotlists in the shared area, power of two */
-	uint32_t list_size;      /* sizeof(struct merge_hotlist) */
+	uint32_t list_size;      /* sizeof(struct spool_hotlist) */
 	uint32_t table_size;     /* bytes per thread table */
 	uint8_t pad[40];
 };
-struct merge_value_table {      /* header of one thread's table, 64 bytes */
+struct spool_value_table {      /* header of one thread's table, 64 bytes */
 	uint32_t victim;         /* unused since the victim is the way with the
 				  * fewest value samples (was: mod-ways) */
 	uint32_t pad0;
@@ -309,27 +309,27 @@ struct merge_value_table {      /* header of one thread's table, 64 bytes */
 				  * owner's, plain stores): part of
 				  * live.value_samples (0 in older spools) */
 	uint8_t pad[40];
-	/* followed by lists x struct merge_hotlist, set-major */
+	/* followed by lists x struct spool_hotlist, set-major */
 };
-/* Shared-area records' claim word (struct merge_hotlist.state). */
-enum { MERGE_HOT_FREE = 0, MERGE_HOT_BUSY = 1, MERGE_HOT_READY = 2 };
+/* Shared-area records' claim word (struct spool_hotlist.state). */
+enum { SPOOL_HOT_FREE = 0, SPOOL_HOT_BUSY = 1, SPOOL_HOT_READY = 2 };
 
 /* STACKS section of a spool (version 3, `vprof run --stacks`): call
  * stacks counted in one table shared by the process's threads, open-
  * addressed by a hash of (generation, frames); entries are claimed and
  * changed under their state word (FREE -> BUSY -> READY by CAS; a BUSY one
  * is passed over, so one stack may have several entries, which the merge
- * folds). A stack with no room in MERGE_STACK_PROBES probes is counted in
+ * folds). A stack with no room in SPOOL_STACK_PROBES probes is counted in
  * `dropped`, one cut at the asked depth in `truncated`. pc[0] is the
  * sampled PC, pc[1..] return addresses, innermost first; all in the
- * entry's image generation (MERGE_GPC). Details: merge/stacks.h. */
-#define MERGE_STACK_MAX 64       /* frames kept at most (--stack-depth) */
-#define MERGE_STACK_PROBES 32
-struct merge_stacks_head {      /* 64 bytes, the geometry first */
+ * entry's image generation (SPOOL_GPC). Details: merge/stacks.h. */
+#define SPOOL_STACK_MAX 64       /* frames kept at most (--stack-depth) */
+#define SPOOL_STACK_PROBES 32
+struct spool_stacks_head {      /* 64 bytes, the geometry first */
 	uint32_t entries;        /* power of two */
-	uint32_t entry_size;     /* sizeof(struct merge_stack_entry) */
-	uint32_t max_depth;      /* MERGE_STACK_MAX */
-	uint32_t depth;          /* frames asked (1..MERGE_STACK_MAX) */
+	uint32_t entry_size;     /* sizeof(struct spool_stack_entry) */
+	uint32_t max_depth;      /* SPOOL_STACK_MAX */
+	uint32_t depth;          /* frames asked (1..SPOOL_STACK_MAX) */
 	uint64_t samples;        /* samples offered a stack (weights summed) */
 	uint64_t dropped;        /* ... of which not recorded: table full */
 	uint64_t truncated;      /* ... recorded, cut at `depth` */
@@ -337,17 +337,17 @@ struct merge_stacks_head {      /* 64 bytes, the geometry first */
 	uint32_t method;         /* MERGE_STACK_M_*: how the writer unwound */
 	uint8_t pad[12];
 };
-enum { MERGE_STACK_M_NONE = 0, MERGE_STACK_M_UNWIND = 1, MERGE_STACK_M_FP = 2,
-       MERGE_STACK_M_CURSOR = 3, MERGE_STACK_M_CFI = 4 };
-struct merge_stack_entry {      /* 544 bytes */
+enum { SPOOL_STACK_M_NONE = 0, SPOOL_STACK_M_UNWIND = 1, SPOOL_STACK_M_FP = 2,
+       SPOOL_STACK_M_CURSOR = 3, SPOOL_STACK_M_CFI = 4 };
+struct spool_stack_entry {      /* 544 bytes */
 	uint64_t hash;           /* of gen and pc[0..depth) */
-	uint32_t state;          /* MERGE_HOT_FREE/BUSY/READY */
+	uint32_t state;          /* SPOOL_HOT_FREE/BUSY/READY */
 	uint16_t depth;
-	uint8_t gen;             /* image generation (MERGE_GPC) */
+	uint8_t gen;             /* image generation (SPOOL_GPC) */
 	uint8_t flags;           /* 1: truncated */
 	uint64_t count;
 	uint64_t pad;
-	uint64_t pc[MERGE_STACK_MAX];
+	uint64_t pc[SPOOL_STACK_MAX];
 };
 
 #endif

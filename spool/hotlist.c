@@ -9,7 +9,7 @@
  * list by the difference in r, one pass per raise.
  *
  * Entries [0, n) are kept packed (count > 0) and in no particular order;
- * merge_hot_sort orders them for reports.
+ * spool_hot_sort orders them for reports.
  *
  * Concurrency: none here; the caller owns the hotlist it changes.
  */
@@ -115,7 +115,7 @@ static uint64_t raise_entry(uint64_t c, uint32_t r, uint64_t *rng)
  * so its d raises are one draw with probability (15/16)^d; a merge of a
  * thread's small list into a shared one of large tau (mostly singletons)
  * costs a draw per entry, not a pass per raise. */
-static uint32_t raise_to(struct merge_hot_entry *e, uint32_t n, uint32_t r0, uint32_t r1, uint64_t *rng)
+static uint32_t raise_to(struct spool_hot_entry *e, uint32_t n, uint32_t r0, uint32_t r1, uint64_t *rng)
 {
 	uint32_t o = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -135,20 +135,20 @@ static uint32_t raise_to(struct merge_hot_entry *e, uint32_t n, uint32_t r0, uin
 
 /* Raise until at most N entries remain; e has room for n > N entries (a
  * merge's union). */
-static uint32_t reduce(struct merge_hot_entry *e, uint32_t n, uint32_t *r, uint64_t *rng)
+static uint32_t reduce(struct spool_hot_entry *e, uint32_t n, uint32_t *r, uint64_t *rng)
 {
-	for (; n > MERGE_HOT_N; ++*r)
+	for (; n > SPOOL_HOT_N; ++*r)
 		n = raise_to(e, n, *r, *r + 1, rng);
 	return n;
 }
 
-void merge_hot_init(struct merge_hotlist *h, uint64_t key)
+void spool_hot_init(struct spool_hotlist *h, uint64_t key)
 {
 	memset(h, 0, sizeof(*h));
 	h->key = key;
 }
 
-static int find(const struct merge_hot_entry *e, uint32_t n, uint64_t value, uint64_t aux)
+static int find(const struct spool_hot_entry *e, uint32_t n, uint64_t value, uint64_t aux)
 {
 	for (uint32_t i = 0; i < n; i++)
 		if (e[i].value == value && e[i].aux == aux)
@@ -156,11 +156,11 @@ static int find(const struct merge_hot_entry *e, uint32_t n, uint64_t value, uin
 	return -1;
 }
 
-void merge_hot_offer_pair(struct merge_hotlist *h, uint64_t value, uint64_t aux, uint64_t *rng)
+void spool_hot_offer_pair(struct spool_hotlist *h, uint64_t value, uint64_t aux, uint64_t *rng)
 {
-	struct merge_hot_entry e[MERGE_HOT_N + 1];
+	struct spool_hot_entry e[SPOOL_HOT_N + 1];
 	h->vtot++;
-	h->method = MERGE_HOT_COUNTING;
+	h->method = SPOOL_HOT_COUNTING;
 	int i = find(h->e, h->n, value, aux);
 	if (i >= 0) {
 		h->e[i].count++;
@@ -168,31 +168,31 @@ void merge_hot_offer_pair(struct merge_hotlist *h, uint64_t value, uint64_t aux,
 	}
 	if (!keep_with_p(h->r, rng))
 		return;
-	if (h->n < MERGE_HOT_N) {
-		h->e[h->n++] = (struct merge_hot_entry){ value, aux, 1 };
+	if (h->n < SPOOL_HOT_N) {
+		h->e[h->n++] = (struct spool_hot_entry){ value, aux, 1 };
 		return;
 	}
 	/* A 17th value: raise over all 17, as the algorithm does. */
 	memcpy(e, h->e, sizeof(h->e));
-	e[MERGE_HOT_N] = (struct merge_hot_entry){ value, aux, 1 };
-	uint32_t n = reduce(e, MERGE_HOT_N + 1, &h->r, rng);
+	e[SPOOL_HOT_N] = (struct spool_hot_entry){ value, aux, 1 };
+	uint32_t n = reduce(e, SPOOL_HOT_N + 1, &h->r, rng);
 	memcpy(h->e, e, n * sizeof(*e));
-	memset(h->e + n, 0, (MERGE_HOT_N - n) * sizeof(*e));
+	memset(h->e + n, 0, (SPOOL_HOT_N - n) * sizeof(*e));
 	h->n = n;
 }
 
-void merge_hot_offer(struct merge_hotlist *h, uint64_t value, uint64_t *rng)
+void spool_hot_offer(struct spool_hotlist *h, uint64_t value, uint64_t *rng)
 {
-	merge_hot_offer_pair(h, value, 0, rng);
+	spool_hot_offer_pair(h, value, 0, rng);
 }
 
-void merge_hot_merge(struct merge_hotlist *a, const struct merge_hotlist *b, uint64_t *rng)
+void spool_hot_merge(struct spool_hotlist *a, const struct spool_hotlist *b, uint64_t *rng)
 {
-	struct merge_hot_entry e[2 * MERGE_HOT_N];
+	struct spool_hot_entry e[2 * SPOOL_HOT_N];
 	/* hi: the list with the larger tau (a on a tie); lo: the other. */
-	const struct merge_hotlist *hi = b->r > a->r ? b : a, *lo = hi == a ? b : a;
-	uint32_t nh = hi->n <= MERGE_HOT_N ? hi->n : MERGE_HOT_N;
-	uint32_t nl = lo->n <= MERGE_HOT_N ? lo->n : MERGE_HOT_N;
+	const struct spool_hotlist *hi = b->r > a->r ? b : a, *lo = hi == a ? b : a;
+	uint32_t nh = hi->n <= SPOOL_HOT_N ? hi->n : SPOOL_HOT_N;
+	uint32_t nl = lo->n <= SPOOL_HOT_N ? lo->n : SPOOL_HOT_N;
 	uint32_t r = hi->r, n = nh;
 	uint64_t vtot = a->vtot + b->vtot;
 	double lo_miss = tau_of(lo->r) - 1;
@@ -218,9 +218,9 @@ void merge_hot_merge(struct merge_hotlist *a, const struct merge_hotlist *b, uin
 		if (e[i].count > vtot)
 			e[i].count = vtot;
 	uint64_t key = a->key ? a->key : b->key;
-	uint32_t method = a->method | b->method ? MERGE_HOT_COUNTING : 0;
+	uint32_t method = a->method | b->method ? SPOOL_HOT_COUNTING : 0;
 	memcpy(a->e, e, n * sizeof(*e));
-	memset(a->e + n, 0, (MERGE_HOT_N - n) * sizeof(*e));
+	memset(a->e + n, 0, (SPOOL_HOT_N - n) * sizeof(*e));
 	a->n = n;
 	a->r = r;
 	a->vtot = vtot;
@@ -228,12 +228,12 @@ void merge_hot_merge(struct merge_hotlist *a, const struct merge_hotlist *b, uin
 	a->key = key;
 }
 
-double merge_hot_p(const struct merge_hotlist *h)
+double spool_hot_p(const struct spool_hotlist *h)
 {
 	return 1.0 / tau_of(h->r);
 }
 
-double merge_hot_estimate(const struct merge_hotlist *h, int i)
+double spool_hot_estimate(const struct spool_hotlist *h, int i)
 {
 	if (i < 0 || (uint32_t)i >= h->n)
 		return 0;
@@ -241,7 +241,7 @@ double merge_hot_estimate(const struct merge_hotlist *h, int i)
 	return est < (double)h->vtot ? est : (double)h->vtot;
 }
 
-static int before(const struct merge_hot_entry *x, const struct merge_hot_entry *y)
+static int before(const struct spool_hot_entry *x, const struct spool_hot_entry *y)
 {
 	if (x->count != y->count)
 		return x->count > y->count;
@@ -250,11 +250,11 @@ static int before(const struct merge_hot_entry *x, const struct merge_hot_entry 
 	return x->aux < y->aux;
 }
 
-void merge_hot_sort(struct merge_hotlist *h)
+void spool_hot_sort(struct spool_hotlist *h)
 {
 	/* Insertion sort: 16 entries, and no qsort in a signal handler. */
-	for (uint32_t i = 1; i < h->n && i < MERGE_HOT_N; i++) {
-		struct merge_hot_entry t = h->e[i];
+	for (uint32_t i = 1; i < h->n && i < SPOOL_HOT_N; i++) {
+		struct spool_hot_entry t = h->e[i];
 		uint32_t j = i;
 		for (; j > 0 && before(&t, &h->e[j - 1]); j--)
 			h->e[j] = h->e[j - 1];
@@ -262,19 +262,19 @@ void merge_hot_sort(struct merge_hotlist *h)
 	}
 }
 
-int merge_hot_check(const struct merge_hotlist *h, int allow_state, const char **why)
+int spool_hot_check(const struct spool_hotlist *h, int allow_state, const char **why)
 {
 	const char *w = NULL;
-	unsigned kind = MERGE_HOT_KEY_KIND(h->key);
-	if (!merge_hot_kind_valid(kind))
+	unsigned kind = SPOOL_HOT_KEY_KIND(h->key);
+	if (!spool_hot_kind_valid(kind))
 		w = "unknown value kind";
-	else if (h->n > MERGE_HOT_N)
+	else if (h->n > SPOOL_HOT_N)
 		w = "more than 16 entries";
-	else if (h->r > MERGE_HOT_RMAX)
+	else if (h->r > SPOOL_HOT_RMAX)
 		w = "implausible reduction count";
 	else if (h->state && !allow_state)
 		w = "reserved fields not zero";
-	else if (h->n && h->method != MERGE_HOT_COUNTING)
+	else if (h->n && h->method != SPOOL_HOT_COUNTING)
 		w = h->method ? "unknown hotlist method"
 			      : "written by an earlier vprof (concise samples, counts of another meaning): "
 				"remove the database and profile again";
@@ -286,7 +286,7 @@ int merge_hot_check(const struct merge_hotlist *h, int allow_state, const char *
 		else if (h->e[i].count > h->vtot)
 			w = "a count exceeds the values offered";
 	}
-	for (uint32_t i = h->n; !w && i < MERGE_HOT_N; i++)
+	for (uint32_t i = h->n; !w && i < SPOOL_HOT_N; i++)
 		if (h->e[i].count)
 			w = "count beyond the entries in use";
 	if (why)
@@ -294,7 +294,7 @@ int merge_hot_check(const struct merge_hotlist *h, int allow_state, const char *
 	return w ? -1 : 0;
 }
 
-uint64_t merge_hot_latency_bin(uint64_t cycles)
+uint64_t spool_hot_latency_bin(uint64_t cycles)
 {
 	if (cycles < 16)
 		return cycles;
@@ -303,20 +303,20 @@ uint64_t merge_hot_latency_bin(uint64_t cycles)
 	return cycles & ~(quarter - 1);
 }
 
-static const char *const kKindNames[MERGE_VK_MAX] = {   /* ORDER VK */
-	[MERGE_VK_NONE] = "none",
-	[MERGE_VK_RESULT] = "result",
-	[MERGE_VK_SRC1] = "src1",
-	[MERGE_VK_SRC2] = "src2",
-	[MERGE_VK_ADDR] = "addr",
-	[MERGE_VK_LATENCY] = "latency",
-	[MERGE_VK_RETADDR] = "retaddr",
-	[MERGE_VK_TARGET] = "target",
-	[MERGE_VK_STRIDE] = "stride",
-	[MERGE_VK_RESULT_BY_SITE] = "result@site",
-	[MERGE_VK_SRC1_BY_SITE] = "src1@site",
-	[MERGE_VK_SRC2_BY_SITE] = "src2@site",
-	[MERGE_VK_ADDR_LATENCY] = "addr+latency",
+static const char *const kKindNames[SPOOL_VK_MAX] = {   /* ORDER VK */
+	[SPOOL_VK_NONE] = "none",
+	[SPOOL_VK_RESULT] = "result",
+	[SPOOL_VK_SRC1] = "src1",
+	[SPOOL_VK_SRC2] = "src2",
+	[SPOOL_VK_ADDR] = "addr",
+	[SPOOL_VK_LATENCY] = "latency",
+	[SPOOL_VK_RETADDR] = "retaddr",
+	[SPOOL_VK_TARGET] = "target",
+	[SPOOL_VK_STRIDE] = "stride",
+	[SPOOL_VK_RESULT_BY_SITE] = "result@site",
+	[SPOOL_VK_SRC1_BY_SITE] = "src1@site",
+	[SPOOL_VK_SRC2_BY_SITE] = "src2@site",
+	[SPOOL_VK_ADDR_LATENCY] = "addr+latency",
 	[13] = "arg.rdi", [14] = "arg.rsi", [15] = "arg.rdx", [16] = "arg.rcx", [17] = "arg.r8",
 	[18] = "arg.r9", [19] = "arg.xmm0", [20] = "arg.xmm1", [21] = "arg.xmm2", [22] = "arg.xmm3",
 	[23] = "arg.xmm4", [24] = "arg.xmm5", [25] = "arg.xmm6", [26] = "arg.xmm7",
@@ -326,7 +326,7 @@ static const char *const kKindNames[MERGE_VK_MAX] = {   /* ORDER VK */
 	MOD_KINDS("hex", 0), MOD_KINDS("signed", 1), MOD_KINDS("unsigned", 2), MOD_KINDS("double", 3),
 };
 
-const char *merge_hot_kind_name(unsigned kind)
+const char *spool_hot_kind_name(unsigned kind)
 {
-	return kind < MERGE_VK_MAX && kKindNames[kind] ? kKindNames[kind] : "?";
+	return kind < SPOOL_VK_MAX && kKindNames[kind] ? kKindNames[kind] : "?";
 }

@@ -4,7 +4,7 @@
  * 2000, section 2.2), with N = 16 entries and f = N/(N-1) = 16/15.
  *
  * One hotlist summarizes the stream of values of one kind seen at one
- * instruction: at most MERGE_HOT_N (value, aux, count) entries and a
+ * instruction: at most SPOOL_HOT_N (value, aux, count) entries and a
  * threshold tau = (16/15)^r (p = 1/tau, the report's thld). A value
  * already in the list is counted every time it is seen; a new value
  * enters with probability p. When a 17th value enters, tau is raised to
@@ -34,25 +34,25 @@
  * state (a nibble of all ones, probability 1/16, is "tails") and
  * uniform doubles from its top 53 bits; (1 - q)^c by squaring (no libm
  * in the library). Merging is at the larger tau of the two (see
- * merge_hot_merge).
+ * spool_hot_merge).
  *
- * A hotlist's key is MERGE_HOT_KEY(kind, where): in a spool, "where" is
- * MERGE_GPC(image generation, pc), as for sample counts; in a profile, it
+ * A hotlist's key is SPOOL_HOT_KEY(kind, where): in a spool, "where" is
+ * SPOOL_GPC(image generation, pc), as for sample counts; in a profile, it
  * is the ELF vaddr in the image (the absolute pc in unknown.*.prof).
  *
  * Composite values: each entry has a second 64-bit word, aux, so a pair
  * (value, call site) is kept exactly; aux is 0 for plain kinds. Two
  * entries are the same value when both value and aux are equal.
  *
- * The same struct is the record of spools' and profiles' MERGE_SEC_VALUES
+ * The same struct is the record of spools' and profiles' SPOOL_SEC_VALUES
  * sections (format.h): 416 bytes, little-endian, no pointers. Its
- * `method` word is MERGE_HOT_COUNTING once anything was counted; a
+ * `method` word is SPOOL_HOT_COUNTING once anything was counted; a
  * non-empty hotlist with 0 there was written by a vprof that kept concise
  * samples, whose counts mean something else: readers refuse it with a
- * message (merge_hot_check).
+ * message (spool_hot_check).
  *
  * Every function here is async-signal-safe: no malloc, no locks, no libm,
- * bounded stack (under 1.5 KiB; merge_spool_value, which nests a
+ * bounded stack (under 1.5 KiB; spool_value, which nests a
  * one-value hotlist and a merge, under 2 KiB). None is thread-safe on one
  * hotlist: the caller owns it (per-thread tables) or has claimed it
  * (spool/writer.c).
@@ -63,134 +63,134 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Value kinds: what was captured. ORDER VK: keep merge_hot_kind_name() in
+/* Value kinds: what was captured. ORDER VK: keep spool_hot_kind_name() in
  * step. Numbers are on disk: never reuse one. */
-enum merge_value_kind {
-	MERGE_VK_NONE = 0,
-	MERGE_VK_RESULT = 1,     /* first destination operand's new value */
-	MERGE_VK_SRC1 = 2,       /* first source operand's value */
-	MERGE_VK_SRC2 = 3,       /* second source operand's value */
-	MERGE_VK_ADDR = 4,       /* effective address of the memory operand */
-	MERGE_VK_LATENCY = 5,    /* load latency, cycles through merge_hot_latency_bin() */
-	MERGE_VK_RETADDR = 6,    /* return address of the current procedure */
-	MERGE_VK_TARGET = 7,     /* target of an indirect call or jump */
-	MERGE_VK_STRIDE = 8,     /* this address minus the previous one at this pc */
+enum spool_value_kind {
+	SPOOL_VK_NONE = 0,
+	SPOOL_VK_RESULT = 1,     /* first destination operand's new value */
+	SPOOL_VK_SRC1 = 2,       /* first source operand's value */
+	SPOOL_VK_SRC2 = 3,       /* second source operand's value */
+	SPOOL_VK_ADDR = 4,       /* effective address of the memory operand */
+	SPOOL_VK_LATENCY = 5,    /* load latency, cycles through spool_hot_latency_bin() */
+	SPOOL_VK_RETADDR = 6,    /* return address of the current procedure */
+	SPOOL_VK_TARGET = 7,     /* target of an indirect call or jump */
+	SPOOL_VK_STRIDE = 8,     /* this address minus the previous one at this pc */
 	/* Composite kinds: value as the plain kind above, aux = the call site
 	 * (return address of the current procedure, 0 if unknown). */
-	MERGE_VK_RESULT_BY_SITE = 9,
-	MERGE_VK_SRC1_BY_SITE = 10,
-	MERGE_VK_SRC2_BY_SITE = 11,
-	/* value = effective address, aux = binned latency (as MERGE_VK_LATENCY) */
-	MERGE_VK_ADDR_LATENCY = 12,
+	SPOOL_VK_RESULT_BY_SITE = 9,
+	SPOOL_VK_SRC1_BY_SITE = 10,
+	SPOOL_VK_SRC2_BY_SITE = 11,
+	/* value = effective address, aux = binned latency (as SPOOL_VK_LATENCY) */
+	SPOOL_VK_ADDR_LATENCY = 12,
 	/* Procedure arguments at a call the interpreted window went through:
 	 * the key's "where" is the call instruction's PC (the caller's
 	 * image), value the register as the callee's first instruction
 	 * received it (after PLT stubs and other jumps; an xmm register's low
 	 * 64 bits), aux the callee's entry (a code address: see
-	 * MERGE_HOT_XREF). Recorded only for the argument registers the
+	 * SPOOL_HOT_XREF). Recorded only for the argument registers the
 	 * callee read before writing them within the window. One kind per
 	 * register, in the SysV order of each class: 13..18 rdi rsi rdx rcx
 	 * r8 r9, 19..26 xmm0..xmm7. */
-	MERGE_VK_ARG_FIRST = 13,
-	MERGE_VK_ARG_XMM0 = 19,
-	MERGE_VK_ARG_LAST = 26,
-	MERGE_VK_BUILTIN_MAX = 27,   /* vprof's own kinds are 1..26 */
+	SPOOL_VK_ARG_FIRST = 13,
+	SPOOL_VK_ARG_XMM0 = 19,
+	SPOOL_VK_ARG_LAST = 26,
+	SPOOL_VK_BUILTIN_MAX = 27,   /* vprof's own kinds are 1..26 */
 	/* 27..31 unused. 32..63: reserved for customization modules
 	 * (include/vprof-module.h, VPROF_KIND_MODULE): 8 slots in each of 4
 	 * report formats, kind = 32 + format * 8 + slot, format 0 hex,
 	 * 1 signed, 2 unsigned, 3 IEEE double; named "modS.FORMAT". */
-	MERGE_VK_MODULE_FIRST = 32,
-	MERGE_VK_MODULE_LAST = 63,
-	MERGE_VK_MAX = 64,           /* every valid kind is below */
+	SPOOL_VK_MODULE_FIRST = 32,
+	SPOOL_VK_MODULE_LAST = 63,
+	SPOOL_VK_MAX = 64,           /* every valid kind is below */
 };
-#define MERGE_VK_MODULE_FORMAT(kind) (((kind) - MERGE_VK_MODULE_FIRST) >> 3)
-static inline int merge_hot_kind_valid(unsigned kind)
+#define SPOOL_VK_MODULE_FORMAT(kind) (((kind) - SPOOL_VK_MODULE_FIRST) >> 3)
+static inline int spool_hot_kind_valid(unsigned kind)
 {
-	return (kind > MERGE_VK_NONE && kind < MERGE_VK_BUILTIN_MAX) ||
-	       (kind >= MERGE_VK_MODULE_FIRST && kind <= MERGE_VK_MODULE_LAST);
+	return (kind > SPOOL_VK_NONE && kind < SPOOL_VK_BUILTIN_MAX) ||
+	       (kind >= SPOOL_VK_MODULE_FIRST && kind <= SPOOL_VK_MODULE_LAST);
 }
 
 /* Hotlist keys: kind in the top 8 bits, as events are in count keys. */
-#define MERGE_HOT_KEY(kind, where) \
+#define SPOOL_HOT_KEY(kind, where) \
 	(((uint64_t)(kind) << 56) | ((uint64_t)(where) & 0x00ffffffffffffffull))
-#define MERGE_HOT_KEY_KIND(k)  ((unsigned)((k) >> 56))
-#define MERGE_HOT_KEY_WHERE(k) ((k) & 0x00ffffffffffffffull)
+#define SPOOL_HOT_KEY_KIND(k)  ((unsigned)((k) >> 56))
+#define SPOOL_HOT_KEY_WHERE(k) ((k) & 0x00ffffffffffffffull)
 
 /* In a profile, code addresses in values (RETADDR, TARGET) and in the aux
  * of the *_BY_SITE kinds are ELF offsets in the hotlist's own image, or,
  * for an address in another image, the absolute address with this bit. */
-#define MERGE_HOT_FOREIGN (1ull << 63)
+#define SPOOL_HOT_FOREIGN (1ull << 63)
 /* A code address in another image, as profiles store it where that image
  * is known: both top bits, a 30-bit identity of the image (bits 32..61,
  * merge_profile_xref_id: from its build-id, or its path without one) and
  * the ELF vaddr in it (bits 0..31). Reports resolve the identity against
  * the images of the database; merge writes a profile (possibly without
  * samples) for every image it names this way. An absolute address never
- * has bit 62 set, so MERGE_HOT_FOREIGN alone still means absolute. */
-#define MERGE_HOT_XREF (3ull << 62)
-#define MERGE_HOT_XREF_MAKE(id, vaddr) \
-	(MERGE_HOT_XREF | ((uint64_t)((id) & 0x3fffffffu) << 32) | ((uint64_t)(vaddr) & 0xffffffffull))
-#define MERGE_HOT_XREF_ID(v)    ((uint32_t)(((v) >> 32) & 0x3fffffffu))
-#define MERGE_HOT_XREF_VADDR(v) ((v) & 0xffffffffull)
-static inline int merge_hot_is_xref(uint64_t v)
+ * has bit 62 set, so SPOOL_HOT_FOREIGN alone still means absolute. */
+#define SPOOL_HOT_XREF (3ull << 62)
+#define SPOOL_HOT_XREF_MAKE(id, vaddr) \
+	(SPOOL_HOT_XREF | ((uint64_t)((id) & 0x3fffffffu) << 32) | ((uint64_t)(vaddr) & 0xffffffffull))
+#define SPOOL_HOT_XREF_ID(v)    ((uint32_t)(((v) >> 32) & 0x3fffffffu))
+#define SPOOL_HOT_XREF_VADDR(v) ((v) & 0xffffffffull)
+static inline int spool_hot_is_xref(uint64_t v)
 {
-	return (v & MERGE_HOT_XREF) == MERGE_HOT_XREF;
+	return (v & SPOOL_HOT_XREF) == SPOOL_HOT_XREF;
 }
 
-static inline int merge_hot_kind_has_site(unsigned kind)
+static inline int spool_hot_kind_has_site(unsigned kind)
 {
-	return kind == MERGE_VK_RESULT_BY_SITE || kind == MERGE_VK_SRC1_BY_SITE ||
-	       kind == MERGE_VK_SRC2_BY_SITE;
+	return kind == SPOOL_VK_RESULT_BY_SITE || kind == SPOOL_VK_SRC1_BY_SITE ||
+	       kind == SPOOL_VK_SRC2_BY_SITE;
 }
-static inline int merge_hot_kind_is_arg(unsigned kind)
+static inline int spool_hot_kind_is_arg(unsigned kind)
 {
-	return kind >= MERGE_VK_ARG_FIRST && kind <= MERGE_VK_ARG_LAST;
+	return kind >= SPOOL_VK_ARG_FIRST && kind <= SPOOL_VK_ARG_LAST;
 }
 /* Kinds whose aux is a code address (a call site, or a callee). */
-static inline int merge_hot_kind_code_aux(unsigned kind)
+static inline int spool_hot_kind_code_aux(unsigned kind)
 {
-	return merge_hot_kind_has_site(kind) || merge_hot_kind_is_arg(kind);
+	return spool_hot_kind_has_site(kind) || spool_hot_kind_is_arg(kind);
 }
 /* Kinds whose value is a code address. */
-static inline int merge_hot_kind_code_value(unsigned kind)
+static inline int spool_hot_kind_code_value(unsigned kind)
 {
-	return kind == MERGE_VK_RETADDR || kind == MERGE_VK_TARGET;
+	return kind == SPOOL_VK_RETADDR || kind == SPOOL_VK_TARGET;
 }
 
 /* aux of the plain operand kinds (RESULT, SRC1, SRC2, ADDR): the value
  * was an address inside the sampled thread's own stack when captured (it
  * names a frame, not data). 0 otherwise. */
-#define MERGE_HOT_AUX_STACK 1ull
+#define SPOOL_HOT_AUX_STACK 1ull
 
-#define MERGE_HOT_N 16           /* entries: the paper's N */
-#define MERGE_HOT_RMAX 4096      /* raises a valid hotlist may have */
-#define MERGE_HOT_COUNTING 1     /* method: Gibbons-Matias counting samples */
+#define SPOOL_HOT_N 16           /* entries: the paper's N */
+#define SPOOL_HOT_RMAX 4096      /* raises a valid hotlist may have */
+#define SPOOL_HOT_COUNTING 1     /* method: Gibbons-Matias counting samples */
 
-struct merge_hot_entry {
+struct spool_hot_entry {
 	uint64_t value;
 	uint64_t aux;            /* second word of composite kinds, else 0 */
 	uint64_t count;          /* > 0 for entries [0, n) */
 };
 
-struct merge_hotlist {           /* 416 bytes */
-	uint64_t key;            /* MERGE_HOT_KEY; 0: unused */
+struct spool_hotlist {           /* 416 bytes */
+	uint64_t key;            /* SPOOL_HOT_KEY; 0: unused */
 	uint64_t vtot;           /* value samples offered (the report's vtot) */
 	uint32_t r;              /* raises: tau = (16/15)^r, p = 1/tau (thld) */
 	uint32_t n;              /* entries in use */
 	uint32_t state;          /* spool shared area's claim word; 0 elsewhere */
-	uint32_t method;         /* MERGE_HOT_COUNTING, or 0 while empty */
-	struct merge_hot_entry e[MERGE_HOT_N];
+	uint32_t method;         /* SPOOL_HOT_COUNTING, or 0 while empty */
+	struct spool_hot_entry e[SPOOL_HOT_N];
 };
 
 /* An empty hotlist for key (p = 1). */
-void merge_hot_init(struct merge_hotlist *h, uint64_t key);
+void spool_hot_init(struct spool_hotlist *h, uint64_t key);
 
 /* One value sample: vtot++; count value if it is listed, else list it
  * with probability p, raising tau until at most N values remain. *rng is
  * the caller's xorshift64 state (any value; 0 is replaced). _pair offers
  * a composite (value, aux). */
-void merge_hot_offer(struct merge_hotlist *h, uint64_t value, uint64_t *rng);
-void merge_hot_offer_pair(struct merge_hotlist *h, uint64_t value, uint64_t aux, uint64_t *rng);
+void spool_hot_offer(struct spool_hotlist *h, uint64_t value, uint64_t *rng);
+void spool_hot_offer_pair(struct spool_hotlist *h, uint64_t value, uint64_t aux, uint64_t *rng);
 
 /* Fold b into a (keys should match; a's is kept), at the larger tau of
  * the two ("hi"; the other is "lo"): a value listed in both gets lo's
@@ -202,27 +202,27 @@ void merge_hot_offer_pair(struct merge_hotlist *h, uint64_t value, uint64_t aux,
  * accuracy however many small lists are folded into a large one (as
  * spool/writer.c's evictions do). a may be empty (n == 0, r == 0): it then
  * becomes a copy of b. */
-void merge_hot_merge(struct merge_hotlist *a, const struct merge_hotlist *b, uint64_t *rng);
+void spool_hot_merge(struct spool_hotlist *a, const struct spool_hotlist *b, uint64_t *rng);
 
 /* p = 1/tau = (15/16)^r: the probability a new value enters (thld). */
-double merge_hot_p(const struct merge_hotlist *h);
+double spool_hot_p(const struct spool_hotlist *h);
 /* Unbiased estimate of how often entry i's value was offered:
  * count + tau - 1, at most vtot. */
-double merge_hot_estimate(const struct merge_hotlist *h, int i);
+double spool_hot_estimate(const struct spool_hotlist *h, int i);
 /* Sort entries by count, largest first (ties: by value, then aux). */
-void merge_hot_sort(struct merge_hotlist *h);
+void spool_hot_sort(struct spool_hotlist *h);
 
 /* Structural check of a hotlist read from a file: 0, or -1 with a reason
  * (n <= N, counts > 0 and each at most vtot, no duplicate values,
- * r <= RMAX, kind known, method MERGE_HOT_COUNTING unless empty, state 0
+ * r <= RMAX, kind known, method SPOOL_HOT_COUNTING unless empty, state 0
  * unless allow_state). */
-int merge_hot_check(const struct merge_hotlist *h, int allow_state, const char **why);
+int spool_hot_check(const struct spool_hotlist *h, int allow_state, const char **why);
 
-/* Latency bins for MERGE_VK_LATENCY: exact below 16 cycles, then four
+/* Latency bins for SPOOL_VK_LATENCY: exact below 16 cycles, then four
  * bins per power of two, each named by its lower bound. */
-uint64_t merge_hot_latency_bin(uint64_t cycles);
+uint64_t spool_hot_latency_bin(uint64_t cycles);
 
 /* Short name of a kind ("result", "src1", ...); "?" if unknown. */
-const char *merge_hot_kind_name(unsigned kind);
+const char *spool_hot_kind_name(unsigned kind);
 
 #endif

@@ -28,7 +28,7 @@ static ssize_t read_small(const char *path, char *buf, size_t cap)
 	if (fd < 0)
 		return -1;
 	ssize_t n = read(fd, buf, cap - 1);
-	merge_fd_close(fd);
+	upcall_fd_close(fd);
 	buf[n > 0 ? n : 0] = 0;
 	return n;
 }
@@ -100,11 +100,11 @@ static uint64_t read_pidns(void)
 	return 0;
 }
 
-void spool_owner_fill(struct merge_spool_owner *o, pid_t pid)
+void spool_owner_fill(struct spool_owner *o, pid_t pid)
 {
 	char buf[1024], state;
 	uint64_t threads = 0, start = 0;
-	memcpy(o->magic, MERGE_SPOOL_OWNER_MAGIC, 8);
+	memcpy(o->magic, SPOOL_OWNER_MAGIC, 8);
 	o->pid = (uint64_t)pid;
 	if (read_small("/proc/self/stat", buf, sizeof(buf)) <= 0 ||
 	    parse_stat(buf, &state, &threads, &start) < 0)
@@ -112,7 +112,7 @@ void spool_owner_fill(struct merge_spool_owner *o, pid_t pid)
 	o->start_ticks = start;
 	o->pidns = read_pidns();
 	read_boot_id(o->boot_id);
-	o->checksum = XXH64(o, offsetof(struct merge_spool_owner, checksum), 0);
+	o->checksum = XXH64(o, offsetof(struct spool_owner, checksum), 0);
 }
 
 static int boot_id_known(const uint8_t id[16])
@@ -162,31 +162,31 @@ static int maps_spool(uint64_t pid, uint64_t ino, const char *base)
 	return found ? 1 : whole ? 0 : -1;
 }
 
-int merge_spool_finished(int fd, const char *spool_path)
+int spool_owner_finished(int fd, const char *spool_path)
 {
-	struct merge_spool_owner o;
-	if (pread(fd, &o, sizeof(o), MERGE_SPOOL_OWNER_OFF) != (ssize_t)sizeof(o) ||
-	    memcmp(o.magic, MERGE_SPOOL_OWNER_MAGIC, 8) != 0 ||
-	    o.checksum != XXH64(&o, offsetof(struct merge_spool_owner, checksum), 0))
+	struct spool_owner o;
+	if (pread(fd, &o, sizeof(o), SPOOL_OWNER_OFF) != (ssize_t)sizeof(o) ||
+	    memcmp(o.magic, SPOOL_OWNER_MAGIC, 8) != 0 ||
+	    o.checksum != XXH64(&o, offsetof(struct spool_owner, checksum), 0))
 		/* An older libvprof's spool: its owner holds a flock while alive. */
 		return flock(fd, LOCK_EX | LOCK_NB) == 0;
 	uint8_t boot[16];
 	read_boot_id(boot);
 	if (boot_id_known(boot) && boot_id_known(o.boot_id) && memcmp(boot, o.boot_id, 16) != 0)
 		return 1;        /* written before the last reboot */
-	/* Rotated out and closed by its running owner (MERGE_EXITED_CLOSED):
+	/* Rotated out and closed by its running owner (SPOOL_EXITED_CLOSED):
 	 * no writer is left in it. Rotated out but maybe still written
-	 * (MERGE_EXITED_ROTATED): judged as a live owner's, by its mapping. */
+	 * (SPOOL_EXITED_ROTATED): judged as a live owner's, by its mapping. */
 	uint64_t exited = 0;
 	if (pread(fd, &exited, sizeof(exited),
-		  (off_t)offsetof(struct merge_spool_header, live.exited)) != sizeof(exited))
+		  (off_t)offsetof(struct spool_header, live.exited)) != sizeof(exited))
 		exited = 0;
-	if (exited == MERGE_EXITED_CLOSED)
+	if (exited == SPOOL_EXITED_CLOSED)
 		return 1;
 	uint64_t ns = read_pidns();
 	if (ns && o.pidns && ns != o.pidns)
 		/* Its pid means nothing here: trust only a normal exit. */
-		return exited == MERGE_EXITED_NORMAL;
+		return exited == SPOOL_EXITED_NORMAL;
 	char path[64], buf[1024], state = 0;
 	uint64_t threads = 0, start = 0;
 	snprintf(path, sizeof(path), "/proc/%llu/stat", (unsigned long long)o.pid);

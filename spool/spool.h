@@ -1,11 +1,11 @@
 /*
  * Spool files: the per-process sample store (format in format.h).
  *
- * The writer (libvprof.so, writer.c): merge_spool_create() makes and maps
+ * The writer (libvprof.so, writer.c): spool_create() makes and maps
  * the file when a process starts (or a fork child begins); the handler
- * then counts samples with merge_spool_count(), which is async-signal-safe,
+ * then counts samples with spool_count(), which is async-signal-safe,
  * lock-free and touches one cache line in the common case. Image loads and
- * unloads are appended with merge_spool_image(). The owner record (owner.c)
+ * unloads are appended with spool_image(). The owner record (owner.c)
  * tells a merge whether the writer is gone.
  *
  * The reader is merge/spool_read.h (the vprof command only); it shares the
@@ -22,28 +22,28 @@
 
 /* Sizes of a new spool. Bounded whatever the run length: ~2.1 MiB of
  * address space, sparse on disk (untouched pages take no room). */
-#define MERGE_SLOTS 32
-#define MERGE_SLOT_BUCKETS 512            /* x4 ways = 2048 PCs per thread */
-#define MERGE_SHARED_ENTRIES 32768
-#define MERGE_IMAGE_RECORDS 1024
+#define SPOOL_SLOTS 32
+#define SPOOL_SLOT_BUCKETS 512            /* x4 ways = 2048 PCs per thread */
+#define SPOOL_SHARED_ENTRIES 32768
+#define SPOOL_IMAGE_RECORDS 1024
 /* Values (only in spools made with params.values): per thread slot, 128
  * hotlists 4-way set-associative (53 KiB), plus a 4096-hotlist shared
  * area (1.7 MiB): 3.3 MiB more address space, touched a page at a time. */
-#define MERGE_VALUE_LISTS 128
-#define MERGE_VALUE_WAYS 4        /* recorded in the head; lookups probe instead */
-#define MERGE_VALUE_PROBE 16
-#define MERGE_VALUE_SHARED 16384    /* lists in the shared value area */
-#define MERGE_VALUE_SHARED_V1 4096  /* ... in spools before 2026-11-23 (still read) */
+#define SPOOL_VALUE_LISTS 128
+#define SPOOL_VALUE_WAYS 4        /* recorded in the head; lookups probe instead */
+#define SPOOL_VALUE_PROBE 16
+#define SPOOL_VALUE_SHARED 16384    /* lists in the shared value area */
+#define SPOOL_VALUE_SHARED_V1 4096  /* ... in spools before 2026-11-23 (still read) */
 
-/* Who writes a spool: at MERGE_SPOOL_OWNER_OFF in page 0, after the
+/* Who writes a spool: at SPOOL_OWNER_OFF in page 0, after the
  * header (zero in spools made before it existed, whose owners held a
  * flock instead). Written before the spool gets its .spool name. The
  * process is alive while a process with that pid and start time exists
  * (in the same boot) and is not a finished zombie; then the spool is still
  * being written. A writer never holds a descriptor on its spool. */
-#define MERGE_SPOOL_OWNER_OFF 3584
-#define MERGE_SPOOL_OWNER_MAGIC "vprfown1"
-struct merge_spool_owner {
+#define SPOOL_OWNER_OFF 3584
+#define SPOOL_OWNER_MAGIC "vprfown1"
+struct spool_owner {
 	char magic[8];
 	uint64_t pid;            /* getpid() in the writer's pid namespace */
 	uint64_t start_ticks;    /* /proc/PID/stat field 22; 0: unknown */
@@ -52,14 +52,14 @@ struct merge_spool_owner {
 	uint64_t checksum;       /* XXH64 of the bytes above, seed 0 */
 };
 
-/* Which vprof run a spool belongs to: at MERGE_SPOOL_RUN_OFF in page 0,
+/* Which vprof run a spool belongs to: at SPOOL_RUN_OFF in page 0,
  * after the owner record, written before the spool gets its .spool name
  * (zero in spools of processes not started by `vprof run`, and of older
  * libvprof). id tells each run's processes apart in a shared database;
  * epoch is the epoch the run chose (0: the current one at merge time). */
-#define MERGE_SPOOL_RUN_OFF 3648
-#define MERGE_SPOOL_RUN_MAGIC "vprfrun1"
-struct merge_spool_run {
+#define SPOOL_RUN_OFF 3648
+#define SPOOL_RUN_MAGIC "vprfrun1"
+struct spool_run {
 	char magic[8];
 	uint64_t id;
 	uint64_t epoch;
@@ -69,27 +69,27 @@ struct merge_spool_run {
 /* A writer's record of the spool's pages the filesystem has backed (a
  * bit per 4 KiB page): a write to a page of a MAP_SHARED file that the
  * filesystem cannot back is a SIGBUS, so every page is backed before its
- * first use (merge_spool_room). 64 words: spools up to 16 MiB. */
-#define MERGE_ROOM_WORDS 64
+ * first use (spool_room). 64 words: spools up to 16 MiB. */
+#define SPOOL_ROOM_WORDS 64
 
-struct merge_spool {
+struct spool {
 	int fd;                  /* a writer keeps none (-1); a reader none after open */
 	size_t size;
-	struct merge_spool_header *hdr;   /* the mapping (a reader's: a private copy) */
+	struct spool_header *hdr;   /* the mapping (a reader's: a private copy) */
 	uint8_t *threads;                 /* first slot */
-	struct merge_entry *shared;
-	struct merge_image_record *images;
+	struct spool_entry *shared;
+	struct spool_image_record *images;
 	uint8_t *values;                  /* VALUES section, NULL if none */
 	uint8_t *stacks;                  /* STACKS section, NULL if none (merge/stacks.h) */
 	uint32_t gen;                     /* current image generation (writer) */
 	uint32_t vshared;                 /* lists in the shared value area */
 	uint32_t room_all;                /* every page is backed (readers; no populate) */
 	uint32_t nospace;                 /* a page was refused: the writer stops */
-	uint64_t room[MERGE_ROOM_WORDS];  /* writer: pages backed, a bit each */
+	uint64_t room[SPOOL_ROOM_WORDS];  /* writer: pages backed, a bit each */
 	char path[512];
 };
 
-struct merge_spool_params {
+struct spool_params {
 	uint32_t event, backend;
 	uint64_t period;
 	const char *exe, *cmdline;
@@ -106,11 +106,11 @@ struct merge_spool_params {
  * descriptor: the mapping is all the writer keeps. The pages it writes
  * now (page 0, the slot and section heads) are allocated with
  * posix_fallocate first; the rest are backed at their first use
- * (merge_spool_room). Not async-signal-safe in general, but uses only
+ * (spool_room). Not async-signal-safe in general, but uses only
  * system calls and no allocation, so it may run in a fork child.
  * Returns 0 or negative errno (-ENOSPC: no room for even that). */
-int merge_spool_create(struct merge_spool *sp, const char *dir,
-		       const struct merge_spool_params *p);
+int spool_create(struct spool *sp, const char *dir,
+		       const struct spool_params *p);
 
 /* 0 when the bytes [p, p + len) of a writer's mapping lie in pages the
  * filesystem has backed, backing them now if need be (one
@@ -118,63 +118,63 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
  * the write would have raised SIGBUS); -1 when it refuses: the spool is
  * then marked (sp->nospace, live.nospace_errno) and the writer stops.
  * Async-signal-safe, lock-free; errno kept. */
-int merge_spool_room(struct merge_spool *sp, const void *p, size_t len);
+int spool_room(struct spool *sp, const void *p, size_t len);
 
 /* Back every page of the spool now, so that no later write makes a
  * system call (before a process enters a sandbox that may forbid
  * madvise). 0, or -1 with the writer stopped as above. Async-signal-safe. */
-int merge_spool_reserve_all(struct merge_spool *sp);
+int spool_reserve_all(struct spool *sp);
 
 /* Unmap without touching the file: for a fork child dropping the parent's
  * spool. */
-void merge_spool_forget(struct merge_spool *sp);
+void spool_forget(struct spool *sp);
 
 /* Claim a thread slot for tid. Returns the slot or NULL if none is free
  * (the thread then counts into the shared table). Async-signal-safe. */
-struct merge_thread_slot *merge_spool_claim_slot(struct merge_spool *sp, uint32_t tid);
+struct spool_thread_slot *spool_claim_slot(struct spool *sp, uint32_t tid);
 
 /* Fold a slot into the shared table and mark it free for reuse (thread
  * exit). Must not race with the handler of the owning thread: call with
  * the sample signal blocked or the trigger stopped. Async-signal-safe. */
-void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *slot);
+void spool_release_slot(struct spool *sp, struct spool_thread_slot *slot);
 
 /* Count one sample of key in slot (NULL: shared table). Async-signal-safe,
  * lock-free; the only atomics are on the shared table. */
-void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *slot, uint64_t key);
+void spool_count(struct spool *sp, struct spool_thread_slot *slot, uint64_t key);
 
 /* Append an image record. A load over a different image recorded in the
  * current generation starts a new one (sp->gen). Async-signal-safe
  * (lock-free append). _gen records with a given generation (a fork
  * child copying its parent's records). */
-void merge_spool_image(struct merge_spool *sp, int kind, uint64_t bias,
+void spool_image(struct spool *sp, int kind, uint64_t bias,
 		       uint64_t lo, uint64_t hi, const uint8_t *build_id,
 		       uint32_t build_id_len, const char *path);
-void merge_spool_image_gen(struct merge_spool *sp, int kind, uint64_t bias,
+void spool_image_gen(struct spool *sp, int kind, uint64_t bias,
 			   uint64_t lo, uint64_t hi, const uint8_t *build_id,
 			   uint32_t build_id_len, const char *path, uint32_t gen);
 
-/* One value sample at key = MERGE_HOT_KEY(kind, MERGE_GPC(gen, pc)):
+/* One value sample at key = SPOOL_HOT_KEY(kind, SPOOL_GPC(gen, pc)):
  * offered to the hotlist of key in slot's value table (a hotlist evicted
  * from it is merged into the shared value area), or, with slot NULL,
  * straight into the shared value area. merge_spool_value_samples() counts every call;
  * values_dropped those the shared area had no room for. A no-op on a
  * spool made without values. Async-signal-safe, lock-free: the shared
  * area's records are claimed with a CAS and never waited for. *rng is the
- * thread's xorshift64 state (merge_hot_offer). aux: 0 for plain kinds.
+ * thread's xorshift64 state (spool_hot_offer). aux: 0 for plain kinds.
  * A key whose kind is not a known MERGE_VK_* is ignored. A released slot
  * keeps its value table: hotlists are per process, and the slot's next
  * owner goes on with them. */
-void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *slot, uint64_t key,
+void spool_value(struct spool *sp, struct spool_thread_slot *slot, uint64_t key,
 		       uint64_t value, uint64_t aux, uint64_t *rng);
 
 /* Account one interpretation run: insns interpreted, stop reason (enum
- * interp_stop; reasons >= MERGE_INTERP_STOPS count in the last bucket).
+ * interp_stop; reasons >= SPOOL_INTERP_STOPS count in the last bucket).
  * Async-signal-safe (relaxed atomic adds). */
-void merge_spool_interp(struct merge_spool *sp, uint64_t insns, unsigned stop);
+void spool_interp(struct spool *sp, uint64_t insns, unsigned stop);
 
 /* Same for valid image records, in record order. */
-typedef int merge_image_fn(const struct merge_image_record *r, void *arg);
-int merge_spool_images(const struct merge_spool *sp, merge_image_fn *fn, void *arg);
+typedef int spool_image_fn(const struct spool_image_record *r, void *arg);
+int spool_images(const struct spool *sp, spool_image_fn *fn, void *arg);
 
 /* Make the directories a writer needs in database root (dir.c): spool/,
  * epochs/ and the lock file, each if missing, directories 0700. 0, or
@@ -186,7 +186,7 @@ int spool_mkdir_p(const char *path, mode_t mode);
 
 /* The owner record of a new spool, for the process pid (owner.c). System
  * calls only: may run in a fork child. */
-void spool_owner_fill(struct merge_spool_owner *o, pid_t pid);
+void spool_owner_fill(struct spool_owner *o, pid_t pid);
 
 /* Is the spool at path, open on fd, finished (its owner gone), so that a
  * merge may take it? 1: finished; 0: its owner runs (or cannot be told:
@@ -195,7 +195,7 @@ void spool_owner_fill(struct merge_spool_owner *o, pid_t pid);
  * whose threads all exited, or one that no longer maps the spool (it
  * exec'd). A spool without one (an older libvprof's) is finished when its
  * owner's flock is gone. */
-int merge_spool_finished(int fd, const char *path);
+int spool_owner_finished(int fd, const char *path);
 
 /* ---- the STACKS section (stack_table.c) ----
  *
@@ -204,69 +204,69 @@ int merge_spool_finished(int fd, const char *path);
  * table is fixed (4096 stacks of up to 64 frames, 2.2 MiB of address
  * space, sparse): a stack that finds no entry in 32 probes is counted as
  * dropped, never lost silently. */
-#define MERGE_STACK_ENTRIES 4096
+#define SPOOL_STACK_ENTRIES 4096
 
-size_t merge_stacks_section_bytes(void);
-void merge_stacks_geometry(struct merge_stacks_head *h, int depth, int method);
+size_t spool_stacks_section_bytes(void);
+void spool_stacks_geometry(struct spool_stacks_head *h, int depth, int method);
 /* 0 if h has the geometry this vprof writes, else -1. */
-int merge_stacks_check(const struct merge_stacks_head *h);
+int spool_stacks_check(const struct spool_stacks_head *h);
 
 /* Count one stack of `weight` samples: pc[0] the sampled PC, then return
- * addresses, depth frames (1..MERGE_STACK_MAX), taken in image generation
+ * addresses, depth frames (1..SPOOL_STACK_MAX), taken in image generation
  * gen; truncated: the unwinder had more frames than depth. A no-op on a
  * spool without STACKS. Async-signal-safe. */
-void merge_spool_stack(struct merge_spool *sp, const uint64_t *pc, unsigned depth, unsigned gen,
+void spool_stack(struct spool *sp, const uint64_t *pc, unsigned depth, unsigned gen,
 		       int truncated, uint64_t weight);
 
 /* The table's entries, and the hash an entry is keyed by (FNV-1a over
  * the frames, then a final mix; never 0): the reader's check. */
-struct merge_stack_entry *spool_stack_entries(const struct merge_spool *sp);
+struct spool_stack_entry *spool_stack_entries(const struct spool *sp);
 uint64_t spool_stack_hash(const uint64_t *pc, unsigned depth, unsigned gen);
 
 /* ---- geometry, shared by the writer and the reader ---- */
 
 static inline size_t spool_slot_bytes(uint32_t nbuckets)
 {
-	return sizeof(struct merge_thread_slot) + (size_t)nbuckets * MERGE_WAYS * sizeof(struct merge_entry);
+	return sizeof(struct spool_thread_slot) + (size_t)nbuckets * SPOOL_WAYS * sizeof(struct spool_entry);
 }
 
-static inline struct merge_thread_slot *spool_slot_at(const struct merge_spool *sp, uint32_t i)
+static inline struct spool_thread_slot *spool_slot_at(const struct spool *sp, uint32_t i)
 {
-	return (struct merge_thread_slot *)(sp->threads + (size_t)i * sp->hdr->s.slot_size);
+	return (struct spool_thread_slot *)(sp->threads + (size_t)i * sp->hdr->s.slot_size);
 }
 
 /* The VALUES section: head, one table per slot, the shared area. */
 static inline size_t spool_value_table_bytes(void)
 {
-	return sizeof(struct merge_value_table) + (size_t)MERGE_VALUE_LISTS * sizeof(struct merge_hotlist);
+	return sizeof(struct spool_value_table) + (size_t)SPOOL_VALUE_LISTS * sizeof(struct spool_hotlist);
 }
 
-/* shared: MERGE_VALUE_SHARED, or MERGE_VALUE_SHARED_V1 in older spools. */
+/* shared: SPOOL_VALUE_SHARED, or SPOOL_VALUE_SHARED_V1 in older spools. */
 static inline size_t spool_values_bytes(uint32_t nslots, uint32_t shared)
 {
-	return sizeof(struct merge_values_head) + nslots * spool_value_table_bytes() +
-	       (size_t)shared * sizeof(struct merge_hotlist);
+	return sizeof(struct spool_values_head) + nslots * spool_value_table_bytes() +
+	       (size_t)shared * sizeof(struct spool_hotlist);
 }
 
-static inline void spool_values_geometry(struct merge_values_head *h, uint32_t nslots, uint32_t shared)
+static inline void spool_values_geometry(struct spool_values_head *h, uint32_t nslots, uint32_t shared)
 {
 	h->nslots = nslots;
-	h->lists = MERGE_VALUE_LISTS;
-	h->ways = MERGE_VALUE_WAYS;
+	h->lists = SPOOL_VALUE_LISTS;
+	h->ways = SPOOL_VALUE_WAYS;
 	h->shared = shared;
-	h->list_size = sizeof(struct merge_hotlist);
+	h->list_size = sizeof(struct spool_hotlist);
 	h->table_size = (uint32_t)spool_value_table_bytes();
 }
 
-static inline struct merge_value_table *spool_value_table(const struct merge_spool *sp, uint32_t i)
+static inline struct spool_value_table *spool_value_table_at(const struct spool *sp, uint32_t i)
 {
-	return (struct merge_value_table *)(sp->values + sizeof(struct merge_values_head) +
+	return (struct spool_value_table *)(sp->values + sizeof(struct spool_values_head) +
 					    (size_t)i * spool_value_table_bytes());
 }
 
-static inline struct merge_hotlist *spool_value_shared(const struct merge_spool *sp)
+static inline struct spool_hotlist *spool_value_shared(const struct spool *sp)
 {
-	return (struct merge_hotlist *)(sp->values + sizeof(struct merge_values_head) +
+	return (struct spool_hotlist *)(sp->values + sizeof(struct spool_values_head) +
 					(size_t)sp->hdr->s.nslots * spool_value_table_bytes());
 }
 

@@ -14,33 +14,33 @@
  */
 #include "spool/spool.h"
 
-_Static_assert(sizeof(struct merge_stacks_head) == 64, "stacks head size");
-_Static_assert(sizeof(struct merge_stack_entry) == 544, "stack entry size");
+_Static_assert(sizeof(struct spool_stacks_head) == 64, "stacks head size");
+_Static_assert(sizeof(struct spool_stack_entry) == 544, "stack entry size");
 
-size_t merge_stacks_section_bytes(void)
+size_t spool_stacks_section_bytes(void)
 {
-	return sizeof(struct merge_stacks_head) +
-	       (size_t)MERGE_STACK_ENTRIES * sizeof(struct merge_stack_entry);
+	return sizeof(struct spool_stacks_head) +
+	       (size_t)SPOOL_STACK_ENTRIES * sizeof(struct spool_stack_entry);
 }
 
-void merge_stacks_geometry(struct merge_stacks_head *h, int depth, int method)
+void spool_stacks_geometry(struct spool_stacks_head *h, int depth, int method)
 {
-	h->entries = MERGE_STACK_ENTRIES;
-	h->entry_size = sizeof(struct merge_stack_entry);
-	h->max_depth = MERGE_STACK_MAX;
+	h->entries = SPOOL_STACK_ENTRIES;
+	h->entry_size = sizeof(struct spool_stack_entry);
+	h->max_depth = SPOOL_STACK_MAX;
 	h->depth = (uint32_t)depth;
 	h->method = (uint32_t)method;
 }
 
-int merge_stacks_check(const struct merge_stacks_head *h)
+int spool_stacks_check(const struct spool_stacks_head *h)
 {
-	return h->entries == MERGE_STACK_ENTRIES && h->entry_size == sizeof(struct merge_stack_entry) &&
-	       h->max_depth == MERGE_STACK_MAX && h->depth >= 1 && h->depth <= MERGE_STACK_MAX ? 0 : -1;
+	return h->entries == SPOOL_STACK_ENTRIES && h->entry_size == sizeof(struct spool_stack_entry) &&
+	       h->max_depth == SPOOL_STACK_MAX && h->depth >= 1 && h->depth <= SPOOL_STACK_MAX ? 0 : -1;
 }
 
-struct merge_stack_entry *spool_stack_entries(const struct merge_spool *sp)
+struct spool_stack_entry *spool_stack_entries(const struct spool *sp)
 {
-	return (struct merge_stack_entry *)(sp->stacks + sizeof(struct merge_stacks_head));
+	return (struct spool_stack_entry *)(sp->stacks + sizeof(struct spool_stacks_head));
 }
 
 uint64_t spool_stack_hash(const uint64_t *pc, unsigned depth, unsigned gen)
@@ -54,7 +54,7 @@ uint64_t spool_stack_hash(const uint64_t *pc, unsigned depth, unsigned gen)
 	return h ? h : 1;
 }
 
-static int same(const struct merge_stack_entry *e, uint64_t hash, const uint64_t *pc,
+static int same(const struct spool_stack_entry *e, uint64_t hash, const uint64_t *pc,
 		unsigned depth, unsigned gen)
 {
 	if (e->hash != hash || e->depth != depth || e->gen != gen)
@@ -65,39 +65,39 @@ static int same(const struct merge_stack_entry *e, uint64_t hash, const uint64_t
 	return 1;
 }
 
-void merge_spool_stack(struct merge_spool *sp, const uint64_t *pc, unsigned depth, unsigned gen,
+void spool_stack(struct spool *sp, const uint64_t *pc, unsigned depth, unsigned gen,
 		       int truncated, uint64_t weight)
 {
 	if (!sp->hdr || !sp->stacks || !depth)
 		return;
-	struct merge_stacks_head *h = (struct merge_stacks_head *)sp->stacks;
+	struct spool_stacks_head *h = (struct spool_stacks_head *)sp->stacks;
 	if (__atomic_load_n(&sp->nospace, __ATOMIC_RELAXED)) {
 		__atomic_fetch_add(&h->samples, weight, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&h->dropped, weight, __ATOMIC_RELAXED);
 		return;
 	}
-	struct merge_stack_entry *tab = spool_stack_entries(sp);
-	if (depth > MERGE_STACK_MAX)
-		depth = MERGE_STACK_MAX;
+	struct spool_stack_entry *tab = spool_stack_entries(sp);
+	if (depth > SPOOL_STACK_MAX)
+		depth = SPOOL_STACK_MAX;
 	__atomic_fetch_add(&h->samples, weight, __ATOMIC_RELAXED);
 	if (truncated)
 		__atomic_fetch_add(&h->truncated, weight, __ATOMIC_RELAXED);
 	uint64_t hash = spool_stack_hash(pc, depth, gen);
-	uint32_t mask = MERGE_STACK_ENTRIES - 1;
-	for (uint32_t probe = 0; probe < MERGE_STACK_PROBES; probe++) {
-		struct merge_stack_entry *e = &tab[(hash + probe) & mask];
-		if (merge_spool_room(sp, e, sizeof(*e)) < 0)
+	uint32_t mask = SPOOL_STACK_ENTRIES - 1;
+	for (uint32_t probe = 0; probe < SPOOL_STACK_PROBES; probe++) {
+		struct spool_stack_entry *e = &tab[(hash + probe) & mask];
+		if (spool_room(sp, e, sizeof(*e)) < 0)
 			break;           /* no page for it: dropped, below */
 		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
-		if (st == MERGE_HOT_READY) {
+		if (st == SPOOL_HOT_READY) {
 			if (same(e, hash, pc, depth, gen)) {
 				__atomic_fetch_add(&e->count, weight, __ATOMIC_RELAXED);
 				return;
 			}
 			continue;
 		}
-		if (st == MERGE_HOT_BUSY ||
-		    !__atomic_compare_exchange_n(&e->state, &st, MERGE_HOT_BUSY, 0, __ATOMIC_ACQUIRE,
+		if (st == SPOOL_HOT_BUSY ||
+		    !__atomic_compare_exchange_n(&e->state, &st, SPOOL_HOT_BUSY, 0, __ATOMIC_ACQUIRE,
 						 __ATOMIC_RELAXED))
 			continue;
 		e->hash = hash;
@@ -108,7 +108,7 @@ void merge_spool_stack(struct merge_spool *sp, const uint64_t *pc, unsigned dept
 			e->pc[i] = pc[i];
 		e->count = weight;
 		__atomic_fetch_add(&h->used, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->state, MERGE_HOT_READY, __ATOMIC_RELEASE);
+		__atomic_store_n(&e->state, SPOOL_HOT_READY, __ATOMIC_RELEASE);
 		return;
 	}
 	__atomic_fetch_add(&h->dropped, weight, __ATOMIC_RELAXED);

@@ -17,13 +17,13 @@
  * back (full, over quota) is a SIGBUS in the program. So create allocates
  * what it writes (posix_fallocate), and every other page is backed before
  * its first use, with madvise(MADV_POPULATE_WRITE), which fails where the
- * store would have faulted (merge_spool_room; a bit per page says which
+ * store would have faulted (spool_room; a bit per page says which
  * are). The first refusal stops the writer: every later sample is dropped
  * and counted (live.nospace_dropped). The spool stays sparse: a process
  * with one thread and a few hundred PCs backs ~150 KiB of it.
  *
  * Block checks. Each thread slot keeps the sum over its entries of
- * merge_key_mix(key) x count, and what it moved into the shared table;
+ * spool_key_mix(key) x count, and what it moved into the shared table;
  * the slot-less samples keep theirs in page 0; image records carry an
  * XXH64. A reader recomputes them and refuses a spool whose counts or
  * keys changed. A slot is BUSY while its writer changes it: one a SIGKILL
@@ -98,19 +98,19 @@ static void copy_str(char *dst, size_t cap, const char *src)
 
 /* ---- room: the pages of the file the filesystem has backed ---- */
 
-static inline int page_backed(const struct merge_spool *sp, size_t pg)
+static inline int page_backed(const struct spool *sp, size_t pg)
 {
 	return (int)((__atomic_load_n(&sp->room[pg >> 6], __ATOMIC_ACQUIRE) >> (pg & 63)) & 1);
 }
 
-static void mark_backed(struct merge_spool *sp, size_t off, size_t len)
+static void mark_backed(struct spool *sp, size_t off, size_t len)
 {
 	for (size_t pg = off >> 12; pg <= (off + len - 1) >> 12; pg++)
 		__atomic_fetch_or(&sp->room[pg >> 6], 1ull << (pg & 63), __ATOMIC_RELEASE);
 }
 
 /* The first refusal stops the writer; its errno is kept in the spool. */
-static void no_room(struct merge_spool *sp, int err)
+static void no_room(struct spool *sp, int err)
 {
 	if (__atomic_exchange_n(&sp->nospace, 1, __ATOMIC_ACQ_REL))
 		return;
@@ -120,16 +120,16 @@ static void no_room(struct merge_spool *sp, int err)
 }
 
 /* The common case inline: len bytes at p within one page already backed. */
-static inline int room_fast(struct merge_spool *sp, const void *p, size_t len)
+static inline int room_fast(struct spool *sp, const void *p, size_t len)
 {
 	size_t off = (size_t)((const uint8_t *)p - (const uint8_t *)sp->hdr);
 	if (__builtin_expect(sp->room_all || ((off ^ (off + len - 1)) >> 12 == 0 &&
 					      page_backed(sp, off >> 12)), 1))
 		return 0;
-	return merge_spool_room(sp, p, len);
+	return spool_room(sp, p, len);
 }
 
-int merge_spool_room(struct merge_spool *sp, const void *p, size_t len)
+int spool_room(struct spool *sp, const void *p, size_t len)
 {
 	if (sp->room_all)
 		return 0;
@@ -156,11 +156,11 @@ int merge_spool_room(struct merge_spool *sp, const void *p, size_t len)
 	return 0;
 }
 
-int merge_spool_reserve_all(struct merge_spool *sp)
+int spool_reserve_all(struct spool *sp)
 {
 	if (!sp->hdr)
 		return -1;
-	if (merge_spool_room(sp, sp->hdr, sp->size) < 0)
+	if (spool_room(sp, sp->hdr, sp->size) < 0)
 		return -1;
 	sp->room_all = 1;
 	return 0;
@@ -177,37 +177,37 @@ static int back(int fd, size_t off, size_t len)
 	return 0;
 }
 
-int merge_spool_create(struct merge_spool *sp, const char *dir,
-		       const struct merge_spool_params *p)
+int spool_create(struct spool *sp, const char *dir,
+		       const struct spool_params *p)
 {
 	size_t hdr = 4096;
-	size_t sl = spool_slot_bytes(MERGE_SLOT_BUCKETS);
-	size_t threads_off = hdr, threads_sz = sl * MERGE_SLOTS;
+	size_t sl = spool_slot_bytes(SPOOL_SLOT_BUCKETS);
+	size_t threads_off = hdr, threads_sz = sl * SPOOL_SLOTS;
 	size_t shared_off = threads_off + threads_sz;
-	size_t shared_sz = (size_t)MERGE_SHARED_ENTRIES * sizeof(struct merge_entry);
+	size_t shared_sz = (size_t)SPOOL_SHARED_ENTRIES * sizeof(struct spool_entry);
 	size_t images_off = shared_off + shared_sz;
-	size_t images_sz = (size_t)MERGE_IMAGE_RECORDS * sizeof(struct merge_image_record);
+	size_t images_sz = (size_t)SPOOL_IMAGE_RECORDS * sizeof(struct spool_image_record);
 	size_t values_off = images_off + images_sz;
-	size_t values_sz = p->values ? spool_values_bytes(MERGE_SLOTS, MERGE_VALUE_SHARED) : 0;
+	size_t values_sz = p->values ? spool_values_bytes(SPOOL_SLOTS, SPOOL_VALUE_SHARED) : 0;
 	size_t stacks_off = values_off + values_sz;
-	size_t stacks_sz = p->stack_depth ? merge_stacks_section_bytes() : 0;
+	size_t stacks_sz = p->stack_depth ? spool_stacks_section_bytes() : 0;
 	size_t size = stacks_off + stacks_sz;
 	pid_t pid = getpid();
 	int fd = -1, err;
 	void *m = MAP_FAILED;
 
-	_Static_assert(sizeof(struct merge_spool_header) <= 4096, "spool header fits page 0");
-	_Static_assert(sizeof(struct merge_image_record) == 512, "image record size");
-	_Static_assert(offsetof(struct merge_image_record, path) + MERGE_PATH_MAX ==
-		       MERGE_IMAGE_CHECK_OFF + 8, "image record check in the path's last 8 bytes");
-	_Static_assert(sizeof(struct merge_thread_slot) == 64, "slot header is a cache line");
-	_Static_assert(sizeof(struct merge_hotlist) == 416, "hotlist record size");
-	_Static_assert(sizeof(struct merge_values_head) == 64, "values head size");
-	_Static_assert(sizeof(struct merge_value_table) == 64, "value table header size");
+	_Static_assert(sizeof(struct spool_header) <= 4096, "spool header fits page 0");
+	_Static_assert(sizeof(struct spool_image_record) == 512, "image record size");
+	_Static_assert(offsetof(struct spool_image_record, path) + SPOOL_PATH_MAX ==
+		       SPOOL_IMAGE_CHECK_OFF + 8, "image record check in the path's last 8 bytes");
+	_Static_assert(sizeof(struct spool_thread_slot) == 64, "slot header is a cache line");
+	_Static_assert(sizeof(struct spool_hotlist) == 416, "hotlist record size");
+	_Static_assert(sizeof(struct spool_values_head) == 64, "values head size");
+	_Static_assert(sizeof(struct spool_value_table) == 64, "value table header size");
 
 	memset(sp, 0, sizeof(*sp));
 	sp->fd = -1;
-	if (size > (size_t)MERGE_ROOM_WORDS * 64 * 4096)
+	if (size > (size_t)SPOOL_ROOM_WORDS * 64 * 4096)
 		return -EFBIG;
 	/* Build the file under a name mergers ignore, and only then give it its
 	 * .spool name: a merger must never see a spool whose header (or owner
@@ -230,11 +230,11 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	 * mapping raising SIGBUS in the program. */
 	if (back(fd, 0, hdr) < 0)
 		goto fail;
-	for (uint32_t i = 0; i < MERGE_SLOTS; i++)
-		if (back(fd, threads_off + i * sl, sizeof(struct merge_thread_slot)) < 0)
+	for (uint32_t i = 0; i < SPOOL_SLOTS; i++)
+		if (back(fd, threads_off + i * sl, sizeof(struct spool_thread_slot)) < 0)
 			goto fail;
-	if ((values_sz && back(fd, values_off, sizeof(struct merge_values_head)) < 0) ||
-	    (stacks_sz && back(fd, stacks_off, sizeof(struct merge_stacks_head)) < 0))
+	if ((values_sz && back(fd, values_off, sizeof(struct spool_values_head)) < 0) ||
+	    (stacks_sz && back(fd, stacks_off, sizeof(struct spool_stacks_head)) < 0))
 		goto fail;
 	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
@@ -249,28 +249,28 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 		sp->room_all = 1;
 	}
 	mark_backed(sp, 0, hdr);
-	for (uint32_t i = 0; i < MERGE_SLOTS; i++)
-		mark_backed(sp, threads_off + i * sl, sizeof(struct merge_thread_slot));
+	for (uint32_t i = 0; i < SPOOL_SLOTS; i++)
+		mark_backed(sp, threads_off + i * sl, sizeof(struct spool_thread_slot));
 	if (values_sz)
-		mark_backed(sp, values_off, sizeof(struct merge_values_head));
+		mark_backed(sp, values_off, sizeof(struct spool_values_head));
 	if (stacks_sz)
-		mark_backed(sp, stacks_off, sizeof(struct merge_stacks_head));
-	merge_fd_close(fd);      /* the mapping keeps the file */
+		mark_backed(sp, stacks_off, sizeof(struct spool_stacks_head));
+	upcall_fd_close(fd);      /* the mapping keeps the file */
 	fd = -1;
 
 	sp->threads = (uint8_t *)m + threads_off;
-	sp->shared = (struct merge_entry *)((uint8_t *)m + shared_off);
-	sp->images = (struct merge_image_record *)((uint8_t *)m + images_off);
+	sp->shared = (struct spool_entry *)((uint8_t *)m + shared_off);
+	sp->images = (struct spool_image_record *)((uint8_t *)m + images_off);
 	sp->values = values_sz ? (uint8_t *)m + values_off : NULL;
 	sp->stacks = stacks_sz ? (uint8_t *)m + stacks_off : NULL;
 
-	struct merge_spool_static *s = &sp->hdr->s;
+	struct spool_static *s = &sp->hdr->s;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	memcpy(s->magic, MERGE_SPOOL_MAGIC, 8);
-	s->version = stacks_sz ? MERGE_SPOOL_VERSION_STACKS
-		     : values_sz ? MERGE_SPOOL_VERSION : MERGE_SPOOL_VERSION_PLAIN;
-	s->bom = MERGE_BOM;
+	memcpy(s->magic, SPOOL_MAGIC, 8);
+	s->version = stacks_sz ? SPOOL_VERSION_STACKS
+		     : values_sz ? SPOOL_VERSION : SPOOL_VERSION_PLAIN;
+	s->bom = SPOOL_BOM;
 	s->header_size = (uint32_t)hdr;
 	s->nsections = 3 + (values_sz != 0) + (stacks_sz != 0);
 	s->file_size = size;
@@ -280,42 +280,42 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 	s->event = p->event;
 	s->backend = p->backend;
 	s->period = p->period;
-	s->nslots = MERGE_SLOTS;
+	s->nslots = SPOOL_SLOTS;
 	s->slot_size = (uint32_t)sl;
-	s->shared_entries = MERGE_SHARED_ENTRIES;
-	s->image_records = MERGE_IMAGE_RECORDS;
-	s->section[0] = (struct merge_section){ MERGE_SEC_THREADS, MERGE_SECF_CHECKED, threads_off, threads_sz };
-	s->section[1] = (struct merge_section){ MERGE_SEC_SHARED, MERGE_SECF_CHECKED, shared_off, shared_sz };
-	s->section[2] = (struct merge_section){ MERGE_SEC_IMAGES, MERGE_SECF_CHECKED, images_off, images_sz };
+	s->shared_entries = SPOOL_SHARED_ENTRIES;
+	s->image_records = SPOOL_IMAGE_RECORDS;
+	s->section[0] = (struct spool_section){ SPOOL_SEC_THREADS, SPOOL_SECF_CHECKED, threads_off, threads_sz };
+	s->section[1] = (struct spool_section){ SPOOL_SEC_SHARED, SPOOL_SECF_CHECKED, shared_off, shared_sz };
+	s->section[2] = (struct spool_section){ SPOOL_SEC_IMAGES, SPOOL_SECF_CHECKED, images_off, images_sz };
 	if (values_sz) {
-		s->section[3] = (struct merge_section){ MERGE_SEC_VALUES, 0, values_off, values_sz };
-		spool_values_geometry((struct merge_values_head *)sp->values, MERGE_SLOTS, MERGE_VALUE_SHARED);
-		sp->vshared = MERGE_VALUE_SHARED;
+		s->section[3] = (struct spool_section){ SPOOL_SEC_VALUES, 0, values_off, values_sz };
+		spool_values_geometry((struct spool_values_head *)sp->values, SPOOL_SLOTS, SPOOL_VALUE_SHARED);
+		sp->vshared = SPOOL_VALUE_SHARED;
 	}
 	if (stacks_sz) {
 		s->section[s->nsections - 1] =
-			(struct merge_section){ MERGE_SEC_STACKS, MERGE_SECF_CHECKED, stacks_off, stacks_sz };
-		merge_stacks_geometry((struct merge_stacks_head *)sp->stacks, p->stack_depth,
+			(struct spool_section){ SPOOL_SEC_STACKS, SPOOL_SECF_CHECKED, stacks_off, stacks_sz };
+		spool_stacks_geometry((struct spool_stacks_head *)sp->stacks, p->stack_depth,
 				      p->stack_method);
 	}
 	copy_str(s->exe, sizeof(s->exe), p->exe);
 	copy_str(s->cmdline, sizeof(s->cmdline), p->cmdline);
-	for (uint32_t i = 0; i < MERGE_SLOTS; i++)
-		spool_slot_at(sp, i)->nbuckets = MERGE_SLOT_BUCKETS;
-	s->checksum = XXH64(s, offsetof(struct merge_spool_static, checksum), 0);
-	_Static_assert(sizeof(struct merge_spool_header) <= MERGE_SPOOL_OWNER_OFF,
+	for (uint32_t i = 0; i < SPOOL_SLOTS; i++)
+		spool_slot_at(sp, i)->nbuckets = SPOOL_SLOT_BUCKETS;
+	s->checksum = XXH64(s, offsetof(struct spool_static, checksum), 0);
+	_Static_assert(sizeof(struct spool_header) <= SPOOL_OWNER_OFF,
 		       "owner record after the header");
-	_Static_assert(MERGE_SPOOL_OWNER_OFF + sizeof(struct merge_spool_owner) <= MERGE_SPOOL_RUN_OFF,
+	_Static_assert(SPOOL_OWNER_OFF + sizeof(struct spool_owner) <= SPOOL_RUN_OFF,
 		       "run record after the owner record");
-	_Static_assert(MERGE_SPOOL_RUN_OFF + sizeof(struct merge_spool_run) <= 4096,
+	_Static_assert(SPOOL_RUN_OFF + sizeof(struct spool_run) <= 4096,
 		       "run record in page 0");
-	spool_owner_fill((struct merge_spool_owner *)((uint8_t *)m + MERGE_SPOOL_OWNER_OFF), pid);
+	spool_owner_fill((struct spool_owner *)((uint8_t *)m + SPOOL_OWNER_OFF), pid);
 	if (p->run_id) {
-		struct merge_spool_run *r = (struct merge_spool_run *)((uint8_t *)m + MERGE_SPOOL_RUN_OFF);
-		memcpy(r->magic, MERGE_SPOOL_RUN_MAGIC, 8);
+		struct spool_run *r = (struct spool_run *)((uint8_t *)m + SPOOL_RUN_OFF);
+		memcpy(r->magic, SPOOL_RUN_MAGIC, 8);
 		r->id = p->run_id;
 		r->epoch = p->run_epoch;
-		r->checksum = XXH64(r, offsetof(struct merge_spool_run, checksum), 0);
+		r->checksum = XXH64(r, offsetof(struct spool_run, checksum), 0);
 	}
 	for (unsigned n = 0; n < 1000; n++) {
 		q = put_str(sp->path, sp->path + sizeof(sp->path), dir);
@@ -332,7 +332,7 @@ int merge_spool_create(struct merge_spool *sp, const char *dir,
 			break;
 	}
 	err = -errno;
-	merge_spool_forget(sp);
+	spool_forget(sp);
 	unlink(tmp);
 	return err;
 fail:
@@ -340,13 +340,13 @@ fail:
 	if (m != MAP_FAILED)
 		munmap(m, size);
 	memset(sp, 0, sizeof(*sp));
-	merge_fd_close(fd);
+	upcall_fd_close(fd);
 	unlink(tmp);
 	sp->fd = -1;
 	return err;
 }
 
-void merge_spool_forget(struct merge_spool *sp)
+void spool_forget(struct spool *sp)
 {
 	if (sp->hdr)
 		munmap(sp->hdr, sp->size);
@@ -354,14 +354,14 @@ void merge_spool_forget(struct merge_spool *sp)
 	sp->fd = -1;
 }
 
-struct merge_thread_slot *merge_spool_claim_slot(struct merge_spool *sp, uint32_t tid)
+struct spool_thread_slot *spool_claim_slot(struct spool *sp, uint32_t tid)
 {
 	if (!sp->hdr || __atomic_load_n(&sp->nospace, __ATOMIC_RELAXED))
 		return NULL;
 	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
-		struct merge_thread_slot *sl = spool_slot_at(sp, i);
-		uint32_t want = MERGE_SLOT_FREE;
-		if (__atomic_compare_exchange_n(&sl->state, &want, MERGE_SLOT_OWNED, 0,
+		struct spool_thread_slot *sl = spool_slot_at(sp, i);
+		uint32_t want = SPOOL_SLOT_FREE;
+		if (__atomic_compare_exchange_n(&sl->state, &want, SPOOL_SLOT_OWNED, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 			sl->tid = tid;
 			return sl;
@@ -374,12 +374,12 @@ enum { ADD_FULL = -1, ADD_NOROOM = -2 };
 
 /* Add count to key in the shared table. Returns 0, ADD_FULL if no entry
  * was found in 256 probes, ADD_NOROOM if the filesystem refused a page. */
-static int shared_add(struct merge_spool *sp, uint64_t key, uint64_t count)
+static int shared_add(struct spool *sp, uint64_t key, uint64_t count)
 {
 	uint32_t mask = sp->hdr->s.shared_entries - 1;
 	uint32_t h = key_hash(key) & mask;
 	for (uint32_t probe = 0; probe < 256; probe++) {
-		struct merge_entry *e = &sp->shared[(h + probe) & mask];
+		struct spool_entry *e = &sp->shared[(h + probe) & mask];
 		if (room_fast(sp, e, sizeof(*e)) < 0)
 			return ADD_NOROOM;
 		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
@@ -401,9 +401,9 @@ static int shared_add(struct merge_spool *sp, uint64_t key, uint64_t count)
 	return ADD_FULL;
 }
 
-static void lost(struct merge_spool *sp, uint64_t count, int why)
+static void lost(struct spool *sp, uint64_t count, int why)
 {
-	struct merge_spool_live *l = &sp->hdr->live;
+	struct spool_live *l = &sp->hdr->live;
 	__atomic_fetch_add(&l->dropped, count, __ATOMIC_RELAXED);
 	__atomic_fetch_add(why == ADD_NOROOM ? &l->nospace_dropped : &l->dropped_full, count,
 			   __ATOMIC_RELAXED);
@@ -411,27 +411,27 @@ static void lost(struct merge_spool *sp, uint64_t count, int why)
 
 /* A slot is BUSY while its writer changes it (compiler barriers suffice:
  * one writer, and its stores reach the mapping in program order). */
-static inline void slot_busy(struct merge_thread_slot *sl)
+static inline void slot_busy(struct spool_thread_slot *sl)
 {
-	sl->busy = MERGE_SLOT_BUSY;
+	sl->busy = SPOOL_SLOT_BUSY;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-static inline void slot_idle(struct merge_thread_slot *sl)
+static inline void slot_idle(struct spool_thread_slot *sl)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	sl->busy = 0;
 }
 
-void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *sl, uint64_t key)
+void spool_count(struct spool *sp, struct spool_thread_slot *sl, uint64_t key)
 {
 	if (__builtin_expect(__atomic_load_n(&sp->nospace, __ATOMIC_RELAXED), 0)) {
 		lost(sp, 1, ADD_NOROOM);
 		return;
 	}
-	uint64_t mix = merge_key_mix(key);
+	uint64_t mix = spool_key_mix(key);
 	if (!sl) {
-		struct merge_spool_live *l = &sp->hdr->live;
+		struct spool_live *l = &sp->hdr->live;
 		__atomic_fetch_add(&l->nothread, 1, __ATOMIC_RELAXED);
 		int r = shared_add(sp, key, 1);
 		if (r == 0)
@@ -441,7 +441,7 @@ void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 		__atomic_fetch_add(&l->noslot_done, 1, __ATOMIC_RELEASE);
 		return;
 	}
-	struct merge_entry *b = sl->bucket[key_hash(key) & (sl->nbuckets - 1)];
+	struct spool_entry *b = sl->bucket[key_hash(key) & (sl->nbuckets - 1)];
 	/* A bucket is a cache line, never across pages: its page is backed
 	 * at the first key that hashes into it (a bit test after that). */
 	if (room_fast(sp, b, sizeof(sl->bucket[0])) < 0) {
@@ -450,7 +450,7 @@ void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 	}
 	slot_busy(sl);
 	sl->samples++;
-	for (int w = 0; w < MERGE_WAYS; w++) {
+	for (int w = 0; w < SPOOL_WAYS; w++) {
 		if (b[w].key == key) {
 			b[w].count++;
 			sl->sum += mix;
@@ -458,7 +458,7 @@ void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 			return;
 		}
 	}
-	for (int w = 0; w < MERGE_WAYS; w++) {
+	for (int w = 0; w < SPOOL_WAYS; w++) {
 		if (b[w].key == 0) {
 			b[w].count = 1;
 			b[w].key = key;
@@ -470,8 +470,8 @@ void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 	/* Evict: first move the victim's count into the shared table, then
 	 * reuse the entry. If SIGKILL lands between the two, the victim is
 	 * counted twice at most once per process: acceptable, and rare. */
-	struct merge_entry *v = &b[sl->victim++ % MERGE_WAYS];
-	uint64_t vmix = merge_key_mix(v->key) * v->count;
+	struct spool_entry *v = &b[sl->victim++ % SPOOL_WAYS];
+	uint64_t vmix = spool_key_mix(v->key) * v->count;
 	sl->evictions++;
 	int r = shared_add(sp, v->key, v->count);
 	if (r == 0)
@@ -484,7 +484,7 @@ void merge_spool_count(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 	slot_idle(sl);
 }
 
-void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *sl)
+void spool_release_slot(struct spool *sp, struct spool_thread_slot *sl)
 {
 	if (!sl)
 		return;
@@ -495,14 +495,14 @@ void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *
 		size_t pg = (size_t)((uint8_t *)sl->bucket[i] - (uint8_t *)sp->hdr) >> 12;
 		if (!sp->room_all && !page_backed(sp, pg))
 			continue;
-		for (int w = 0; w < MERGE_WAYS; w++) {
-			struct merge_entry *e = &sl->bucket[i][w];
+		for (int w = 0; w < SPOOL_WAYS; w++) {
+			struct spool_entry *e = &sl->bucket[i][w];
 			if (!e->key)
 				continue;
 			/* An entry the shared table has no room for stays: the
 			 * merge reads every slot, and the slot's next owner
 			 * counts on beside it. */
-			uint64_t emix = merge_key_mix(e->key) * e->count;
+			uint64_t emix = spool_key_mix(e->key) * e->count;
 			if (shared_add(sp, e->key, e->count) < 0)
 				continue;
 			sl->shared_sum += emix;
@@ -515,7 +515,7 @@ void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *
 	}
 	sl->tid = 0;
 	slot_idle(sl);
-	__atomic_store_n(&sl->state, MERGE_SLOT_FREE, __ATOMIC_RELEASE);
+	__atomic_store_n(&sl->state, SPOOL_SLOT_FREE, __ATOMIC_RELEASE);
 }
 
 /* ---- values ---- */
@@ -525,31 +525,31 @@ void merge_spool_release_slot(struct merge_spool *sp, struct merge_thread_slot *
  * that moved its state to BUSY, and is never waited for: a busy one is
  * passed over, which may leave two records of one key (the merge folds
  * them). Returns 0, or -1 when no record was found in 32 probes. */
-static int shared_hot_merge(struct merge_spool *sp, const struct merge_hotlist *h, uint64_t *rng)
+static int shared_hot_merge(struct spool *sp, const struct spool_hotlist *h, uint64_t *rng)
 {
-	struct merge_hotlist *tab = spool_value_shared(sp);
+	struct spool_hotlist *tab = spool_value_shared(sp);
 	uint32_t mask = sp->vshared - 1;
 	uint32_t at = key_hash(h->key) & mask;
 	for (uint32_t probe = 0; probe < 32; probe++) {
-		struct merge_hotlist *rec = &tab[(at + probe) & mask];
-		if (merge_spool_room(sp, rec, sizeof(*rec)) < 0)
+		struct spool_hotlist *rec = &tab[(at + probe) & mask];
+		if (spool_room(sp, rec, sizeof(*rec)) < 0)
 			return -1;
 		uint32_t st = __atomic_load_n(&rec->state, __ATOMIC_ACQUIRE);
-		if (st == MERGE_HOT_READY && rec->key != h->key)
+		if (st == SPOOL_HOT_READY && rec->key != h->key)
 			continue;
-		if (st == MERGE_HOT_BUSY ||
-		    !__atomic_compare_exchange_n(&rec->state, &st, MERGE_HOT_BUSY, 0,
+		if (st == SPOOL_HOT_BUSY ||
+		    !__atomic_compare_exchange_n(&rec->state, &st, SPOOL_HOT_BUSY, 0,
 						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			continue;
 		/* A free record is all zeros: merging into it copies h. */
-		merge_hot_merge(rec, h, rng);
-		__atomic_store_n(&rec->state, MERGE_HOT_READY, __ATOMIC_RELEASE);
+		spool_hot_merge(rec, h, rng);
+		__atomic_store_n(&rec->state, SPOOL_HOT_READY, __ATOMIC_RELEASE);
 		return 0;
 	}
 	return -1;
 }
 
-static void shared_hot_put(struct merge_spool *sp, const struct merge_hotlist *h, uint64_t *rng)
+static void shared_hot_put(struct spool *sp, const struct spool_hotlist *h, uint64_t *rng)
 {
 	if (shared_hot_merge(sp, h, rng) < 0)
 		__atomic_fetch_add(&sp->hdr->live.values_dropped, h->vtot, __ATOMIC_RELAXED);
@@ -558,52 +558,52 @@ static void shared_hot_put(struct merge_spool *sp, const struct merge_hotlist *h
 /* A thread-table hotlist is BUSY while its owner changes it, so a reader
  * after SIGKILL skips (and counts) one caught half-way. Single writer:
  * compiler barriers are enough, the stores reach the mapping in order. */
-static inline void hot_busy(struct merge_hotlist *h)
+static inline void hot_busy(struct spool_hotlist *h)
 {
-	h->state = MERGE_HOT_BUSY;
+	h->state = SPOOL_HOT_BUSY;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-static inline void hot_ready(struct merge_hotlist *h)
+static inline void hot_ready(struct spool_hotlist *h)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	h->state = MERGE_HOT_READY;
+	h->state = SPOOL_HOT_READY;
 }
 
-void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *sl, uint64_t key,
+void spool_value(struct spool *sp, struct spool_thread_slot *sl, uint64_t key,
 		       uint64_t value, uint64_t aux, uint64_t *rng)
 {
-	unsigned kind = MERGE_HOT_KEY_KIND(key);
-	if (!sp->hdr || !sp->values || kind == MERGE_VK_NONE || kind >= MERGE_VK_MAX ||
+	unsigned kind = SPOOL_HOT_KEY_KIND(key);
+	if (!sp->hdr || !sp->values || kind == SPOOL_VK_NONE || kind >= SPOOL_VK_MAX ||
 	    __atomic_load_n(&sp->nospace, __ATOMIC_RELAXED))
 		return;
 	if (!sl) {
 		__atomic_fetch_add(&sp->hdr->live.value_samples, 1, __ATOMIC_RELAXED);
-		struct merge_hotlist one;
-		merge_hot_init(&one, key);
-		merge_hot_offer_pair(&one, value, aux, rng);
+		struct spool_hotlist one;
+		spool_hot_init(&one, key);
+		spool_hot_offer_pair(&one, value, aux, rng);
 		shared_hot_put(sp, &one, rng);
 		return;
 	}
 	/* A writer's slots are this vprof's size (a constant: a multiply,
 	 * not a divide, and no read of the header page per value). */
-	uint32_t idx = (uint32_t)((size_t)((uint8_t *)sl - sp->threads) / spool_slot_bytes(MERGE_SLOT_BUCKETS));
-	struct merge_value_table *t = spool_value_table(sp, idx);
-	if (merge_spool_room(sp, t, sizeof(*t)) < 0)
+	uint32_t idx = (uint32_t)((size_t)((uint8_t *)sl - sp->threads) / spool_slot_bytes(SPOOL_SLOT_BUCKETS));
+	struct spool_value_table *t = spool_value_table_at(sp, idx);
+	if (spool_room(sp, t, sizeof(*t)) < 0)
 		return;
 	/* The owner's count: a plain store to its own table (an atomic add
 	 * on the shared header per value cost ~20 ns, 20 of them a run). */
 	t->offered++;
-	/* Open addressing over the thread's lists, MERGE_VALUE_PROBE places
+	/* Open addressing over the thread's lists, SPOOL_VALUE_PROBE places
 	 * from the key's home: the key's list, else the first free one (a
 	 * list, once used, is never free again, so a lookup may stop at a
 	 * free one). With 4-way sets of 32, a loop's 61 keys overflowed
 	 * sets and 2.7% of values evicted. */
-	struct merge_hotlist *tab = (struct merge_hotlist *)(t + 1), *h = NULL, *victim = NULL;
+	struct spool_hotlist *tab = (struct spool_hotlist *)(t + 1), *h = NULL, *victim = NULL;
 	uint32_t home = key_hash(key);
-	for (uint32_t p = 0; p < MERGE_VALUE_PROBE; p++) {
-		struct merge_hotlist *c = &tab[(home + p) & (MERGE_VALUE_LISTS - 1)];
-		if (merge_spool_room(sp, c, sizeof(*c)) < 0) {   /* backed as probed */
+	for (uint32_t p = 0; p < SPOOL_VALUE_PROBE; p++) {
+		struct spool_hotlist *c = &tab[(home + p) & (SPOOL_VALUE_LISTS - 1)];
+		if (spool_room(sp, c, sizeof(*c)) < 0) {   /* backed as probed */
 			__atomic_fetch_add(&sp->hdr->live.values_dropped, 1, __ATOMIC_RELAXED);
 			return;
 		}
@@ -627,27 +627,27 @@ void merge_spool_value(struct merge_spool *sp, struct merge_thread_slot *sl, uin
 		shared_hot_put(sp, h, rng);
 		h->key = 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		merge_hot_init(h, 0);
+		spool_hot_init(h, 0);
 	}
 	hot_busy(h);
 	h->key = key;
-	merge_hot_offer_pair(h, value, aux, rng);
+	spool_hot_offer_pair(h, value, aux, rng);
 	hot_ready(h);
 }
 
-void merge_spool_interp(struct merge_spool *sp, uint64_t insns, unsigned stop)
+void spool_interp(struct spool *sp, uint64_t insns, unsigned stop)
 {
 	if (!sp->hdr)
 		return;
-	struct merge_spool_live *l = &sp->hdr->live;
+	struct spool_live *l = &sp->hdr->live;
 	__atomic_fetch_add(&l->interp_runs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&l->interp_insns, insns, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&l->interp_stops[stop < MERGE_INTERP_STOPS ? stop : MERGE_INTERP_STOPS - 1],
+	__atomic_fetch_add(&l->interp_stops[stop < SPOOL_INTERP_STOPS ? stop : SPOOL_INTERP_STOPS - 1],
 			   1, __ATOMIC_RELAXED);
 }
 
 /* Same image? By build-id when both have one, else by path. */
-static int same_image(const struct merge_image_record *r, const uint8_t *bid, uint32_t bl,
+static int same_image(const struct spool_image_record *r, const uint8_t *bid, uint32_t bl,
 		      const char *path)
 {
 	if (r->build_id_len && bl)
@@ -661,7 +661,7 @@ static int same_image(const struct merge_image_record *r, const uint8_t *bid, ui
 	return 1;
 }
 
-void merge_spool_image(struct merge_spool *sp, int kind, uint64_t bias,
+void spool_image(struct spool *sp, int kind, uint64_t bias,
 		       uint64_t lo, uint64_t hi, const uint8_t *build_id,
 		       uint32_t build_id_len, const char *path)
 {
@@ -670,39 +670,39 @@ void merge_spool_image(struct merge_spool *sp, int kind, uint64_t bias,
 	/* A load over a different image of the current generation starts a
 	 * new generation: samples counted from now on carry it. */
 	uint32_t gen = __atomic_load_n(&sp->gen, __ATOMIC_ACQUIRE);
-	if (kind == MERGE_IMG_MAP) {
+	if (kind == SPOOL_IMG_MAP) {
 		uint64_t n = __atomic_load_n(&sp->hdr->live.image_seq, __ATOMIC_ACQUIRE);
 		if (n > sp->hdr->s.image_records)
 			n = sp->hdr->s.image_records;
 		for (uint64_t i = 0; i < n; i++) {
-			const struct merge_image_record *r = &sp->images[i];
-			if (__atomic_load_n(&r->valid, __ATOMIC_ACQUIRE) != 1 || r->kind != MERGE_IMG_MAP ||
+			const struct spool_image_record *r = &sp->images[i];
+			if (__atomic_load_n(&r->valid, __ATOMIC_ACQUIRE) != 1 || r->kind != SPOOL_IMG_MAP ||
 			    r->gen != gen || r->hi <= lo || r->lo >= hi ||
 			    same_image(r, build_id, build_id_len, path ? path : ""))
 				continue;
-			if (gen < MERGE_GEN_MAX)
+			if (gen < SPOOL_GEN_MAX)
 				__atomic_compare_exchange_n(&sp->gen, &gen, gen + 1, 0, __ATOMIC_ACQ_REL,
 							    __ATOMIC_ACQUIRE);
 			gen = __atomic_load_n(&sp->gen, __ATOMIC_ACQUIRE);
 			break;
 		}
 	}
-	merge_spool_image_gen(sp, kind, bias, lo, hi, build_id, build_id_len, path, gen);
+	spool_image_gen(sp, kind, bias, lo, hi, build_id, build_id_len, path, gen);
 }
 
-void merge_spool_image_gen(struct merge_spool *sp, int kind, uint64_t bias,
+void spool_image_gen(struct spool *sp, int kind, uint64_t bias,
 			   uint64_t lo, uint64_t hi, const uint8_t *build_id,
 			   uint32_t build_id_len, const char *path, uint32_t gen)
 {
 	if (!sp->hdr)
 		return;
 	/* A record's page is backed before its index is taken: every record
-	 * below image_seq may be read (merge_spool_image, a fork child's
+	 * below image_seq may be read (spool_image, a fork child's
 	 * copy) without a fault on a page the filesystem refused. */
 	uint64_t i = __atomic_load_n(&sp->hdr->live.image_seq, __ATOMIC_ACQUIRE);
 	for (;;) {
 		if (i >= sp->hdr->s.image_records ||
-		    merge_spool_room(sp, &sp->images[i], sizeof(sp->images[i])) < 0) {
+		    spool_room(sp, &sp->images[i], sizeof(sp->images[i])) < 0) {
 			__atomic_fetch_add(&sp->hdr->live.images_lost, 1, __ATOMIC_RELAXED);
 			return;
 		}
@@ -710,34 +710,34 @@ void merge_spool_image_gen(struct merge_spool *sp, int kind, uint64_t bias,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			break;
 	}
-	struct merge_image_record *r = &sp->images[i];
+	struct spool_image_record *r = &sp->images[i];
 	r->kind = (uint32_t)kind;
 	r->seq = i;
 	r->bias = bias;
 	r->lo = lo;
 	r->hi = hi;
-	if (build_id_len > MERGE_BUILD_ID_MAX)
-		build_id_len = MERGE_BUILD_ID_MAX;
+	if (build_id_len > SPOOL_BUILD_ID_MAX)
+		build_id_len = SPOOL_BUILD_ID_MAX;
 	r->build_id_len = build_id_len;
 	for (uint32_t j = 0; j < build_id_len; j++)
 		r->build_id[j] = build_id[j];
 	r->gen = gen;
 	/* The path leaves room for the record's check (format.h). */
-	copy_str(r->path, MERGE_IMAGE_CHECK_OFF - offsetof(struct merge_image_record, path), path);
-	uint64_t ck = XXH64((const uint8_t *)r + 4, MERGE_IMAGE_CHECK_OFF - 4, 0);
-	memcpy((uint8_t *)r + MERGE_IMAGE_CHECK_OFF, &ck, sizeof(ck));
+	copy_str(r->path, SPOOL_IMAGE_CHECK_OFF - offsetof(struct spool_image_record, path), path);
+	uint64_t ck = XXH64((const uint8_t *)r + 4, SPOOL_IMAGE_CHECK_OFF - 4, 0);
+	memcpy((uint8_t *)r + SPOOL_IMAGE_CHECK_OFF, &ck, sizeof(ck));
 	__atomic_store_n(&r->valid, 1, __ATOMIC_RELEASE);
 }
 
 
-int merge_spool_images(const struct merge_spool *sp, merge_image_fn *fn, void *arg)
+int spool_images(const struct spool *sp, spool_image_fn *fn, void *arg)
 {
 	uint64_t n = sp->hdr->live.image_seq;
 	if (n > sp->hdr->s.image_records)
 		n = sp->hdr->s.image_records;
 	for (uint64_t i = 0; i < n; i++) {
-		struct merge_image_record r = sp->images[i];
-		if (r.valid != 1 || r.build_id_len > MERGE_BUILD_ID_MAX)
+		struct spool_image_record r = sp->images[i];
+		if (r.valid != 1 || r.build_id_len > SPOOL_BUILD_ID_MAX)
 			continue;
 		r.path[sizeof(r.path) - 1] = 0;
 		int rc = fn(&r, arg);

@@ -13,43 +13,43 @@
 #include <unistd.h>
 
 /* Events: the thing whose overflow raised the sample. ORDER EVENT: keep
- * merge_event_name() in step. */
-enum merge_event {
-	MERGE_EV_NONE = 0,
-	MERGE_EV_CYCLES = 1,       /* perf hardware cycles */
-	MERGE_EV_INSTRUCTIONS = 2, /* perf hardware instructions */
-	MERGE_EV_TASK_CLOCK = 3,   /* perf software task-clock (ns of CPU) */
-	MERGE_EV_CPU_TIMER = 4,    /* POSIX per-thread CPU timer (SIGPROF) */
-	MERGE_EV_ITIMER = 5,       /* setitimer(ITIMER_PROF), process-wide */
-	MERGE_EV_MAX = 6,
+ * upcall_event_name() in step. */
+enum upcall_event {
+	UPCALL_EV_NONE = 0,
+	UPCALL_EV_CYCLES = 1,       /* perf hardware cycles */
+	UPCALL_EV_INSTRUCTIONS = 2, /* perf hardware instructions */
+	UPCALL_EV_TASK_CLOCK = 3,   /* perf software task-clock (ns of CPU) */
+	UPCALL_EV_CPU_TIMER = 4,    /* POSIX per-thread CPU timer (SIGPROF) */
+	UPCALL_EV_ITIMER = 5,       /* setitimer(ITIMER_PROF), process-wide */
+	UPCALL_EV_MAX = 6,
 };
 
 /* The event's name ("task-clock"), "?" if out of range. AS-safe. */
-static inline const char *merge_event_name(unsigned ev)
+static inline const char *upcall_event_name(unsigned ev)
 {
-	static const char *const names[MERGE_EV_MAX] = {   /* ORDER EVENT */
-		[MERGE_EV_NONE] = "none",
-		[MERGE_EV_CYCLES] = "cycles",
-		[MERGE_EV_INSTRUCTIONS] = "instructions",
-		[MERGE_EV_TASK_CLOCK] = "task-clock",
-		[MERGE_EV_CPU_TIMER] = "cpu-timer",
-		[MERGE_EV_ITIMER] = "itimer",
+	static const char *const names[UPCALL_EV_MAX] = {   /* ORDER EVENT */
+		[UPCALL_EV_NONE] = "none",
+		[UPCALL_EV_CYCLES] = "cycles",
+		[UPCALL_EV_INSTRUCTIONS] = "instructions",
+		[UPCALL_EV_TASK_CLOCK] = "task-clock",
+		[UPCALL_EV_CPU_TIMER] = "cpu-timer",
+		[UPCALL_EV_ITIMER] = "itimer",
 	};
-	return ev < MERGE_EV_MAX ? names[ev] : "?";
+	return ev < UPCALL_EV_MAX ? names[ev] : "?";
 }
 
 /* The event named s ("task-clock"), or -1. */
-static inline int merge_event_parse(const char *s)
+static inline int upcall_event_parse(const char *s)
 {
-	for (unsigned i = 1; i < MERGE_EV_MAX; i++)
-		if (strcmp(s, merge_event_name(i)) == 0)
+	for (unsigned i = 1; i < UPCALL_EV_MAX; i++)
+		if (strcmp(s, upcall_event_name(i)) == 0)
 			return (int)i;
 	return -1;
 }
 
 /* Close with the raw system call, never through libvprof's interposed
  * close() (which refuses our own descriptors to the program). AS-safe. */
-static inline void merge_fd_close(int fd)
+static inline void upcall_fd_close(int fd)
 {
 	syscall(SYS_close, fd);
 }

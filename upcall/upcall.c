@@ -54,7 +54,7 @@ static int faked_absent(int backend)
 	const char *s = getenv("VPROF_UPCALL_FAKE_ENOENT");
 	if (!s)
 		return 0;
-	const char *name = merge_event_name(backend);
+	const char *name = upcall_event_name(backend);
 	size_t l = strlen(name);
 	for (const char *p = s; (p = strstr(p, name)); p += l)
 		if ((p == s || p[-1] == ',') && (p[l] == 0 || p[l] == ','))
@@ -87,15 +87,15 @@ static int perf_open(int backend, uint64_t period, pid_t tid, int ring)
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	switch (backend) {
-	case MERGE_EV_CYCLES:
+	case UPCALL_EV_CYCLES:
 		a.type = PERF_TYPE_HARDWARE;
 		a.config = PERF_COUNT_HW_CPU_CYCLES;
 		break;
-	case MERGE_EV_INSTRUCTIONS:
+	case UPCALL_EV_INSTRUCTIONS:
 		a.type = PERF_TYPE_HARDWARE;
 		a.config = PERF_COUNT_HW_INSTRUCTIONS;
 		break;
-	case MERGE_EV_TASK_CLOCK:
+	case UPCALL_EV_TASK_CLOCK:
 		a.type = PERF_TYPE_SOFTWARE;
 		a.config = PERF_COUNT_SW_TASK_CLOCK;
 		break;
@@ -134,14 +134,14 @@ static int perf_open(int backend, uint64_t period, pid_t tid, int ring)
 
 uint64_t upcall_min_period(int backend)
 {
-	return backend == MERGE_EV_CYCLES || backend == MERGE_EV_INSTRUCTIONS ? UPCALL_MIN_PERIOD_EVENTS
+	return backend == UPCALL_EV_CYCLES || backend == UPCALL_EV_INSTRUCTIONS ? UPCALL_MIN_PERIOD_EVENTS
 									      : UPCALL_MIN_PERIOD_NS;
 }
 
 int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 {
-	static const int kOrder[] = { MERGE_EV_CYCLES, MERGE_EV_TASK_CLOCK, MERGE_EV_CPU_TIMER,
-				      MERGE_EV_ITIMER };
+	static const int kOrder[] = { UPCALL_EV_CYCLES, UPCALL_EV_TASK_CLOCK, UPCALL_EV_CPU_TIMER,
+				      UPCALL_EV_ITIMER };
 	uint64_t freq = cfg->freq ? cfg->freq : 250;
 	int last = -ENOENT;
 	const char *nomap = getenv("VPROF_TEST_UPCALL_NOMAP");
@@ -153,25 +153,25 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 		if (!period)
 			/* PMU periods are in events: assume ~2.5 GHz of cycles or
 			 * instructions per CPU-second for the mean rate. */
-			period = (b == MERGE_EV_CYCLES || b == MERGE_EV_INSTRUCTIONS)
+			period = (b == UPCALL_EV_CYCLES || b == UPCALL_EV_INSTRUCTIONS)
 					 ? 2500000000ull / freq
 					 : 1000000000ull / freq;
 		if (period < upcall_min_period(b))
 			period = upcall_min_period(b);
 		int rc;
 		switch (b) {
-		case MERGE_EV_CYCLES:
-		case MERGE_EV_INSTRUCTIONS:
-		case MERGE_EV_TASK_CLOCK:
+		case UPCALL_EV_CYCLES:
+		case UPCALL_EV_INSTRUCTIONS:
+		case UPCALL_EV_TASK_CLOCK:
 			if (cfg->no_perf) {
 				rc = -EPERM;
 				break;
 			}
 			rc = perf_open(b, period, 0, 0);
 			if (rc >= 0)
-				merge_fd_close(rc);    /* a probe: nothing kept */
+				upcall_fd_close(rc);    /* a probe: nothing kept */
 			break;
-		case MERGE_EV_CPU_TIMER: {
+		case UPCALL_EV_CPU_TIMER: {
 			timer_t t;
 			struct sigevent sev = { .sigev_notify = SIGEV_NONE };
 			rc = faked_absent(b) ? -ENOENT
@@ -180,7 +180,7 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 				timer_delete(t);
 			break;
 		}
-		case MERGE_EV_ITIMER:
+		case UPCALL_EV_ITIMER:
 			rc = faked_absent(b) ? -ENOENT : 0;
 			break;
 		default:
@@ -285,7 +285,7 @@ static int move_to_tag(int fd)
 	int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor);
 	if (hi < 0)
 		return fd;       /* keep the low one: still works */
-	merge_fd_close(fd);
+	upcall_fd_close(fd);
 	return hi;
 }
 
@@ -399,7 +399,7 @@ int upcall_stop_all(int backend)
 		}
 	}
 	upcall_process_stop(backend);
-	return backend == MERGE_EV_CPU_TIMER ? timers : events;
+	return backend == UPCALL_EV_CPU_TIMER ? timers : events;
 }
 
 void upcall_forget_all(void)
@@ -446,7 +446,7 @@ static int event_open(struct upcall_thread *t, int backend, uint64_t period, pid
 	}
 	if (m == MAP_FAILED && ring) {
 		int err = -errno;
-		merge_fd_close(fd);
+		upcall_fd_close(fd);
 		return err;
 	}
 	/* Signal mode with no mapping (locked-memory limits reached): the
@@ -459,7 +459,7 @@ static int event_open(struct upcall_thread *t, int backend, uint64_t period, pid
 			int err = -errno;
 			if (m != MAP_FAILED)
 				munmap(m, bytes);
-			merge_fd_close(fd);
+			upcall_fd_close(fd);
 			return err;
 		}
 	}
@@ -488,7 +488,7 @@ static int event_enable(struct upcall_thread *t, int refresh)
 		    : syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
 		return refused(t, -errno);
 	if (t->map) {
-		merge_fd_close(t->open_fd);
+		upcall_fd_close(t->open_fd);
 		t->open_fd = -1;
 	} else if (t->keep_fd) {
 		t->keep_fd(t->open_fd, 1);
@@ -506,7 +506,7 @@ static void event_release(struct upcall_thread *t)
 		syscall(SYS_ioctl, t->open_fd, PERF_EVENT_IOC_DISABLE, 0);
 		if (!t->map && t->keep_fd)
 			t->keep_fd(t->open_fd, 0);
-		merge_fd_close(t->open_fd);
+		upcall_fd_close(t->open_fd);
 	}
 	t->map = t->ring = NULL;
 	t->map_slot = -1;
@@ -549,9 +549,9 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 		first = 1;
 
 	switch (backend) {
-	case MERGE_EV_CYCLES:
-	case MERGE_EV_INSTRUCTIONS:
-	case MERGE_EV_TASK_CLOCK: {
+	case UPCALL_EV_CYCLES:
+	case UPCALL_EV_INSTRUCTIONS:
+	case UPCALL_EV_TASK_CLOCK: {
 		/* The first period's event overflows once (PERF_EVENT_IOC_REFRESH
 		 * 1: the kernel then disables it) and signals; the handler
 		 * replaces it by an event at the mean period (upcall_rearm).
@@ -572,7 +572,7 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 		}
 		break;
 	}
-	case MERGE_EV_CPU_TIMER: {
+	case UPCALL_EV_CPU_TIMER: {
 		int err = timer_for(&t->timer, tid, target, TIMER_COOKIE);
 		if (err < 0)
 			return err;
@@ -580,7 +580,7 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 		t->first = first;
 		break;
 	}
-	case MERGE_EV_ITIMER:
+	case UPCALL_EV_ITIMER:
 		break;           /* process-wide: upcall_process_start */
 	default:
 		return -EINVAL;
@@ -592,9 +592,9 @@ int upcall_thread_start(struct upcall_thread *t, int backend, uint64_t period, u
 int upcall_thread_enable(struct upcall_thread *t)
 {
 	switch (t->backend) {
-	case MERGE_EV_CYCLES:
-	case MERGE_EV_INSTRUCTIONS:
-	case MERGE_EV_TASK_CLOCK: {
+	case UPCALL_EV_CYCLES:
+	case UPCALL_EV_INSTRUCTIONS:
+	case UPCALL_EV_TASK_CLOCK: {
 		int err = event_enable(t, t->switch_pending);
 		if (err < 0)
 			return err;
@@ -610,7 +610,7 @@ int upcall_thread_enable(struct upcall_thread *t)
 		}
 		return 0;
 	}
-	case MERGE_EV_CPU_TIMER: {
+	case UPCALL_EV_CPU_TIMER: {
 		struct itimerspec its;
 		its.it_value.tv_sec = (time_t)(t->first / 1000000000ull);
 		its.it_value.tv_nsec = (long)(t->first % 1000000000ull);
@@ -748,7 +748,7 @@ static int runnable(int tid)
 	if (fd < 0)
 		return 0;
 	long got = syscall(SYS_read, fd, st, sizeof(st) - 1);
-	merge_fd_close(fd);
+	upcall_fd_close(fd);
 	if (got <= 0)
 		return 0;
 	st[got] = 0;
@@ -872,8 +872,8 @@ static void cal_count(void *arg, uint64_t pc)
 uint64_t upcall_trigger_cost(int backend, int signals, const volatile uint64_t *signalled)
 {
 	enum { ROUNDS = 7 };
-	if (backend != MERGE_EV_CYCLES && backend != MERGE_EV_INSTRUCTIONS &&
-	    backend != MERGE_EV_TASK_CLOCK)
+	if (backend != UPCALL_EV_CYCLES && backend != UPCALL_EV_INSTRUCTIONS &&
+	    backend != UPCALL_EV_TASK_CLOCK)
 		return 0;
 	uint64_t period = upcall_min_period(backend), n = 50000, t = 0;
 	pid_t tid = (pid_t)syscall(SYS_gettid);
@@ -975,9 +975,9 @@ int upcall_set_period(struct upcall_thread *t, uint64_t period)
 	if (frozen(t))
 		return -EAGAIN;
 	switch (t->backend) {
-	case MERGE_EV_CYCLES:
-	case MERGE_EV_INSTRUCTIONS:
-	case MERGE_EV_TASK_CLOCK: {
+	case UPCALL_EV_CYCLES:
+	case UPCALL_EV_INSTRUCTIONS:
+	case UPCALL_EV_TASK_CLOCK: {
 		if (t->switch_pending || t->switching || t->fd < 0 || !t->map)
 			return -EAGAIN;
 		/* The new event first, so that a failure (locked memory,
@@ -994,7 +994,7 @@ int upcall_set_period(struct upcall_thread *t, uint64_t period)
 		event_release(&old);
 		return 0;
 	}
-	case MERGE_EV_CPU_TIMER: {
+	case UPCALL_EV_CPU_TIMER: {
 		if (!t->has_timer)
 			return -EAGAIN;
 		struct itimerspec its;
@@ -1018,7 +1018,7 @@ void upcall_thread_forget(struct upcall_thread *t)
 	if (t->map && !frozen(t))
 		unmap_event(t->map, t->map_bytes, t->map_slot, 0, t->tid);
 	if (t->open_fd >= 0)
-		merge_fd_close(t->open_fd);
+		upcall_fd_close(t->open_fd);
 	t->map = t->ring = NULL;
 	t->map_slot = -1;
 	t->open_fd = t->fd = -1;
@@ -1055,7 +1055,7 @@ void upcall_thread_stop(struct upcall_thread *t)
 
 int upcall_process_start(int backend, uint64_t period)
 {
-	if (backend != MERGE_EV_ITIMER)
+	if (backend != UPCALL_EV_ITIMER)
 		return 0;
 	struct itimerval v;
 	v.it_interval.tv_sec = (time_t)(period / 1000000000ull);
@@ -1067,7 +1067,7 @@ int upcall_process_start(int backend, uint64_t period)
 
 void upcall_process_stop(int backend)
 {
-	if (backend != MERGE_EV_ITIMER)
+	if (backend != UPCALL_EV_ITIMER)
 		return;
 	struct itimerval v;
 	memset(&v, 0, sizeof(v));
@@ -1077,18 +1077,18 @@ void upcall_process_stop(int backend)
 int upcall_classify(const siginfo_t *si, int backend)
 {
 	switch (backend) {
-	case MERGE_EV_CYCLES:
-	case MERGE_EV_INSTRUCTIONS:
-	case MERGE_EV_TASK_CLOCK:
+	case UPCALL_EV_CYCLES:
+	case UPCALL_EV_INSTRUCTIONS:
+	case UPCALL_EV_TASK_CLOCK:
 		if (si->si_code == SI_TIMER && si->si_value.sival_ptr == DRAIN_COOKIE)
 			return UPCALL_SIG_DRAIN;
 		/* perf overflow signals come through fasync: POLL_IN, or
 		 * POLL_HUP when an event limit is hit. */
 		return si->si_code >= POLL_IN && si->si_code <= POLL_HUP ? UPCALL_SIG_FD : UPCALL_SIG_NONE;
-	case MERGE_EV_CPU_TIMER:
+	case UPCALL_EV_CPU_TIMER:
 		return si->si_code == SI_TIMER && si->si_value.sival_ptr == TIMER_COOKIE
 			       ? UPCALL_SIG_OURS : UPCALL_SIG_NONE;
-	case MERGE_EV_ITIMER:
+	case UPCALL_EV_ITIMER:
 		return si->si_code == SI_KERNEL ? UPCALL_SIG_OURS : UPCALL_SIG_NONE;
 	}
 	return UPCALL_SIG_NONE;
@@ -1097,9 +1097,9 @@ int upcall_classify(const siginfo_t *si, int backend)
 void upcall_rearm(struct upcall_thread *t)
 {
 	switch (t->backend) {
-	case MERGE_EV_CYCLES:
-	case MERGE_EV_INSTRUCTIONS:
-	case MERGE_EV_TASK_CLOCK:
+	case UPCALL_EV_CYCLES:
+	case UPCALL_EV_INSTRUCTIONS:
+	case UPCALL_EV_TASK_CLOCK:
 		/* The first overflow switches to the mean period, jittered once
 		 * per thread. No per-sample re-arm: PERF_EVENT_IOC_PERIOD needs a
 		 * descriptor, which we do not keep (see upcall.h), and costs a
@@ -1107,7 +1107,7 @@ void upcall_rearm(struct upcall_thread *t)
 		if (t->switch_pending)
 			switch_to_mean(t);
 		break;
-	case MERGE_EV_CPU_TIMER:
+	case UPCALL_EV_CPU_TIMER:
 		/* CPU timers are checked at the scheduler tick (HZ=250 here),
 		 * so jitter below a tick changes nothing, and re-arming from
 		 * the handler loses up to a tick per sample (measured: 152 Hz

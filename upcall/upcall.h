@@ -34,18 +34,18 @@
 #define UPCALL_SIGNAL SIGPROF
 
 /* The longest image path a ring MMAP2 record hands on_mmap (the image
- * record's path field, MERGE_PATH_MAX, is as long: preload checks). */
+ * record's path field, SPOOL_PATH_MAX, is as long: preload checks). */
 #define UPCALL_PATH_MAX 432
 
 struct upcall_config {
-	int event;               /* merge_event; 0 = automatic choice */
+	int event;               /* upcall_event; 0 = automatic choice */
 	int no_perf;             /* leave the perf backends out (a sandbox forbids them) */
 	uint64_t period;         /* ns for clocks, events for PMU counters */
 	uint64_t freq;           /* if period is 0: samples per CPU-second */
 };
 
 struct upcall_thread {
-	int backend;             /* merge_event in use, 0 = not armed */
+	int backend;             /* upcall_event in use, 0 = not armed */
 	pid_t tid;               /* the thread the trigger samples */
 	int remote;              /* armed from another thread (by tid) */
 	/* Make no system call for this thread any more: a sandbox refused
@@ -113,7 +113,7 @@ struct upcall_thread {
 /* Decide the process's backend: the forced one if cfg->event is set (fails
  * with -ENOENT/-EACCES/... if it cannot be opened), else the first that
  * works in the order above. Probes by opening and closing an event on the
- * calling thread. Returns the backend (merge_event) or negative errno; with
+ * calling thread. Returns the backend (upcall_event) or negative errno; with
  * *period_out the mean period in the backend's unit. */
 int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out);
 

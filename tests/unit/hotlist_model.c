@@ -76,7 +76,7 @@ static int draw(int kind, uint64_t *s)
 }
 #define VAL(i) (0x1000 + 8 * (uint64_t)(i))
 
-static int find_value(const struct merge_hotlist *h, uint64_t v)
+static int find_value(const struct spool_hotlist *h, uint64_t v)
 {
 	for (uint32_t i = 0; i < h->n; i++)
 		if (h->e[i].value == v)
@@ -84,16 +84,16 @@ static int find_value(const struct merge_hotlist *h, uint64_t v)
 	return -1;
 }
 
-static double estimate_of(const struct merge_hotlist *h, uint64_t v)
+static double estimate_of(const struct spool_hotlist *h, uint64_t v)
 {
 	int i = find_value(h, v);
-	return i < 0 ? 0 : merge_hot_estimate(h, i);
+	return i < 0 ? 0 : spool_hot_estimate(h, i);
 }
 
-static int valid(const struct merge_hotlist *h)
+static int valid(const struct spool_hotlist *h)
 {
-	double p = merge_hot_p(h);
-	return merge_hot_check(h, 0, NULL) == 0 && p > 0 && p <= 1;
+	double p = spool_hot_p(h);
+	return spool_hot_check(h, 0, NULL) == 0 && p > 0 && p <= 1;
 }
 
 /* ---- one stream against the model ---- */
@@ -101,19 +101,19 @@ static int valid(const struct merge_hotlist *h)
 static void stream_case(int kind, int len)
 {
 	static uint64_t truth[MAXV];
-	struct merge_hotlist h;
+	struct spool_hotlist h;
 	uint64_t s = g_rng + (uint64_t)kind, coins = 0x1234567 + (uint64_t)kind;
 	int broken = 0;
 	memset(truth, 0, sizeof(truth));
-	merge_hot_init(&h, MERGE_HOT_KEY(MERGE_VK_RESULT, 0x401000));
+	spool_hot_init(&h, SPOOL_HOT_KEY(SPOOL_VK_RESULT, 0x401000));
 	for (int i = 0; i < len; i++) {
 		int v = draw(kind, &s);
 		truth[v]++;
-		merge_hot_offer(&h, VAL(v), &coins);
+		spool_hot_offer(&h, VAL(v), &coins);
 		broken += !valid(&h);
 	}
 	CHECK(!broken && h.vtot == (uint64_t)len, "%s: invariants hold after each of %d offers (r=%u, p=%.3g, n=%u)",
-	      kStreamName[kind], len, h.r, merge_hot_p(&h), h.n);
+	      kStreamName[kind], len, h.r, spool_hot_p(&h), h.n);
 	if (kind == FEW) {
 		int exact = h.r == 0;
 		for (int v = 0; v < 16; v++)
@@ -126,7 +126,7 @@ static void stream_case(int kind, int len)
 	 * estimates count + tau - 1 within 4.5 standard errors; the error is
 	 * the instances missed before a value entered, sd at most
 	 * sqrt(tau min(t, tau)). */
-	double p = merge_hot_p(&h), tau = 1 / p, worst = 0, var_all = 0;
+	double p = spool_hot_p(&h), tau = 1 / p, worst = 0, var_all = 0;
 	int missing = 0, heavy = 0;
 	for (int v = 0; v < MAXV; v++) {
 		double est = estimate_of(&h, VAL(v)), t = (double)truth[v];
@@ -143,16 +143,16 @@ static void stream_case(int kind, int len)
 	 * listed ones' add up to the stream's length. */
 	double all = 0;
 	for (uint32_t i = 0; i < h.n; i++)
-		all += merge_hot_estimate(&h, (int)i);
+		all += spool_hot_estimate(&h, (int)i);
 	double zall = fabs(all - len) / sqrt(var_all + 1e-9);
 	CHECK(zall < 4.5, "%s: the estimates add up to the stream's length within 4.5 sd (%.0f of %d, %.2f sd)",
 	      kStreamName[kind], all, len, zall);
-	merge_hot_sort(&h);
+	spool_hot_sort(&h);
 	CHECK(!missing && (kind == UNIFORM || heavy > 0),
 	      "%s: the %d values with an expected count >= 8 are all in the hotlist", kStreamName[kind], heavy);
 	uint64_t top = truth[(h.e[0].value - 0x1000) / 8];
 	CHECK(worst < 4.5, "%s: their estimates are within 4.5 sd of the truth (worst %.2f sd; top value share %.3f, estimated %.3f)",
-	      kStreamName[kind], worst, (double)top / len, merge_hot_estimate(&h, 0) / len);
+	      kStreamName[kind], worst, (double)top / len, spool_hot_estimate(&h, 0) / len);
 }
 
 /* ---- unbiasedness of split-stream-merge ---- */
@@ -163,7 +163,7 @@ struct moments {
 	double r_sum, n_sum;
 };
 
-static void add_moments(struct moments *m, const struct merge_hotlist *h, const uint64_t *vals)
+static void add_moments(struct moments *m, const struct spool_hotlist *h, const uint64_t *vals)
 {
 	for (int k = 0; k < TRACK; k++) {
 		double e = estimate_of(h, vals[k]);
@@ -204,15 +204,15 @@ static void unbiased_case(int trials, int len, int parts)
 	struct moments m = { 0 };
 	int broken = 0;
 	for (int t = 0; t < trials; t++) {
-		struct merge_hotlist part[8], acc;
+		struct spool_hotlist part[8], acc;
 		for (int j = 0; j < parts; j++)
-			merge_hot_init(&part[j], MERGE_HOT_KEY(MERGE_VK_SRC1, 0x400010));
+			spool_hot_init(&part[j], SPOOL_HOT_KEY(SPOOL_VK_SRC1, 0x400010));
 		for (int i = 0; i < len; i++)
-			merge_hot_offer(&part[xorshift64(&coins) % (uint64_t)parts], VAL(stream[i]), &coins);
-		merge_hot_init(&acc, 0);
+			spool_hot_offer(&part[xorshift64(&coins) % (uint64_t)parts], VAL(stream[i]), &coins);
+		spool_hot_init(&acc, 0);
 		int first = (int)(xorshift64(&coins) % (uint64_t)parts);
 		for (int j = 0; j < parts; j++) {
-			merge_hot_merge(&acc, &part[(first + j) % parts], &coins);
+			spool_hot_merge(&acc, &part[(first + j) % parts], &coins);
 			broken += !valid(&acc);
 		}
 		broken += acc.vtot != (uint64_t)len;
@@ -242,38 +242,38 @@ static void order_case(int trials)
 	const uint64_t vals[TRACK] = { VAL(0), VAL(1), VAL(5), VAL(40) };
 	int broken = 0, identity = 1;
 	for (int t = 0; t < trials; t++) {
-		struct merge_hotlist in[3], x, y, tmp;
+		struct spool_hotlist in[3], x, y, tmp;
 		/* Three different streams: a Zipf, a 90%-one, a uniform. */
 		uint64_t s = 0xabc + (uint64_t)t;
 		for (int j = 0; j < 3; j++) {
-			merge_hot_init(&in[j], MERGE_HOT_KEY(MERGE_VK_ADDR, 0x400020));
+			spool_hot_init(&in[j], SPOOL_HOT_KEY(SPOOL_VK_ADDR, 0x400020));
 			for (int i = 0; i < 600; i++)
-				merge_hot_offer(&in[j], VAL(draw(j == 0 ? ZIPF : j == 1 ? NINETY : UNIFORM, &s) % 60), &coins);
+				spool_hot_offer(&in[j], VAL(draw(j == 0 ? ZIPF : j == 1 ? NINETY : UNIFORM, &s) % 60), &coins);
 		}
 		/* (a+b)+c */
 		x = in[0];
-		merge_hot_merge(&x, &in[1], &coins);
-		merge_hot_merge(&x, &in[2], &coins);
+		spool_hot_merge(&x, &in[1], &coins);
+		spool_hot_merge(&x, &in[2], &coins);
 		add_moments(&m[0], &x, vals);
 		/* a+(b+c) */
 		y = in[1];
-		merge_hot_merge(&y, &in[2], &coins);
+		spool_hot_merge(&y, &in[2], &coins);
 		x = in[0];
-		merge_hot_merge(&x, &y, &coins);
+		spool_hot_merge(&x, &y, &coins);
 		add_moments(&m[1], &x, vals);
 		/* (c+a)+b */
 		x = in[2];
-		merge_hot_merge(&x, &in[0], &coins);
-		merge_hot_merge(&x, &in[1], &coins);
+		spool_hot_merge(&x, &in[0], &coins);
+		spool_hot_merge(&x, &in[1], &coins);
 		add_moments(&m[2], &x, vals);
 		broken += !valid(&x);
 		/* The empty hotlist is an identity, both ways. */
-		merge_hot_init(&tmp, 0);
-		merge_hot_merge(&tmp, &in[0], &coins);
+		spool_hot_init(&tmp, 0);
+		spool_hot_merge(&tmp, &in[0], &coins);
 		identity &= !memcmp(&tmp, &in[0], sizeof(tmp));
 		x = in[0];
-		merge_hot_init(&tmp, 0);
-		merge_hot_merge(&x, &tmp, &coins);
+		spool_hot_init(&tmp, 0);
+		spool_hot_merge(&x, &tmp, &coins);
 		identity &= !memcmp(&x, &in[0], sizeof(x));
 	}
 	double worst = 0;
@@ -308,29 +308,29 @@ static void accuracy_case(int trials, int parts, int chunk)
 	int within = 0, broken = 0;
 	double worst = 0, sum = 0;
 	for (int t = 0; t < trials; t++) {
-		struct merge_hotlist part[4], acc;
+		struct spool_hotlist part[4], acc;
 		uint64_t na = 0, n3 = 0;
-		merge_hot_init(&acc, 0);
+		spool_hot_init(&acc, 0);
 		for (int j = 0; j < parts; j++)
-			merge_hot_init(&part[j], MERGE_HOT_KEY(MERGE_VK_SRC2_BY_SITE, 0x401000));
+			spool_hot_init(&part[j], SPOOL_HOT_KEY(SPOOL_VK_SRC2_BY_SITE, 0x401000));
 		for (int i = 0; i < 2000; i++) {
 			int a = xorshift64(&s) & 1, j = (int)(xorshift64(&s) % (uint64_t)parts);
 			uint64_t k = a && xorshift64(&s) % 10 ? 3 : xorshift64(&s) % 1000;
 			na += a;
 			n3 += a && k == 3;
-			merge_hot_offer_pair(&part[j], k, a ? 0x401a00 : 0x401b00, &coins);
+			spool_hot_offer_pair(&part[j], k, a ? 0x401a00 : 0x401b00, &coins);
 			if (chunk && (i + 1) % chunk == 0) {        /* a spool eviction */
-				merge_hot_merge(&acc, &part[j], &coins);
-				merge_hot_init(&part[j], MERGE_HOT_KEY(MERGE_VK_SRC2_BY_SITE, 0x401000));
+				spool_hot_merge(&acc, &part[j], &coins);
+				spool_hot_init(&part[j], SPOOL_HOT_KEY(SPOOL_VK_SRC2_BY_SITE, 0x401000));
 			}
 		}
 		for (int j = 0; j < parts; j++)
-			merge_hot_merge(&acc, &part[j], &coins);
+			spool_hot_merge(&acc, &part[j], &coins);
 		broken += !valid(&acc) || acc.vtot != 2000;
 		double est = 0;
 		for (uint32_t i = 0; i < acc.n; i++)
 			if (acc.e[i].value == 3 && acc.e[i].aux == 0x401a00)
-				est = merge_hot_estimate(&acc, (int)i);
+				est = spool_hot_estimate(&acc, (int)i);
 		double err = fabs(100 * (est - (double)n3) / (double)na);
 		within += err <= 3;
 		sum += err;
@@ -347,29 +347,29 @@ static void misc_case(void)
 {
 	int ok = 1;
 	for (uint64_t c = 0; c < 100000; c += 7) {
-		uint64_t b = merge_hot_latency_bin(c);
-		ok &= b <= c && (c < 16 ? b == c : c - b < c / 4 + 1) && merge_hot_latency_bin(b) == b;
+		uint64_t b = spool_hot_latency_bin(c);
+		ok &= b <= c && (c < 16 ? b == c : c - b < c / 4 + 1) && spool_hot_latency_bin(b) == b;
 	}
 	CHECK(ok, "latency bins: exact below 16, then within a quarter, idempotent");
-	struct merge_hotlist h;
+	struct spool_hotlist h;
 	uint64_t coins = 9;
-	merge_hot_init(&h, MERGE_HOT_KEY(MERGE_VK_RESULT_BY_SITE, 0x400100));
+	spool_hot_init(&h, SPOOL_HOT_KEY(SPOOL_VK_RESULT_BY_SITE, 0x400100));
 	for (int i = 0; i < 300; i++)
-		merge_hot_offer_pair(&h, 42, 0x400000 + (uint64_t)(i % 3), &coins);
+		spool_hot_offer_pair(&h, 42, 0x400000 + (uint64_t)(i % 3), &coins);
 	CHECK(h.n == 3 && h.r == 0 && h.e[0].count == 100,
 	      "pairs: (value, call site) entries kept apart exactly (%u entries)", h.n);
 	const char *why = NULL;
 	h.e[1].value = h.e[0].value;
 	h.e[1].aux = h.e[0].aux;
-	CHECK(merge_hot_check(&h, 0, &why) < 0 && why, "check: a duplicate value is refused (%s)",
+	CHECK(spool_hot_check(&h, 0, &why) < 0 && why, "check: a duplicate value is refused (%s)",
 	      why ? why : "-");
 	h.e[1].value++;
 	h.method = 0;
 	why = NULL;
-	CHECK(merge_hot_check(&h, 0, &why) < 0 && why && strstr(why, "concise"),
+	CHECK(spool_hot_check(&h, 0, &why) < 0 && why && strstr(why, "concise"),
 	      "check: a hotlist of an earlier vprof (concise samples) is refused (%s)", why ? why : "-");
-	h.method = MERGE_HOT_COUNTING;
-	CHECK(merge_hot_check(&h, 0, NULL) == 0, "check: the same hotlist as counting samples is accepted");
+	h.method = SPOOL_HOT_COUNTING;
+	CHECK(spool_hot_check(&h, 0, NULL) == 0, "check: the same hotlist as counting samples is accepted");
 }
 
 int main(int argc, char **argv)

@@ -102,7 +102,7 @@ static int has_debug(const char *path)
 
 struct db {
 	char dir[300];
-	struct merge_spool sp;
+	struct spool sp;
 	uint64_t rng;
 	int ok;
 };
@@ -111,14 +111,14 @@ static void image(struct db *d, const char *path, uint64_t bias, uint64_t span)
 {
 	uint8_t bid[64];
 	int len = report_read_build_id(path, bid, sizeof(bid));
-	merge_spool_image(&d->sp, MERGE_IMG_MAP, bias, bias, bias + span, bid, len > 0 ? (uint32_t)len : 0, path);
+	spool_image(&d->sp, SPOOL_IMG_MAP, bias, bias, bias + span, bid, len > 0 ? (uint32_t)len : 0, path);
 }
 
 static int db_open(struct db *d, const char *name, const char *exe)
 {
 	char sdir[400], why[300];
 	struct merge_db mdb;
-	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+	struct spool_params p = { .event = UPCALL_EV_TASK_CLOCK, .backend = UPCALL_EV_TASK_CLOCK,
 					.period = 4000000, .exe = exe, .cmdline = name, .values = 1 };
 	memset(d, 0, sizeof(*d));
 	d->rng = 12345;
@@ -127,7 +127,7 @@ static int db_open(struct db *d, const char *name, const char *exe)
 	if (merge_db_open(&mdb, d->dir, 1, why, sizeof(why)) < 0)
 		return -1;
 	merge_db_close(&mdb);
-	if (merge_spool_create(&d->sp, sdir, &p) < 0)
+	if (spool_create(&d->sp, sdir, &p) < 0)
 		return -1;
 	image(d, exe, EXE_BIAS, 0x100000);
 	image(d, LIBM, LIBM_BIAS, 0x200000);
@@ -139,14 +139,14 @@ static void samples(struct db *d, uint64_t pc, int n)
 {
 	for (int i = 0; i < n; i++) {
 		d->sp.hdr->live.samples++;
-		merge_spool_count(&d->sp, NULL, MERGE_KEY(MERGE_EV_TASK_CLOCK, MERGE_GPC(d->sp.gen, pc)));
+		spool_count(&d->sp, NULL, SPOOL_KEY(UPCALL_EV_TASK_CLOCK, SPOOL_GPC(d->sp.gen, pc)));
 	}
 }
 
 static void offer(struct db *d, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux, int times)
 {
 	for (int i = 0; i < times; i++)
-		merge_spool_value(&d->sp, NULL, MERGE_HOT_KEY(kind, MERGE_GPC(d->sp.gen, pc)), value, aux, &d->rng);
+		spool_value(&d->sp, NULL, SPOOL_HOT_KEY(kind, SPOOL_GPC(d->sp.gen, pc)), value, aux, &d->rng);
 }
 
 static int db_close(struct db *d)
@@ -154,9 +154,9 @@ static int db_close(struct db *d)
 	struct merge_db mdb;
 	struct merge_result res;
 	char why[300];
-	merge_spool_interp(&d->sp, 100, 1);
+	spool_interp(&d->sp, 100, 1);
 	d->sp.hdr->live.exited = 1;
-	merge_spool_forget(&d->sp);
+	spool_forget(&d->sp);
 	if (merge_db_open(&mdb, d->dir, 0, why, sizeof(why)) < 0)
 		return -1;
 	int rc = merge_db_merge(&mdb, &res, stderr);
@@ -232,14 +232,14 @@ static void test_pow(void)
 	CHECK(db_open(&d, "pow", exe) == 0, "inv_pow: a spool is created");
 	samples(&d, LIBM_BIAS + entry + 0x20, 880);
 	samples(&d, EXE_BIAS + call - 8, 120);
-	offer(&d, MERGE_VK_RETADDR, LIBM_BIAS + entry + 0x20, EXE_BIAS + call + clen, 0, 300);
-	offer(&d, MERGE_VK_ARG_XMM0 + 1, EXE_BIAS + call, dbl(2.0), LIBM_BIAS + entry, 980);
-	offer(&d, MERGE_VK_ARG_XMM0 + 1, EXE_BIAS + call, dbl(2.5), LIBM_BIAS + entry, 20);
+	offer(&d, SPOOL_VK_RETADDR, LIBM_BIAS + entry + 0x20, EXE_BIAS + call + clen, 0, 300);
+	offer(&d, SPOOL_VK_ARG_XMM0 + 1, EXE_BIAS + call, dbl(2.0), LIBM_BIAS + entry, 980);
+	offer(&d, SPOOL_VK_ARG_XMM0 + 1, EXE_BIAS + call, dbl(2.5), LIBM_BIAS + entry, 20);
 	for (int i = 0; i < 40; i++)
-		offer(&d, MERGE_VK_ARG_XMM0, EXE_BIAS + call, dbl(1.0 + i / 1024.0), LIBM_BIAS + entry, 25);
+		offer(&d, SPOOL_VK_ARG_XMM0, EXE_BIAS + call, dbl(1.0 + i / 1024.0), LIBM_BIAS + entry, 25);
 	/* libm's own constant: the RIP-relative load's value, and its address */
-	offer(&d, MERGE_VK_SRC1, LIBM_BIAS + rip, 0x7fffffffffffffffull, 0, 200);
-	offer(&d, MERGE_VK_ADDR, LIBM_BIAS + rip, LIBM_BIAS + rtarget, 0, 200);
+	offer(&d, SPOOL_VK_SRC1, LIBM_BIAS + rip, 0x7fffffffffffffffull, 0, 200);
+	offer(&d, SPOOL_VK_ADDR, LIBM_BIAS + rip, LIBM_BIAS + rtarget, 0, 200);
 	CHECK(db_close(&d) == 0, "inv_pow: the spool merges");
 
 	int dbg = has_debug(LIBM);
@@ -293,12 +293,12 @@ static void test_intarg(void)
 	samples(&d, EXE_BIAS + entry + 8, 600);
 	samples(&d, EXE_BIAS + a - 4, 200);
 	samples(&d, EXE_BIAS + b - 4, 200);
-	offer(&d, MERGE_VK_RETADDR, EXE_BIAS + entry + 8, EXE_BIAS + a + alen, 0, 400);
-	offer(&d, MERGE_VK_RETADDR, EXE_BIAS + entry + 8, EXE_BIAS + b + blen, 0, 600);
-	offer(&d, MERGE_VK_ARG_FIRST, EXE_BIAS + a, 3, EXE_BIAS + entry, 970);
+	offer(&d, SPOOL_VK_RETADDR, EXE_BIAS + entry + 8, EXE_BIAS + a + alen, 0, 400);
+	offer(&d, SPOOL_VK_RETADDR, EXE_BIAS + entry + 8, EXE_BIAS + b + blen, 0, 600);
+	offer(&d, SPOOL_VK_ARG_FIRST, EXE_BIAS + a, 3, EXE_BIAS + entry, 970);
 	for (int e = 1; e <= 8; e++) {
-		offer(&d, MERGE_VK_ARG_FIRST, EXE_BIAS + a, (uint64_t)e + 8, EXE_BIAS + entry, 4);
-		offer(&d, MERGE_VK_ARG_FIRST, EXE_BIAS + b, (uint64_t)e, EXE_BIAS + entry, 125);
+		offer(&d, SPOOL_VK_ARG_FIRST, EXE_BIAS + a, (uint64_t)e + 8, EXE_BIAS + entry, 4);
+		offer(&d, SPOOL_VK_ARG_FIRST, EXE_BIAS + b, (uint64_t)e, EXE_BIAS + entry, 125);
 	}
 	CHECK(db_close(&d) == 0, "inv_intarg: the spool merges");
 	int rc = inv_text(d.dir, "", out, sizeof(out));
@@ -347,12 +347,12 @@ static void test_memcpy(void)
 	samples(&d, LIBC_BIAS + impl + 0x10, 500);
 	samples(&d, EXE_BIAS + m1 - 4, 450);
 	samples(&d, EXE_BIAS + m2 - 4, 50);
-	offer(&d, MERGE_VK_RETADDR, LIBC_BIAS + impl + 0x10, EXE_BIAS + m1 + l1, 0, 900);
-	offer(&d, MERGE_VK_RETADDR, LIBC_BIAS + impl + 0x10, EXE_BIAS + m2 + l2, 0, 100);
-	offer(&d, MERGE_VK_ARG_FIRST + 2, EXE_BIAS + m1, 16, LIBC_BIAS + impl, 940);
+	offer(&d, SPOOL_VK_RETADDR, LIBC_BIAS + impl + 0x10, EXE_BIAS + m1 + l1, 0, 900);
+	offer(&d, SPOOL_VK_RETADDR, LIBC_BIAS + impl + 0x10, EXE_BIAS + m2 + l2, 0, 100);
+	offer(&d, SPOOL_VK_ARG_FIRST + 2, EXE_BIAS + m1, 16, LIBC_BIAS + impl, 940);
 	for (int k = 0; k < 12; k++)
-		offer(&d, MERGE_VK_ARG_FIRST + 2, EXE_BIAS + m1, 17 + 15 * (uint64_t)k, LIBC_BIAS + impl, 5);
-	offer(&d, MERGE_VK_ARG_FIRST + 2, EXE_BIAS + m2, 65536, LIBC_BIAS + impl, 100);
+		offer(&d, SPOOL_VK_ARG_FIRST + 2, EXE_BIAS + m1, 17 + 15 * (uint64_t)k, LIBC_BIAS + impl, 5);
+	offer(&d, SPOOL_VK_ARG_FIRST + 2, EXE_BIAS + m2, 65536, LIBC_BIAS + impl, 100);
 	CHECK(db_close(&d) == 0, "inv_memcpy: the spool merges");
 	int rc = inv_text(d.dir, "", out, sizeof(out));
 	const char *r1 = first_row(out);
@@ -401,14 +401,14 @@ static void test_virt(void)
 	samples(&d, EXE_BIAS + area[1] + 4, 150);
 	samples(&d, EXE_BIAS + v1 - 4, 200);
 	samples(&d, EXE_BIAS + v2 - 4, 150);
-	offer(&d, MERGE_VK_RETADDR, EXE_BIAS + area[0] + 4, EXE_BIAS + v1 + l1, 0, 800);
-	offer(&d, MERGE_VK_RETADDR, EXE_BIAS + area[0] + 4, EXE_BIAS + v2 + l2, 0, 200);
-	offer(&d, MERGE_VK_RETADDR, EXE_BIAS + area[1] + 4, EXE_BIAS + v2 + l2, 0, 200);
-	offer(&d, MERGE_VK_TARGET, EXE_BIAS + v1, EXE_BIAS + area[0], 0, 970);
-	offer(&d, MERGE_VK_TARGET, EXE_BIAS + v1, EXE_BIAS + area[1], 0, 30);
+	offer(&d, SPOOL_VK_RETADDR, EXE_BIAS + area[0] + 4, EXE_BIAS + v1 + l1, 0, 800);
+	offer(&d, SPOOL_VK_RETADDR, EXE_BIAS + area[0] + 4, EXE_BIAS + v2 + l2, 0, 200);
+	offer(&d, SPOOL_VK_RETADDR, EXE_BIAS + area[1] + 4, EXE_BIAS + v2 + l2, 0, 200);
+	offer(&d, SPOOL_VK_TARGET, EXE_BIAS + v1, EXE_BIAS + area[0], 0, 970);
+	offer(&d, SPOOL_VK_TARGET, EXE_BIAS + v1, EXE_BIAS + area[1], 0, 30);
 	for (int i = 0; i < 4; i++)
 		if (area[i])
-			offer(&d, MERGE_VK_TARGET, EXE_BIAS + v2, EXE_BIAS + area[i], 0, 250);
+			offer(&d, SPOOL_VK_TARGET, EXE_BIAS + v2, EXE_BIAS + area[i], 0, 250);
 	CHECK(db_close(&d) == 0, "inv_virt: the spool merges");
 	int rc = inv_text(d.dir, "", out, sizeof(out));
 	const char *r1 = first_row(out);

@@ -84,10 +84,10 @@ static int visit(uint64_t key, uint64_t count, void *arg)
 	return 0;
 }
 
-static int hot_visit(const struct merge_hotlist *h, void *arg)
+static int hot_visit(const struct spool_hotlist *h, void *arg)
 {
 	int *wrong = arg;
-	*wrong += merge_hot_check(h, 1, NULL) != 0;
+	*wrong += spool_hot_check(h, 1, NULL) != 0;
 	return 0;
 }
 
@@ -96,18 +96,18 @@ static int hot_visit(const struct merge_hotlist *h, void *arg)
  * restore the bytes. */
 static void values_rounds(const char *path, const uint8_t *orig, size_t n, int iters, int *wrong)
 {
-	const struct merge_spool_header *hd = (const void *)orig;
+	const struct spool_header *hd = (const void *)orig;
 	uint64_t off = hd->s.section[3].offset, size = hd->s.section[3].size;
-	uint64_t *used = malloc(sizeof(uint64_t) * (size / sizeof(struct merge_hotlist)));
+	uint64_t *used = malloc(sizeof(uint64_t) * (size / sizeof(struct spool_hotlist)));
 	size_t nused = 0;
 	int rejected = 0, accepted = 0, with_bad = 0;
 	char why[200];
 	/* Records in use: every 416 bytes after the head and a table header
 	 * is not a record, so find them by their key and claim word. */
-	for (uint64_t o = off + 64; o + sizeof(struct merge_hotlist) <= off + size; o += 8) {
-		const struct merge_hotlist *h = (const void *)(orig + o);
-		if (h->key && h->state == MERGE_HOT_READY && h->n && h->n <= MERGE_HOT_N &&
-		    merge_hot_check(h, 1, NULL) == 0) {
+	for (uint64_t o = off + 64; o + sizeof(struct spool_hotlist) <= off + size; o += 8) {
+		const struct spool_hotlist *h = (const void *)(orig + o);
+		if (h->key && h->state == SPOOL_HOT_READY && h->n && h->n <= SPOOL_HOT_N &&
+		    spool_hot_check(h, 1, NULL) == 0) {
 			used[nused++] = o;
 			o += sizeof(*h) - 8;
 		}
@@ -118,16 +118,16 @@ static void values_rounds(const char *path, const uint8_t *orig, size_t n, int i
 		exit(1);
 	}
 	for (int i = 0; i < iters; i++) {
-		uint8_t save[sizeof(struct merge_hotlist)], b[sizeof(save)];
+		uint8_t save[sizeof(struct spool_hotlist)], b[sizeof(save)];
 		uint64_t at = next() % 3 == 0 ? off : used[next() % nused];
-		size_t len = at == off ? sizeof(struct merge_values_head) : sizeof(save);
+		size_t len = at == off ? sizeof(struct spool_values_head) : sizeof(save);
 		memcpy(save, orig + at, len);
 		memcpy(b, save, len);
 		for (int k = 1 + (int)(next() % 4); k > 0; k--)
 			b[next() % len] ^= (uint8_t)(1 + next() % 255);
 		if (pwrite(fd, b, len, (off_t)at) != (ssize_t)len)
 			exit(1);
-		struct merge_spool r;
+		struct spool r;
 		why[0] = 0;
 		if (merge_spool_open(&r, path, why, sizeof(why)) < 0) {
 			rejected++;
@@ -152,7 +152,7 @@ static void values_rounds(const char *path, const uint8_t *orig, size_t n, int i
 		(*wrong)++;
 }
 
-static int image(const struct merge_image_record *r, void *arg)
+static int image(const struct spool_image_record *r, void *arg)
 {
 	return strlen(r->path) >= sizeof(r->path);   /* must be terminated */
 }
@@ -160,7 +160,7 @@ static int image(const struct merge_image_record *r, void *arg)
 /* Counts of a spool file, or -1 if it is refused (why says why). */
 static long long spool_sum(const char *path, char *why, size_t whylen)
 {
-	struct merge_spool r;
+	struct spool r;
 	uint64_t sum = 0, badn = 0;
 	why[0] = 0;
 	if (merge_spool_open(&r, path, why, whylen) < 0)
@@ -177,8 +177,8 @@ static long long spool_sum(const char *path, char *why, size_t whylen)
  * spool's other counts. Returns the number of wrong outcomes. */
 static int check_rounds(const char *dir, const uint8_t *orig, size_t n)
 {
-	const struct merge_spool_header *hd = (const void *)orig;
-	const struct merge_spool_static *s = &hd->s;
+	const struct spool_header *hd = (const void *)orig;
+	const struct spool_static *s = &hd->s;
 	char path[300], why[200];
 	int wrong = 0;
 	uint8_t *b = malloc(n);
@@ -188,10 +188,10 @@ static int check_rounds(const char *dir, const uint8_t *orig, size_t n)
 	/* The first used entry of slot 0 and of the shared table. */
 	size_t slot0 = s->section[0].offset, shared = s->section[1].offset, e0 = 0, e1 = 0;
 	for (size_t o = slot0 + 64; o < slot0 + s->slot_size && !e0; o += 16)
-		if (((const struct merge_entry *)(orig + o))->key)
+		if (((const struct spool_entry *)(orig + o))->key)
 			e0 = o;
 	for (size_t o = shared; o < shared + s->section[1].size && !e1; o += 16)
-		if (((const struct merge_entry *)(orig + o))->key)
+		if (((const struct spool_entry *)(orig + o))->key)
 			e1 = o;
 	struct {
 		const char *what, *expect;
@@ -205,7 +205,7 @@ static int check_rounds(const char *dir, const uint8_t *orig, size_t n)
 		{ "a shared count + 1", "shared table fails its check", e1 + 8, 0, 0 },
 		{ "a shared key's bit 20", "shared table fails its check", e1, 1 << 20, 0 },
 		{ "an image path byte", "image record 0 fails its check",
-		  s->section[2].offset + offsetof(struct merge_image_record, path) + 3, 0x80, 0 },
+		  s->section[2].offset + offsetof(struct spool_image_record, path) + 3, 0x80, 0 },
 		{ "a slot count + 1 in a slot left BUSY (killed mid-update)", NULL, e0 + 8, 0, 1 },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
@@ -223,8 +223,8 @@ static int check_rounds(const char *dir, const uint8_t *orig, size_t n)
 		else
 			b[c[i].at] ^= (uint8_t)c[i].xor;
 		if (c[i].busy) {
-			uint32_t busy = MERGE_SLOT_BUSY;
-			memcpy(b + slot0 + offsetof(struct merge_thread_slot, busy), &busy, 4);
+			uint32_t busy = SPOOL_SLOT_BUSY;
+			memcpy(b + slot0 + offsetof(struct spool_thread_slot, busy), &busy, 4);
 		}
 		put(path, b, n);
 		long long got = spool_sum(path, why, sizeof(why));
@@ -247,47 +247,47 @@ int main(int argc, char **argv)
 		return 1;
 
 	/* A valid spool with counts in slots and the shared table, images. */
-	struct merge_spool sp;
-	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+	struct spool sp;
+	struct spool_params p = { .event = UPCALL_EV_TASK_CLOCK, .backend = UPCALL_EV_TASK_CLOCK,
 					.period = 4000000, .exe = "fuzz", .cmdline = "fuzz" };
-	if (merge_spool_create(&sp, dir, &p) < 0)
+	if (spool_create(&sp, dir, &p) < 0)
 		return 1;
-	struct merge_thread_slot *sl = merge_spool_claim_slot(&sp, 7);
+	struct spool_thread_slot *sl = spool_claim_slot(&sp, 7);
 	for (int i = 0; i < 5000; i++)
-		merge_spool_count(&sp, i % 3 ? sl : NULL, MERGE_KEY(MERGE_EV_TASK_CLOCK, 0x1000 + next() % 4000));
+		spool_count(&sp, i % 3 ? sl : NULL, SPOOL_KEY(UPCALL_EV_TASK_CLOCK, 0x1000 + next() % 4000));
 	uint8_t bid[20] = { 1, 2, 3 };
-	merge_spool_image(&sp, MERGE_IMG_MAP, 0, 0x1000, 0x9000, bid, 20, "/bin/fuzz");
+	spool_image(&sp, SPOOL_IMG_MAP, 0, 0x1000, 0x9000, bid, 20, "/bin/fuzz");
 	char spath[600];
 	snprintf(spath, sizeof(spath), "%s", sp.path);
-	merge_spool_forget(&sp);
+	spool_forget(&sp);
 
 	/* A valid spool with values: thread tables and the shared area. */
 	p.values = 1;
-	if (merge_spool_create(&sp, dir, &p) < 0)
+	if (spool_create(&sp, dir, &p) < 0)
 		return 1;
-	sl = merge_spool_claim_slot(&sp, 8);
+	sl = spool_claim_slot(&sp, 8);
 	uint64_t coins = 5;
 	for (int i = 0; i < 20000; i++)
-		merge_spool_value(&sp, i % 4 ? sl : NULL,
-				  MERGE_HOT_KEY(MERGE_VK_RESULT + i % 3, 0x1000 + next() % 300 * 4),
+		spool_value(&sp, i % 4 ? sl : NULL,
+				  SPOOL_HOT_KEY(SPOOL_VK_RESULT + i % 3, 0x1000 + next() % 300 * 4),
 				  next() % 20, 0, &coins);
 	char vpath[600];
 	snprintf(vpath, sizeof(vpath), "%s", sp.path);
-	merge_spool_forget(&sp);
+	spool_forget(&sp);
 
 	/* A valid profile, with hotlists. */
 	struct merge_profile pr;
 	merge_profile_init(&pr);
-	pr.event = MERGE_EV_TASK_CLOCK;
+	pr.event = UPCALL_EV_TASK_CLOCK;
 	pr.build_id_len = 20;
 	snprintf(pr.path, sizeof(pr.path), "/bin/fuzz");
 	for (int i = 0; i < 500; i++)
 		merge_profile_add(&pr, next() % 100000, 1 + next() % 50);
 	for (int i = 0; i < 40; i++) {
-		struct merge_hotlist h;
-		merge_hot_init(&h, MERGE_HOT_KEY(MERGE_VK_ADDR, next() % 100000));
+		struct spool_hotlist h;
+		spool_hot_init(&h, SPOOL_HOT_KEY(SPOOL_VK_ADDR, next() % 100000));
 		for (int j = 0; j < 200; j++)
-			merge_hot_offer(&h, next() % (1 + (uint64_t)i), &coins);
+			spool_hot_offer(&h, next() % (1 + (uint64_t)i), &coins);
 		merge_profile_hot_add(&pr, &h);
 	}
 	merge_profile_compact(&pr);
@@ -305,7 +305,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < iters; i++) {
 		size_t n = damage(buf, sorig, sn, 4096);
 		put(path, buf, n);
-		struct merge_spool r;
+		struct spool r;
 		if (merge_spool_open(&r, path, why, sizeof(why)) < 0) {
 			s_bad++;
 			if (!why[0])
@@ -314,7 +314,7 @@ int main(int argc, char **argv)
 		}
 		uint64_t sum = 0, badn = 0;
 		merge_spool_foreach(&r, visit, &sum, &badn);
-		wrong += merge_spool_images(&r, image, NULL) != 0;
+		wrong += spool_images(&r, image, NULL) != 0;
 		/* A damaged spool that is taken holds the original's counts:
 		 * a changed count or key fails its block's check. */
 		inflated += (long long)sum != sum0;
@@ -357,13 +357,13 @@ int main(int argc, char **argv)
 		struct merge_profile bad = pr, r;
 		bad.hot = malloc(pr.nhot * sizeof(*pr.hot));
 		memcpy(bad.hot, pr.hot, pr.nhot * sizeof(*pr.hot));
-		struct merge_hotlist *h = &bad.hot[next() % pr.nhot];
+		struct spool_hotlist *h = &bad.hot[next() % pr.nhot];
 		switch (i) {
-		case 0: h->n = MERGE_HOT_N + 1; break;
-		case 1: h->key = MERGE_HOT_KEY(MERGE_VK_MAX, 0); break;
+		case 0: h->n = SPOOL_HOT_N + 1; break;
+		case 1: h->key = SPOOL_HOT_KEY(SPOOL_VK_MAX, 0); break;
 		case 2: h->vtot = 0; break;
 		case 3: h->e[0].count = 0; break;
-		default: h->r = MERGE_HOT_RMAX + 1; break;
+		default: h->r = SPOOL_HOT_RMAX + 1; break;
 		}
 		snprintf(path, sizeof(path), "%s/h.prof", dir);
 		merge_profile_write(path, &bad);

@@ -10,7 +10,7 @@
  * shared value area, translated to image offsets, merged across spools and
  * across merges; keys with at most 16 distinct values must come out exact.
  * And the spool's room: a new one backs only what it writes, and
- * merge_spool_reserve_all backs all of it.
+ * spool_reserve_all backs all of it.
  *
  *   build/tests/merge_model [seed]
  */
@@ -61,32 +61,32 @@ static uint64_t next(void)
 static uint64_t fill_spool(const char *dir, int nsamples, int ndistinct, int nthreads,
 			   uint64_t *dropped)
 {
-	struct merge_spool sp;
-	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+	struct spool sp;
+	struct spool_params p = { .event = UPCALL_EV_TASK_CLOCK, .backend = UPCALL_EV_TASK_CLOCK,
 					.period = 4000000, .exe = "model", .cmdline = "model" };
-	int rc = merge_spool_create(&sp, dir, &p);
+	int rc = spool_create(&sp, dir, &p);
 	if (rc < 0) {
-		printf("FAIL merge_spool_create: %s\n", strerror(-rc));
+		printf("FAIL spool_create: %s\n", strerror(-rc));
 		exit(1);
 	}
-	struct merge_thread_slot *slot[8] = { 0 };
+	struct spool_thread_slot *slot[8] = { 0 };
 	for (int t = 0; t < nthreads; t++)
-		slot[t] = merge_spool_claim_slot(&sp, 1000 + (uint32_t)t);
+		slot[t] = spool_claim_slot(&sp, 1000 + (uint32_t)t);
 	for (int i = 0; i < nsamples; i++) {
 		uint64_t r = next();
 		uint64_t pc = 0x400000 + ((r & 3) ? (r >> 8) % 16 : (r >> 8) % (uint64_t)ndistinct) * 4;
-		uint64_t key = MERGE_KEY(MERGE_EV_TASK_CLOCK, pc);
+		uint64_t key = SPOOL_KEY(UPCALL_EV_TASK_CLOCK, pc);
 		int t = (int)((r >> 40) % (uint64_t)(nthreads + 1));    /* nthreads: no slot */
 		sp.hdr->live.samples++;
-		merge_spool_count(&sp, t < nthreads ? slot[t] : NULL, key);
+		spool_count(&sp, t < nthreads ? slot[t] : NULL, key);
 		model_add(key, 1);
 	}
 	/* One thread exits early: its slot is folded into the shared table. */
 	if (nthreads > 1)
-		merge_spool_release_slot(&sp, slot[1]);
+		spool_release_slot(&sp, slot[1]);
 	sp.hdr->live.exited = 1;
 	*dropped += sp.hdr->live.dropped_full;
-	merge_spool_forget(&sp);   /* releases the lock: the spool is finished */
+	spool_forget(&sp);   /* releases the lock: the spool is finished */
 	return (uint64_t)nsamples;
 }
 
@@ -104,7 +104,7 @@ static int check_profile(const struct merge_profile *p, void *arg)
 		return 0;
 	}
 	for (size_t i = 0; i < p->n; i++) {
-		uint64_t want = model_get(MERGE_KEY(p->event, p->pcs[i].offset));
+		uint64_t want = model_get(SPOOL_KEY(p->event, p->pcs[i].offset));
 		int bad = c->lossy ? p->pcs[i].count > want : p->pcs[i].count != want;
 		if (bad && c->mismatches++ < 5)
 			printf("  pc %#llx: merged %llu, model %llu\n",
@@ -180,22 +180,22 @@ static uint64_t v_cnt[VPCS * 2][12], v_tot[VPCS * 2], g_value_evictions;
  * values: exact) or ADDR (odd i: 70% one value, a tail of 1000). */
 static uint64_t vkey(int i)
 {
-	return MERGE_HOT_KEY(i % 2 ? MERGE_VK_ADDR : MERGE_VK_RESULT, 0x400000 + 4 * (uint64_t)(i / 2));
+	return SPOOL_HOT_KEY(i % 2 ? SPOOL_VK_ADDR : SPOOL_VK_RESULT, 0x400000 + 4 * (uint64_t)(i / 2));
 }
 
 static void fill_values(const char *dir, int nvalues)
 {
-	struct merge_spool sp;
-	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+	struct spool sp;
+	struct spool_params p = { .event = UPCALL_EV_TASK_CLOCK, .backend = UPCALL_EV_TASK_CLOCK,
 					.period = 4000000, .exe = "model", .cmdline = "model",
 					.values = 1 };
 	uint8_t bid[20] = { 0xab, 0xcd };
-	if (merge_spool_create(&sp, dir, &p) < 0) {
-		printf("FAIL merge_spool_create with values\n");
+	if (spool_create(&sp, dir, &p) < 0) {
+		printf("FAIL spool_create with values\n");
 		exit(1);
 	}
-	merge_spool_image(&sp, MERGE_IMG_MAP, VBIAS, 0x400000, 0x500000, bid, 20, "/bin/model");
-	struct merge_thread_slot *slot[2] = { merge_spool_claim_slot(&sp, 1), merge_spool_claim_slot(&sp, 2) };
+	spool_image(&sp, SPOOL_IMG_MAP, VBIAS, 0x400000, 0x500000, bid, 20, "/bin/model");
+	struct spool_thread_slot *slot[2] = { spool_claim_slot(&sp, 1), spool_claim_slot(&sp, 2) };
 	uint64_t coins[3] = { 1, 2, 3 };
 	for (int n = 0; n < nvalues; n++) {
 		uint64_t r = next();
@@ -205,13 +205,13 @@ static void fill_values(const char *dir, int nvalues)
 		if (i % 2 == 0)
 			v_cnt[i][vi]++;
 		v_tot[i]++;
-		merge_spool_value(&sp, t < 2 ? slot[t] : NULL, vkey(i), v, 0, &coins[t]);
+		spool_value(&sp, t < 2 ? slot[t] : NULL, vkey(i), v, 0, &coins[t]);
 	}
 	g_value_evictions += sp.hdr->live.value_evictions;
-	merge_spool_interp(&sp, 8, 1);
-	merge_spool_interp(&sp, 3, 2);
+	spool_interp(&sp, 8, 1);
+	spool_interp(&sp, 3, 2);
 	sp.hdr->live.exited = 1;
-	merge_spool_forget(&sp);
+	spool_forget(&sp);
 }
 
 struct vcheck {
@@ -227,12 +227,12 @@ static int check_values(const struct merge_profile *p, void *arg)
 		return 0;
 	}
 	for (size_t j = 0; j < p->nhot; j++) {
-		const struct merge_hotlist *h = &p->hot[j];
-		uint64_t off = MERGE_HOT_KEY_WHERE(h->key);
-		int i = (int)((off + VBIAS - 0x400000) / 4) * 2 + (MERGE_HOT_KEY_KIND(h->key) == MERGE_VK_ADDR);
+		const struct spool_hotlist *h = &p->hot[j];
+		uint64_t off = SPOOL_HOT_KEY_WHERE(h->key);
+		int i = (int)((off + VBIAS - 0x400000) / 4) * 2 + (SPOOL_HOT_KEY_KIND(h->key) == SPOOL_VK_ADDR);
 		c->hot++;
 		if (p->build_id[0] != 0xab || off < 0x1000 || i < 0 || i >= VPCS * 2 || h->vtot != v_tot[i] ||
-		    merge_hot_check(h, 0, NULL) < 0 || (j && h[-1].key >= h->key)) {
+		    spool_hot_check(h, 0, NULL) < 0 || (j && h[-1].key >= h->key)) {
 			if (c->bad++ < 5)
 				printf("  hotlist %#llx: vtot %llu, model %llu\n", (unsigned long long)h->key,
 				       (unsigned long long)h->vtot,
@@ -300,31 +300,31 @@ static void values_case(void)
 		printf("(could not remove %s)\n", dir);
 }
 
-/* Room: a new spool backs only what it writes; merge_spool_reserve_all
+/* Room: a new spool backs only what it writes; spool_reserve_all
  * backs the whole file, after which no count makes a system call (the
  * bitmap says every page is backed). */
 static void room_case(void)
 {
 	char dir[] = "/tmp/vprof-room.XXXXXX";
-	struct merge_spool sp;
-	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+	struct spool sp;
+	struct spool_params p = { .event = UPCALL_EV_TASK_CLOCK, .backend = UPCALL_EV_TASK_CLOCK,
 					.period = 4000000, .exe = "room", .cmdline = "room" };
 	struct stat st;
-	if (!mkdtemp(dir) || merge_spool_create(&sp, dir, &p) < 0 || stat(sp.path, &st) < 0) {
+	if (!mkdtemp(dir) || spool_create(&sp, dir, &p) < 0 || stat(sp.path, &st) < 0) {
 		CHECK(0, "room: could not make a spool");
 		return;
 	}
 	uint64_t before = (uint64_t)st.st_blocks * 512;
 	CHECK(before < sp.size / 4, "room: a new spool backs %llu KiB of its %zu KiB",
 	      (unsigned long long)before / 1024, sp.size / 1024);
-	CHECK(merge_spool_reserve_all(&sp) == 0 && sp.room_all && !sp.nospace,
-	      "room: merge_spool_reserve_all succeeds");
+	CHECK(spool_reserve_all(&sp) == 0 && sp.room_all && !sp.nospace,
+	      "room: spool_reserve_all succeeds");
 	stat(sp.path, &st);
 	CHECK((uint64_t)st.st_blocks * 512 >= sp.size,
 	      "room: after it, the whole file is backed (%llu KiB)",
 	      (unsigned long long)st.st_blocks / 2);
 	unlink(sp.path);
-	merge_spool_forget(&sp);
+	spool_forget(&sp);
 	rmdir(dir);
 }
 

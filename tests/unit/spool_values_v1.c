@@ -1,7 +1,7 @@
 /* tests/unit/spool_values_v1.c — spools written before the shared value
  * area grew from 4096 to 16384 lists (2026-11-23) are still read: a spool
  * with values is made by this vprof, rewritten to the older layout (the
- * VALUES section is last: its shared area cut to MERGE_VALUE_SHARED_V1
+ * VALUES section is last: its shared area cut to SPOOL_VALUE_SHARED_V1
  * lists, the head, section size, file size and checksum to match), then
  * opened: every thread-table hotlist is visited with its value samples,
  * and a section of any third size is refused. */
@@ -19,7 +19,7 @@
 static uint64_t g_seen_vtot;
 static int g_seen_lists;
 
-static int visit(const struct merge_hotlist *h, void *arg)
+static int visit(const struct spool_hotlist *h, void *arg)
 {
 	(void)arg;
 	g_seen_vtot += h->vtot;
@@ -38,16 +38,16 @@ static int relayout(const char *path, uint32_t shared)
 	uint8_t *b = malloc((size_t)st.st_size);
 	if (pread(fd, b, (size_t)st.st_size, 0) != st.st_size)
 		return -1;
-	struct merge_spool_static *s = (struct merge_spool_static *)b;
-	struct merge_section *v = &s->section[3];
-	struct merge_values_head *h = (struct merge_values_head *)(b + v->offset);
-	if (v->kind != MERGE_SEC_VALUES || v->offset + v->size != (uint64_t)st.st_size)
+	struct spool_static *s = (struct spool_static *)b;
+	struct spool_section *v = &s->section[3];
+	struct spool_values_head *h = (struct spool_values_head *)(b + v->offset);
+	if (v->kind != SPOOL_SEC_VALUES || v->offset + v->size != (uint64_t)st.st_size)
 		return -1;
-	uint64_t cut = (uint64_t)(h->shared - shared) * sizeof(struct merge_hotlist);
+	uint64_t cut = (uint64_t)(h->shared - shared) * sizeof(struct spool_hotlist);
 	h->shared = shared;
 	v->size -= cut;
 	s->file_size -= cut;
-	s->checksum = XXH64(s, offsetof(struct merge_spool_static, checksum), 0);
+	s->checksum = XXH64(s, offsetof(struct spool_static, checksum), 0);
 	int rc = pwrite(fd, b, (size_t)s->file_size, 0) == (ssize_t)s->file_size &&
 		 ftruncate(fd, (off_t)s->file_size) == 0 ? 0 : -1;
 	close(fd);
@@ -58,32 +58,32 @@ static int relayout(const char *path, uint32_t shared)
 int main(void)
 {
 	char dir[] = "/tmp/vprof-spoolv1.XXXXXX", path[600], why[256];
-	struct merge_spool sp, r;
-	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+	struct spool sp, r;
+	struct spool_params p = { .event = UPCALL_EV_TASK_CLOCK, .backend = UPCALL_EV_TASK_CLOCK,
 					.period = 1000000, .exe = "x", .cmdline = "x", .values = 1 };
 	uint64_t rng = 1;
 
-	if (!mkdtemp(dir) || merge_spool_create(&sp, dir, &p) < 0) {
+	if (!mkdtemp(dir) || spool_create(&sp, dir, &p) < 0) {
 		printf("FAIL cannot create a spool with values in /tmp\n");
 		return 1;
 	}
-	CHECK(sp.vshared == MERGE_VALUE_SHARED, "a new spool has the %u-list shared area (%u)",
-	      MERGE_VALUE_SHARED, sp.vshared);
-	struct merge_thread_slot *sl = merge_spool_claim_slot(&sp, 1234);
+	CHECK(sp.vshared == SPOOL_VALUE_SHARED, "a new spool has the %u-list shared area (%u)",
+	      SPOOL_VALUE_SHARED, sp.vshared);
+	struct spool_thread_slot *sl = spool_claim_slot(&sp, 1234);
 	for (int i = 0; i < 3000; i++)
-		merge_spool_value(&sp, sl, MERGE_HOT_KEY(MERGE_VK_RESULT, 0x1000 + 4 * (i % 50)),
+		spool_value(&sp, sl, SPOOL_HOT_KEY(SPOOL_VK_RESULT, 0x1000 + 4 * (i % 50)),
 				  (uint64_t)(i % 7), 0, &rng);
 	snprintf(path, sizeof path, "%s", sp.path);
-	merge_spool_forget(&sp);
+	spool_forget(&sp);
 
-	CHECK(relayout(path, MERGE_VALUE_SHARED_V1) == 0, "rewritten to the %u-list layout",
-	      MERGE_VALUE_SHARED_V1);
+	CHECK(relayout(path, SPOOL_VALUE_SHARED_V1) == 0, "rewritten to the %u-list layout",
+	      SPOOL_VALUE_SHARED_V1);
 	int rc = merge_spool_open(&r, path, why, sizeof why);
 	CHECK(rc == 0, "the older layout opens (%s)", rc ? why : "ok");
 	if (rc == 0) {
 		uint64_t bad = 0;
-		CHECK(r.vshared == MERGE_VALUE_SHARED_V1, "its shared area read as %u lists (%u)",
-		      MERGE_VALUE_SHARED_V1, r.vshared);
+		CHECK(r.vshared == SPOOL_VALUE_SHARED_V1, "its shared area read as %u lists (%u)",
+		      SPOOL_VALUE_SHARED_V1, r.vshared);
 		merge_spool_values(&r, visit, NULL, &bad);
 		CHECK(g_seen_lists == 50 && g_seen_vtot == 3000 && bad == 0,
 		      "its 50 hotlists and 3000 value samples read (%d, %llu, %llu bad)", g_seen_lists,

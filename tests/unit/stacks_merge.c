@@ -27,16 +27,16 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static struct merge_image_record g_im[2];
+static struct spool_image_record g_im[2];
 static size_t g_nim;
-static int take_image(const struct merge_image_record *r, void *arg)
+static int take_image(const struct spool_image_record *r, void *arg)
 {
 	g_im[g_nim++] = *r;
 	return g_nim >= 2;
 }
 
 static uint64_t g_recorded;
-static int add_count(const struct merge_stack_entry *en, void *arg)
+static int add_count(const struct spool_stack_entry *en, void *arg)
 {
 	g_recorded += en->count;
 	return 0;
@@ -68,40 +68,40 @@ static char *canon(const struct merge_stacks *s)
 	return out;
 }
 
-static void image(struct merge_spool *sp, uint64_t bias, const char *path, uint8_t id)
+static void image(struct spool *sp, uint64_t bias, const char *path, uint8_t id)
 {
 	uint8_t bid[20];
 	memset(bid, id, sizeof(bid));
-	merge_spool_image(sp, MERGE_IMG_MAP, bias, bias + 0x1000, bias + 0x9000, bid, 20, path);
+	spool_image(sp, SPOOL_IMG_MAP, bias, bias + 0x1000, bias + 0x9000, bid, 20, path);
 }
 
 /* One process: images at these biases, a few stacks. */
 static void process(const char *dir, uint64_t exe_bias, uint64_t lib_bias, uint64_t mult,
 		    struct merge_stacks *out)
 {
-	struct merge_spool sp;
-	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+	struct spool sp;
+	struct spool_params p = { .event = UPCALL_EV_TASK_CLOCK, .backend = UPCALL_EV_TASK_CLOCK,
 					.period = 1000000, .exe = "x", .cmdline = "x",
-					.stack_depth = 32, .stack_method = MERGE_STACK_M_UNWIND };
-	CHECK(merge_spool_create(&sp, dir, &p) == 0, "spool with STACKS created");
+					.stack_depth = 32, .stack_method = SPOOL_STACK_M_UNWIND };
+	CHECK(spool_create(&sp, dir, &p) == 0, "spool with STACKS created");
 	image(&sp, exe_bias, "/bin/exe", 1);
 	image(&sp, lib_bias, "/lib/libc", 2);
 	uint64_t s1[3] = { exe_bias + 0x1100, exe_bias + 0x1205, lib_bias + 0x2000 };
 	uint64_t s2[3] = { exe_bias + 0x1100, exe_bias + 0x1305, lib_bias + 0x2000 };
 	for (uint64_t i = 0; i < 3 * mult; i++)
-		merge_spool_stack(&sp, s1, 3, sp.gen, 0, 1);
-	merge_spool_stack(&sp, s2, 3, sp.gen, 0, 2 * mult);
+		spool_stack(&sp, s1, 3, sp.gen, 0, 1);
+	spool_stack(&sp, s2, 3, sp.gen, 0, 2 * mult);
 	char path[600];
 	snprintf(path, sizeof(path), "%s", sp.path);
-	merge_spool_forget(&sp);
-	struct merge_spool rd;
+	spool_forget(&sp);
+	struct spool rd;
 	char why[200];
 	int rc = merge_spool_open(&rd, path, why, sizeof(why));
 	CHECK(rc == 0, "spool version 3 reopens (%s)", rc == 0 ? "ok" : why);
 	if (rc < 0)
 		return;
 	g_nim = 0;
-	merge_spool_images(&rd, take_image, NULL);
+	spool_images(&rd, take_image, NULL);
 	uint64_t bad = 1;
 	CHECK(merge_stacks_from_spool(out, &rd, g_im, g_nim, &bad) == 0 && bad == 0,
 	      "spool stacks translated (bad %llu)", (unsigned long long)bad);
@@ -153,7 +153,7 @@ int main(void)
 	/* File round trip and corruption. */
 	char path[600];
 	snprintf(path, sizeof(path), "%s/stacks.task-clock.stk", dir);
-	CHECK(merge_stacks_write(path, &ab_c, MERGE_EV_TASK_CLOCK) == 0, "stacks file written");
+	CHECK(merge_stacks_write(path, &ab_c, UPCALL_EV_TASK_CLOCK) == 0, "stacks file written");
 	struct merge_stacks rd;
 	char why[200] = "";
 	int rc = merge_stacks_read(path, &rd, why, sizeof(why));
@@ -171,28 +171,28 @@ int main(void)
 	CHECK(rc == -EBADMSG, "a flipped byte is refused: %s", why);
 
 	/* A full table counts what it drops. */
-	struct merge_spool sp;
-	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+	struct spool sp;
+	struct spool_params p = { .event = UPCALL_EV_TASK_CLOCK, .backend = UPCALL_EV_TASK_CLOCK,
 					.period = 1000000, .exe = "x", .cmdline = "x",
-					.stack_depth = 8, .stack_method = MERGE_STACK_M_FP };
-	merge_spool_create(&sp, dir, &p);
-	uint64_t n = 3 * MERGE_STACK_ENTRIES;
+					.stack_depth = 8, .stack_method = SPOOL_STACK_M_FP };
+	spool_create(&sp, dir, &p);
+	uint64_t n = 3 * SPOOL_STACK_ENTRIES;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t st[2] = { 0x400000 + i * 16, 0x401000 };
-		merge_spool_stack(&sp, st, 2, 0, i & 1, 1);
+		spool_stack(&sp, st, 2, 0, i & 1, 1);
 	}
-	const struct merge_stacks_head *h = (const void *)sp.stacks;
+	const struct spool_stacks_head *h = (const void *)sp.stacks;
 	uint64_t bad = 0;
 	g_recorded = 0;
 	merge_spool_stacks(&sp, add_count, NULL, &bad);
 	uint64_t recorded = g_recorded;
-	CHECK(h->samples == n && h->dropped > 0 && recorded + h->dropped == n && h->used == MERGE_STACK_ENTRIES,
+	CHECK(h->samples == n && h->dropped > 0 && recorded + h->dropped == n && h->used == SPOOL_STACK_ENTRIES,
 	      "full table: %llu offered = %llu recorded + %llu dropped, %llu entries used",
 	      (unsigned long long)h->samples, (unsigned long long)recorded,
 	      (unsigned long long)h->dropped, (unsigned long long)h->used);
 	CHECK(h->truncated == n / 2, "truncated stacks counted (%llu)", (unsigned long long)h->truncated);
 	unlink(sp.path);
-	merge_spool_forget(&sp);
+	spool_forget(&sp);
 	free(x);
 	free(y);
 	free(z);

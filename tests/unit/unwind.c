@@ -5,7 +5,7 @@
  * run qsort with a callback, memcpy, strtod, snprintf, libm (exp, log,
  * pow, sin, cbrt), libstdc++'s __cxa_demangle and a SIGUSR1 handler of the program's own doing the
  * same (so the unwind goes through the kernel's signal frame twice).
- * At every signal the handler unwinds the ucontext with cfi_backtrace
+ * At every signal the handler unwinds the ucontext with preload_cfi_backtrace
  * and libgcc from the handler through the signal frame, and the two
  * lists of PCs from the interrupted one on must be equal: any difference
  * fails (the first ones are printed with their symbols); so does a walk
@@ -38,7 +38,7 @@ static _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
 {
 	struct bt *b = arg;
 	/* An interrupted PC (libgcc's ip_before_insn) plus one, as
-	 * cfi_backtrace stores it past the leaf. */
+	 * preload_cfi_backtrace stores it past the leaf. */
 	int before = 0;
 	uint64_t ip = _Unwind_GetIPInfo(ctx, &before);
 	if (!ip)
@@ -67,11 +67,11 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 	uint64_t a[MAXF];
 	int more;
-	unsigned na = cfi_backtrace(uc, a, MAXF, &more);
+	unsigned na = preload_cfi_backtrace(uc, a, MAXF, &more);
 	/* The same walk without the recipe cache: every frame the slow way. */
 	uint64_t a2[MAXF];
 	g_cfi_nocache = 1;
-	unsigned na2 = cfi_backtrace(uc, a2, MAXF, &more);
+	unsigned na2 = preload_cfi_backtrace(uc, a2, MAXF, &more);
 	g_cfi_nocache = 0;
 	if (na2 != na || memcmp(a, a2, na * 8))
 		__atomic_add_fetch(&n_cache_diff, 1, __ATOMIC_RELAXED);
@@ -80,7 +80,7 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	int i;
 	__atomic_add_fetch(&n_total, 1, __ATOMIC_RELAXED);
-	/* SIGPROF's PC: libgcc marks it interrupted; cfi_backtrace's leaf
+	/* SIGPROF's PC: libgcc marks it interrupted; preload_cfi_backtrace's leaf
 	 * is the PC itself. */
 	for (i = 0; i < b.n && i < 8 && b.ip[i] != rip + 1; i++)
 		;
@@ -116,10 +116,10 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 	if (na >= 6)
 		__atomic_add_fetch(&n_deep, 1, __ATOMIC_RELAXED);
 	/* preload/value_sample.c's use: one step from the ucontext is the caller's frame. */
-	struct cfi_cursor c;
+	struct preload_cfi_cursor c;
 	if (na >= 2)
 		__atomic_add_fetch(&n_two, 1, __ATOMIC_RELAXED);
-	if (na >= 2 && cfi_init_ucontext(&c, uc) == 0 && cfi_step(&c) == 1 &&
+	if (na >= 2 && preload_cfi_init_ucontext(&c, uc) == 0 && preload_cfi_step(&c) == 1 &&
 	    c.reg[CFI_RIP] + (uint64_t)(c.exact != 0) == a[1])
 		__atomic_add_fetch(&n_step_ok, 1, __ATOMIC_RELAXED);
 }
@@ -199,7 +199,7 @@ static void *worker(void *arg)
 		if (k % 3 == 0)
 			raise(SIGUSR1);
 		if (k % 5 == 0)
-			cfi_forget();   /* as a dlclose does: every cached recipe retired */
+			preload_cfi_forget();   /* as a dlclose does: every cached recipe retired */
 	}
 	timer_delete(t);
 	return NULL;
@@ -228,7 +228,7 @@ static void print_pc(const char *tag, uint64_t pc)
 static void bounds_check(void)
 {
 	uint64_t words[4] = { 1, 2, 3, 4 }, v = 0;
-	struct cfi_cursor c = { .lo = (uintptr_t)&words[1], .hi = (uintptr_t)&words[3] };
+	struct preload_cfi_cursor c = { .lo = (uintptr_t)&words[1], .hi = (uintptr_t)&words[3] };
 	int ok = stack_read(&c, (uintptr_t)&words[1], &v) == 0 && v == 2 &&
 		 stack_read(&c, (uintptr_t)&words[2], &v) == 0 && v == 3 &&
 		 stack_read(&c, (uintptr_t)&words[0], &v) < 0 && stack_read(&c, (uintptr_t)&words[3], &v) < 0 &&
@@ -273,17 +273,17 @@ static void plt_check(void)
 		return;
 	}
 	uint64_t stk[4] = { 0x1111, 0x2222, 0, 0 };
-	struct cfi_cursor c = { .lo = (uintptr_t)stk, .hi = (uintptr_t)(stk + 4), .exact = 1 };
+	struct preload_cfi_cursor c = { .lo = (uintptr_t)stk, .hi = (uintptr_t)(stk + 4), .exact = 1 };
 	c.valid = 1u << CFI_RSP | 1u << CFI_RIP;
 	c.reg[CFI_RSP] = (uintptr_t)stk;
 	c.reg[CFI_RIP] = plt;
-	int r1 = cfi_step(&c);
+	int r1 = preload_cfi_step(&c);
 	int ok1 = r1 == 1 && c.reg[CFI_RIP] == 0x1111 && c.reg[CFI_RSP] == (uintptr_t)(stk + 1);
 	c.valid = 1u << CFI_RSP | 1u << CFI_RIP;
 	c.exact = 1;
 	c.reg[CFI_RSP] = (uintptr_t)stk;
 	c.reg[CFI_RIP] = plt + 11;
-	int r2 = cfi_step(&c);
+	int r2 = preload_cfi_step(&c);
 	int ok2 = r2 == 1 && c.reg[CFI_RIP] == 0x2222 && c.reg[CFI_RSP] == (uintptr_t)(stk + 2);
 	CHECK(ok1 && ok2, "a PLT entry (CFA expression): byte 0 returns to stack[0], byte 11 to stack[1] (%d %d)",
 	      r1, r2);
@@ -292,7 +292,7 @@ static void plt_check(void)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 1.5;
-	cfi_init();
+	preload_cfi_init();
 	range_of((void *)qsort, &g_libc.lo, &g_libc.hi);
 	range_of((void *)cbrt, &g_libm.lo, &g_libm.hi);
 	void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
@@ -333,7 +333,7 @@ int main(int argc, char **argv)
 	CHECK(n_usr >= 50, "interrupted in the program's SIGUSR1 handler %ld times, equal through __restore_rt",
 	      n_usr);
 	CHECK(n_deep * 2 >= n_match && n_match > 0, "stacks of 6 frames or more: %ld of %ld", n_deep, n_match);
-	CHECK(n_step_ok == n_two && n_two > 0, "one cfi_step from the ucontext gives frame 2 (preload/value_sample.c's return address): %ld of %ld",
+	CHECK(n_step_ok == n_two && n_two > 0, "one preload_cfi_step from the ucontext gives frame 2 (preload/value_sample.c's return address): %ld of %ld",
 	      n_step_ok, n_two);
 	return g_fail;
 }

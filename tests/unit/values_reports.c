@@ -25,11 +25,11 @@ static char g_top[512], g_tmp[64], g_fix[600], g_db[600];
 static uint64_t g_scale, g_site_a, g_site_b;
 
 
-static void offer(struct merge_spool *sp, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux, int times)
+static void offer(struct spool *sp, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux, int times)
 {
 	static uint64_t rng = 12345;
 	for (int i = 0; i < times; i++)
-		merge_spool_value(sp, NULL, MERGE_HOT_KEY(kind, MERGE_GPC(sp->gen, pc)), value, aux, &rng);
+		spool_value(sp, NULL, SPOOL_HOT_KEY(kind, SPOOL_GPC(sp->gen, pc)), value, aux, &rng);
 }
 
 /* The planted profile (percentages are of each hotlist's vtot):
@@ -43,38 +43,38 @@ static void offer(struct merge_spool *sp, unsigned kind, uint64_t pc, uint64_t v
 static int make_db(void)
 {
 	char why[300], sdir[700];
-	uint8_t bid[MERGE_BUILD_ID_MAX];
+	uint8_t bid[SPOOL_BUILD_ID_MAX];
 	struct merge_db db;
-	struct merge_spool sp;
+	struct spool sp;
 	struct merge_result res;
 	int len = report_read_build_id(g_fix, bid, sizeof(bid));
-	struct merge_spool_params p = { .event = MERGE_EV_TASK_CLOCK, .backend = MERGE_EV_TASK_CLOCK,
+	struct spool_params p = { .event = UPCALL_EV_TASK_CLOCK, .backend = UPCALL_EV_TASK_CLOCK,
 					.period = 4000000, .exe = g_fix, .cmdline = "values_fix", .values = 1 };
 	snprintf(sdir, sizeof(sdir), "%s/spool", g_db);
-	if (len <= 0 || merge_db_open(&db, g_db, 1, why, sizeof(why)) < 0 || merge_spool_create(&sp, sdir, &p) < 0)
+	if (len <= 0 || merge_db_open(&db, g_db, 1, why, sizeof(why)) < 0 || spool_create(&sp, sdir, &p) < 0)
 		return -1;
-	merge_spool_image(&sp, MERGE_IMG_MAP, 0, 0x400000, 0x800000, bid, (uint32_t)len, g_fix);
+	spool_image(&sp, SPOOL_IMG_MAP, 0, 0x400000, 0x800000, bid, (uint32_t)len, g_fix);
 	for (int i = 0; i < 1000; i++) {
 		sp.hdr->live.samples++;
-		merge_spool_count(&sp, NULL, MERGE_KEY(MERGE_EV_TASK_CLOCK,
-						       MERGE_GPC(sp.gen, i < 800 ? g_scale : g_site_a)));
+		spool_count(&sp, NULL, SPOOL_KEY(UPCALL_EV_TASK_CLOCK,
+						       SPOOL_GPC(sp.gen, i < 800 ? g_scale : g_site_a)));
 	}
-	offer(&sp, MERGE_VK_SRC1_BY_SITE, g_scale, 3, g_site_a, 180);
-	offer(&sp, MERGE_VK_SRC1_BY_SITE, g_scale, 5, g_site_a, 20);
-	offer(&sp, MERGE_VK_SRC1_BY_SITE, g_scale, 7, g_site_b, 30);
-	offer(&sp, MERGE_VK_SRC2, g_scale, 3, 0, 60);
+	offer(&sp, SPOOL_VK_SRC1_BY_SITE, g_scale, 3, g_site_a, 180);
+	offer(&sp, SPOOL_VK_SRC1_BY_SITE, g_scale, 5, g_site_a, 20);
+	offer(&sp, SPOOL_VK_SRC1_BY_SITE, g_scale, 7, g_site_b, 30);
+	offer(&sp, SPOOL_VK_SRC2, g_scale, 3, 0, 60);
 	for (uint64_t v = 100; v < 110; v++)
-		offer(&sp, MERGE_VK_SRC2, g_scale, v, 0, 4);
-	offer(&sp, MERGE_VK_LATENCY, g_scale, 40, 0, 70);
-	offer(&sp, MERGE_VK_LATENCY, g_scale, 300, 0, 30);
-	offer(&sp, MERGE_VK_RESULT, g_scale, 9, 0, 10);
-	offer(&sp, MERGE_VK_RESULT, g_site_a, 42, 0, 55);
+		offer(&sp, SPOOL_VK_SRC2, g_scale, v, 0, 4);
+	offer(&sp, SPOOL_VK_LATENCY, g_scale, 40, 0, 70);
+	offer(&sp, SPOOL_VK_LATENCY, g_scale, 300, 0, 30);
+	offer(&sp, SPOOL_VK_RESULT, g_scale, 9, 0, 10);
+	offer(&sp, SPOOL_VK_RESULT, g_site_a, 42, 0, 55);
 	for (uint64_t v = 1000; v < 1015; v++)
-		offer(&sp, MERGE_VK_RESULT, g_site_a, v, 0, 3);
-	merge_spool_interp(&sp, 12, 1);
-	merge_spool_interp(&sp, 3, 2);
+		offer(&sp, SPOOL_VK_RESULT, g_site_a, v, 0, 3);
+	spool_interp(&sp, 12, 1);
+	spool_interp(&sp, 3, 2);
 	sp.hdr->live.exited = 1;
-	merge_spool_forget(&sp);
+	spool_forget(&sp);
 	int rc = merge_db_merge(&db, &res, stdout);
 	merge_db_close(&db);
 	return rc;
