@@ -1,6 +1,6 @@
 #!/bin/bash
-# bench/cosim.sh — co-simulation and coverage on real Debian programs
-# (issues 3 and 9): interpreters (python3, perl), compressors (gzip, xz,
+# bench/cosim.sh — co-simulation and coverage on real Debian programs:
+# interpreters (python3, perl), compressors (gzip, xz,
 # zstd), a database, a compiler, crypto (openssl), JSON (jq), sort, and
 # numeric programs (bc, lua5.4, awk), each run under `vprof verify` (interpreter in a shadow,
 # then the CPU single-stepped over the same instructions and compared).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/l1perturb.sh — the value-sampling paper's Table 1 on this machine:
 # the fraction of L1 blocks an interruption displaces, without vprof and
-# with each of its modes (issue 6).
+# with each of its modes.
 #
 #   bench/l1perturb.sh [--rounds N] [--secs S]
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/sampling.sh — what PC sampling costs the profiled program (issue 2).
+# bench/sampling.sh — what PC sampling costs the profiled program.
 #
 #   bench/sampling.sh [--quick] [--rounds N] [--units N] [--python]
 #   bench/sampling.sh --report RUNS...

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/values.sh — what value sampling costs (issue 6's benchmark).
+# bench/values.sh — what value sampling costs.
 #
 #   bench/values.sh [--quick] [--rounds N] [--units N] [--threads N]
 #                   [--only LIST]

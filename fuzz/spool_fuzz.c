@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the spool reader (spool/writer.c): arbitrary bytes
+ * libFuzzer target for the spool reader (merge/spool_read.c): arbitrary bytes
  * are written to a temporary file and opened with merge_spool_open; a
  * spool it accepts is walked whole (images, counts, value hotlists), as
  * `vprof merge` does. The reader must reject or accept, never crash or

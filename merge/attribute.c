@@ -209,7 +209,7 @@ static void proclog_add(struct merge_proclog *pl, const struct spool *sp, uint64
 	if (l->exited && l->cpu_split == 1)
 		snprintf(split, sizeof(split), "%llu\t%llu", (unsigned long long)l->cpu_user_ns,
 			 (unsigned long long)l->cpu_sys_ns);
-	/* The CPU before sampling began (issue 8), empty if not recorded. */
+	/* The CPU before sampling began, empty if not recorded. */
 	size_t sl = strlen(split);
 	snprintf(split + sl, sizeof(split) - sl, "\t");
 	if (l->armed_valid == 1)
@@ -323,7 +323,7 @@ static uint64_t kernel_equiv(const struct spool_static *s, const struct spool_li
  * loader, constructors up to ours: live.armed_cpu_ns), which no sample
  * sees, in sample-equivalents at the asked rate of a clock (ns periods;
  * for PMU counters the rate of its samples per user ns): the [start-up]
- * row (issue 8). For the perf events, its user part only (as getrusage
+ * row. For the perf events, its user part only (as getrusage
  * split it then): the [kernel] row holds all the system CPU. An exec'd
  * process's clock carries the CPU of the image before exec, as cpu_ns
  * and the [kernel] row do. */

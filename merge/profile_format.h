@@ -56,7 +56,7 @@ struct merge_stats {
 	uint64_t kernel_samples; /* sample-equivalents in [kernel] profiles */
 	uint64_t jit_samples;    /* samples named from perf maps ([jit:EXE]) */
 	uint64_t ring_fallbacks; /* threads whose ring could not be mapped */
-	/* Appended with the bound on vprof's own cost (issue 8): the
+	/* Appended with the bound on vprof's own cost: the
 	 * spools' live counters of the same names, added. */
 	uint64_t cost_ns;
 	uint64_t limit_threads;
@@ -64,7 +64,7 @@ struct merge_stats {
 	uint64_t limit_cpu_ns;
 	uint64_t limit_samples;
 	uint64_t limit_interp_threads;
-	/* The CPU before sampling began ([start-up:EXE] rows, issue 8). */
+	/* The CPU before sampling began ([start-up:EXE] rows). */
 	uint64_t startup_samples;   /* sample-equivalents in [start-up] rows */
 	uint64_t startup_cpu_ns;    /* the processes' CPU before arming */
 	/* Appended with reserved spool space: samples lost because the

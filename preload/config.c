@@ -1,6 +1,6 @@
 /*
  * VPROF_* configuration. Each variable maps onto a `vprof run` flag (see
- * ARCHITECTURE.md, Interfaces). A bad value is reported once, naming the
+ * docs/commands.md, "vprof run"). A bad value is reported once, naming the
  * accepted values, and the program then runs unprofiled.
  *
  * Runs once, in the constructor; not signal-safe.

@@ -1,5 +1,5 @@
 /*
- * libvprof.so: start-up, the sample handler, fork and exit.
+ * libvprof.so: start-up, counting a sample's PC, fork and exit.
  *
  * The constructor decides whether this process is profiled (not when
  * secure-execution, not when VPROF_DISABLED is set, not on a bad VPROF_*
@@ -9,9 +9,13 @@
  * armed by the pthread_create interposer; a fork child gets a spool of its
  * own before it can take a sample.
  *
- * The handler is async-signal-safe: it reads the PC, counts it in the
- * thread's slot of the MAP_SHARED spool, re-arms the trigger and restores
- * errno. Nothing else.
+ * preload_sample counts the interrupted PC in the thread's slot of the
+ * MAP_SHARED spool (weighted by the timer's overruns; inside vprof's own
+ * code too, where the program paid the time), then re-arms the trigger;
+ * preload_drain does the same for a ring's PCs. The SIGPROF handler that
+ * calls it (handler.c) also takes the call stack, the value sample and
+ * the co-simulation, and charges its cost to the bound (selflimit.c). All
+ * of it is async-signal-safe and keeps errno.
  */
 #include "preload/preload.h"
 #include "preload/sandbox.h"

@@ -147,7 +147,7 @@ int preload_altstack_check(ucontext_t *uc);
  * unblocked, the block kept as the program's view. Normal context. */
 void preload_signals_thread_begin(void);
 
-/* verify.c (co-simulation, issue 3), linked when present: with
+/* verify.c (co-simulation), linked when present: with
  * VPROF_VERIFY on, preload_verify_init runs once in the constructor (normal
  * context; negative errno if unavailable) and preload_verify_sample runs in
  * the handler after each PC sample is counted (async-signal-safe). */

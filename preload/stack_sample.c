@@ -42,7 +42,6 @@
  * (initial-exec) and the stack arrays live on the handler's stack.
  */
 #include "preload/preload.h"
-#include "merge/stacks.h"
 #include "preload/unwind.h"
 
 #define UNW_LOCAL_ONLY

@@ -6,8 +6,8 @@
  * the time share of an instruction; load-latency levels from the
  * database's calibration file; and the ways values are written.
  *
- * Workload: an epoch holds a few thousand hotlists at most (the spool's
- * shared value area has 4096); they are sorted once by (image, address,
+ * Workload: an epoch holds thousands of hotlists (a spool's shared value
+ * area has room for 16384); they are sorted once by (image, address,
  * kind) and looked up by binary search. Single-threaded, nothing
  * async-signal-safe, like the rest of the vprof command.
  */

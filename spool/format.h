@@ -27,12 +27,13 @@
  *               updated with atomics (CAS on the key, add on the count); it
  *               takes evictions and the samples of threads with no slot
  *   IMAGES      append-only records of image loads and unloads
- *   VALUES      (version 2 only) value hotlists: struct spool_values_head,
- *               then per thread slot a struct spool_value_table header and
- *               128 hotlists, open-addressed by key (16 probes), evicting
- *               the probed list with the fewest values into the shared
- *               area; then the shared area, 4096
- *               hotlists open-addressed by key, each claimed and changed
+ *   VALUES      (versions 2 and 3) value hotlists: struct
+ *               spool_values_head, then per thread slot a struct
+ *               spool_value_table header and 128 hotlists, open-addressed
+ *               by key (16 probes), evicting the probed list with the
+ *               fewest values into the shared area; then the shared area,
+ *               16384 hotlists (4096 in spools made before 2026-11-23)
+ *               open-addressed by key, each claimed and changed
  *               under its state word (FREE -> BUSY -> READY, CAS, never
  *               waited for: a BUSY one is passed over, so a key may have
  *               several records and readers merge them). A hotlist the
@@ -44,8 +45,8 @@
  * A spool made without values has no VALUES section and is version 1,
  * byte for byte what earlier vprof wrote; with values it is version 2 (an
  * earlier vprof sets it aside saying "spool version 2, this vprof reads
- * 1", not "implausible layout"). The VALUES geometry is not checksummed (it sits in the
- * section) and must equal what the reader computes.
+ * 1", not "implausible layout"). The VALUES geometry is not checksummed
+ * (it sits in the section) and must equal what the reader computes.
  *
  * A key is (event << 56) | pc: user-space PCs fit in 56 bits, and a single
  * 64-bit word lets the shared table claim an entry with one CAS. Key 0 means
@@ -88,9 +89,8 @@ enum spool_section_kind {
 	SPOOL_SEC_PCS = 4,       /* profile: sorted (offset, count) records */
 	SPOOL_SEC_STATS = 5,     /* epoch stats file: struct merge_stats */
 	SPOOL_SEC_VALUES = 6,    /* spool and profile: value hotlists */
-	/* reserved for the next issues: */
-	SPOOL_SEC_STACKS = 7,    /* call stacks */
-	SPOOL_SEC_LATENCY = 8,   /* load latencies */
+	SPOOL_SEC_STACKS = 7,    /* spool and stacks file: call stacks */
+	SPOOL_SEC_LATENCY = 8,   /* reserved (load latencies): no file has one */
 	SPOOL_SEC_JITNAMES = 9,  /* profile: names of JIT code (perf maps) */
 };
 
@@ -222,22 +222,22 @@ struct spool_live {       /* updated while the process runs */
 	uint64_t interp_runs;    /* interpretation runs at samples */
 	uint64_t interp_insns;   /* instructions they interpreted */
 	uint64_t interp_stops[SPOOL_INTERP_STOPS]; /* runs by interp_stop reason */
-	/* Appended (issue 8): the process's CPU split at exit, from
+	/* Appended with kernel time: the process's CPU split at exit, from
 	 * getrusage. Page 0 is zero-filled, so an older libvprof's spool
 	 * reads cpu_split 0 (no split known); older readers ignore these. */
 	uint64_t cpu_user_ns;    /* user-mode CPU at exit (if cpu_split) */
 	uint64_t cpu_sys_ns;     /* system (kernel) CPU at exit (if cpu_split) */
 	uint64_t cpu_split;      /* 1 when the two above were recorded */
 	uint64_t ring_fallbacks; /* threads sampled by signals: ring not mapped */
-	/* Appended (issue 8, the bound on vprof's own cost,
-	 * preload/selflimit.c); zero in older spools. */
+	/* Appended with the bound on vprof's own cost (preload/selflimit.c);
+	 * zero in older spools. */
 	uint64_t cost_ns;        /* handler and drain time measured, all threads */
 	uint64_t limit_threads;  /* threads whose sampling rate was lowered */
 	uint64_t limit_lowerings;/* times a thread's rate was lowered */
 	uint64_t limit_cpu_ns;   /* thread CPU spent at a lowered rate */
 	uint64_t limit_samples;  /* samples taken in that CPU */
 	uint64_t limit_interp_threads; /* threads whose interpretation was thinned */
-	/* Appended (issue 8, proportionality): the process's CPU before its
+	/* Appended (proportionality): the process's CPU before its
 	 * first thread's trigger was armed (exec, the dynamic loader, the
 	 * constructors up to the end of ours), which no sample can see;
 	 * precise (CLOCK_PROCESS_CPUTIME_ID), and its system part as

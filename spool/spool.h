@@ -26,9 +26,11 @@
 #define SPOOL_SLOT_BUCKETS 512            /* x4 ways = 2048 PCs per thread */
 #define SPOOL_SHARED_ENTRIES 32768
 #define SPOOL_IMAGE_RECORDS 1024
-/* Values (only in spools made with params.values): per thread slot, 128
- * hotlists 4-way set-associative (53 KiB), plus a 4096-hotlist shared
- * area (1.7 MiB): 3.3 MiB more address space, touched a page at a time. */
+/* Values (only in spools made with params.values): per thread slot, a
+ * table of 128 hotlists (52 KiB) open-addressed by key, SPOOL_VALUE_PROBE
+ * places from its home (SPOOL_VALUE_WAYS is only recorded in the head),
+ * plus a shared area of 16384 hotlists (6.5 MiB), open-addressed too:
+ * 8.1 MiB more address space, touched a page at a time. */
 #define SPOOL_VALUE_LISTS 128
 #define SPOOL_VALUE_WAYS 4        /* recorded in the head; lookups probe instead */
 #define SPOOL_VALUE_PROBE 16

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 2): an unwritable or missing DB, bad VPROF_* values, a
+# An unwritable or missing DB, bad VPROF_* values, a
 # corrupt spool or profile file each give one clear message, and the
 # profiled program still runs with its normal output and exit status.
 #

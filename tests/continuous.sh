@@ -1,5 +1,5 @@
 #!/bin/bash
-# Continuous mode (issues 7, 8): a server profiled for a long time keeps
+# Continuous mode: a server profiled for a long time keeps
 # bounded spools, and `vprof merge --follow` takes its samples while it runs.
 #
 # tests/fixtures/contin.c runs TICKS ticks of TICK_MS ms (3 threads of fixed

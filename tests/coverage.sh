@@ -1,5 +1,5 @@
 #!/bin/bash
-# vprof coverage (issue 3): shadow-only runs measure the fraction of
+# vprof coverage: shadow-only runs measure the fraction of
 # sampled instruction executions the interpreter handles; real programs
 # are near 100%, a program made of x87 instructions (not interpreted yet)
 # is not, and its top unhandled instructions are x87 ones. Output and exit

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 8, a peer's test suite under vprof: a subset of CPython's own
+# A peer's test suite under vprof: a subset of CPython's own
 # regression tests (Debian's libpython3.11-testsuite, run by /usr/bin/python3)
 # plain, then under `vprof run --freq 1000 --values --interp-every 1`; every
 # test case that passes plain must pass under vprof, and every module that

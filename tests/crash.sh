@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 8, crash and kill survival.
+# Crash and kill survival.
 #  1. Programs that crash under vprof (SIGSEGV, abort(), a stack overflow by
 #     unbounded recursion, each after ~0.3 s of CPU) keep their own crash
 #     behaviour: the same terminating signal and the same core-dump flag as

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 7): a C++ program's profile shows demangled names and
+# A C++ program's profile shows demangled names and
 # file:line, and `vprof report --by line` works both on a program built
 # with -g and on a Debian binary whose debug file is installed separately
 # (libc.so.6, with libc6-dbg's /usr/lib/debug/.build-id/xx/yyyy.debug).

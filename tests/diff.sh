@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 7, vprof diff): McKenney's differential profiling.
+# vprof diff: McKenney's differential profiling.
 #  1. The paper's own numbers (tests/fixtures/papers/, written into
 #     databases with exact counts by tests/fixtures/mkprof.c): Table 2's
 #     ratios, Table 4's weighted differences, Table 1's linear saturation

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Interpreter dispatch histogram (issue 6): Debian's lua5.4 dispatches
+# Interpreter dispatch histogram: Debian's lua5.4 dispatches
 # every bytecode with a computed goto, so the targets of its indirect
 # jumps, as value sampling captures them, are its dynamic opcode mix.
 #
@@ -17,7 +17,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # How the targets are captured, each checked the same way: the `indirect`
-# customization module (targets only: issue 6's "indirect-branch module"),
+# customization module (targets only: the "indirect-branch module"),
 # and default value sampling, which keeps them among all its hotlists.
 CAPTURES=("--module indirect" "--values")
 # --interp-len 1024: a window spans ~28 dispatches, more than one loop

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 7): `vprof export --format pprof` writes a file that
+# `vprof export --format pprof` writes a file that
 # `go tool pprof -top` (Debian's golang-go) reads, listing the planted
 # procedures with the same shares as `vprof report`, and that passes an
 # independent decode (`protoc --decode` against reports/proto/profile.proto,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# vprof holds no descriptor the program can see (issue 8): a program that
+# vprof holds no descriptor the program can see: a program that
 # lists /proc/self/fd (CPython's subprocess tests, daemons and sandboxes
 # that close or pass "everything they have") must find exactly what it
 # finds unprofiled. tests/fixtures/fdlist.c lists at start, after CPU

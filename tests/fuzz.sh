@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 8, hostile input: each libFuzzer target of fuzz/ (spool reader,
+# Hostile input: each libFuzzer target of fuzz/ (spool reader,
 # profile reader, perf-map reader, the symbolizer's ELF reading) runs
 # from its checked-in seed corpus for FUZZ_SECONDS (default 10) and must end without a crash, a sanitizer report or a leak.
 # The corpus is copied, so the run adds nothing to the repository; a

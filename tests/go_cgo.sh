@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 8, done-when: a Go program built with cgo, profiled at 1 kHz, gets
+# A Go program built with cgo, profiled at 1 kHz, gets
 # the same share for its last-running function as `perf record -e
 # cpu-clock:u`, within 3 points. The fixture (tests/fixtures/gocgo) runs a
 # Go function (main.goWork, ~0.7 s of CPU), then a C function called

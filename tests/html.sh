@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 7, `vprof html`): one self-contained page that opens
+# `vprof html`: one self-contained page that opens
 # with no network, checked end to end in headless Chromium (Debian's
 # chromium, chromium-driver, python3-selenium; tests/html_browser.py):
 # on a fixture with a planted hot path (tests/fixtures/html_hot.c:

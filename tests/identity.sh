@@ -1,9 +1,9 @@
 #!/bin/bash
-# Issue 8, output identity: real programs from Debian packages (compressors,
+# Output identity: real programs from Debian packages (compressors,
 # a database shell, a calculator, a scripting language, a compiler, an image
 # codec) give byte-identical stdout and the same exit status plain and under
 # `vprof run` at 1 kHz and 10 kHz. Inputs are made here, deterministically.
-# Issue 6: xz, sqlite3, lua5.4, python3, bc and gcc also with value
+# xz, sqlite3, lua5.4, python3, bc and gcc also with value
 # sampling, interpreting at every sample (`--values --interp-every 1`) at
 # 1 kHz and 4 kHz: the interpreter advances the program's own state, so a
 # single wrong instruction shows here.

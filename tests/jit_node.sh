@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 7, JIT names: a Node.js script run with --perf-basic-prof (V8 writes
+# JIT names: a Node.js script run with --perf-basic-prof (V8 writes
 # /tmp/perf-PID.map) shows its JavaScript function names in `vprof report`:
 # the merge reads the map while it exists and keeps the names in the
 # [jit:node] profile. The planted hot function must lead the report with

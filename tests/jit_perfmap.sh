@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 7, a hostile perf map: a JIT-like program writes /tmp/perf-PID.map
+# A hostile perf map: a JIT-like program writes /tmp/perf-PID.map
 # with bad hex, an overlong name, a 100 KiB line, binary junk, overlapping
 # ranges, a truncated last line and 400,000 other lines (~25 MB). The
 # program runs as without vprof, the merge says one clear warning and no

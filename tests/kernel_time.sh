@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 8, time in the kernel: unprivileged perf events count user mode
+# Time in the kernel: unprivileged perf events count user mode
 # only, so each process records its user and system CPU at exit and the
 # report adds a [kernel] row (image [kernel:EXE]) worth its system CPU in
 # sample-equivalents. A program spending a good part of its CPU in

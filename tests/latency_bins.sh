@@ -1,5 +1,5 @@
 #!/bin/bash
-# Load-latency bins (issue 6): `vprof calibrate` finds the levels value
+# Load-latency bins: `vprof calibrate` finds the levels value
 # samples can tell apart on this machine (timed in the handler, which has
 # just displaced part of L1 and the TLB), and a pointer chase over a
 # working set in the middle of each level lands at least 90% of its load

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 2): `vprof run -- make -j2` on a small C project builds it,
+# `vprof run -- make -j2` on a small C project builds it,
 # and one database holds samples from every gcc/cc1/as process, with nothing
 # lost compared with the per-process totals.
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Reliability (issue 8): the make -j2 runaway at 10 kHz must not come back.
+# Reliability: the make -j2 runaway at 10 kHz must not come back.
 #
 # The runaway: a process whose first sampling period fell near the hrtimer's
 # 10 us floor spent seconds in timer interrupts (a gcc driver at 2-4 s of

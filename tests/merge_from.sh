@@ -1,5 +1,5 @@
 #!/bin/bash
-# vprof merge --from (issue 8): a fleet's databases fold into one.
+# vprof merge --from: a fleet's databases fold into one.
 #
 # Three databases from real programs (gzip twice, so one build-id meets
 # itself, with call stacks; xz; python3). Folding is associative and commutative: (A+B)+C,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 8: `vprof merge` killed at any point loses nothing already merged and
+# `vprof merge` killed at any point loses nothing already merged and
 # counts nothing twice. A set of finished spools (real programs run under
 # plain LD_PRELOAD, not merged) is merged once into a reference database.
 # Then, on fresh copies of the same spools:

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Customization modules (issue 6, docs/modules.md): each shipped module on
+# Customization modules (docs/modules.md): each shipped module on
 # a fixture with a known answer, the worked example of docs/modules.md
 # built from the page itself, and the bad inputs (unknown module, not a
 # module, another API version, a module that faults): one message each,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 2): the per-procedure profile of a CPU-bound C program
+# The per-procedure profile of a CPU-bound C program
 # agrees with `perf record -e cpu-clock` on the same program. Both count
 # user mode only (cpu-clock:u; vprof excludes the kernel, and as root perf
 # would otherwise add kernel samples vprof cannot see).

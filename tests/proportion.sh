@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 8, part 2): samples are proportional to CPU time, for
+# Samples are proportional to CPU time, for
 # short processes as for long ones, and the summary's achieved rate is the
 # asked one.
 #

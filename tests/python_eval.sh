@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 2): `vprof run -- /usr/bin/python3 -c '<busy loop>'` then
+# `vprof run -- /usr/bin/python3 -c '<busy loop>'` then
 # `vprof report` lists the interpreter's eval loop among the top procedures,
 # attributed to the interpreter's own image (the file python3 resolves to).
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 8: `vprof run`'s summary says when ring mode fell back to a signal
+# `vprof run`'s summary says when ring mode fell back to a signal
 # per sample (a ring that cannot be mapped: the user's locked memory spent;
 # forced here with VPROF_TEST_UPCALL_NOMAP=1), and says nothing of it when
 # the rings were mapped.

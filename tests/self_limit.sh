@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 8, part 1): vprof bounds its own cost per thread
+# vprof bounds its own cost per thread
 # (VPROF_MAX_COST, default 25% of the thread's CPU; preload/selflimit.c).
 #
 # The test-only knob VPROF_TEST_HANDLER_WORK=US adds US microseconds of

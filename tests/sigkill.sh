@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 2): a profiled program killed with SIGKILL mid-run loses
+# A profiled program killed with SIGKILL mid-run loses
 # nothing it had sampled: `vprof merge` recovers its samples.
 #
 # The program runs under plain LD_PRELOAD (no `vprof run` to help), is

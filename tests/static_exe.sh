@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 8: a statically linked executable has no dynamic loader, so
+# A statically linked executable has no dynamic loader, so
 # LD_PRELOAD cannot put vprof into it. `vprof run` says so in one line,
 # runs it with its own output and exit status, and still profiles the
 # dynamically linked programs it starts (they inherit the environment).

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Done-when (issue 7, vprof stats): DCPI's dcpistats (SOSP '97, 3.3).
+# vprof stats: DCPI's dcpistats (SOSP '97, 3.3).
 #  1. The paper's Figure 3 (tests/fixtures/papers/dcpi-figure3.txt): eight
 #     sets written with exact counts (tests/fixtures/mkprof.c) whose sums,
 #     minima and maxima are the figure's: range%, sum, sum%, N, mean, min,

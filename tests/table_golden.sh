@@ -1,5 +1,5 @@
 #!/bin/bash
-# The reports' row model (reports/table.{c,h}, issue 7): every command that
+# The reports' row model (reports/table.{c,h}): every command that
 # prints its rows through the table must keep the shape of its output.
 # Exact numbers vary from run to run, so no golden bytes: for each command,
 # on databases of real runs (tests/fixtures/values_inv.c and

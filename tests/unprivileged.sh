@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 8, unprivileged use: CI runs as root, users do not. vprof runs as an
+# Unprivileged use: CI runs as root, users do not. vprof runs as an
 # ordinary user (created here when the suite runs as root) with `ulimit -l`
 # at 64 KiB and the machine's default perf_event_mlock_kb, so that not every
 # thread's ring can be locked (perf_event_paranoid >= 0 here), on a

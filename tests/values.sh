@@ -1,5 +1,5 @@
 #!/bin/bash
-# Value sampling end to end (issue 6): `vprof run --values` interprets in
+# Value sampling end to end: `vprof run --values` interprets in
 # the sample handler and fills hotlists that the value reports read.
 #
 # tests/fixtures/values_inv.c calls scale(x, k), whose loop multiplies by

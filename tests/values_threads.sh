@@ -1,5 +1,5 @@
 #!/bin/bash
-# What a thread costs with value sampling on (issue 6, "Memory"): a
+# What a thread costs with value sampling on (its memory): a
 # program with 1000 threads alive at once, each of which has had value
 # samples, must not gain more than BOUND_KB per thread in resident memory
 # over the same program unprofiled (README, "Value sampling": 24 KiB of

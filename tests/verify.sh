@@ -1,5 +1,5 @@
 #!/bin/bash
-# vprof verify (co-simulation, issue 3) on real programs: instructions are
+# vprof verify (co-simulation) on real programs: instructions are
 # compared, none differs, and each program's output and exit status are
 # what they are without vprof; its own SIGSEGV/SIGTRAP handling and
 # default actions are untouched; and a deliberately wrong interpreter

@@ -1,9 +1,10 @@
 #!/bin/bash
-# vprof verify on real programs that use the instructions of issue 9:
+# vprof verify on real programs that use the instructions added with the
+# one instruction table:
 # igzip (isa-l: CRC32 by EVEX vpclmulqdq on zmm) and numpy's AVX-512 sort
 # (vcompressps/pd, vpcompress*, x87 control words through python). Each:
 # output and exit status unchanged, instructions compared, 0 mismatches,
-# and none of the instructions added for issue 9 among the unhandled.
+# and none of the instructions added with the table among the unhandled.
 # Parts the host's CPU cannot run natively print a SKIP line (not PASS)
 # saying so (what the host lacks cannot be compared).
 . "$(dirname "$0")/lib.sh"

@@ -13,15 +13,16 @@
  *   itimer                setitimer(ITIMER_PROF): process-wide, last resort
  *
  * All deliver SIGPROF to the thread that ran (itimer: to whichever thread
- * the kernel picks); upcall_is_ours() tells our signals from the program's
- * own SIGPROFs. The first period of every trigger is a random fraction of
+ * the kernel picks); upcall_classify() tells our signals from the
+ * program's own SIGPROFs. The first period of every trigger is a random fraction of
  * the mean, which gives each thread its own phase; then the period is the
  * mean (a perf event's cannot change without a descriptor, and none is
  * kept: see struct upcall_thread; a jitter drawn once per thread scaled
  * its count by up to 6% without randomizing its intervals).
  *
  * Thread contract: upcall_thread_start/stop run on the thread they arm, in
- * normal context. upcall_is_ours and upcall_rearm are async-signal-safe.
+ * normal context. upcall_classify, upcall_is_tag and upcall_rearm are
+ * async-signal-safe.
  */
 #ifndef VPROF_UPCALL_H
 #define VPROF_UPCALL_H

@@ -1,6 +1,6 @@
 /*
  * trigcost: what one perf task-clock sample costs, by how it is delivered.
- * Evidence for the trigger design in upcall/ (issue 2: "a signal per
+ * Evidence for the trigger design in upcall/ (the design question: "a signal per
  * sample, or PCs into the perf ring buffer and a signal only when a drain
  * is due?"). Used by bench/sampling.sh, section 6.
  *

@@ -7,7 +7,7 @@
  *  - exactness while a stream has at most 16 distinct values (p stays 1);
  *  - skewed streams (Zipf, 90% one value, uniform): the heavy values are
  *    found and their estimates are within 4.5 standard errors of the truth;
- *  - accuracy (issue 6's bar): a 90% value from one of two call sites,
+ *  - accuracy (value sampling's bar): a 90% value from one of two call sites,
  *    the other site's values uniform over 1000, 2000 samples: its share
  *    among its site's samples within 3 points of the truth in >= 99% of
  *    trials;

@@ -331,7 +331,7 @@
 	X(D, 0, "vfnmadd231sd %xmm1, %xmm2, %xmm3") X(D, 0, "vfnmsub213sd %xmm1, %xmm2, %xmm3") \
 	X(S, 0, "vfmadd231ss %xmm1, %xmm2, %xmm3") X(D, 0, "vfmadd231pd %ymm1, %ymm2, %ymm3") \
 	X(S, 0, "vfmadd213ps (%rdi), %ymm2, %ymm3") X(D, 0, "vfmadd132sd %xmm17, %xmm18, %xmm19") \
-	/* issue 9: carry-less multiply in every encoding and length */ \
+	/* carry-less multiply in every encoding and length */ \
 	X(I, 0, "pclmulqdq $0x10, (%rsi), %xmm2") X(I, 0, "vpclmulqdq $0x11, %xmm1, %xmm2, %xmm3") \
 	X(I, 0, "vpclmulqdq $0x01, (%rdi), %xmm2, %xmm3") X(I, 0, "vpclmulqdq $0x11, %ymm1, %ymm2, %ymm3") \
 	X(I, 0, "vpclmulqdq $0x10, (%rdi), %ymm2, %ymm3") X(I, 0, "vpclmulqdq $0x00, %xmm17, %xmm18, %xmm19") \
