@@ -115,7 +115,7 @@ int interp_fastdec(struct interp_insn *e, uint64_t pc, const uint8_t *b, unsigne
 /* Fill a register operand's reg, rkind and idx from a ZydisRegister. */
 void interp_map_reg(struct interp_operand *o, ZydisRegister r);
 int interp_xsave_init(void);
-int interp_dispatch_init(void);
+int interp_optab_init(void);
 /* Not AS-safe. Choose the vendor model: VPROF_INTERP_VENDOR, else CPUID's vendor
  * checked by native probes (vendor.c). */
 int interp_vendor_init(void);

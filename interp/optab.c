@@ -54,7 +54,7 @@ static uint16_t g_any[ZYDIS_MNEMONIC_MAX_VALUE + 1];
 static uint16_t g_map0[ZYDIS_MNEMONIC_MAX_VALUE + 1];
 static int g_ready, g_rows, g_dups;
 
-int interp_dispatch_init(void)
+int interp_optab_init(void)
 {
 	int n = 1;     /* row 0: no row (fn NULL) */
 
@@ -113,7 +113,7 @@ int interp_init(void)
 	if (interp_decode_init())
 		return -EINVAL;
 	interp_xsave_init();
-	interp_dispatch_init();
+	interp_optab_init();
 	interp_fastdec_init();
 	interp_vendor_init();
 	g_ready = 1;
@@ -123,7 +123,4 @@ int interp_init(void)
 /* No constructor: whatever interprets calls interp_init first (it is
  * idempotent). A profiled process pays for the set-up (CPUID, the vendor
  * self-check's native probes, the fast path's templates) only when a mode
- * interprets (preload/value_sample.c, verify.c). Until 2026-11-22 a constructor ran it
- * unless libvprof.so's strong `interp_init_at_load = 0` overrode a weak
- * `const int ... = 1`, and gcc folded the weak constant: every profiled
- * process ran the set-up at load. */
+ * interprets (preload/value_sample.c, preload/verify.c). */
