@@ -229,7 +229,7 @@ else
 	say "== vprof sampling overhead: bench/sampling.sh $([ $QUICK = 1 ] && say --quick) $([ $PYTHON = 1 ] && say --python)"
 	say "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
 	say "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(uname -r)"
-	say "commit:  $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- upcall preload merge 2>/dev/null || echo ' (+ uncommitted changes in the library)')"
+	say "commit:  $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- upcall preload spool 2>/dev/null || echo ' (+ uncommitted changes in the library)')"
 	say "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) at start"
 	say "plan:    $ROUNDS rounds x $NV variants, each between two unprofiled runs; workload: ${SPIN#$W/}"
 	say ""

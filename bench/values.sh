@@ -111,7 +111,7 @@ $CC -shared -fPIC -fvisibility=hidden -D_GNU_SOURCE -I"$ROOT" -o "$W/dcache_prob
 say "== vprof value-sampling cost: bench/values.sh --rounds $ROUNDS --units $UNITS --only $ONLY"
 say "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
 say "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(uname -r)"
-say "commit:  $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- upcall preload merge interp 2>/dev/null || echo ' (+ uncommitted changes in the library)')"
+say "commit:  $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- upcall preload spool interp 2>/dev/null || echo ' (+ uncommitted changes in the library)')"
 say "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) at start"
 say ""
 

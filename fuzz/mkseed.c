@@ -84,16 +84,16 @@ int main(int argc, char **argv)
 		static const uint8_t id[20] = { 0xe0, 0xab, 0x47, 0x9f };
 		spool_image(&sp, SPOOL_IMG_MAP, 0x400000, 0x401000, 0x402000, id, 20, "/usr/bin/seed");
 		spool_image(&sp, SPOOL_IMG_MAP, 0x7f0000000000, 0x7f0000001000, 0x7f0000100000,
-				  NULL, 0, "/lib/libseed.so");
+			    NULL, 0, "/lib/libseed.so");
 		struct spool_thread_slot *slot = spool_claim_slot(&sp, 4242);
 		uint64_t rng = 88172645463325252ull;
 		for (int i = 0; i < 60; i++)
 			spool_count(&sp, i < 40 ? slot : NULL,
-					  SPOOL_KEY(UPCALL_EV_TASK_CLOCK, 0x401000 + 16 * (i % 23)));
+				    SPOOL_KEY(UPCALL_EV_TASK_CLOCK, 0x401000 + 16 * (i % 23)));
 		for (int i = 0; values && i < 200; i++)
 			spool_value(&sp, i % 3 ? slot : NULL,
-					  SPOOL_HOT_KEY(SPOOL_VK_RESULT, 0x401000 + 16 * (i % 5)),
-					  (uint64_t)(i % 7), 0, &rng);
+				    SPOOL_HOT_KEY(SPOOL_VK_RESULT, 0x401000 + 16 * (i % 5)),
+				    (uint64_t)(i % 7), 0, &rng);
 		size_t n;
 		uint8_t *b = compact(&sp, 16, 2, &n);
 		/* The reader must accept what we made. */

@@ -60,7 +60,7 @@ static int notes_build_id(int fd, uint64_t off, uint64_t size, uint64_t align, u
 }
 
 /* The NT_GNU_BUILD_ID of the ELF file open on fd: its length, or -1.
- * Read with pread, not libelf (merge/ is linked into libvprof.so too);
+ * Read with pread (a few hundred bytes of headers and notes), not libelf;
  * section headers first (a debug file's program headers describe the
  * image, not its own contents), then PT_NOTE. */
 static int build_id_of(int fd, uint8_t *out, size_t cap)

@@ -112,7 +112,7 @@ void preload_images_scan(void)
 		if (g_known[i].seen)
 			continue;
 		spool_image(sp, SPOOL_IMG_UNMAP, g_known[i].bias, g_known[i].lo,
-				  g_known[i].hi, NULL, 0, "");
+			    g_known[i].hi, NULL, 0, "");
 		g_known[i--] = g_known[--g_nknown];
 	}
 	preload_spool_exit(sp, prev);
@@ -126,7 +126,7 @@ static int copy_record(const struct spool_image_record *r, void *arg)
 {
 	struct spool *sp = arg;
 	spool_image_gen(sp, (int)r->kind, r->bias, r->lo, r->hi, r->build_id,
-			      r->build_id_len, r->path, r->gen);
+			r->build_id_len, r->path, r->gen);
 	if (r->gen > sp->gen)
 		sp->gen = r->gen;
 	return 0;

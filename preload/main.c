@@ -99,7 +99,7 @@ void preload_sample_weighted(siginfo_t *si, void *ucv, uint32_t times)
 		__atomic_fetch_add(&sp->hdr->live.samples, (uint64_t)weight, __ATOMIC_RELAXED);
 		for (int i = 0; i < weight; i++)
 			spool_count(sp, t->slot,
-					  SPOOL_KEY(g_vprof.backend, SPOOL_GPC(sp->gen, pc)));
+				    SPOOL_KEY(g_vprof.backend, SPOOL_GPC(sp->gen, pc)));
 		preload_spool_exit(sp, prev);
 	}
 	if (t->armed)
@@ -129,7 +129,7 @@ void preload_on_mmap(void *arg, uint64_t addr, uint64_t len, uint64_t pgoff,
 	if (path[0] != '/' || path[1] == '/' || !strncmp(path, "/memfd:", 7) || !g_thread.sp)
 		return;
 	spool_image(g_thread.sp, SPOOL_IMG_MAP, addr - pgoff, addr, addr + len, bid, bid_len,
-			  path);
+		    path);
 }
 
 static void discard_pc(void *arg, uint64_t pc)

@@ -199,7 +199,7 @@ static void emit(const struct vprof_sequence *s, unsigned kind, uint64_t pc, uin
 	struct spool *sp = g_thread.sp;   /* entered by preload_values_sample */
 	if (sp)
 		spool_value(sp, g_thread.slot, SPOOL_HOT_KEY(kind, SPOOL_GPC(sp->gen, pc)), value,
-				  aux, &mt->rng);
+			    aux, &mt->rng);
 }
 
 static int is_cond(unsigned mn)

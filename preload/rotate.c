@@ -158,7 +158,7 @@ static uint64_t copy_images(struct spool *from, struct spool *to, uint64_t start
 			continue;
 		uint32_t bl = r->build_id_len > SPOOL_BUILD_ID_MAX ? SPOOL_BUILD_ID_MAX : r->build_id_len;
 		spool_image_gen(to, (int)r->kind, r->bias, r->lo, r->hi, r->build_id, bl, r->path,
-				      r->gen);
+				r->gen);
 	}
 	/* Samples in `to` must not carry a generation older than its records. */
 	uint32_t g = __atomic_load_n(&from->gen, __ATOMIC_ACQUIRE);

@@ -17,7 +17,7 @@ void preload_window_put(struct preload_window *w, unsigned kind, uint64_t pc, ui
 	struct spool *sp = g_thread.sp;   /* entered by preload_values_sample */
 	if (sp)
 		spool_value(sp, g_thread.slot, SPOOL_HOT_KEY(kind, SPOOL_GPC(sp->gen, pc)), value, aux,
-				  w->rng);
+			    w->rng);
 }
 
 static int observe(void *arg, const struct interp_state *st, const struct interp_record *r)

@@ -50,7 +50,7 @@ static int epoch_ok(const char *e)
 }
 
 int report_bucket_source_parse(const char *cmd, const char *spec, const struct report_opts *o,
-			struct report_bucket_source *s)
+			       struct report_bucket_source *s)
 {
 	const char *at = strrchr(spec, '@');
 	char msg[700];
@@ -129,7 +129,7 @@ static int source_check(const char *cmd, const struct report_bucket_source *s)
 }
 
 int report_bucket_sources_load(const char *cmd, struct report_bucket_source *s, size_t n, int ev,
-			enum report_bucket_by by, unsigned *evout)
+			       enum report_bucket_by by, unsigned *evout)
 {
 	char name[700];
 	int rc;
@@ -225,7 +225,7 @@ static int cmp_entry(const void *a, const void *b)
  * "new" bucket that outranked the planted scaling problem). diff and
  * stats compare samples only. */
 void report_bucket_group(struct report_bucket_source *s, size_t n, unsigned ev, enum report_bucket_by by,
-		  struct report_bucket_set *out)
+			 struct report_bucket_set *out)
 {
 	size_t ne = 0, cap = 0;
 	struct entry *e = NULL;
@@ -332,7 +332,7 @@ static void add_warning(char **out, size_t cap, size_t *nw, const char *fmt, ...
 }
 
 size_t report_bucket_warnings(struct report_bucket_source *s, size_t n, unsigned ev, enum report_bucket_by by,
-		       char **out, size_t cap)
+			      char **out, size_t cap)
 {
 	size_t nw = 0;
 	/* Different programs: one source's busiest image absent from another. */

@@ -61,19 +61,19 @@ const char *report_bucket_by_name(enum report_bucket_by by);
 /* Parse one source operand against the shared options (o->db, o->epoch).
  * 0, or 2 after a usage message. */
 int report_bucket_source_parse(const char *cmd, const char *spec, const struct report_opts *o,
-			struct report_bucket_source *s);
+			       struct report_bucket_source *s);
 
 /* Load every source and choose the event (ev > 0: that one; else the
  * first source's main event). Each problem (missing database, not a
  * database, missing epoch, no samples of the event) is one message on
  * stderr; returns 0, or the exit status (1 or 2). *evout set on 0. */
 int report_bucket_sources_load(const char *cmd, struct report_bucket_source *s, size_t n, int ev,
-			enum report_bucket_by by, unsigned *evout);
+			       enum report_bucket_by by, unsigned *evout);
 void report_bucket_sources_free(struct report_bucket_source *s, size_t n);
 
 /* Group the event's PCs of every source into buckets. */
 void report_bucket_group(struct report_bucket_source *s, size_t n, unsigned ev, enum report_bucket_by by,
-		  struct report_bucket_set *out);
+			 struct report_bucket_set *out);
 void report_bucket_set_free(struct report_bucket_set *bs);
 
 /* Warnings about sources that may not be comparable: the busiest image of
@@ -82,7 +82,7 @@ void report_bucket_set_free(struct report_bucket_set *bs);
  * match), mean sampling periods more than 10% apart. Each is one line
  * (no newline) in out[], at most cap; returns how many. malloc'd. */
 size_t report_bucket_warnings(struct report_bucket_source *s, size_t n, unsigned ev, enum report_bucket_by by,
-		       char **out, size_t cap);
+			      char **out, size_t cap);
 
 /* "DIR epoch N" for messages and headers. */
 const char *report_bucket_source_name(const struct report_bucket_source *s, char *buf, size_t cap);

@@ -28,7 +28,7 @@ typedef int report_html_stack_fn(const char *const *frames, size_t depth, uint64
  * the one function to point at report_stacks_foreach().
  */
 const char *report_html_for_each_stack(const struct report_model *m, unsigned ev, report_html_stack_fn *fn,
-				void *arg);
+				       void *arg);
 
 /* Write the flame graph's data as JSON for report.js:
  * {"unit":..., "total":N, "names":[...], "stacks":[[count, name index...]...]}

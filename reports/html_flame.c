@@ -18,7 +18,7 @@
 #include <string.h>
 
 const char *report_html_for_each_stack(const struct report_model *m, unsigned ev, report_html_stack_fn *fn,
-				void *arg)
+				       void *arg)
 {
 	/* Recorded call stacks (vprof run --stacks): the folded paths, as
 	 * the folded export writes them. */

@@ -323,7 +323,7 @@ const char *report_inv_share_text(const struct report_inv_row *row, char *buf, s
 static const char *plain_name(struct report_value_model *vm, const char *name);
 
 static struct report_inv_row *new_row(struct ctx *c, const struct report_value_hot *v, int e, double k, double n,
-			       double time)
+				      double time)
 {
 	struct report_inv_result *r = c->r;
 	if (r->n == c->cap) {
@@ -541,7 +541,7 @@ static void target_row(struct ctx *c, const struct report_value_hot *v)
 	else
 		t = (double)report_value_line_samples(vm, v);
 	struct report_inv_row *x = new_row(c, v, 0, spool_hot_estimate(&v->h, 0), (double)v->h.vtot,
-				    t / (double)(vm->total ? vm->total : 1));
+					   t / (double)(vm->total ? vm->total : 1));
 	x->what = INV_TARGET;
 	x->time_from_stacks = dec && in.is_call && c->tm.stacks;
 	x->site = x->at;
@@ -609,7 +609,7 @@ static void operand_rows(struct ctx *c, const struct report_value_hot *v)
 			continue;
 		}
 		struct report_inv_row *x = new_row(c, v, (int)e, spool_hot_estimate(&v->h, (int)e), site_est,
-					    t * site_est / (double)v->h.vtot);
+						   t * site_est / (double)v->h.vtot);
 		x->site_known = report_value_site(vm, v->image, v->h.e[e].aux, &x->site) == 0;
 		if (x->site_known) {
 			x->site.proc = plain_name(vm, x->site.proc);

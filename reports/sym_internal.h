@@ -109,7 +109,7 @@ int report_sym_find_debug_file(struct report_image *im, struct report_elf_file *
 
 /* sym_table.c */
 int report_sym_try_load(struct report_image *im, struct report_elf_file *f, const char *path,
-		 bool allow_dynsym, int *load_err);
+			bool allow_dynsym, int *load_err);
 int report_sym_collect_plt(struct report_image *im, Elf *elf);
 int report_sym_build_table(struct report_image *im);
 int report_sym_collect_fdes(struct report_image *im, Elf *elf);

@@ -155,7 +155,7 @@ struct report_image *report_image_open_kept(const char *store, const char *path,
 		if (im->build_id_len > 0) {
 			report_sym_hex(want, sizeof want, im->build_id, im->build_id_len);
 			report_sym_set_why(why, whylen, "%s; no debug file for build-id %s%s", reason, want,
-				    store ? ", and the database kept no copy of it" : "");
+					   store ? ", and the database kept no copy of it" : "");
 		} else {
 			report_sym_set_why(why, whylen, "%s", reason);
 		}

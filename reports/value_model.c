@@ -168,7 +168,7 @@ void report_value_where(struct report_value_model *vm, uint32_t image, uint64_t 
 }
 
 int report_value_code_place(const struct report_value_model *vm, uint32_t holder, uint64_t code, uint32_t *image,
-		     uint64_t *vaddr)
+			    uint64_t *vaddr)
 {
 	if (!code)
 		return -1;
@@ -258,7 +258,7 @@ const char *report_value_code_text(const struct report_value_model *vm, uint32_t
 }
 
 const char *report_value_fmt(const struct report_value_model *vm, unsigned kind, uint32_t holder, uint64_t v, char *buf,
-		      size_t cap)
+			     size_t cap)
 {
 	int64_t s = (int64_t)v;
 	if (kind >= SPOOL_VK_MODULE_FIRST && kind <= SPOOL_VK_MODULE_LAST) {

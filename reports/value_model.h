@@ -102,7 +102,7 @@ void report_value_where(struct report_value_model *vm, uint32_t image, uint64_t 
  * image and vaddr. 0, or -1 when it cannot be placed (an absolute address
  * of one process's layout, or an image the model lacks). */
 int report_value_code_place(const struct report_value_model *vm, uint32_t holder, uint64_t code, uint32_t *image,
-		     uint64_t *vaddr);
+			    uint64_t *vaddr);
 
 /* A call site from a return address (aux of *_BY_SITE kinds) stored by a
  * hotlist of image `holder`: the call instruction ends at retaddr, so its
@@ -118,7 +118,7 @@ const char *report_value_source(const struct report_value_where *w, char *buf, s
 
 /* A value of a kind, held by a hotlist of image `holder`, as text: "3 (0x3)", "0x7fff1230", "-8", "120 cycles (DRAM)". */
 const char *report_value_fmt(const struct report_value_model *vm, unsigned kind, uint32_t holder, uint64_t v, char *buf,
-		      size_t cap);
+			     size_t cap);
 
 /* The level a latency (TSC ticks, binned) falls in, or NULL without a
  * calibration. */
@@ -231,7 +231,7 @@ void report_value_info_of(struct report_value_model *vm, const struct report_val
 const char *report_value_text(struct report_value_model *vm, const struct report_value_hot *v, uint32_t e, char *buf, size_t cap);
 /* A raw value of a type as text (the typed part of report_value_text). */
 const char *report_value_typed_fmt(struct report_value_model *vm, uint64_t value, const struct report_value_info *vi, char *buf,
-			    size_t cap);
+				   size_t cap);
 const char *report_value_type_name(const struct report_value_info *vi);   /* "double", "int32", "pointer", ... */
 
 /* A pointer of a profiled process placed in an image of the model, by
@@ -243,7 +243,7 @@ int report_value_in_stack(struct report_value_model *vm, uint64_t p);
 
 /* The hotlist of (image, vaddr, kind), or NULL. */
 const struct report_value_hot *report_value_hot_find(const struct report_value_model *vm, uint32_t image, uint64_t vaddr,
-				       unsigned kind);
+						     unsigned kind);
 
 /* A decoded instruction, as the classification sees it. */
 struct report_value_insn {
@@ -296,7 +296,7 @@ struct report_value_proto {
  * entry), its parameters mapped to registers by the SysV classes; else
  * name (the symbol's, or `fallback`, e.g. "memcpy") for a few libc routines. Cached. */
 const struct report_value_proto *report_value_proto_of(struct report_value_model *vm, uint32_t image, uint64_t entry,
-					 const char *fallback);
+						       const char *fallback);
 /* The parameter that arrives in ARG kind k, or NULL. */
 const struct report_value_param *report_value_proto_param(const struct report_value_proto *p, unsigned kind);
 void report_value_proto_free(struct report_value_model *vm);

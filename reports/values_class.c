@@ -57,7 +57,7 @@ const char *report_value_class_name(enum report_value_class c)
 }
 
 const struct report_value_hot *report_value_hot_find(const struct report_value_model *vm, uint32_t image, uint64_t vaddr,
-				       unsigned kind)
+						     unsigned kind)
 {
 	size_t a = 0, b = vm->nhot;
 	while (a < b) {
@@ -571,7 +571,7 @@ static int reg_def(struct report_value_model *vm, uint32_t image, uint64_t start
  * several operands all constant); a RIP-relative address; an address in
  * the frame. VALUE_DATA otherwise. */
 static enum report_value_class result_class(struct report_value_model *vm, uint32_t image, const struct zi *z, int fp,
-				     const char **why)
+					    const char **why)
 {
 	static char buf[200];
 	int id = idiom(z);
@@ -634,7 +634,7 @@ static const ZydisRegister kArgReg[] = {
 /* A register's value at `at` that the procedure set from a constant:
  * its class and why ("set from an immediate at +0x12"). */
 static enum report_value_class reg_class(struct report_value_model *vm, const struct report_value_hot *v, ZydisRegister reg,
-				  int fp, const char **why)
+					 int fp, const char **why)
 {
 	static char buf[300];
 	struct zi w;

@@ -508,7 +508,7 @@ static const char *known_family(const char *sym)
 }
 
 const struct report_value_proto *report_value_proto_of(struct report_value_model *vm, uint32_t image, uint64_t entry,
-					 const char *fallback)
+						       const char *fallback)
 {
 	for (size_t i = 0; i < vm->nprotos; i++) {
 		struct report_value_proto *p = &vm->protos[i];

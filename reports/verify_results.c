@@ -246,7 +246,7 @@ const char *report_verify_mnem_name(unsigned m)
 }
 
 int report_verify_parse_opts(const char *name, int argc, char **argv, void (*help)(void),
-		      struct report_verify_opts *o)
+			     struct report_verify_opts *o)
 {
 	static const struct option opts[] = {
 		{ "db", required_argument, 0, 'd' },   { "len", required_argument, 0, 'l' },

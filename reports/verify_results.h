@@ -37,7 +37,7 @@ struct report_verify_opts {
 	char **cmd;
 };
 int report_verify_parse_opts(const char *name, int argc, char **argv, void (*help)(void),
-		      struct report_verify_opts *o);
+			     struct report_verify_opts *o);
 
 int report_verify_launch(const char *db, const char *freq, char **argv, char *tag, size_t taglen);
 

@@ -4,8 +4,8 @@
  * profiles can hold secrets). The rest of the database (epochs, the
  * merge) is merge/db.c's, in the vprof command.
  *
- * Runs in libvprof.so's constructor and in `vprof run`; not
- * async-signal-safe.
+ * Runs in libvprof.so's constructor and in the vprof command
+ * (merge_db_open with create); not async-signal-safe.
  */
 #include "spool/spool.h"
 

@@ -322,7 +322,8 @@ enum { SPOOL_HOT_FREE = 0, SPOOL_HOT_BUSY = 1, SPOOL_HOT_READY = 2 };
  * folds). A stack with no room in SPOOL_STACK_PROBES probes is counted in
  * `dropped`, one cut at the asked depth in `truncated`. pc[0] is the
  * sampled PC, pc[1..] return addresses, innermost first; all in the
- * entry's image generation (SPOOL_GPC). Details: merge/stacks.h. */
+ * entry's image generation (SPOOL_GPC). Details: spool.h, "the STACKS
+ * section". */
 #define SPOOL_STACK_MAX 64       /* frames kept at most (--stack-depth) */
 #define SPOOL_STACK_PROBES 32
 struct spool_stacks_head {      /* 64 bytes, the geometry first */

@@ -75,14 +75,14 @@ struct spool_run {
 #define SPOOL_ROOM_WORDS 64
 
 struct spool {
-	int fd;                  /* a writer keeps none (-1); a reader none after open */
+	int fd;                           /* a writer keeps none (-1); a reader none after open */
 	size_t size;
-	struct spool_header *hdr;   /* the mapping (a reader's: a private copy) */
+	struct spool_header *hdr;         /* the mapping (a reader's: a private copy) */
 	uint8_t *threads;                 /* first slot */
 	struct spool_entry *shared;
 	struct spool_image_record *images;
 	uint8_t *values;                  /* VALUES section, NULL if none */
-	uint8_t *stacks;                  /* STACKS section, NULL if none (merge/stacks.h) */
+	uint8_t *stacks;                  /* STACKS section, NULL if none (stack_table.c) */
 	uint32_t gen;                     /* current image generation (writer) */
 	uint32_t vshared;                 /* lists in the shared value area */
 	uint32_t room_all;                /* every page is backed (readers; no populate) */
@@ -112,7 +112,7 @@ struct spool_params {
  * system calls and no allocation, so it may run in a fork child.
  * Returns 0 or negative errno (-ENOSPC: no room for even that). */
 int spool_create(struct spool *sp, const char *dir,
-		       const struct spool_params *p);
+		 const struct spool_params *p);
 
 /* 0 when the bytes [p, p + len) of a writer's mapping lie in pages the
  * filesystem has backed, backing them now if need be (one
@@ -149,11 +149,11 @@ void spool_count(struct spool *sp, struct spool_thread_slot *slot, uint64_t key)
  * (lock-free append). _gen records with a given generation (a fork
  * child copying its parent's records). */
 void spool_image(struct spool *sp, int kind, uint64_t bias,
-		       uint64_t lo, uint64_t hi, const uint8_t *build_id,
-		       uint32_t build_id_len, const char *path);
+		 uint64_t lo, uint64_t hi, const uint8_t *build_id,
+		 uint32_t build_id_len, const char *path);
 void spool_image_gen(struct spool *sp, int kind, uint64_t bias,
-			   uint64_t lo, uint64_t hi, const uint8_t *build_id,
-			   uint32_t build_id_len, const char *path, uint32_t gen);
+		     uint64_t lo, uint64_t hi, const uint8_t *build_id,
+		     uint32_t build_id_len, const char *path, uint32_t gen);
 
 /* One value sample at key = SPOOL_HOT_KEY(kind, SPOOL_GPC(gen, pc)):
  * offered to the hotlist of key in slot's value table (a hotlist evicted
@@ -167,7 +167,7 @@ void spool_image_gen(struct spool *sp, int kind, uint64_t bias,
  * keeps its value table: hotlists are per process, and the slot's next
  * owner goes on with them. */
 void spool_value(struct spool *sp, struct spool_thread_slot *slot, uint64_t key,
-		       uint64_t value, uint64_t aux, uint64_t *rng);
+		 uint64_t value, uint64_t aux, uint64_t *rng);
 
 /* Account one interpretation run: insns interpreted, stop reason (enum
  * interp_stop; reasons >= SPOOL_INTERP_STOPS count in the last bucket).
@@ -218,7 +218,7 @@ int spool_stacks_check(const struct spool_stacks_head *h);
  * gen; truncated: the unwinder had more frames than depth. A no-op on a
  * spool without STACKS. Async-signal-safe. */
 void spool_stack(struct spool *sp, const uint64_t *pc, unsigned depth, unsigned gen,
-		       int truncated, uint64_t weight);
+		 int truncated, uint64_t weight);
 
 /* The table's entries, and the hash an entry is keyed by (FNV-1a over
  * the frames, then a final mix; never 0): the reader's check. */

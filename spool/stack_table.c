@@ -66,7 +66,7 @@ static int same(const struct spool_stack_entry *e, uint64_t hash, const uint64_t
 }
 
 void spool_stack(struct spool *sp, const uint64_t *pc, unsigned depth, unsigned gen,
-		       int truncated, uint64_t weight)
+		 int truncated, uint64_t weight)
 {
 	if (!sp->hdr || !sp->stacks || !depth)
 		return;

@@ -178,7 +178,7 @@ static int back(int fd, size_t off, size_t len)
 }
 
 int spool_create(struct spool *sp, const char *dir,
-		       const struct spool_params *p)
+		 const struct spool_params *p)
 {
 	size_t hdr = 4096;
 	size_t sl = spool_slot_bytes(SPOOL_SLOT_BUCKETS);
@@ -571,7 +571,7 @@ static inline void hot_ready(struct spool_hotlist *h)
 }
 
 void spool_value(struct spool *sp, struct spool_thread_slot *sl, uint64_t key,
-		       uint64_t value, uint64_t aux, uint64_t *rng)
+		 uint64_t value, uint64_t aux, uint64_t *rng)
 {
 	unsigned kind = SPOOL_HOT_KEY_KIND(key);
 	if (!sp->hdr || !sp->values || kind == SPOOL_VK_NONE || kind >= SPOOL_VK_MAX ||
@@ -662,8 +662,8 @@ static int same_image(const struct spool_image_record *r, const uint8_t *bid, ui
 }
 
 void spool_image(struct spool *sp, int kind, uint64_t bias,
-		       uint64_t lo, uint64_t hi, const uint8_t *build_id,
-		       uint32_t build_id_len, const char *path)
+		 uint64_t lo, uint64_t hi, const uint8_t *build_id,
+		 uint32_t build_id_len, const char *path)
 {
 	if (!sp->hdr)
 		return;
@@ -691,8 +691,8 @@ void spool_image(struct spool *sp, int kind, uint64_t bias,
 }
 
 void spool_image_gen(struct spool *sp, int kind, uint64_t bias,
-			   uint64_t lo, uint64_t hi, const uint8_t *build_id,
-			   uint32_t build_id_len, const char *path, uint32_t gen)
+		     uint64_t lo, uint64_t hi, const uint8_t *build_id,
+		     uint32_t build_id_len, const char *path, uint32_t gen)
 {
 	if (!sp->hdr)
 		return;

@@ -269,8 +269,8 @@ int main(int argc, char **argv)
 	uint64_t coins = 5;
 	for (int i = 0; i < 20000; i++)
 		spool_value(&sp, i % 4 ? sl : NULL,
-				  SPOOL_HOT_KEY(SPOOL_VK_RESULT + i % 3, 0x1000 + next() % 300 * 4),
-				  next() % 20, 0, &coins);
+			    SPOOL_HOT_KEY(SPOOL_VK_RESULT + i % 3, 0x1000 + next() % 300 * 4),
+			    next() % 20, 0, &coins);
 	char vpath[600];
 	snprintf(vpath, sizeof(vpath), "%s", sp.path);
 	spool_forget(&sp);

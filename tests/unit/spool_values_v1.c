@@ -72,7 +72,7 @@ int main(void)
 	struct spool_thread_slot *sl = spool_claim_slot(&sp, 1234);
 	for (int i = 0; i < 3000; i++)
 		spool_value(&sp, sl, SPOOL_HOT_KEY(SPOOL_VK_RESULT, 0x1000 + 4 * (i % 50)),
-				  (uint64_t)(i % 7), 0, &rng);
+			    (uint64_t)(i % 7), 0, &rng);
 	snprintf(path, sizeof path, "%s", sp.path);
 	spool_forget(&sp);
 

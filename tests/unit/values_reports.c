@@ -57,7 +57,7 @@ static int make_db(void)
 	for (int i = 0; i < 1000; i++) {
 		sp.hdr->live.samples++;
 		spool_count(&sp, NULL, SPOOL_KEY(UPCALL_EV_TASK_CLOCK,
-						       SPOOL_GPC(sp.gen, i < 800 ? g_scale : g_site_a)));
+						 SPOOL_GPC(sp.gen, i < 800 ? g_scale : g_site_a)));
 	}
 	offer(&sp, SPOOL_VK_SRC1_BY_SITE, g_scale, 3, g_site_a, 180);
 	offer(&sp, SPOOL_VK_SRC1_BY_SITE, g_scale, 5, g_site_a, 20);
