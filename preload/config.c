@@ -55,7 +55,9 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	memset(c, 0, sizeof(*c));
 	c->interp_len = 4;
 	c->ring = 1;
-	c->interp_every = 2;     /* the paper's Table 2 default */
+	/* Every sample interprets: value sampling takes a signal per sample
+	 * anyway, and a window costs a few us against the signal's ~30. */
+	c->interp_every = 1;
 	s = getenv("VPROF_DB");
 	snprintf(c->db, sizeof(c->db), "%s", s && *s ? s : "vprof.db");
 	if (s && strlen(s) >= sizeof(c->db)) {
@@ -100,7 +102,7 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	/* How far a value window may run past its VPROF_INTERP_LEN recorded
 	 * instructions to come back around its loop or into a call
 	 * (preload/window.h). */
-	v = 128;
+	v = 64;
 	if ((rc = parse_u64("VPROF_INTERP_REACH", 0, 4096, &v, why, whylen)) < 0)
 		return rc;
 	c->interp_reach = (int)v;

@@ -197,7 +197,7 @@ void preload_values_sample(ucontext_t *uc)
 	/* Thinned when interpretation made vprof too costly (selflimit.c). */
 	every *= (int)preload_selflimit_interp_mult();
 	/* The refusals that need no spool come first: most samples do not
-	 * interpret (every 2nd by default), and entering the spool costs two
+	 * interpret (with --interp-every above 1), and entering the spool costs two
 	 * atomics on a counter all threads share. */
 	if (t->busy || !t->altstack)   /* no handler stack: nowhere to interpret */
 		return;

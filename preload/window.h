@@ -6,7 +6,7 @@
  * A value sample interprets the thread onward from the interrupted
  * context: a window of at most K + R instructions (K = VPROF_INTERP_LEN,
  * the instructions whose operands are recorded, default 4; R =
- * VPROF_INTERP_REACH, how much further it may run, default 128). The
+ * VPROF_INTERP_REACH, how much further it may run, default 64). The
  * driver keeps what every consumer needs to know about where the run is:
  * the call depth relative to the sampled procedure, the call site the
  * code now running was called from (followed through calls and returns
