@@ -85,6 +85,14 @@ struct spool {
 	uint8_t *stacks;                  /* STACKS section, NULL if none (stack_table.c) */
 	uint32_t gen;                     /* current image generation (writer) */
 	uint32_t vshared;                 /* lists in the shared value area */
+	/* Writer: where each key's list is in the shared value area, so that
+	 * lists are placed in the order they are first needed (a few pages,
+	 * not one a list) and found in one look, not by probing records
+	 * across the area's 6.8 MB: 2 x vshared entries of (index + 1), 0
+	 * empty, in this process's own memory (the file needs none: readers
+	 * scan the records). NULL: the area is probed from the key's hash. */
+	uint32_t *vindex;
+	uint32_t vnext;                   /* next list not yet placed */
 	uint32_t room_all;                /* every page is backed (readers; no populate) */
 	uint32_t nospace;                 /* a page was refused: the writer stops */
 	uint64_t room[SPOOL_ROOM_WORDS];  /* writer: pages backed, a bit each */
