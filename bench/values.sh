@@ -5,8 +5,8 @@
 #                   [--only LIST]
 #
 # LIST is a comma-separated subset of: cost,slowdown,sweep (sections 1-3,
-# which share their runs), memory (4), trigger (5), dcache (6). Default:
-# all. --quick: 3 rounds of 40 units; default 4 rounds of 60 units (one
+# which share their runs), memory (4), trigger (5), dcache (6), wholerun
+# (7). Default: all. --quick: 3 rounds of 40 units; default 4 rounds of 60 units (one
 # unit ~10 ms of CPU). Here under load 6-16 (2 CPUs shared with other
 # sessions) 5 rounds took 11-13 min in all; 4 rounds ~9-10 min, --quick
 # ~6 min. Section 1b makes min(rounds, 3) runs of 3 s per line.
@@ -54,6 +54,12 @@
 #    (bench/workloads/trigcost.c): ring, signal, and the two ways to get a
 #    live thread every K-th sample with PCs in the ring; then the
 #    arithmetic per sample for each design.
+# 7. the whole run's cost of `vprof run --values` at its defaults against
+#    the program alone, on Debian's xz -6 (4 MB of the seeded words of
+#    tests/fixtures/real_workloads.sh): --pairs interleaved pairs (default
+#    11, the order swapped every pair), wall time of the whole command
+#    (merge included) and CPU (the program's and vprof run's), median of
+#    the per-pair ratios; target <= 3%.
 # 6. decode-cache hit rate by cache size on Debian programs' value samples
 #    (bench/workloads/dcache_probe.c: length 4, every 2nd, ~250 Hz).
 #
@@ -69,7 +75,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=4
 UNITS=60
 NTHREADS=1000
-ONLY=cost,slowdown,sweep,memory,trigger,dcache
+ONLY=cost,slowdown,sweep,memory,trigger,dcache,wholerun
+PAIRS=11
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) ROUNDS=3; UNITS=40 ;;
@@ -77,6 +84,7 @@ while [ $# -gt 0 ]; do
 	--units) UNITS=$2; shift ;;
 	--threads) NTHREADS=$2; shift ;;
 	--only) ONLY=$2; shift ;;
+	--pairs) PAIRS=$2; shift ;;
 	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "values.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -102,8 +110,12 @@ $CC -pthread -o "$W/threads" "$ROOT/tests/fixtures/threads.c" || exit 1
 $CC -o "$W/trigcost" "$ROOT/bench/workloads/trigcost.c" || exit 1
 # valcost: vprof's library objects linked into the executable (section 1b)
 $CC -shared -fPIC -D_GNU_SOURCE -DVALCOST_WORK -o "$W/libvcwork.so" "$ROOT/bench/workloads/valcost.c" || exit 1
-$CC -D_GNU_SOURCE -o "$W/valcost" "$ROOT/bench/workloads/valcost.c" "$ROOT"/build/pic/upcall/*.o \
-	"$ROOT"/build/pic/preload/*.o "$ROOT"/build/pic/spool/*.o "$ROOT/build/libinterp.a" "$W/libvcwork.so" \
+# The library's objects, named from its sources (build/ may hold objects
+# of files since renamed or removed).
+LIBOBJ=$(cd "$ROOT" && for f in upcall/*.c preload/*.c preload/*.S spool/*.c; do
+	[ -e "$f" ] && o=${f%.*}.o && echo "$ROOT/build/pic/$o"; done)
+$CC -D_GNU_SOURCE -o "$W/valcost" "$ROOT/bench/workloads/valcost.c" $LIBOBJ \
+	"$ROOT/build/libinterp.a" "$W/libvcwork.so" \
 	-Wl,-rpath,"$W" -Wl,-z,now -lxxhash -ldl -lpthread -lrt -lZydis || exit 1
 $CC -shared -fPIC -fvisibility=hidden -D_GNU_SOURCE -I"$ROOT" -o "$W/dcache_probe.so" \
 	"$ROOT/bench/workloads/dcache_probe.c" "$ROOT/build/libinterp.a" -lZydis || exit 1
@@ -460,6 +472,49 @@ if on dcache; then
 		printf "\n"
 	}' "$D/all" 2>/dev/null
 	say "(miss = a Zydis decode, ~100-200 ns here (BENCHMARKS.md, Interpreter speed); a hit ~10 ns)"
+fi
+
+if on wholerun; then
+	say ""
+	say "== 7. The whole run's cost of vprof run --values at its defaults, xz -6 on 4 MB of text"
+	say "   $PAIRS interleaved pairs (order swapped every pair); per-pair ratio profiled / plain, median [IQR]"
+	DIR=$W
+	. "$ROOT/tests/fixtures/real_workloads.sh"
+	real_cmd xz
+	xzrun() {   # LABEL CMD...: one line "LABEL wall cpu" into $W/xz
+		"$PY" - "$1" "$REAL_IN" "${@:2}" <<'PYEOF' >>"$W/xz"
+import resource, subprocess, sys, time
+t = time.monotonic()
+subprocess.run(sys.argv[3:], stdin=open(sys.argv[2], "rb"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(sys.argv[1], "%.4f %.4f" % (time.monotonic() - t, r.ru_utime + r.ru_stime))
+PYEOF
+	}
+	: >"$W/xz"
+	for i in $(seq 1 "$PAIRS"); do
+		rm -rf "$W/xzdb"
+		if [ $((i % 2)) = 1 ]; then
+			xzrun plain "${REAL_CMD[@]}"
+			xzrun values "$VPROF" run --db "$W/xzdb" --values -- "${REAL_CMD[@]}"
+		else
+			xzrun values "$VPROF" run --db "$W/xzdb" --values -- "${REAL_CMD[@]}"
+			xzrun plain "${REAL_CMD[@]}"
+		fi
+	done
+	"$PY" - "$W/xz" <<'PYEOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+p = [r for r in rows if r[0] == "plain"]; v = [r for r in rows if r[0] == "values"]
+def q(a, f):
+    a = sorted(a); h = (len(a) - 1) * f; lo = int(h)
+    return a[lo] + (h - lo) * (a[min(lo + 1, len(a) - 1)] - a[lo])
+for name, col in (("wall", 1), ("CPU", 2)):
+    r = [float(b[col]) / float(a[col]) for a, b in zip(p, v)]
+    m = q(r, .5)
+    print("   %-5s plain median %.3f s, --values %.3f s: ratio %.4f [%.4f..%.4f], %+.1f%% %s" % (
+        name, statistics.median(float(a[col]) for a in p), statistics.median(float(b[col]) for b in v),
+        m, q(r, .25), q(r, .75), (m - 1) * 100, "PASS (<= 3%)" if m <= 1.03 else "MISS (> 3%)"))
+PYEOF
 fi
 
 # ---- summary: the overhead ratios from components -------------------------
