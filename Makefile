@@ -2,8 +2,10 @@
 #
 #   make            build build/libvprof.so, build/vprof, build/libinterp.a,
 #                   build/modules/*.so
-#   make check      run every test (tests/run), prints "N passed, N failed"
-#   make demo       build and profile the bundled demo, print its report
+#   make check      install the test dependencies (scripts/deps.sh test),
+#                   run every test (tests/run), print "N passed, N failed"
+#   make demo       install the build dependencies only (scripts/deps.sh
+#                   build), build, profile the bundled demo, print its report
 #   make install PREFIX=/usr/local
 #
 # Sources are picked up by folder (see docs/architecture.md, Layout):
@@ -46,11 +48,15 @@ LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
 CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread -lm
 INTERP_LIBS := -lZydis
 
-.PHONY: all deps check demo install clean tests reliability proto fuzz
+.PHONY: all deps deps-test check demo install clean tests reliability proto fuzz
 all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a $(MODULES)
 
+# Build and run dependencies (make, make demo); deps-test adds what the
+# tests and benchmarks run (make check, make reliability, .ci/run).
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh build
+deps-test:
+	@scripts/deps.sh test
 
 $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -142,17 +148,23 @@ $(B)/fuzz/mkseed: fuzz/mkseed.c $(FUZZ_SRC) $(wildcard merge/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O1 -g -o $@ $< $(filter-out merge/spool.c,$(FUZZ_SRC)) -lxxhash
 
-check: deps all
+# The dependencies are installed before anything is compiled (a sub-make,
+# so that make -j2 does not build beside apt-get).
+check: deps-test
+	@$(MAKE) --no-print-directory all
 	@tests/run
 
 # Longer reliability runs, by hand (the suite runs each briefly).
-reliability: deps all
+reliability: deps-test
+	@$(MAKE) --no-print-directory all
 	@VPROF_STRESS_BUILDS=20 MERGE_KILLS=100 CRASH_KILLS=100 FUZZ_SECONDS=600 \
 	    tests/run make_stress merge_kill crash fuzz
 	@scripts/cpython_full.sh
 	@scripts/continuous_long.sh
 
-demo: deps all
+# The demo needs the command and the library, not the modules or tests.
+demo: deps
+	@$(MAKE) --no-print-directory $(B)/vprof $(B)/libvprof.so
 	@scripts/demo.sh
 
 install: all
