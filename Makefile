@@ -6,6 +6,9 @@
 #                   run every test (tests/run), print "N passed, N failed"
 #   make demo       install the build dependencies only (scripts/deps.sh
 #                   build), build, profile the bundled demo, print its report
+#   make bench      install the test and benchmark dependencies, run the
+#                   quick sampling-overhead benchmark (bench/sampling.sh
+#                   --quick; the others in bench/ by hand)
 #   make install PREFIX=/usr/local
 #
 # Sources are picked up by folder (see docs/architecture.md, Layout):
@@ -48,11 +51,12 @@ LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
 CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread -lm
 INTERP_LIBS := -lZydis
 
-.PHONY: all deps deps-test check demo install clean tests reliability proto fuzz
+.PHONY: all deps deps-test check bench demo install clean tests reliability proto fuzz
 all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a $(MODULES)
 
 # Build and run dependencies (make, make demo); deps-test adds what the
-# tests and benchmarks run (make check, make reliability, .ci/run).
+# tests and benchmarks run (make check, make bench, make reliability,
+# .ci/run).
 deps:
 	@scripts/deps.sh build
 deps-test:
@@ -153,6 +157,10 @@ $(B)/fuzz/mkseed: fuzz/mkseed.c $(FUZZ_SRC) $(wildcard merge/*.h)
 check: deps-test
 	@$(MAKE) --no-print-directory all
 	@tests/run
+
+bench: deps-test
+	@$(MAKE) --no-print-directory all
+	@bench/sampling.sh --quick
 
 # Longer reliability runs, by hand (the suite runs each briefly).
 reliability: deps-test

@@ -4,7 +4,9 @@
 #
 #   scripts/deps.sh build    what `make` and `make demo` need: the compiler,
 #                            the libraries vprof links and their headers,
-#                            protoc-c for the pprof encoder
+#                            protoc-c for the pprof encoder, and libc6-dbg
+#                            (7 MB: glibc's symbol tables, so that a report
+#                            names libc's functions, not sub_166560)
 #   scripts/deps.sh test     build's, and what the tests and benchmarks run:
 #                            perf, gperftools, Go, Python with CPython's test
 #                            suite, Chromium and selenium, Lua, Node.js, the
@@ -14,9 +16,9 @@
 # With no argument: test (everything).
 set -e
 build="gcc make libc6-dev binutils libunwind-dev libelf-dev libdw-dev libxxhash-dev libzydis-dev
-       zlib1g-dev libprotobuf-c-dev protobuf-c-compiler"
+       zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libc6-dbg"
 test="google-perftools libgoogle-perftools-dev linux-perf python3 procps sqlite3 bc gzip lua5.4
-      xz-utils libc6-dbg g++ protobuf-compiler golang-go clang libjpeg-turbo-progs
+      xz-utils g++ protobuf-compiler golang-go clang libjpeg-turbo-progs
       libpython3.11-testsuite chromium chromium-driver python3-selenium nodejs isal python3-numpy
       zstd jq openssl perl"
 case ${1:-test} in
