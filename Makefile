@@ -170,9 +170,10 @@ reliability: deps-test
 	@scripts/cpython_full.sh
 	@scripts/continuous_long.sh
 
-# The demo needs the command and the library, not the modules or tests.
+# The demo needs the command and the library, not the modules or tests;
+# built on every CPU unless make was given -j.
 demo: deps
-	@$(MAKE) --no-print-directory $(B)/vprof $(B)/libvprof.so
+	@$(MAKE) --no-print-directory $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc)) $(B)/vprof $(B)/libvprof.so
 	@scripts/demo.sh
 
 install: all
