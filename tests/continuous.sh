@@ -100,7 +100,7 @@ wait $pb; stb=$?
 wait $plain; stp=$?
 # One more follow round after the last exit: until both spool directories
 # are empty (a deadline for a hang; the check below says if they are not).
-wait_for 120 eval '[ -z "$(ls "$A/spool" "$B/spool")" ]'
+wait_for 120 eval '[ -z "$(ls "$A/spool")" -a -z "$(ls "$B/spool")" ]'
 kill -TERM $fa $fb
 wait $fa; rfa=$?
 wait $fb; rfb=$?
