@@ -34,15 +34,19 @@ check_twice() {
 }
 
 # wait_for SECS CMD...: run CMD every 0.05 s until it succeeds or SECS
-# seconds have passed; returns CMD's last status. For waiting until a
-# process has reached a point (a file exists, a line was printed): never a
-# fixed sleep, which a loaded machine outlasts; SECS is a deadline for a
-# hang, not the time the step is expected to take (docs/testing.md).
+# seconds have passed; returns CMD's last status, and says so in the log
+# when it gave up. For waiting until a process has reached a point (a file
+# exists, a line was printed): never a fixed sleep, which a loaded machine
+# outlasts; SECS is a deadline for a hang, not the time the step is
+# expected to take (docs/testing.md).
 wait_for() {
-	local end=$(( $(date +%s) + $1 ))
+	local secs=$1 end=$(( $(date +%s) + $1 ))
 	shift
 	until "$@"; do
-		[ "$(date +%s)" -lt "$end" ] || return 1
+		if [ "$(date +%s)" -ge "$end" ]; then
+			echo "wait_for: gave up after $secs s: $*" >&2
+			return 1
+		fi
 		sleep 0.05
 	done
 }
