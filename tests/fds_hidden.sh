@@ -97,7 +97,10 @@ for t in ts: t.join()
 print("perf descriptors:", sum("anon_inode" in l for l in seen))
 PYEOF
 	chmod 644 "$TMP/u/threads.py"
-	su nobody -s /bin/sh -c "ulimit -l 64; cd '$TMP/u' && '$VPROF' run --db '$TMP/u/db' --freq 1000 -- '$PY' threads.py" >"$TMP/u/out" 2>&1
+	# The command and the library copied where nobody can read them: a
+	# checkout under /root (mode 0700) is not.
+	cp "$VPROF" "$LIBVPROF" "$TMP/u/" && chmod 755 "$TMP/u/vprof" && chmod 644 "$TMP/u/libvprof.so"
+	su nobody -s /bin/sh -c "ulimit -l 64; cd '$TMP/u' && '$TMP/u/vprof' run --db '$TMP/u/db' --freq 1000 -- '$PY' threads.py" >"$TMP/u/out" 2>&1
 	grep -q '^perf descriptors: 0$' "$TMP/u/out" && grep -q '^vprof: [1-9][0-9]* samples' "$TMP/u/out" &&
 		pass "unprivileged, ulimit -l 64, 30 threads: sampled, no descriptor" ||
 		fail "unprivileged, ulimit -l 64, 30 threads: sampled, no descriptor: $(tr '\n' '|' <"$TMP/u/out")"
