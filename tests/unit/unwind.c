@@ -175,9 +175,10 @@ static void on_usr(int sig)
 
 /* The thread's CPU time: each thread runs for secs of its own CPU, so
  * that the counts checked below do not shrink when the machine is busy
- * (a wall-clock second gave each thread a fifteenth of a CPU at a load
- * average of 30). The timer stays on the wall clock: a CPU-time timer
- * fires at most once per tick. */
+ * (a load average of 30 on 2 CPUs leaves a thread about a fifteenth of
+ * one, and 1.5 s of wall clock ~1000 signals where 2000 are wanted). The
+ * timer stays on the wall clock: a CPU-time timer fires at most once per
+ * tick. */
 static double cpu_now(void)
 {
 	struct timespec ts;
