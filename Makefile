@@ -2,9 +2,15 @@
 #
 #   make            build build/libvprof.so, build/vprof, build/libinterp.a,
 #                   build/modules/*.so
-#   make check      run every test (tests/run), prints "N passed, N failed"
-#   make demo       build and profile the bundled demo, print its report
-#   make demo-values  the worked example of value profiling: profile, answer, speedup
+#   make check      install the test dependencies (scripts/deps.sh test),
+#                   run every test (tests/run), print "N passed, N failed"
+#   make demo       install the build dependencies only (scripts/deps.sh
+#                   build), build, profile the bundled demo, print its report
+#   make demo-values  the worked example of value profiling: profile, answer,
+#                   speedup (build dependencies only)
+#   make bench      install the test and benchmark dependencies, run the
+#                   quick sampling-overhead benchmark (bench/sampling.sh
+#                   --quick; the others in bench/ by hand)
 #   make install PREFIX=/usr/local
 #
 # Sources are picked up by folder (see docs/architecture.md, Layout):
@@ -48,11 +54,16 @@ LIB_LIBS   := -lxxhash -ldl -lpthread -lrt
 CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread -lm
 INTERP_LIBS := -lZydis
 
-.PHONY: all deps check demo demo-values install clean tests reliability proto fuzz
+.PHONY: all deps deps-test check bench demo demo-values install clean tests reliability proto fuzz
 all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a $(MODULES)
 
+# Build and run dependencies (make, make demo); deps-test adds what the
+# tests and benchmarks run (make check, make bench, make reliability,
+# .ci/run).
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh build
+deps-test:
+	@scripts/deps.sh test
 
 $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -146,21 +157,33 @@ $(B)/fuzz/mkseed: fuzz/mkseed.c $(FUZZ_SRC) $(wildcard merge/*.h spool/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O1 -g -o $@ $< $(FUZZ_SRC) -lxxhash
 
-check: deps all
+# The dependencies are installed before anything is compiled (a sub-make,
+# so that make -j2 does not build beside apt-get).
+check: deps-test
+	@$(MAKE) --no-print-directory all
 	@tests/run
 
+bench: deps-test
+	@$(MAKE) --no-print-directory all
+	@bench/sampling.sh --quick
+
 # Longer reliability runs, by hand (the suite runs each briefly).
-reliability: deps all
+reliability: deps-test
+	@$(MAKE) --no-print-directory all
 	@VPROF_STRESS_BUILDS=20 MERGE_KILLS=100 CRASH_KILLS=100 FUZZ_SECONDS=600 \
 	    tests/run make_stress merge_kill crash fuzz
 	@scripts/cpython_full.sh
 	@scripts/continuous_long.sh
 
-demo: deps all
+# The demo needs the command and the library, not the modules or tests;
+# built on every CPU unless make was given -j.
+demo: deps
+	@$(MAKE) --no-print-directory $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc)) $(B)/vprof $(B)/libvprof.so
 	@scripts/demo.sh
 
 # The worked example of value profiling (docs/worked-example.md).
-demo-values: deps all
+demo-values: deps
+	@$(MAKE) --no-print-directory $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc)) $(B)/vprof $(B)/libvprof.so
 	@examples/specialize/demo.sh
 
 install: all

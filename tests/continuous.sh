@@ -98,7 +98,9 @@ mid=$(jfield "$TMP/mid.json" samples 2>/dev/null || echo 0)
 wait $pa; sta=$?
 wait $pb; stb=$?
 wait $plain; stp=$?
-sleep 2            # one more follow round after the last exit
+# One more follow round after the last exit: until both spool directories
+# are empty (a deadline for a hang; the check below says if they are not).
+wait_for 120 eval '[ -z "$(ls "$A/spool")" -a -z "$(ls "$B/spool")" ]'
 kill -TERM $fa $fb
 wait $fa; rfa=$?
 wait $fb; rfb=$?
@@ -168,7 +170,7 @@ for i in 1 2 3; do
 done
 VPROF_TEST_MERGE_DELAY_US=300000 "$VPROF" merge --follow --db "$C" >"$TMP/fc.out" 2>&1 &
 fc=$!
-for i in $(seq 100); do [ -d "$C/merge.stage" ] && break; sleep 0.05; done
+wait_for 120 eval '[ -d "$C/merge.stage" ] || ! kill -0 $fc 2>/dev/null'
 check "a merge was under way (merge.stage seen)" [ -d "$C/merge.stage" ]
 kill -TERM $fc
 wait $fc; rfc=$?

@@ -97,7 +97,10 @@ for t in ts: t.join()
 print("perf descriptors:", sum("anon_inode" in l for l in seen))
 PYEOF
 	chmod 644 "$TMP/u/threads.py"
-	su nobody -s /bin/sh -c "ulimit -l 64; cd '$TMP/u' && '$VPROF' run --db '$TMP/u/db' --freq 1000 -- '$PY' threads.py" >"$TMP/u/out" 2>&1
+	# The command and the library copied where nobody can read them: a
+	# checkout under /root (mode 0700) is not.
+	cp "$VPROF" "$LIBVPROF" "$TMP/u/" && chmod 755 "$TMP/u/vprof" && chmod 644 "$TMP/u/libvprof.so"
+	su nobody -s /bin/sh -c "ulimit -l 64; cd '$TMP/u' && '$TMP/u/vprof' run --db '$TMP/u/db' --freq 1000 -- '$PY' threads.py" >"$TMP/u/out" 2>&1
 	grep -q '^perf descriptors: 0$' "$TMP/u/out" && grep -q '^vprof: [1-9][0-9]* samples' "$TMP/u/out" &&
 		pass "unprivileged, ulimit -l 64, 30 threads: sampled, no descriptor" ||
 		fail "unprivileged, ulimit -l 64, 30 threads: sampled, no descriptor: $(tr '\n' '|' <"$TMP/u/out")"
@@ -115,7 +118,8 @@ t = time.process_time()
 while time.process_time() - t < 0.1: pass
 open(__import__("sys").argv[1]).read()' "$TMP/go" 2>"$TMP/live.err" &
 live=$!
-for _ in $(seq 100); do ls "$TMP/db/spool/"*.spool >/dev/null 2>&1 && break; sleep 0.05; done
+spools() { ls "$TMP/db/spool/" 2>/dev/null | grep -c '\.spool$'; }
+wait_for 120 eval '[ "$(spools)" -ge 1 ]'
 "$VPROF" merge --db "$TMP/db" >"$TMP/m1" 2>&1
 grep -q 'merged 0 spools.* 1 still running' "$TMP/m1" &&
 	pass "merge while the owner runs: its spool left alone" ||
@@ -137,7 +141,7 @@ t = time.process_time()
 while time.process_time() - t < 0.1: pass
 os.execv(sys.executable, [sys.executable, "-c", "open(\"%s\").read()" % sys.argv[1]])' "$TMP/go" 2>"$TMP/live.err" &
 live=$!
-for _ in $(seq 200); do [ "$(ls "$TMP/db/spool/" 2>/dev/null | grep -c '\.spool$')" -ge 2 ] && break; sleep 0.05; done
+wait_for 120 eval '[ "$(spools)" -ge 2 ]'
 "$VPROF" merge --db "$TMP/db" >"$TMP/m1" 2>&1
 grep -q 'merged 1 spool (\([1-9][0-9]*\) samples.* 1 still running, 0 corrupt' "$TMP/m1" &&
 	pass "merge after the owner exec'd: the old image's spool taken, the new one left" ||

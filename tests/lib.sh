@@ -16,6 +16,41 @@ check() {   # check "what" command...  — passes when the command succeeds
 }
 finish() { exit $((nfail > 0)); }
 
+# check_twice WHAT CMD...: a check whose measurement the machine's load can
+# spoil (docs/testing.md, "Timing checks"). CMD measures, writes what it
+# measured as its last line on stdout (details go to stderr, the log) and
+# succeeds when the check holds. When it fails, CMD runs once more, never
+# twice more, and the PASS line says so and gives the first result:
+#   PASS WHAT: SECOND, on the second try, first: FIRST
+# A FAIL gives both. CMD runs in a subshell: it leaves its results in files.
+check_twice() {
+	local what=$1 first second
+	shift
+	if first=$("$@"); then pass "$what: ${first##*$'\n'}"; return 0; fi
+	first=${first##*$'\n'}
+	echo "retrying once: $what: $first" >&2
+	if second=$("$@"); then pass "$what: ${second##*$'\n'}, on the second try, first: $first"; return 0; fi
+	fail "$what: $first; on the second try: ${second##*$'\n'}"
+}
+
+# wait_for SECS CMD...: run CMD every 0.05 s until it succeeds or SECS
+# seconds have passed; returns CMD's last status, and says so in the log
+# when it gave up. For waiting until a process has reached a point (a file
+# exists, a line was printed): never a fixed sleep, which a loaded machine
+# outlasts; SECS is a deadline for a hang, not the time the step is
+# expected to take (docs/testing.md).
+wait_for() {
+	local secs=$1 end=$(( $(date +%s) + $1 ))
+	shift
+	until "$@"; do
+		if [ "$(date +%s)" -ge "$end" ]; then
+			echo "wait_for: gave up after $secs s: $*" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
 # runst OUT ERR CMD...: run CMD with its stdout and stderr to files and
 # print how it ended: its exit status, or -N if killed by signal N (so
 # "exit 139" and "killed by SIGSEGV" stay apart).

@@ -2,8 +2,9 @@
  * preload/unwind.c (the cfi unwinder) against libgcc's _Unwind_Backtrace,
  * at signal time inside Debian's library code: a 20 kHz CLOCK_MONOTONIC
  * timer signals two threads (SA_ONSTACK, as vprof's handler) while they
- * run qsort with a callback, memcpy, strtod, snprintf, libm (exp, log,
- * pow, sin, cbrt), libstdc++'s __cxa_demangle and a SIGUSR1 handler of the program's own doing the
+ * run, for 1.5 s of their CPU each, qsort with a callback, memcpy,
+ * strtod, snprintf, libm (exp, log, pow, sin, cbrt), libstdc++'s
+ * __cxa_demangle and a SIGUSR1 handler of the program's own doing the
  * same (so the unwind goes through the kernel's signal frame twice).
  * At every signal the handler unwinds the ucontext with preload_cfi_backtrace
  * and libgcc from the handler through the signal frame, and the two
@@ -172,10 +173,16 @@ static void on_usr(int sig)
 	t_in_usr = 0;
 }
 
-static double now(void)
+/* The thread's CPU time: each thread runs for secs of its own CPU, so
+ * that the counts checked below do not shrink when the machine is busy
+ * (a load average of 30 on 2 CPUs leaves a thread about a fifteenth of
+ * one, and 1.5 s of wall clock ~1000 signals where 2000 are wanted). The
+ * timer stays on the wall clock: a CPU-time timer fires at most once per
+ * tick. */
+static double cpu_now(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -192,8 +199,8 @@ static void *worker(void *arg)
 		return NULL;
 	struct itimerspec it = { { 0, 50000 }, { 0, 50000 } };
 	timer_settime(t, 0, &it, NULL);
-	double end = now() + secs;
-	for (int k = 0; now() < end; k++) {
+	double end = cpu_now() + secs;
+	for (int k = 0; cpu_now() < end; k++) {
 		libc_work(&seed);
 		libm_work();
 		if (k % 3 == 0)

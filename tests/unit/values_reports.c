@@ -194,13 +194,31 @@ int main(void)
 	rc = shell_run(out, sizeof(out), "%s invariants --db %s --min-share x 2>&1 >/dev/null", vprof, g_db);
 	CHECK(rc == 2 && !strchr(out, '\n')[1], "invariants --min-share x: usage message, exit 2");
 
-	snprintf(cmd, sizeof(cmd), "%s calibrate --db %s/cal --json", vprof, g_tmp);
-	CHECK(json_ok(cmd, "len(rows)>=2 and all(rows[i]['upto']<rows[i+1]['upto'] for i in range(len(rows)-2)) and "
-		      "rows[-1]['upto'] is None and all(rows[i]['typical']<rows[i+1]['typical'] for i in range(len(rows)-1))"),
-	      "calibrate finds at least 2 levels with increasing thresholds");
-	snprintf(cmd, sizeof(cmd), "grep -c '^level ' %s/cal/calibration", g_tmp);
-	rc = shell_run(out, sizeof(out), "%s", cmd);
-	CHECK(rc == 0 && atoi(out) >= 2, "calibrate writes DB/calibration (%d levels)", atoi(out));
+	/* calibrate measures the machine as it is now: on a loaded one its
+	 * sampled step can merge cache and memory into one level (CI: 1 level
+	 * once). A failed try is measured again once, and the line says so
+	 * (docs/testing.md, "Timing checks"). */
+	const char *cal_ok = "len(rows)>=2 and all(rows[i]['upto']<rows[i+1]['upto'] for i in range(len(rows)-2)) and "
+			     "rows[-1]['upto'] is None and all(rows[i]['typical']<rows[i+1]['typical'] for i in range(len(rows)-1))";
+	int first = -1, ok, levels = 0;
+	for (int try = 1; try <= 2; try++) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s/cal && %s calibrate --db %s/cal --json", g_tmp, vprof, g_tmp);
+		ok = json_ok(cmd, cal_ok);
+		snprintf(cmd, sizeof(cmd), "grep -c '^level ' %s/cal/calibration", g_tmp);
+		rc = shell_run(out, sizeof(out), "%s", cmd);
+		levels = rc == 0 ? atoi(out) : 0;
+		ok = ok && levels >= 2;
+		if (ok || try == 2)
+			break;
+		first = levels;
+		printf("retrying once: calibrate found %d levels\n", levels);
+	}
+	char again[96] = "";
+	if (first >= 0)
+		snprintf(again, sizeof(again), "%s %d level%s", ok ? ", on the second try, first:" : "; first try:",
+			 first, first == 1 ? "" : "s");
+	CHECK(ok, "calibrate finds at least 2 levels with increasing thresholds and writes them to DB/calibration "
+	      "(%d levels)%s", levels, again);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", g_tmp);
 	if (system(cmd) != 0)
