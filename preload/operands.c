@@ -122,7 +122,10 @@ void preload_operands_insn(struct preload_window *w, const struct interp_state *
 		       in->nvis && in->op[0].type != INTERP_OP_IMM;
 	if (indirect && w->n > 1)
 		preload_window_put(w, SPOOL_VK_TARGET, in->pc, st->rip, 0);
-	if (indirect || deciding(in))
+	/* A loop's back edge, taken, only says the loop went on: the values
+	 * before it are not chosen by it the way a case's are by a switch
+	 * (and a chase recorded one load a window without this, four with). */
+	if (indirect || (deciding(in) && st->rip > in->pc))
 		o->last_branch = o->nlast - 1;
 }
 
@@ -152,7 +155,8 @@ void preload_operands_end(struct preload_window *w)
 {
 	struct preload_operands_state *o = &w->ops;
 	/* After a closed loop: the last K, but none at or before the last
-	 * branch that could have gone elsewhere. The run came back to its
+	 * branch that could have gone elsewhere (an indirect branch, or a
+	 * conditional one but a loop's back edge taken). The run came back to its
 	 * start through that branch's outcome, so what decided it would be
 	 * recorded only when it led here: a switch's opcode load, recorded
 	 * from samples in case 1's code, always read 1 (opcode 1 in 23% for
