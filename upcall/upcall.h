@@ -163,7 +163,9 @@ uint64_t upcall_drain(struct upcall_thread *t, upcall_pc_fn *fn, void *arg, uint
 
 /* Ring mode: drain the rings of threads that stopped running too (those
  * whose newest sample is older than UPCALL_DRAIN_NS and whose thread is
- * not runnable; every ring with force), looking at most once per
+ * not runnable; every ring with force), and any ring over half full (its
+ * thread's drain timer stalled: the kernel's thread CPU timers do, now
+ * and then, with more runnable threads than CPUs), looking at most once per
  * UPCALL_DRAIN_NS of wall time for the whole process (force: now). A
  * thread's drain timer counts its own CPU time, so a thread that blocks
  * (a parked Go M, an idle pool worker) would keep up to UPCALL_DRAIN_NS of
