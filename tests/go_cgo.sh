@@ -97,7 +97,8 @@ check "with Go's own profiler on, under vprof: exit 3, same stdout" [ "$st" = 3 
 go tool pprof -top "$TMP/gocgo" "$TMP/go.prof" >"$TMP/gotop.txt" 2>&1
 tot=$(grep -o 'Total samples = [0-9.]*m\?s' "$TMP/gotop.txt" | awk '{ v = $4; ms = (v ~ /ms$/) ? v + 0 : v * 1000; print int(ms) }')
 cpu=$(awk '/^cpu goWork/{ print int(1000 * ($3 + $5)) }' "$TMP/vp.err")
-echo "Go's own profile under vprof: ${tot:-none} ms sampled of ${cpu:-?} ms of CPU"
+echo "Go's own profile under vprof: ${tot:-none} ms sampled of ${cpu:-?} ms of CPU ($(stat -c %s "$TMP/go.prof" 2>/dev/null || echo no) bytes)"
+[ -n "$tot" ] || { echo "go tool pprof said:"; head -20 "$TMP/gotop.txt"; echo "vprof run said:"; cat "$TMP/vp.err"; }
 check "Go's own profile under vprof covers >= half its CPU (${tot:-0} of ${cpu:-?} ms) and names main.goWork" \
 	[ "${tot:-0}" -ge $(( ${cpu:-100000} / 2 )) -a -n "$(grep main.goWork "$TMP/gotop.txt")" ]
 finish
