@@ -179,6 +179,12 @@ void preload_forward(int sig, struct sigaction *p, siginfo_t *si, void *uc, int 
 	int was_blocked = view_blocked ? *view_blocked : 0;
 	if (view_blocked && !(flags & SA_NODEFER))
 		*view_blocked = 1;
+	/* The kernel's mask is m while the program's handler runs. */
+	struct preload_thread *self = &g_thread;
+	uint64_t kmask_was = self->prog_kmask;
+	int kvalid_was = self->prog_kvalid;
+	if (view_blocked == &self->prog_blocked)
+		self->prog_kvalid = 0;
 	stack_t ss;
 	struct preload_thread *t = &g_thread;
 	if (!(flags & SA_ONSTACK) && !t->fwd_top && sigaltstack(NULL, &ss) == 0 &&
@@ -212,6 +218,10 @@ void preload_forward(int sig, struct sigaction *p, siginfo_t *si, void *uc, int 
 	}
 	if (view_blocked)
 		*view_blocked = was_blocked;
+	if (view_blocked == &self->prog_blocked) {
+		self->prog_kmask = kmask_was;
+		self->prog_kvalid = kvalid_was;
+	}
 	setmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -235,6 +245,19 @@ static void hold(const siginfo_t *si)
 	struct preload_thread *t = &g_thread;
 	t->prog_pending = 1;
 	t->prog_info = *si;
+}
+
+/* Does the program block its SIGPROF where uc was interrupted? Its view
+ * says so, unless the kernel's mask there lacks a signal that the mask
+ * its view was taken with had (prog_kmask): then a raw system call
+ * changed the mask since, and left SIGPROF unblocked (else this signal
+ * would not have come). A program's handler or sigsuspend only add to
+ * the mask, and the view is not checked while they run. */
+static int prog_blocks(const struct preload_thread *t, const ucontext_t *uc)
+{
+	if (!t->prog_blocked)
+		return 0;
+	return !t->prog_kvalid || !(t->prog_kmask & ~kmask_of(&uc->uc_sigmask));
 }
 
 /* How much of the handler stack lies below the caller; 0 when it does
@@ -303,12 +326,12 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 			if (g_vprof.active && !g_sigprof.signalfd_tid)
 				upcall_process_start(g_vprof.backend, g_vprof.period);
 		}
-		if (t->prog_blocked)
+		if (prog_blocks(t, uc))
 			hold(si);
 		else
 			fwd = 1;
 	} else if (!is_ours(si, kind)) {
-		if (t->prog_blocked)
+		if (prog_blocks(t, uc))
 			hold(si);
 		else
 			fwd = 1;

@@ -67,6 +67,7 @@ static void *trampoline(void *p)
 	struct start s = *(struct start *)p;
 	start_put(p);
 	g_thread.prog_blocked = s.prog_blocked;
+	preload_signals_note_kmask();   /* the mask it started with */
 	preload_sandbox_thread_begin(s.sandbox);   /* arms it, unless sandboxed */
 	return s.fn(s.arg);
 }

@@ -22,9 +22,10 @@
  * every signal (worker threads of servers often do) would never be
  * sampled. The program keeps its view: masks it reads back say SIGPROF is
  * blocked when it blocked it, and a SIGPROF of its own that arrives then is
- * held (one, as the kernel would) and raised when it unblocks. Not covered:
- * raw rt_sigprocmask system calls, sigwait*() on SIGPROF, and masks that
- * other calls take for their duration (sigsuspend, ppoll, pselect). */
+ * held (one, as the kernel would) and raised when it unblocks. A raw
+ * rt_sigprocmask that unblocks signals is seen when the program's SIGPROF
+ * comes (prog_kmask; handler.c, prog_blocks), one that blocks SIGPROF is
+ * real. Not covered: sigwait*() on SIGPROF. */
 typedef int sigmask_fn(int, const sigset_t *, sigset_t *);
 
 /* Whether the program's block of SIGPROF is real in this thread: in a
@@ -33,6 +34,18 @@ typedef int sigmask_fn(int, const sigset_t *, sigset_t *);
 static int block_for_real(void)
 {
 	return g_thread.prog_signalfd || g_sigprof.signalfd_tid;
+}
+
+/* prog_kmask from the thread's mask now (a raw query). */
+void preload_signals_note_kmask(void)
+{
+	struct preload_thread *t = &g_thread;
+	uint64_t cur;
+	t->prog_kvalid = 0;
+	if (t->prog_blocked && syscall(SYS_rt_sigprocmask, SIG_SETMASK, NULL, &cur, sizeof(cur)) == 0) {
+		t->prog_kmask = cur & ~(1ull << (UPCALL_SIGNAL - 1));
+		t->prog_kvalid = 1;
+	}
 }
 
 static int masked(sigmask_fn *real, int how, const sigset_t *set, sigset_t *old)
@@ -69,6 +82,8 @@ static int masked(sigmask_fn *real, int how, const sigset_t *set, sigset_t *old)
 			sigdelset(old, UPCALL_SIGNAL);
 	}
 	t->prog_blocked = now;
+	if (set)
+		preload_signals_note_kmask();
 	if (!now && t->prog_pending) {
 		t->prog_pending = 0;
 		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), UPCALL_SIGNAL);
@@ -168,9 +183,12 @@ int sigsuspend(const sigset_t *mask)
 	sigset_t m = *mask;
 	if (!block_for_real())
 		sigdelset(&m, UPCALL_SIGNAL);
+	int kvalid = t->prog_kvalid;
 	t->prog_blocked = wants;
+	t->prog_kvalid = 0;      /* the kernel's mask is m meanwhile */
 	int rc = real_sigsuspend(&m);
 	t->prog_blocked = was;
+	t->prog_kvalid = kvalid;
 	return rc;
 }
 
@@ -298,4 +316,5 @@ void preload_signals_thread_begin(void)
 		if (!block_for_real())
 			syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &one, NULL, sizeof(long));
 	}
+	preload_signals_note_kmask();
 }

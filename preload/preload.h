@@ -53,6 +53,14 @@ struct preload_thread {
 	void *altstack;          /* the handler stack (thread.c), PRELOAD_ALTSTACK bytes */
 	int prog_blocked;        /* the program's view: SIGPROF blocked here */
 	int prog_pending;        /* its own SIGPROF arrived while so blocked */
+	/* The kernel's mask (SIGPROF aside) as the program's last libc mask
+	 * call, or the thread's start, left it while it blocked SIGPROF:
+	 * a mask that later lacks some of it was changed by a raw system
+	 * call we do not see (Go's runtime sets each thread's mask so, in
+	 * threads cgo started with every signal blocked through libc), and
+	 * the program's SIGPROF is unblocked then. Valid: prog_kvalid. */
+	uint64_t prog_kmask;
+	int prog_kvalid;
 	siginfo_t prog_info;     /* ... and its siginfo */
 	int prog_signalfd;       /* reads SIGPROF through a signalfd: really block */
 	uint32_t tid;            /* set by preload_thread_begin; 0: no slot wanted */
@@ -146,6 +154,7 @@ int preload_altstack_check(ucontext_t *uc);
 /* masks.c: a thread starting with SIGPROF really blocked (inherited mask) gets it
  * unblocked, the block kept as the program's view. Normal context. */
 void preload_signals_thread_begin(void);
+void preload_signals_note_kmask(void);
 
 /* verify.c (co-simulation), linked when present: with
  * VPROF_VERIFY on, preload_verify_init runs once in the constructor (normal
