@@ -54,7 +54,7 @@ for run in sys.argv[1:]:
         m = re.search(r"\(ratio ([0-9.]+)\)", l)
         if m:
             v = abs(float(m.group(1)) - 1) / 0.10
-            r["proportion abs(ratio - 1) / 10% (max)"] = max(r.get("proportion |ratio-1| / 10% (max)", 0), v)
+            r["proportion abs(ratio - 1) / 10% (max)"] = max(r.get("proportion abs(ratio - 1) / 10% (max)", 0), v)
     for l in lines(run, "unprivileged"):
         m = re.search(r"over its user CPU: (\d+) Hz", l)
         if m: r["unprivileged 500 Hz / xz's rate"] = 500 / int(m.group(1))
