@@ -316,6 +316,32 @@ static int stage_manifest(const char *stage, int epoch, char (*names)[700],
  * epoch's directory made; *epoch, dir, stage and commit (600 bytes each)
  * set. Returns
  * 0 locked, or negative errno unlocked. */
+/* The end of a merge: stage the process log (if any) and the manifest,
+ * commit the stage by its rename (from there a kill is finished by the
+ * next merge), apply it, and keep the images its profiles name. Returns
+ * <0 with *committed 0 when nothing was committed (the stage is the
+ * caller's to remove), else journal_apply's answer. */
+static int stage_commit(struct merge_db *db, const char *dir, const char *stage, const char *commit,
+			int epoch, const struct merge_proclog *pl, char (*names)[700], const ino_t *inos,
+			size_t nf, const struct merge_profile *p, size_t n, const struct merge_stacks *stacks,
+			FILE *errf, int *committed)
+{
+	int err;
+	*committed = 0;
+	if (pl->n && (err = stage_proclog(dir, stage, pl)) < 0)
+		return err;
+	if ((err = stage_manifest(stage, epoch, names, inos, nf)) < 0)
+		return err;
+	if (rename(stage, commit) < 0)
+		return -errno;
+	*committed = 1;
+	merge_journal_step();
+	err = journal_apply(db, commit, errf);
+	if (err >= 0)
+		merge_images_keep(db->root, p, n, stacks, errf);
+	return err;
+}
+
 static int merge_begin(struct merge_db *db, FILE *errf, int *epoch, char *dir, char *stage,
 		       char *commit)
 {
@@ -473,19 +499,11 @@ static int merge_epoch(struct merge_db *db, int epoch, struct cand *c, size_t n,
 	}
 	if (err < 0)
 		goto rollback;
-	if (pl.n && (err = stage_proclog(dir, stage, &pl)) < 0)
+	int committed;
+	err = stage_commit(db, dir, stage, commit, epoch, &pl, names, inos, nf, acc.p, acc.n, acc.stacks,
+			   errf, &committed);
+	if (!committed)
 		goto rollback;
-	if ((err = stage_manifest(stage, epoch, names, inos, nf)) < 0)
-		goto rollback;
-	if (rename(stage, commit) < 0) {
-		err = -errno;
-		goto rollback;
-	}
-	merge_journal_step();
-	/* Committed: from here a kill is finished by the next merge. */
-	err = journal_apply(db, commit, errf);
-	if (err >= 0)
-		merge_images_keep(db->root, acc.p, acc.n, acc.stacks, errf);
 	res->spools += (int)nf;
 	res->epochs++;
 	goto out;
@@ -612,18 +630,10 @@ int merge_db_fold(struct merge_db *db, struct merge_profile *p, size_t n, const 
 		    (err = fold_stacks(dir, stage, &stacks[ev], ev, NULL, res, errf)) < 0)
 			goto rollback;
 	struct merge_proclog pl = { .buf = (char *)proclines, .n = len, .cap = len };
-	if (len && (err = stage_proclog(dir, stage, &pl)) < 0)
+	int committed;
+	err = stage_commit(db, dir, stage, commit, epoch, &pl, NULL, NULL, 0, p, n, stacks, errf, &committed);
+	if (!committed)
 		goto rollback;
-	if ((err = stage_manifest(stage, epoch, NULL, NULL, 0)) < 0)
-		goto rollback;
-	if (rename(stage, commit) < 0) {
-		err = -errno;
-		goto rollback;
-	}
-	merge_journal_step();
-	err = journal_apply(db, commit, errf);
-	if (err >= 0)
-		merge_images_keep(db->root, p, n, stacks, errf);
 	goto out;
 rollback:
 	merge_journal_rmdir(stage);
