@@ -82,6 +82,7 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 		return -EINVAL;
 	}
 	if ((rc = parse_bool("VPROF_VALUES", &c->values, why, whylen)) < 0 ||
+	    (rc = parse_bool("VPROF_BRANCHES", &c->branches, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_STACKS", &c->stacks, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_VERIFY", &c->verify, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_BENCH_EMPTY", &c->bench_empty, why, whylen)) < 0 ||
@@ -169,5 +170,10 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 		snprintf(c->module, sizeof(c->module), "%s", s);
 		c->values = 1;
 	}
+	/* Branch outcomes come from the same windows: VPROF_BRANCHES alone
+	 * runs them for branches only (no operand or argument hotlists). */
+	c->operands = c->values;
+	if (c->branches)
+		c->values = 1;
 	return 0;
 }

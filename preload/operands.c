@@ -91,25 +91,6 @@ static void note(struct preload_window *w, const struct interp_record *r, struct
 			c->stack |= 1u << i;
 }
 
-/* A conditional branch: which way it goes depends on data. (Indirect
- * branches are told apart by their operand, above.) */
-static int deciding(const struct interp_insn *in)
-{
-	switch (in->mnemonic) {
-	case ZYDIS_MNEMONIC_JB: case ZYDIS_MNEMONIC_JBE: case ZYDIS_MNEMONIC_JCXZ:
-	case ZYDIS_MNEMONIC_JECXZ: case ZYDIS_MNEMONIC_JL: case ZYDIS_MNEMONIC_JLE:
-	case ZYDIS_MNEMONIC_JNB: case ZYDIS_MNEMONIC_JNBE: case ZYDIS_MNEMONIC_JNL:
-	case ZYDIS_MNEMONIC_JNLE: case ZYDIS_MNEMONIC_JNO: case ZYDIS_MNEMONIC_JNP:
-	case ZYDIS_MNEMONIC_JNS: case ZYDIS_MNEMONIC_JNZ: case ZYDIS_MNEMONIC_JO:
-	case ZYDIS_MNEMONIC_JP: case ZYDIS_MNEMONIC_JRCXZ: case ZYDIS_MNEMONIC_JS:
-	case ZYDIS_MNEMONIC_JZ: case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE:
-	case ZYDIS_MNEMONIC_LOOPNE:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 void preload_operands_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r)
 {
 	struct preload_operands_state *o = &w->ops;
@@ -118,14 +99,11 @@ void preload_operands_insn(struct preload_window *w, const struct interp_state *
 	note(w, r, c);
 	if (o->nfirst < o->keep)
 		o->first[o->nfirst++] = *c;
-	int indirect = (in->mnemonic == ZYDIS_MNEMONIC_CALL || in->mnemonic == ZYDIS_MNEMONIC_JMP) &&
-		       in->nvis && in->op[0].type != INTERP_OP_IMM;
-	if (indirect && w->n > 1)
-		preload_window_put(w, SPOOL_VK_TARGET, in->pc, st->rip, 0);
+	int indirect = preload_window_is_indirect(in);
 	/* A loop's back edge, taken, only says the loop went on: the values
 	 * before it are not chosen by it the way a case's are by a switch
 	 * (and a chase recorded one load a window without this, four with). */
-	if (indirect || (deciding(in) && st->rip > in->pc))
+	if (indirect || (preload_window_is_cond_branch(in) && st->rip > in->pc))
 		o->last_branch = o->nlast - 1;
 }
 

@@ -167,6 +167,8 @@ static void values_sample(ucontext_t *uc, struct spool *sp)
 			preload_module_run(res.executed);
 		} else {
 			v->w.rng = &v->rng;
+			v->w.operands = g_vprof.cfg.operands;
+			v->w.branches = g_vprof.cfg.branches;
 			/* Values in the thread's stack name frames. On a stack
 			 * that is not the thread's (a coroutine's), what lies
 			 * near the interrupted RSP does. */

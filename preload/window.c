@@ -25,8 +25,11 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	struct preload_window *w = arg;
 	const struct interp_insn *in = r->insn;
 	w->n++;
-	preload_operands_insn(w, st, r);
-	preload_args_insn(w, st, r);
+	if (w->operands) {
+		preload_operands_insn(w, st, r);
+		preload_args_insn(w, st, r);
+	}
+	preload_branches_insn(w, st, r, w->branches);
 	if (in->mnemonic == ZYDIS_MNEMONIC_CALL) {
 		if (w->depth >= 0 && w->depth < WINDOW_SITES)
 			w->sites[w->depth] = w->site;
@@ -67,6 +70,7 @@ int preload_window_run(struct preload_window *w, struct interp_state *st, struct
 	preload_args_begin(w);
 	struct interp_observer obs = { .insn = observe, .arg = w, .flags = INTERP_OBS_LATENCY };
 	interp_run(st, th, keep + reach, &obs, res);
-	preload_operands_end(w);
+	if (w->operands)
+		preload_operands_end(w);
 	return res->executed;
 }

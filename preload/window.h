@@ -76,6 +76,8 @@ struct preload_window {
 	int n;                         /* instructions committed so far */
 	int closed;                    /* the loop closed: the window ended there */
 	uint64_t *rng;                 /* the thread's xorshift state, for hotlists */
+	int operands;                  /* record operands and arguments (--values) */
+	int branches;                  /* record conditional branches' outcomes (--branches) */
 	struct preload_operands_state ops;
 	struct preload_args_state args;
 };
@@ -97,6 +99,39 @@ static inline int preload_window_is_stack(const struct preload_window *w, uint64
 {
 	return v >= w->stack_lo && v < w->stack_hi;
 }
+
+/* A conditional branch: which way it goes depends on data (jcc, jrcxz,
+ * loop). */
+static inline int preload_window_is_cond_branch(const struct interp_insn *in)
+{
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_JB: case ZYDIS_MNEMONIC_JBE: case ZYDIS_MNEMONIC_JCXZ:
+	case ZYDIS_MNEMONIC_JECXZ: case ZYDIS_MNEMONIC_JL: case ZYDIS_MNEMONIC_JLE:
+	case ZYDIS_MNEMONIC_JNB: case ZYDIS_MNEMONIC_JNBE: case ZYDIS_MNEMONIC_JNL:
+	case ZYDIS_MNEMONIC_JNLE: case ZYDIS_MNEMONIC_JNO: case ZYDIS_MNEMONIC_JNP:
+	case ZYDIS_MNEMONIC_JNS: case ZYDIS_MNEMONIC_JNZ: case ZYDIS_MNEMONIC_JO:
+	case ZYDIS_MNEMONIC_JP: case ZYDIS_MNEMONIC_JRCXZ: case ZYDIS_MNEMONIC_JS:
+	case ZYDIS_MNEMONIC_JZ: case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE:
+	case ZYDIS_MNEMONIC_LOOPNE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* An indirect call or jump (its target is a register or memory). */
+static inline int preload_window_is_indirect(const struct interp_insn *in)
+{
+	return (in->mnemonic == ZYDIS_MNEMONIC_CALL || in->mnemonic == ZYDIS_MNEMONIC_JMP) && in->nvis &&
+	       in->op[0].type != INTERP_OP_IMM;
+}
+
+/* branches.c: where branches went. Every indirect call or jump's target
+ * (SPOOL_VK_TARGET), and with `branches` each conditional branch's
+ * outcome (SPOOL_VK_BRANCH: 1 taken, 0 fell through); the instruction
+ * the sample landed on is not recorded (see branches.c). */
+void preload_branches_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r,
+			   int branches);
 
 /* operands.c */
 void preload_operands_begin(struct preload_window *w);

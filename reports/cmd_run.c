@@ -37,8 +37,8 @@
 static const char kHelp[] =
 	"usage: vprof run [--db DIR] [--add] [--event E] [--freq HZ | --period N]\n"
 	"                 [--values [--interp-len N] [--interp-reach R] [--interp-every K]\n"
-	"                 [--skew-skip S]] [--module M] [--stacks [--stack-depth N]] [--epoch-secs S]\n"
-	"                 [--max-cost PCT] [--no-merge] -- CMD [ARGS]\n"
+	"                 [--skew-skip S]] [--branches] [--module M] [--stacks [--stack-depth N]]\n"
+	"                 [--epoch-secs S] [--max-cost PCT] [--no-merge] -- CMD [ARGS]\n"
 	"  --db DIR          the database (default $VPROF_DB, else ./vprof.db)\n"
 	"  --add             add this run to the database's current epoch; without it a\n"
 	"                    run that finds data there starts a new epoch, which then\n"
@@ -59,6 +59,10 @@ static const char kHelp[] =
 	"  --interp-every K  interpret at every K-th sample of a thread (default 1)\n"
 	"  --skew-skip S     first run a random 0..S instructions unobserved, S at most 64\n"
 	"                    (default 0)\n"
+	"  --branches        branch outcomes: the same windows record which way each\n"
+	"                    conditional branch went (VPROF_BRANCHES=on; alone, windows\n"
+	"                    record only branches and indirect targets, no operand\n"
+	"                    values); vprof branches reports them\n"
 	"  --module M        customization module (implies --values): a path to a .so\n"
 	"                    built against vprof-module.h, or a shipped one by name:\n"
 	"                    values, latency, indirect, stride (docs/modules.md)\n"
@@ -335,6 +339,7 @@ int cmd_run(int argc, char **argv)
 		{ "freq", required_argument, 0, 'F' },   { "period", required_argument, 0, 'p' },
 		{ "no-merge", no_argument, 0, 'n' },     { "help", no_argument, 0, 'h' },
 		{ "values", no_argument, 0, 'V' },       { "interp-len", required_argument, 0, 'L' },
+		{ "branches", no_argument, 0, 'B' },
 		{ "interp-reach", required_argument, 0, 'R' },
 		{ "interp-every", required_argument, 0, 'K' }, { "skew-skip", required_argument, 0, 'S' },
 		{ "module", required_argument, 0, 'M' },
@@ -375,6 +380,7 @@ int cmd_run(int argc, char **argv)
 		case 'n': merge = 0; break;
 		case 'A': add = 1; break;
 		case 'V': setenv("VPROF_VALUES", "on", 1); break;
+		case 'B': setenv("VPROF_BRANCHES", "on", 1); break;
 		case 'M': {
 			/* A path is made absolute (the program may change
 			 * directory); a bare name is libvprof.so's to find in its

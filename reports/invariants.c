@@ -931,8 +931,10 @@ int report_inv_rank(struct report_value_model *vm, const struct report_inv_opts 
 	for (size_t i = 0; i < vm->nhot; i++) {
 		const struct report_value_hot *v = &vm->hot[i];
 		/* Latencies are `vprof latency`'s; return addresses are the
-		 * call-site shares the @site kinds are measured against. */
-		if (report_value_kind_is_latency(v->kind) || v->kind == SPOOL_VK_RETADDR || !v->h.n)
+		 * call-site shares the @site kinds are measured against;
+		 * branch outcomes are `vprof branches`'. */
+		if (report_value_kind_is_latency(v->kind) || v->kind == SPOOL_VK_RETADDR ||
+		    v->kind == SPOOL_VK_BRANCH || !v->h.n)
 			continue;
 		r->considered++;
 		if (v->h.vtot < op->min_vtot) {

@@ -288,6 +288,9 @@ const char *report_value_fmt(const struct report_value_model *vm, unsigned kind,
 	case SPOOL_VK_STRIDE:
 		snprintf(buf, cap, "%lld", (long long)s);
 		break;
+	case SPOOL_VK_BRANCH:
+		snprintf(buf, cap, "%s", v == 1 ? "taken" : v == 0 ? "fell through" : "?");
+		break;
 	case SPOOL_VK_LATENCY: {
 		const char *lv = report_value_level_of(vm, v);
 		snprintf(buf, cap, "%llu cycles%s%s%s", (unsigned long long)v, lv ? " (" : "",

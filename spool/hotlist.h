@@ -94,8 +94,10 @@ enum spool_value_kind {
 	SPOOL_VK_ARG_FIRST = 13,
 	SPOOL_VK_ARG_XMM0 = 19,
 	SPOOL_VK_ARG_LAST = 26,
-	SPOOL_VK_BUILTIN_MAX = 27,   /* vprof's own kinds are 1..26 */
-	/* 27..31 unused. 32..63: reserved for customization modules
+	/* a conditional branch's outcome: value 1 taken, 0 fell through */
+	SPOOL_VK_BRANCH = 27,
+	SPOOL_VK_BUILTIN_MAX = 28,   /* vprof's own kinds are 1..27 */
+	/* 28..31 unused. 32..63: reserved for customization modules
 	 * (include/vprof-module.h, VPROF_KIND_MODULE): 8 slots in each of 4
 	 * report formats, kind = 32 + format * 8 + slot, format 0 hex,
 	 * 1 signed, 2 unsigned, 3 IEEE double; named "modS.FORMAT". */
