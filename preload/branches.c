@@ -3,10 +3,14 @@
  *
  * Every indirect call or jump the window runs records its target
  * (SPOOL_VK_TARGET: `vprof targets`, the call-target rows of `vprof
- * invariants`); with `vprof run --branches` every conditional branch
- * records its outcome (SPOOL_VK_BRANCH, value 1 taken, 0 fell through:
- * `vprof branches`). A hotlist of two values never thins, so the merged
- * counts are the windows' exact counts.
+ * invariants`). With `vprof run --branches`, the window is a software
+ * LBR: every conditional branch records its outcome (SPOOL_VK_BRANCH,
+ * value 1 taken, 0 fell through: `vprof branches`; a hotlist of two
+ * values never thins, so the merged counts are the windows' exact
+ * counts), every taken branch its target (SPOOL_VK_TAKEN), and every
+ * range run straight through between two taken branches its last
+ * instruction, keyed at its first (SPOOL_VK_RANGE): what `vprof export
+ * --format autofdo-text` writes for AutoFDO's create_llvm_prof.
  *
  * The instruction the sample landed on is not recorded: the interrupt is
  * taken at the instruction after a slow one, and a branch that went the
@@ -30,6 +34,17 @@ void preload_branches_insn(struct preload_window *w, const struct interp_state *
 		return;
 	if (preload_window_is_indirect(in))
 		preload_window_put(w, SPOOL_VK_TARGET, in->pc, st->rip, 0);
-	else if (branches && preload_window_is_cond_branch(in))
-		preload_window_put(w, SPOOL_VK_BRANCH, in->pc, st->rip != in->pc + in->len, 0);
+	if (!branches)
+		return;
+	int taken = st->rip != in->pc + in->len;
+	if (preload_window_is_cond_branch(in))
+		preload_window_put(w, SPOOL_VK_BRANCH, in->pc, taken, 0);
+	if (!taken)
+		return;
+	/* A range is whole only between two taken branches the window ran:
+	 * the first starts at the sample, the last is cut by the window's end. */
+	if (w->range_start)
+		preload_window_put(w, SPOOL_VK_RANGE, w->range_start, in->pc, 0);
+	preload_window_put(w, SPOOL_VK_TAKEN, in->pc, st->rip, 0);
+	w->range_start = st->rip;
 }

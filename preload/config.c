@@ -107,6 +107,7 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	if ((rc = parse_u64("VPROF_INTERP_REACH", 0, 4096, &v, why, whylen)) < 0)
 		return rc;
 	c->interp_reach = (int)v;
+	c->reach_given = getenv("VPROF_INTERP_REACH") && *getenv("VPROF_INTERP_REACH");
 	v = (uint64_t)c->interp_every;
 	if ((rc = parse_u64("VPROF_INTERP_EVERY", 1, 1000000, &v, why, whylen)) < 0)
 		return rc;
@@ -175,5 +176,11 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	c->operands = c->values;
 	if (c->branches)
 		c->values = 1;
+	/* Windows for branch records alone run 256 instructions (unless a
+	 * reach is given): long enough that where the sample landed (after
+	 * a costly instruction) weighs little in which instructions a window
+	 * covers, as an LBR's 32 branches do. */
+	if (c->branches && !c->operands && !c->reach_given && !c->module[0])
+		c->interp_reach = 256 - c->interp_len;
 	return 0;
 }

@@ -169,6 +169,10 @@ static void values_sample(ucontext_t *uc, struct spool *sp)
 			v->w.rng = &v->rng;
 			v->w.operands = g_vprof.cfg.operands;
 			v->w.branches = g_vprof.cfg.branches;
+			/* Branch windows alone run their whole length: each
+			 * records the stretch of execution after its sample, not
+			 * one way round the loop it landed in. */
+			v->w.no_close = !g_vprof.cfg.operands;
 			/* Values in the thread's stack name frames. On a stack
 			 * that is not the thread's (a coroutine's), what lies
 			 * near the interrupted RSP does. */

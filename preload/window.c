@@ -47,7 +47,7 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	 * next run after its last; a minimum length made every window of a
 	 * 3-trip loop wrap to the same iteration. A loop with a load goes
 	 * round until a load was timed (the first is not). */
-	if (st->rip == w->start_pc && w->depth == 0 && st->gpr[INTERP_RSP] == w->start_rsp &&
+	if (!w->no_close && st->rip == w->start_pc && w->depth == 0 && st->gpr[INTERP_RSP] == w->start_rsp &&
 	    w->n >= w->ops.keep && !w->ops.lat_wait) {
 		w->closed = 1;
 		return 1;
@@ -66,6 +66,7 @@ int preload_window_run(struct preload_window *w, struct interp_state *st, struct
 	w->depth = 0;
 	w->n = 0;
 	w->closed = 0;
+	w->range_start = 0;
 	preload_operands_begin(w);
 	preload_args_begin(w);
 	struct interp_observer obs = { .insn = observe, .arg = w, .flags = INTERP_OBS_LATENCY };

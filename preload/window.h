@@ -77,7 +77,9 @@ struct preload_window {
 	int closed;                    /* the loop closed: the window ended there */
 	uint64_t *rng;                 /* the thread's xorshift state, for hotlists */
 	int operands;                  /* record operands and arguments (--values) */
-	int branches;                  /* record conditional branches' outcomes (--branches) */
+	int branches;                  /* record branches: outcomes, ranges, taken (--branches) */
+	int no_close;                  /* run the whole length: no end where the loop closes */
+	uint64_t range_start;          /* the last taken branch's target, 0 before the first */
 	struct preload_operands_state ops;
 	struct preload_args_state args;
 };
@@ -128,8 +130,10 @@ static inline int preload_window_is_indirect(const struct interp_insn *in)
 
 /* branches.c: where branches went. Every indirect call or jump's target
  * (SPOOL_VK_TARGET), and with `branches` each conditional branch's
- * outcome (SPOOL_VK_BRANCH: 1 taken, 0 fell through); the instruction
- * the sample landed on is not recorded (see branches.c). */
+ * outcome (SPOOL_VK_BRANCH: 1 taken, 0 fell through), each taken branch
+ * (SPOOL_VK_TAKEN) and each range run straight through between two taken
+ * branches (SPOOL_VK_RANGE); the instruction the sample landed on is not
+ * recorded (see branches.c). */
 void preload_branches_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r,
 			   int branches);
 

@@ -12,10 +12,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char kHelp[] =
-	"usage: vprof export --format pprof|folded|json [-o FILE] [--db DIR] [--epoch N|all]\n"
-	"                    [--event E]\n"
+	"usage: vprof export --format pprof|folded|json|autofdo-text [-o FILE] [--binary PATH]\n"
+	"                    [--db DIR] [--epoch N|all] [--event E]\n"
 	"  --format pprof   gzipped pprof profile.proto (needs -o): sample types\n"
 	"                   samples/count and cpu/nanoseconds (count x mean period;\n"
 	"                   EVENT/count for PMU events), locations with source lines,\n"
@@ -28,6 +29,13 @@ static const char kHelp[] =
 	"                   --stacks), else \"image;procedure COUNT\" per procedure\n"
 	"  --format json    the whole model: images, and per event every sampled PC\n"
 	"                   with procedure, file and line (schema: docs/commands.md)\n"
+	"  --format autofdo-text  the branch records of vprof run --branches and the PC\n"
+	"                   samples of one binary (--binary PATH, matched by build-id)\n"
+	"                   as AutoFDO's text profile: ranges, samples, branches, for\n"
+	"                   `create_llvm_prof --profiler=text --binary PATH`, which\n"
+	"                   writes the LLVM sample profile clang -fprofile-sample-use\n"
+	"                   reads (docs/branch-profiles.md)\n"
+	"  --binary PATH    the binary an autofdo-text profile is for\n"
 	"  -o FILE          write to FILE (default: stdout, except for pprof)\n"
 	"  --event E        pprof and folded write one event: E, else the one with\n"
 	"                   the most samples\n"
@@ -36,6 +44,7 @@ static const char kHelp[] =
 struct export_args {
 	const char *format;
 	const char *out;
+	const char *binary;
 };
 
 static int on_opt(int ch, const char *arg, void *ctx)
@@ -43,15 +52,46 @@ static int on_opt(int ch, const char *arg, void *ctx)
 	struct export_args *a = ctx;
 	if (ch == 'f')
 		a->format = arg;
+	else if (ch == 'b')
+		a->binary = arg;
 	else
 		a->out = arg;
 	return 0;
+}
+
+/* --format autofdo-text: the value model (for the branch records) out
+ * through report_export_autofdo. */
+static int export_autofdo(const struct report_opts *o, const struct export_args *a)
+{
+	struct report_value_model vm;
+	int rc;
+	if ((rc = report_value_model_load(&vm, o, "export")))
+		return rc;
+	unsigned ev = report_model_main_event(&vm.m, o->event);
+	FILE *f = stdout;
+	if (a->out && !(f = fopen(a->out, "w"))) {
+		fprintf(stderr, "vprof export: %s: %s\n", a->out, strerror(errno));
+		report_value_model_free(&vm);
+		return 1;
+	}
+	rc = report_export_autofdo(&vm, ev, a->binary, f) ? 1 : 0;
+	report_value_model_free(&vm);
+	if (f == stdout)
+		return rc ? rc : report_finish_stdout(0);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "vprof export: %s: %s\n", a->out, strerror(errno));
+		return 1;
+	}
+	if (rc)
+		unlink(a->out);
+	return rc;
 }
 
 int cmd_export(int argc, char **argv)
 {
 	static const struct option extra[] = {
 		{ "format", required_argument, 0, 'f' }, { "output", required_argument, 0, 'o' },
+		{ "binary", required_argument, 0, 'b' },
 		{ 0, 0, 0, 0 },
 	};
 	static const struct report_cmd cmd = {
@@ -67,10 +107,15 @@ int cmd_export(int argc, char **argv)
 	if (o.next < argc)
 		return report_usage("export", "takes no operands");
 	if (!a.format)
-		return report_usage("export", "--format is required (pprof, folded or json)");
-	int pprof = !strcmp(a.format, "pprof");
-	if (!pprof && strcmp(a.format, "folded") && strcmp(a.format, "json"))
-		return report_usage("export", "unknown format; expected pprof, folded or json");
+		return report_usage("export", "--format is required (pprof, folded, json or autofdo-text)");
+	int pprof = !strcmp(a.format, "pprof"), autofdo = !strcmp(a.format, "autofdo-text");
+	if (!pprof && !autofdo && strcmp(a.format, "folded") && strcmp(a.format, "json"))
+		return report_usage("export", "unknown format; expected pprof, folded, json or autofdo-text");
+	if (autofdo != (a.binary != NULL))
+		return report_usage("export", autofdo ? "--format autofdo-text is for one binary: give --binary PATH"
+					      : "--binary is for --format autofdo-text");
+	if (autofdo)
+		return export_autofdo(&o, &a);
 	if (pprof && !a.out)
 		return report_usage("export", "--format pprof writes a binary file: give -o FILE");
 	if (pprof) {

@@ -44,6 +44,13 @@ void report_folded_write(FILE *f, const struct report_folded_stack *v, size_t n)
  * "image;procedure" (the image's file name), one line per procedure. */
 void report_export_folded(const struct report_model *m, unsigned ev, FILE *f);
 
+/* The branch records (vprof run --branches) and PC samples of event ev
+ * in the image that is `binary` (matched by build-id), as the text
+ * profile AutoFDO's `create_llvm_prof --profiler=text` reads (ranges,
+ * samples, branches; export_autofdo.c). Returns 0, or -errno after a
+ * message on stderr. */
+int report_export_autofdo(struct report_value_model *vm, unsigned ev, const char *binary, FILE *f);
+
 /* The whole model as JSON (schema in docs/commands.md, "vprof export"). */
 void report_export_json(const struct report_model *m, FILE *f);
 

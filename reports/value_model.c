@@ -280,6 +280,8 @@ const char *report_value_fmt(const struct report_value_model *vm, unsigned kind,
 	switch (kind) {
 	case SPOOL_VK_RETADDR:
 	case SPOOL_VK_TARGET:
+	case SPOOL_VK_RANGE:
+	case SPOOL_VK_TAKEN:
 		return code_fmt(vm, holder, v, buf, cap);
 	case SPOOL_VK_ADDR:
 	case SPOOL_VK_ADDR_LATENCY:

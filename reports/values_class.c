@@ -718,6 +718,10 @@ void report_value_info_of(struct report_value_model *vm, const struct report_val
 	case SPOOL_VK_LATENCY:
 		vi->type = VALUE_T_UINT;
 		return;
+	case SPOOL_VK_RANGE:
+	case SPOOL_VK_TAKEN:
+		vi->type = VALUE_T_CODE;
+		return;
 	case SPOOL_VK_STRIDE:
 	case SPOOL_VK_BRANCH:
 		return;
@@ -1042,7 +1046,8 @@ const char *report_value_text(struct report_value_model *vm, const struct report
 	struct report_value_info vi;
 	/* Kinds whose values are not operands keep their own text. */
 	if (v->kind == SPOOL_VK_LATENCY || v->kind == SPOOL_VK_RETADDR || v->kind == SPOOL_VK_TARGET ||
-	    v->kind == SPOOL_VK_STRIDE || v->kind == SPOOL_VK_BRANCH || v->kind >= SPOOL_VK_MODULE_FIRST)
+	    v->kind == SPOOL_VK_STRIDE || v->kind == SPOOL_VK_BRANCH || v->kind == SPOOL_VK_RANGE ||
+	    v->kind == SPOOL_VK_TAKEN || v->kind >= SPOOL_VK_MODULE_FIRST)
 		return report_value_fmt(vm, v->kind, v->image, val, buf, cap);
 	report_value_info_of(vm, v, e, &vi);
 	return report_value_typed_fmt(vm, val, &vi, buf, cap);

@@ -11,7 +11,9 @@
 #                            perf, gperftools, Go, Python with CPython's test
 #                            suite, Chromium and selenium, Lua, Node.js, the
 #                            compressors and tools the identity tests
-#                            profile (`make check`, `make bench`, .ci/run)
+#                            profile, AutoFDO's create_llvm_prof and
+#                            llvm-profdata (the branch-profile export's
+#                            readers) (`make check`, `make bench`, .ci/run)
 #
 # With no argument: test (everything).
 set -e
@@ -20,7 +22,7 @@ build="gcc make libc6-dev binutils libunwind-dev libelf-dev libdw-dev libxxhash-
 test="google-perftools libgoogle-perftools-dev linux-perf python3 procps sqlite3 bc gzip lua5.4
       xz-utils g++ protobuf-compiler golang-go clang libjpeg-turbo-progs
       libpython3.11-testsuite chromium chromium-driver python3-selenium nodejs isal python3-numpy
-      zstd jq openssl perl"
+      zstd jq openssl perl autofdo llvm"
 case ${1:-test} in
 build) need=$build ;;
 test) need="$build $test" ;;

@@ -96,8 +96,14 @@ enum spool_value_kind {
 	SPOOL_VK_ARG_LAST = 26,
 	/* a conditional branch's outcome: value 1 taken, 0 fell through */
 	SPOOL_VK_BRANCH = 27,
-	SPOOL_VK_BUILTIN_MAX = 28,   /* vprof's own kinds are 1..27 */
-	/* 28..31 unused. 32..63: reserved for customization modules
+	/* an instruction range run straight through: keyed at its first
+	 * instruction (a taken branch's target), value its last (the next
+	 * taken branch), as LBR-based tools count ranges */
+	SPOOL_VK_RANGE = 28,
+	/* a taken branch (any: jcc, jmp, call, ret): value its target */
+	SPOOL_VK_TAKEN = 29,
+	SPOOL_VK_BUILTIN_MAX = 30,   /* vprof's own kinds are 1..29 */
+	/* 30..31 unused. 32..63: reserved for customization modules
 	 * (include/vprof-module.h, VPROF_KIND_MODULE): 8 slots in each of 4
 	 * report formats, kind = 32 + format * 8 + slot, format 0 hex,
 	 * 1 signed, 2 unsigned, 3 IEEE double; named "modS.FORMAT". */
@@ -118,7 +124,7 @@ static inline int spool_hot_kind_valid(unsigned kind)
 #define SPOOL_HOT_KEY_KIND(k)  ((unsigned)((k) >> 56))
 #define SPOOL_HOT_KEY_WHERE(k) ((k) & 0x00ffffffffffffffull)
 
-/* In a profile, code addresses in values (RETADDR, TARGET) and in the aux
+/* In a profile, code addresses in values (RETADDR, TARGET, RANGE, TAKEN) and in the aux
  * of the *_BY_SITE kinds are ELF offsets in the hotlist's own image, or,
  * for an address in another image, the absolute address with this bit. */
 #define SPOOL_HOT_FOREIGN (1ull << 63)
@@ -156,7 +162,8 @@ static inline int spool_hot_kind_code_aux(unsigned kind)
 /* Kinds whose value is a code address. */
 static inline int spool_hot_kind_code_value(unsigned kind)
 {
-	return kind == SPOOL_VK_RETADDR || kind == SPOOL_VK_TARGET;
+	return kind == SPOOL_VK_RETADDR || kind == SPOOL_VK_TARGET || kind == SPOOL_VK_RANGE ||
+	       kind == SPOOL_VK_TAKEN;
 }
 
 /* aux of the plain operand kinds (RESULT, SRC1, SRC2, ADDR): the value

@@ -6,7 +6,10 @@
 #  - the loop branch of a 3-trip loop (LOOP3: on 2 of 3 ways round, the
 #    loop goes on) and of a 100-trip loop (LOOP100: 99 of 100);
 # the program's output and exit status unchanged; --branches alone records
-# no operand values, and with --values both kinds are kept.
+# no operand values, and with --values both kinds are kept. Then the loop
+# to a compiler on a clang build: vprof export --format autofdo-text,
+# create_llvm_prof, llvm-profdata show --sample, the planted shares in the
+# profile's call counts, and clang -fprofile-sample-use.
 . "$(dirname "$0")/lib.sh"
 
 SRC=$TOP/tests/fixtures/branches.c
@@ -70,4 +73,54 @@ check "--values alone records no branch outcomes, and says how to get them" grep
 
 "$VPROF" branches --db "$TMP/db" --min 0 >"$TMP/bad.txt" 2>&1; st=$?
 check "a bad --min is one message and status 2" [ "$st" = 2 -a "$(wc -l <"$TMP/bad.txt")" -le 2 ]
+
+# The branch records out to a compiler: vprof export --format autofdo-text,
+# AutoFDO's create_llvm_prof (Debian's 0.19; it reads DWARF 4, not clang
+# 14's default 5) writes the LLVM sample profile, llvm-profdata reads it,
+# and clang builds with it. The 90/10 and 50/50 branches choose between
+# calls to left() and right(): the profile's call counts give their shares.
+clang -O2 -gdwarf-4 -fdebug-info-for-profiling -o "$TMP/bcl" "$SRC" || { fail "clang build of branches.c"; finish; }
+rm -rf "$TMP/dbc"
+"$VPROF" run --db "$TMP/dbc" --branches --freq 2000 -- "$TMP/bcl" 2700000 >/dev/null 2>&1
+"$VPROF" export --db "$TMP/dbc" --format autofdo-text --binary "$TMP/bcl" -o "$TMP/b.afdo"
+read -r nr ns nb <<<"$("$PY" - "$TMP/b.afdo" <<'PYEOF'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+pats = [r"[0-9a-f]+-[0-9a-f]+:\d+", r"[0-9a-f]+:\d+", r"[0-9a-f]+->[0-9a-f]+:\d+"]
+i, out = 0, []
+for p in pats:
+    n = int(lines[i]); i += 1
+    bad = [l for l in lines[i:i + n] if not re.fullmatch(p, l)]
+    out.append(n if not bad else -1); i += n
+print(*out)
+PYEOF
+)"
+check "export --format autofdo-text: ranges ($nr), samples ($ns), branches ($nb), each line well formed" \
+	[ "${nr:--1}" -gt 0 -a "${ns:--1}" -gt 0 -a "${nb:--1}" -gt 0 ]
+create_llvm_prof --profiler=text --binary="$TMP/bcl" --profile="$TMP/b.afdo" --format=text \
+	--out="$TMP/b.prof" 2>"$TMP/cp.err"
+check "create_llvm_prof --profiler=text reads it and writes a profile naming the planted functions" \
+	sh -c "grep -q '^skewed:' '$TMP/b.prof' && grep -q '^trip100:' '$TMP/b.prof'"
+llvm-profdata show --sample "$TMP/b.prof" >"$TMP/show.txt" 2>&1
+check "llvm-profdata show --sample reads the profile" [ $? = 0 -a -s "$TMP/show.txt" ]
+shares=$("$PY" - "$TMP/b.prof" <<'PYEOF'
+import re, sys
+fn, calls = None, {}
+for l in open(sys.argv[1], errors="replace"):
+    if not l.startswith(" "):
+        fn = l.split(":")[0]; continue
+    for callee, n in re.findall(r"(left|right):(\d+)", l):
+        calls[(fn, callee)] = calls.get((fn, callee), 0) + int(n)
+def share(f):
+    l, r = calls.get((f, "left"), 0), calls.get((f, "right"), 0)
+    return 100.0 * l / (l + r) if l + r else -1
+print("%.1f %.1f" % (share("skewed"), share("even")))
+PYEOF
+)
+read -r s90 s50 <<<"$shares"
+check "the profile's call counts give the planted shares within 3 points: skewed() calls left() in $s90% (90), even() in $s50% (50)" \
+	"$PY" -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (abs(a - 90) <= 3 and abs(b - 50) <= 3))" $shares
+clang -O2 -gdwarf-4 -fdebug-info-for-profiling -fprofile-sample-use="$TMP/b.prof" -o "$TMP/bpgo" "$SRC" 2>"$TMP/pgo.err"
+"$TMP/bpgo" 2700000 >"$TMP/pgo.out" 2>&1
+check "clang -fprofile-sample-use builds with it, and the build prints what the plain one does" cmp -s "$TMP/pgo.out" "$TMP/plain.out"
 finish
