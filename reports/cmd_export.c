@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 static const char kHelp[] =
-	"usage: vprof export --format pprof|folded|json|autofdo-text [-o FILE] [--binary PATH]\n"
-	"                    [--db DIR] [--epoch N|all] [--event E]\n"
+	"usage: vprof export --format pprof|folded|json|llvm-sample|autofdo-text [-o FILE]\n"
+	"                    [--binary PATH] [--db DIR] [--epoch N|all] [--event E]\n"
 	"  --format pprof   gzipped pprof profile.proto (needs -o): sample types\n"
 	"                   samples/count and cpu/nanoseconds (count x mean period;\n"
 	"                   EVENT/count for PMU events), locations with source lines,\n"
@@ -29,13 +29,18 @@ static const char kHelp[] =
 	"                   --stacks), else \"image;procedure COUNT\" per procedure\n"
 	"  --format json    the whole model: images, and per event every sampled PC\n"
 	"                   with procedure, file and line (schema: docs/commands.md)\n"
+	"  --format llvm-sample  the branch records of vprof run --branches for one\n"
+	"                   binary (--binary PATH) as an LLVM sample profile in text\n"
+	"                   form, from its DWARF (build with -g -fdebug-info-for-\n"
+	"                   profiling): llvm-profdata and clang -fprofile-sample-use\n"
+	"                   read it\n"
 	"  --format autofdo-text  the branch records of vprof run --branches and the PC\n"
 	"                   samples of one binary (--binary PATH, matched by build-id)\n"
 	"                   as AutoFDO's text profile: ranges, samples, branches, for\n"
 	"                   `create_llvm_prof --profiler=text --binary PATH`, which\n"
 	"                   writes the LLVM sample profile clang -fprofile-sample-use\n"
 	"                   reads (docs/branch-profiles.md)\n"
-	"  --binary PATH    the binary an autofdo-text profile is for\n"
+	"  --binary PATH    the binary an llvm-sample or autofdo-text profile is for\n"
 	"  -o FILE          write to FILE (default: stdout, except for pprof)\n"
 	"  --event E        pprof and folded write one event: E, else the one with\n"
 	"                   the most samples\n"
@@ -59,8 +64,8 @@ static int on_opt(int ch, const char *arg, void *ctx)
 	return 0;
 }
 
-/* --format autofdo-text: the value model (for the branch records) out
- * through report_export_autofdo. */
+/* --format autofdo-text and llvm-sample: the value model (for the branch
+ * records) out through report_export_autofdo or _llvm_sample. */
 static int export_autofdo(const struct report_opts *o, const struct export_args *a)
 {
 	struct report_value_model vm;
@@ -74,7 +79,8 @@ static int export_autofdo(const struct report_opts *o, const struct export_args 
 		report_value_model_free(&vm);
 		return 1;
 	}
-	rc = report_export_autofdo(&vm, ev, a->binary, f) ? 1 : 0;
+	rc = (!strcmp(a->format, "llvm-sample") ? report_export_llvm_sample(&vm, a->binary, f)
+					       : report_export_autofdo(&vm, ev, a->binary, f)) ? 1 : 0;
 	report_value_model_free(&vm);
 	if (f == stdout)
 		return rc ? rc : report_finish_stdout(0);
@@ -107,13 +113,14 @@ int cmd_export(int argc, char **argv)
 	if (o.next < argc)
 		return report_usage("export", "takes no operands");
 	if (!a.format)
-		return report_usage("export", "--format is required (pprof, folded, json or autofdo-text)");
-	int pprof = !strcmp(a.format, "pprof"), autofdo = !strcmp(a.format, "autofdo-text");
+		return report_usage("export", "--format is required (pprof, folded, json, llvm-sample or autofdo-text)");
+	int pprof = !strcmp(a.format, "pprof");
+	int autofdo = !strcmp(a.format, "autofdo-text") || !strcmp(a.format, "llvm-sample");
 	if (!pprof && !autofdo && strcmp(a.format, "folded") && strcmp(a.format, "json"))
-		return report_usage("export", "unknown format; expected pprof, folded, json or autofdo-text");
+		return report_usage("export", "unknown format; expected pprof, folded, json, llvm-sample or autofdo-text");
 	if (autofdo != (a.binary != NULL))
-		return report_usage("export", autofdo ? "--format autofdo-text is for one binary: give --binary PATH"
-					      : "--binary is for --format autofdo-text");
+		return report_usage("export", autofdo ? "--format llvm-sample and autofdo-text are for one binary: give --binary PATH"
+					      : "--binary is for --format llvm-sample and autofdo-text");
 	if (autofdo)
 		return export_autofdo(&o, &a);
 	if (pprof && !a.out)

@@ -51,6 +51,17 @@ void report_export_folded(const struct report_model *m, unsigned ev, FILE *f);
  * message on stderr. */
 int report_export_autofdo(struct report_value_model *vm, unsigned ev, const char *binary, FILE *f);
 
+/* The same branch records as an LLVM sample profile in text form
+ * (llvm-profdata, clang -fprofile-sample-use), from binary's DWARF: counts
+ * per source location (line offset from the function's first line, base
+ * discriminator), inlined code under its call site, call targets
+ * (export_llvm.c). Returns 0, or -errno after a message on stderr. */
+int report_export_llvm_sample(struct report_value_model *vm, const char *binary, FILE *f);
+
+/* The image of m that is `binary`: by build-id when both have one, else
+ * by path; -1 when none is. */
+long report_export_image_of(const struct report_model *m, const char *binary);
+
 /* The whole model as JSON (schema in docs/commands.md, "vprof export"). */
 void report_export_json(const struct report_model *m, FILE *f);
 

@@ -54,8 +54,7 @@ static int64_t first_load_vaddr(const char *path)
 	return lo;
 }
 
-/* The image of the model that is `binary`: by build-id, else by path. */
-static long find_image(const struct report_model *m, const char *binary)
+long report_export_image_of(const struct report_model *m, const char *binary)
 {
 	uint8_t bid[SPOOL_BUILD_ID_MAX];
 	int bl = report_read_build_id(binary, bid, sizeof(bid));
@@ -86,7 +85,7 @@ static int local_code(uint64_t v)
 int report_export_autofdo(struct report_value_model *vm, unsigned ev, const char *binary, FILE *f)
 {
 	const struct report_model *m = &vm->m;
-	long ii = find_image(m, binary);
+	long ii = report_export_image_of(m, binary);
 	if (ii < 0) {
 		fprintf(stderr, "vprof export: %s: no samples of this binary in %s epoch %s (an image is matched by "
 			"its build-id)\n", binary, m->db, m->epoch);

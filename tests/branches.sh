@@ -123,4 +123,51 @@ check "the profile's call counts give the planted shares within 3 points: skewed
 clang -O2 -gdwarf-4 -fdebug-info-for-profiling -fprofile-sample-use="$TMP/b.prof" -o "$TMP/bpgo" "$SRC" 2>"$TMP/pgo.err"
 "$TMP/bpgo" 2700000 >"$TMP/pgo.out" 2>&1
 check "clang -fprofile-sample-use builds with it, and the build prints what the plain one does" cmp -s "$TMP/pgo.out" "$TMP/plain.out"
+
+# vprof's own LLVM sample profile, from the binary's DWARF (no
+# create_llvm_prof): read by llvm-profdata, the same call shares, the
+# loops' lines at the counts create_llvm_prof gives from the same records
+# (duplication factors of unrolled code included), and a clang build.
+"$VPROF" export --db "$TMP/dbc" --format llvm-sample --binary "$TMP/bcl" -o "$TMP/v.prof"
+llvm-profdata show --sample "$TMP/v.prof" >"$TMP/vshow.txt" 2>&1
+check "export --format llvm-sample: llvm-profdata show --sample reads it" [ $? = 0 -a -s "$TMP/vshow.txt" ]
+llvm-profdata merge --sample "$TMP/v.prof" -o "$TMP/v.profdata" 2>"$TMP/vmerge.err"
+check "llvm-profdata merge --sample turns it into the binary form" [ -s "$TMP/v.profdata" ]
+cmpout=$("$PY" - "$TMP/v.prof" "$TMP/b.prof" <<'PYEOF'
+import re, sys
+def load(path):
+    fn, calls, body = None, {}, {}
+    for l in open(path, errors="replace"):
+        if not l.startswith(" "):
+            fn = l.split(":")[0]; continue
+        if l.startswith("  "):
+            continue
+        m = re.match(r" (\d+(?:\.\d+)?): (\d+)", l)
+        if m:
+            body[(fn, m.group(1))] = max(body.get((fn, m.group(1)), 0), int(m.group(2)))
+        for callee, n in re.findall(r"(left|right):(\d+)", l):
+            calls[(fn, callee)] = calls.get((fn, callee), 0) + int(n)
+    return calls, body
+vc, vb = load(sys.argv[1])
+ac, ab = load(sys.argv[2])
+def share(c, f):
+    l, r = c.get((f, "left"), 0), c.get((f, "right"), 0)
+    return 100.0 * l / (l + r) if l + r else -1
+s90, s50 = share(vc, "skewed"), share(vc, "even")
+# the lines both profiles give for the loops and the branchy functions
+keys = [k for k in ab if k[0] in ("trip3", "trip100", "skewed", "even") and k in vb and ab[k] >= 100]
+off = [k for k in keys if abs(vb[k] - ab[k]) > 0.01 * ab[k]]
+ok = abs(s90 - 90) <= 3 and abs(s50 - 50) <= 3 and len(keys) >= 8 and not off
+print("left() from skewed %.1f%%, from even %.1f%%; %d lines as create_llvm_prof has them, %d differ%s" % (
+    s90, s50, len(keys) - len(off), len(off), (": " + ", ".join("%s %s %d/%d" % (k[0], k[1], vb[k], ab[k]) for k in off[:4])) if off else ""))
+sys.exit(0 if ok else 1)
+PYEOF
+)
+check "llvm-sample: the planted call shares within 3 points, and the lines create_llvm_prof counts alike: $cmpout" [ $? = 0 ]
+clang -O2 -gdwarf-4 -fdebug-info-for-profiling -fprofile-sample-use="$TMP/v.prof" -o "$TMP/vpgo" "$SRC" 2>"$TMP/vpgo.err"
+"$TMP/vpgo" 2700000 >"$TMP/vpgo.out" 2>&1
+check "clang -fprofile-sample-use builds with vprof's own profile, and the build prints what the plain one does" \
+	cmp -s "$TMP/vpgo.out" "$TMP/plain.out"
+"$VPROF" export --db "$TMP/dbc" --format llvm-sample -o "$TMP/x.prof" 2>"$TMP/nobin.err"; st=$?
+check "llvm-sample without --binary is one message and status 2" [ "$st" = 2 -a "$(wc -l <"$TMP/nobin.err")" -le 2 ]
 finish

@@ -1,0 +1,482 @@
+/*
+ * export_llvm.c — the branch records of `vprof run --branches` as an LLVM
+ * sample profile (text form), for one binary, from its DWARF:
+ *
+ *   FUNCTION:TOTAL:HEAD
+ *    OFFSET[.DISCRIMINATOR]: COUNT [CALLEE:COUNT ...]
+ *    OFFSET[.DISCRIMINATOR]: INLINED_CALLEE:TOTAL
+ *     OFFSET[.DISCRIMINATOR]: COUNT ...
+ *
+ * An instruction's count is the sum of the ranges (run straight through
+ * between two taken branches) that hold it, times the duplication factor
+ * its discriminator carries (unrolled copies); a source location's is the
+ * largest over its instructions, as AutoFDO counts. A location is its
+ * line less its function's first line (DW_AT_decl_line, as LLVM's
+ * DISubprogram line), with the base discriminator LLVM decodes from the
+ * DWARF one; code inlined into a function sits under the call site
+ * (DW_AT_call_line, its discriminator) and the inlined function's name,
+ * nested as deep as the inlining. Names are linkage names where DWARF
+ * has them (C++), else the name (C). Call targets come from the taken
+ * branches at a location that go to the first byte of a function of the
+ * binary (a PLT stub counts as its function). HEAD is the count at the
+ * function's first instruction.
+ */
+#include "reports/export.h"
+#include "reports/symbolize.h"
+#include "reports/value_model.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef DW_AT_GNU_discriminator
+#define DW_AT_GNU_discriminator 0x2136   /* an inlined call site's discriminator (GCC, clang) */
+#endif
+
+struct row {
+	uint64_t addr;
+	int line;
+	unsigned disc;
+	Dwarf_Off cu;                /* the CU DIE's offset */
+	uint64_t count;
+};
+
+struct target {
+	char *name;
+	uint64_t count;
+};
+
+struct body {
+	unsigned off, disc;
+	uint64_t count;
+	struct target *t;
+	size_t nt;
+};
+
+struct fs {                          /* one function's samples (LLVM FunctionSamples) */
+	char *name;
+	int decl_line;
+	unsigned site_off, site_disc;    /* an inlined one: its call site in the parent */
+	struct body *b;
+	size_t nb;
+	struct fs **kids;
+	size_t nkids;
+	uint64_t head, total;
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	if (!(p = realloc(p, n ? n : 1))) {
+		perror("vprof export");
+		exit(1);
+	}
+	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s ? s : "");
+	if (!d) {
+		perror("vprof export");
+		exit(1);
+	}
+	return d;
+}
+
+/* LLVM's base discriminator of an encoded DWARF one
+ * (llvm/Support/Discriminator.h, getUnsignedFromPrefixEncoding). */
+static unsigned base_disc(unsigned d)
+{
+	if (d & 1)
+		return 0;
+	d >>= 1;
+	return (d & 0x20) ? (((d >> 1) & 0xfe0) | (d & 0x1f)) : (d & 0x1f);
+}
+
+/* LLVM's duplication factor of an encoded discriminator (the copies an
+ * unroller or vectorizer made of the code: a count of one copy stands for
+ * that many executions; getDuplicationFactorFromDiscriminator). */
+static unsigned dup_factor(unsigned d)
+{
+	unsigned next = (d & 1) == 0 ? d >> ((d & 0x40) ? 14 : 7) : d >> 1;
+	unsigned f = base_disc(next);
+	return f ? f : 1;
+}
+
+static const char *die_fn_name(Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	const char *n = NULL;
+	if (dwarf_attr_integrate(d, DW_AT_linkage_name, &a) || dwarf_attr_integrate(d, DW_AT_MIPS_linkage_name, &a))
+		n = dwarf_formstring(&a);
+	return n ? n : dwarf_diename(d);
+}
+
+static int die_decl_line(Dwarf_Die *d)
+{
+	int l = 0;
+	return dwarf_decl_line(d, &l) == 0 ? l : 0;
+}
+
+static unsigned udata(Dwarf_Die *d, int at)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w = 0;
+	if (dwarf_attr(d, at, &a))
+		dwarf_formudata(&a, &w);
+	return (unsigned)w;
+}
+
+/* A name to write: no spaces or colons (the format's separators), no
+ * "@plt". */
+static char *clean_name(const char *s)
+{
+	char *d = xstrdup(s), *at = strstr(d, "@plt");
+	if (at)
+		*at = 0;
+	for (char *p = d; *p; p++)
+		if (*p == ' ' || *p == ':')
+			*p = '_';
+	return d;
+}
+
+static void fs_free(struct fs *s)
+{
+	for (size_t i = 0; i < s->nb; i++) {
+		for (size_t t = 0; t < s->b[i].nt; t++)
+			free(s->b[i].t[t].name);
+		free(s->b[i].t);
+	}
+	for (size_t i = 0; i < s->nkids; i++)
+		fs_free(s->kids[i]);
+	free(s->b);
+	free(s->kids);
+	free(s->name);
+	free(s);
+}
+
+static struct fs *fs_new(const char *name, int decl_line)
+{
+	struct fs *f = calloc(1, sizeof(*f));
+	if (!f) {
+		perror("vprof export");
+		exit(1);
+	}
+	f->name = clean_name(name);
+	f->decl_line = decl_line;
+	return f;
+}
+
+static struct fs *kid(struct fs *p, unsigned off, unsigned disc, const char *name, int decl_line)
+{
+	struct fs *k = fs_new(name, decl_line);
+	for (size_t i = 0; i < p->nkids; i++)
+		if (p->kids[i]->site_off == off && p->kids[i]->site_disc == disc && !strcmp(p->kids[i]->name, k->name)) {
+			fs_free(k);
+			return p->kids[i];
+		}
+	k->site_off = off;
+	k->site_disc = disc;
+	p->kids = xrealloc(p->kids, (p->nkids + 1) * sizeof(*p->kids));
+	p->kids[p->nkids++] = k;
+	return k;
+}
+
+static struct body *body_at(struct fs *f, unsigned off, unsigned disc)
+{
+	for (size_t i = 0; i < f->nb; i++)
+		if (f->b[i].off == off && f->b[i].disc == disc)
+			return &f->b[i];
+	f->b = xrealloc(f->b, (f->nb + 1) * sizeof(*f->b));
+	f->b[f->nb] = (struct body){ .off = off, .disc = disc };
+	return &f->b[f->nb++];
+}
+
+struct ctx {
+	Dwarf *dw;
+	struct fs **top;
+	size_t ntop;
+};
+
+static struct fs *top_fn(struct ctx *c, const char *name, int decl_line)
+{
+	struct fs *f = fs_new(name, decl_line);
+	for (size_t i = 0; i < c->ntop; i++)
+		if (!strcmp(c->top[i]->name, f->name)) {
+			fs_free(f);
+			return c->top[i];
+		}
+	c->top = xrealloc(c->top, (c->ntop + 1) * sizeof(*c->top));
+	return c->top[c->ntop++] = f;
+}
+
+/* The samples node of the location of r (its function, through its
+ * inline chain) and the body key there; NULL when DWARF has no function
+ * at r. *fn_entry: the outer function's first byte. */
+static struct fs *locate(struct ctx *c, const struct row *r, unsigned *off, unsigned *disc, uint64_t *fn_entry)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	if (!dwarf_offdie(c->dw, r->cu, &cu))
+		return NULL;
+	int n = dwarf_getscopes(&cu, r->addr, &scopes);
+	int outer = -1;
+	for (int i = 0; i < n; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			outer = i;
+	if (outer < 0) {
+		free(scopes);
+		return NULL;
+	}
+	Dwarf_Addr lo = 0;
+	dwarf_lowpc(&scopes[outer], &lo);
+	*fn_entry = lo;
+	const char *name = die_fn_name(&scopes[outer]);
+	struct fs *f = top_fn(c, name ? name : "?", die_decl_line(&scopes[outer]));
+	/* Inlined frames, outermost first: each one's call site is a
+	 * location in the frame around it. */
+	for (int i = outer - 1; i >= 0; i--) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		int call_line = (int)udata(&scopes[i], DW_AT_call_line);
+		unsigned cd = base_disc(udata(&scopes[i], DW_AT_GNU_discriminator));
+		const char *callee = die_fn_name(&scopes[i]);
+		f = kid(f, (unsigned)(call_line - f->decl_line) & 0xffff, cd, callee ? callee : "?",
+			die_decl_line(&scopes[i]));
+	}
+	*off = (unsigned)(r->line - f->decl_line) & 0xffff;
+	*disc = base_disc(r->disc);
+	free(scopes);
+	return f;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+struct ev {
+	uint64_t addr;
+	int64_t delta;
+};
+
+static int by_ev(const void *a, const void *b)
+{
+	const struct ev *x = a, *y = b;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+static uint64_t sum(struct fs *f)
+{
+	uint64_t t = 0;
+	for (size_t i = 0; i < f->nb; i++)
+		t += f->b[i].count;
+	for (size_t i = 0; i < f->nkids; i++)
+		t += sum(f->kids[i]);
+	return f->total = t;
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct fs *x = *(struct fs *const *)a, *y = *(struct fs *const *)b;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void loc(FILE *f, unsigned off, unsigned disc)
+{
+	if (disc)
+		fprintf(f, "%u.%u: ", off, disc);
+	else
+		fprintf(f, "%u: ", off);
+}
+
+static void write_fs(FILE *f, const struct fs *s, int depth)
+{
+	for (size_t i = 0; i < s->nb; i++) {
+		const struct body *b = &s->b[i];
+		fprintf(f, "%*s", depth + 1, "");
+		loc(f, b->off, b->disc);
+		fprintf(f, "%llu", (unsigned long long)b->count);
+		for (size_t t = 0; t < b->nt; t++)
+			fprintf(f, " %s:%llu", b->t[t].name, (unsigned long long)b->t[t].count);
+		fputc('\n', f);
+	}
+	for (size_t i = 0; i < s->nkids; i++) {
+		const struct fs *k = s->kids[i];
+		if (!k->total)
+			continue;
+		fprintf(f, "%*s", depth + 1, "");
+		loc(f, k->site_off, k->site_disc);
+		fprintf(f, "%s:%llu\n", k->name, (unsigned long long)k->total);
+		write_fs(f, k, depth + 1);
+	}
+}
+
+
+int report_export_llvm_sample(struct report_value_model *vm, const char *binary, FILE *out)
+{
+	long ii = report_export_image_of(&vm->m, binary);
+	if (ii < 0) {
+		fprintf(stderr, "vprof export: %s: no samples of this binary in %s epoch %s (an image is matched by "
+			"its build-id)\n", binary, vm->m.db, vm->m.epoch);
+		return -ENOENT;
+	}
+	int fd = open(binary, O_RDONLY | O_CLOEXEC);
+	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	if (!dw) {
+		fprintf(stderr, "vprof export: %s: no DWARF debugging information (build with -g; for sample "
+			"PGO, -g -fdebug-info-for-profiling)\n", binary);
+		if (fd >= 0)
+			close(fd);
+		return -ENODATA;
+	}
+	/* Every line-table row of the binary. */
+	struct row *rows = NULL;
+	size_t nrows = 0, cap = 0;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		size_t nl;
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &lines, &nl) == 0) {
+			for (size_t i = 0; i < nl; i++) {
+				Dwarf_Line *l = dwarf_onesrcline(lines, i);
+				Dwarf_Addr a;
+				int ln;
+				bool end = false;
+				unsigned d = 0;
+				if (!l || dwarf_lineaddr(l, &a) || dwarf_lineno(l, &ln) || dwarf_lineendsequence(l, &end) ||
+				    end || ln <= 0)
+					continue;
+				dwarf_linediscriminator(l, &d);
+				if (nrows == cap)
+					rows = xrealloc(rows, (cap = cap ? 2 * cap : 4096) * sizeof(*rows));
+				rows[nrows++] = (struct row){ a, ln, d, off + hsize, 0 };
+			}
+		}
+		off = next;
+	}
+	qsort(rows, nrows, sizeof(*rows), by_addr);
+	/* Counts per row: the ranges holding its address, by a sweep. */
+	struct ev *ev = NULL;
+	size_t nev = 0, nranges = 0;
+	for (size_t i = 0; i < vm->nhot; i++) {
+		const struct report_value_hot *v = &vm->hot[i];
+		if (v->kind != SPOOL_VK_RANGE || v->image != (uint32_t)ii)
+			continue;
+		for (uint32_t e = 0; e < v->h.n; e++) {
+			uint64_t end = v->h.e[e].value;
+			if ((end & SPOOL_HOT_FOREIGN) || spool_hot_is_xref(end) || end < v->vaddr)
+				continue;
+			int64_t c = (int64_t)(spool_hot_estimate(&v->h, (int)e) + 0.5);
+			ev = xrealloc(ev, (nev + 2) * sizeof(*ev));
+			ev[nev++] = (struct ev){ v->vaddr, c };
+			ev[nev++] = (struct ev){ end + 1, -c };
+			nranges++;
+		}
+	}
+	qsort(ev, nev, sizeof(*ev), by_ev);
+	int64_t level = 0;
+	for (size_t r = 0, k = 0; r < nrows; r++) {
+		while (k < nev && ev[k].addr <= rows[r].addr)
+			level += ev[k++].delta;
+		rows[r].count = level > 0 ? (uint64_t)level : 0;
+	}
+	struct ctx c = { .dw = dw };
+	for (size_t r = 0; r < nrows; r++) {
+		if (!rows[r].count)
+			continue;
+		unsigned o, d;
+		uint64_t entry = 0;
+		struct fs *f = locate(&c, &rows[r], &o, &d, &entry);
+		if (!f)
+			continue;
+		struct body *b = body_at(f, o, d);
+		uint64_t n = rows[r].count * dup_factor(rows[r].disc);
+		if (n > b->count)
+			b->count = n;
+		if (rows[r].addr == entry) {
+			struct fs *t = top_fn(&c, f->name, f->decl_line);
+			if (t == f && rows[r].count > t->head)
+				t->head = rows[r].count;
+		}
+	}
+	/* Call targets: taken branches to a function's first byte. */
+	for (size_t i = 0; i < vm->nhot; i++) {
+		const struct report_value_hot *v = &vm->hot[i];
+		if (v->kind != SPOOL_VK_TAKEN || v->image != (uint32_t)ii)
+			continue;
+		for (uint32_t e = 0; e < v->h.n; e++) {
+			uint64_t to = v->h.e[e].value;
+			char nb[512];
+			if ((to & SPOOL_HOT_FOREIGN) || spool_hot_is_xref(to))
+				continue;
+			const char *tn = report_value_code_text(vm, (uint32_t)ii, to, nb, sizeof(nb));
+			if (!tn || strchr(tn, '+'))
+				continue;   /* not a function's first byte: a jump, not a call */
+			/* the row holding the branch: the last at or before it */
+			size_t lo = 0, hi = nrows;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (rows[mid].addr <= v->vaddr)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (!lo)
+				continue;
+			struct row at = rows[lo - 1];
+			at.addr = v->vaddr;
+			unsigned o, d;
+			uint64_t entry;
+			struct fs *f = locate(&c, &at, &o, &d, &entry);
+			if (!f || entry == to)
+				continue;   /* a jump to its own start is a loop, not a call */
+			struct body *b = body_at(f, o, d);
+			char *name = clean_name(tn);
+			size_t t;
+			for (t = 0; t < b->nt && strcmp(b->t[t].name, name); t++)
+				;
+			if (t == b->nt) {
+				b->t = xrealloc(b->t, (b->nt + 1) * sizeof(*b->t));
+				b->t[b->nt++] = (struct target){ name, 0 };
+			} else {
+				free(name);
+			}
+			b->t[t].count += (uint64_t)(spool_hot_estimate(&v->h, (int)e) + 0.5);
+		}
+	}
+	for (size_t i = 0; i < c.ntop; i++)
+		sum(c.top[i]);
+	qsort(c.top, c.ntop, sizeof(*c.top), by_total);
+	size_t written = 0;
+	for (size_t i = 0; i < c.ntop; i++) {
+		if (!c.top[i]->total)
+			continue;
+		fprintf(out, "%s:%llu:%llu\n", c.top[i]->name, (unsigned long long)c.top[i]->total,
+			(unsigned long long)c.top[i]->head);
+		write_fs(out, c.top[i], 0);
+		written++;
+	}
+	for (size_t i = 0; i < c.ntop; i++)
+		fs_free(c.top[i]);
+	free(c.top);
+	free(ev);
+	free(rows);
+	dwarf_end(dw);
+	close(fd);
+	if (!nranges)
+		fprintf(stderr, "vprof export: %s: no branch records in %s epoch %s (vprof run --branches records "
+			"them): the profile is empty\n", binary, vm->m.db, vm->m.epoch);
+	else if (!written)
+		fprintf(stderr, "vprof export: %s: no counted instruction has a DWARF line: the profile is empty\n",
+			binary);
+	return 0;
+}
