@@ -216,13 +216,20 @@ static struct fs *top_fn(struct ctx *c, const char *name, int decl_line)
 
 /* The samples node of the location of r (its function, through its
  * inline chain) and the body key there; NULL when DWARF has no function
- * at r. *fn_entry: the outer function's first byte. */
-static struct fs *locate(struct ctx *c, const struct row *r, unsigned *off, unsigned *disc, uint64_t *fn_entry)
+ * at r. *fn_entry: the outer function's first byte, *top its samples. */
+static struct fs *locate(struct ctx *c, const struct row *r, unsigned *off, unsigned *disc, uint64_t *fn_entry,
+			 struct fs **top)
 {
-	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Die cu, *inner = NULL, *scopes = NULL;
 	if (!dwarf_offdie(c->dw, r->cu, &cu))
 		return NULL;
-	int n = dwarf_getscopes(&cu, r->addr, &scopes);
+	/* dwarf_getscopes gives, past an inlined instance, the scopes of its
+	 * abstract definition; the code it was inlined into is the nesting
+	 * of the innermost DIE itself. */
+	int n = dwarf_getscopes(&cu, r->addr, &inner);
+	if (n > 0)
+		n = dwarf_getscopes_die(&inner[0], &scopes);
+	free(inner);
 	int outer = -1;
 	for (int i = 0; i < n; i++)
 		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
@@ -236,6 +243,7 @@ static struct fs *locate(struct ctx *c, const struct row *r, unsigned *off, unsi
 	*fn_entry = lo;
 	const char *name = die_fn_name(&scopes[outer]);
 	struct fs *f = top_fn(c, name ? name : "?", die_decl_line(&scopes[outer]));
+	*top = f;
 	/* Inlined frames, outermost first: each one's call site is a
 	 * location in the frame around it. */
 	for (int i = outer - 1; i >= 0; i--) {
@@ -395,18 +403,15 @@ int report_export_llvm_sample(struct report_value_model *vm, const char *binary,
 			continue;
 		unsigned o, d;
 		uint64_t entry = 0;
-		struct fs *f = locate(&c, &rows[r], &o, &d, &entry);
+		struct fs *top, *f = locate(&c, &rows[r], &o, &d, &entry, &top);
 		if (!f)
 			continue;
 		struct body *b = body_at(f, o, d);
 		uint64_t n = rows[r].count * dup_factor(rows[r].disc);
 		if (n > b->count)
 			b->count = n;
-		if (rows[r].addr == entry) {
-			struct fs *t = top_fn(&c, f->name, f->decl_line);
-			if (t == f && rows[r].count > t->head)
-				t->head = rows[r].count;
-		}
+		if (rows[r].addr == entry && rows[r].count > top->head)
+			top->head = rows[r].count;
 	}
 	/* Call targets: taken branches to a function's first byte. */
 	for (size_t i = 0; i < vm->nhot; i++) {
@@ -436,7 +441,7 @@ int report_export_llvm_sample(struct report_value_model *vm, const char *binary,
 			at.addr = v->vaddr;
 			unsigned o, d;
 			uint64_t entry;
-			struct fs *f = locate(&c, &at, &o, &d, &entry);
+			struct fs *top, *f = locate(&c, &at, &o, &d, &entry, &top);
 			if (!f || entry == to)
 				continue;   /* a jump to its own start is a loop, not a call */
 			struct body *b = body_at(f, o, d);

@@ -170,4 +170,13 @@ check "clang -fprofile-sample-use builds with vprof's own profile, and the build
 	cmp -s "$TMP/vpgo.out" "$TMP/plain.out"
 "$VPROF" export --db "$TMP/dbc" --format llvm-sample -o "$TMP/x.prof" 2>"$TMP/nobin.err"; st=$?
 check "llvm-sample without --binary is one message and status 2" [ "$st" = 2 -a "$(wc -l <"$TMP/nobin.err")" -le 2 ]
+
+# Inlined code under its call site: next() inlined into skewed() and even().
+clang -O2 -g -fdebug-info-for-profiling -DINLINE_NEXT -o "$TMP/binl" "$SRC" || { fail "clang build with next() inlined"; finish; }
+rm -rf "$TMP/dbi"
+"$VPROF" run --db "$TMP/dbi" --branches --freq 1000 -- "$TMP/binl" 900000 >/dev/null 2>&1
+"$VPROF" export --db "$TMP/dbi" --format llvm-sample --binary "$TMP/binl" -o "$TMP/i.prof"
+llvm-profdata show --sample --function=skewed "$TMP/i.prof" >"$TMP/ishow.txt" 2>&1
+check "llvm-sample: next() inlined into skewed() is its inlined callee there (DWARF 5), read by llvm-profdata" \
+	grep -q 'inlined callee: next' "$TMP/ishow.txt"
 finish
