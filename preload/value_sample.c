@@ -73,6 +73,10 @@ static __thread struct values_thread *g_vt PRELOAD_TLS;
  * stack's touched pages; tests/values_threads.sh checks it with 1000
  * threads. */
 #define VALUES_DCACHE_ENTRIES 64
+/* Windows for branch records alone run 4096 instructions round loops
+ * larger than 64 instructions: the largest cache (~170 KiB a thread)
+ * for them. */
+#define BRANCHES_DCACHE_ENTRIES 512
 
 static struct values_thread *thread_state(void)
 {
@@ -82,7 +86,8 @@ static struct values_thread *thread_state(void)
 	/* First value sample of this thread: mmap is a system call, safe here. */
 	size_t sz = (sizeof(*v) + 63) & ~(size_t)63;
 	size_t ops = (2 * (size_t)g_vprof.cfg.interp_len * sizeof(struct preload_operands_insn) + 63) & ~(size_t)63;
-	size_t total = (sz + ops + interp_thread_size_n(VALUES_DCACHE_ENTRIES) + 4095) & ~(size_t)4095;
+	unsigned entries = g_vprof.cfg.operands ? VALUES_DCACHE_ENTRIES : BRANCHES_DCACHE_ENTRIES;
+	size_t total = (sz + ops + interp_thread_size_n(entries) + 4095) & ~(size_t)4095;
 	int e = errno;
 	void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
@@ -96,7 +101,7 @@ static struct values_thread *thread_state(void)
 	v->w.ops.first = (struct preload_operands_insn *)((char *)m + sz);
 	v->w.ops.last = v->w.ops.first + g_vprof.cfg.interp_len;
 	v->ith = (struct interp_thread *)((char *)m + sz + ops);
-	interp_thread_init_n(v->ith, VALUES_DCACHE_ENTRIES);
+	interp_thread_init_n(v->ith, entries);
 	v->rng = (uint64_t)(uintptr_t)m ^ 0x9e3779b97f4a7c15ull;
 	g_vt = v;
 	return v;

@@ -12,12 +12,18 @@
 extern char __ehdr_start[] __attribute__((visibility("hidden")));
 extern char __etext[] __attribute__((visibility("hidden")));
 
-void preload_window_put(struct preload_window *w, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux)
+void preload_window_put_n(struct preload_window *w, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux,
+			  uint32_t n)
 {
 	struct spool *sp = g_thread.sp;   /* entered by preload_values_sample */
 	if (sp)
-		spool_value(sp, g_thread.slot, SPOOL_HOT_KEY(kind, SPOOL_GPC(sp->gen, pc)), value, aux,
-			    w->rng);
+		spool_value_n(sp, g_thread.slot, SPOOL_HOT_KEY(kind, SPOOL_GPC(sp->gen, pc)), value, aux, n,
+			      w->rng);
+}
+
+void preload_window_put(struct preload_window *w, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux)
+{
+	preload_window_put_n(w, kind, pc, value, aux, 1);
 }
 
 static int observe(void *arg, const struct interp_state *st, const struct interp_record *r)
@@ -73,5 +79,7 @@ int preload_window_run(struct preload_window *w, struct interp_state *st, struct
 	interp_run(st, th, keep + reach, &obs, res);
 	if (w->operands)
 		preload_operands_end(w);
+	if (w->branches)
+		preload_branches_end(w);
 	return res->executed;
 }

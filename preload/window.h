@@ -67,6 +67,15 @@ struct preload_args_state {
 	int left;                      /* callee instructions still looked at */
 };
 
+/* branches.c's records of one window, counted before they reach the
+ * thread's hotlists: a 4096-instruction window runs round its loops and
+ * repeats the same few branches and ranges hundreds of times. */
+#define WINDOW_BRANCH_RECS 256
+struct preload_branch_rec {
+	uint64_t pc, value;
+	uint32_t kind, n;
+};
+
 struct preload_window {
 	uint64_t start_pc, start_rsp;
 	uint64_t stack_lo, stack_hi;   /* the thread's stack */
@@ -82,6 +91,8 @@ struct preload_window {
 	uint64_t range_start;          /* the last taken branch's target, 0 before the first */
 	struct preload_operands_state ops;
 	struct preload_args_state args;
+	/* last: its pages are touched only by windows that record branches */
+	struct preload_branch_rec br[WINDOW_BRANCH_RECS];
 };
 
 /* Run a window from st (the sampled procedure's return address: site,
@@ -95,6 +106,9 @@ int preload_window_run(struct preload_window *w, struct interp_state *st, struct
 /* A hotlist value sample of the window: kind at pc (absolute) with aux,
  * into the thread's slot of the spool the sample entered. */
 void preload_window_put(struct preload_window *w, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux);
+/* The same, n times at once. */
+void preload_window_put_n(struct preload_window *w, unsigned kind, uint64_t pc, uint64_t value, uint64_t aux,
+			  uint32_t n);
 
 /* Is v an address in the sampled thread's stack (a frame, not data)? */
 static inline int preload_window_is_stack(const struct preload_window *w, uint64_t v)
@@ -136,6 +150,8 @@ static inline int preload_window_is_indirect(const struct interp_insn *in)
  * recorded (see branches.c). */
 void preload_branches_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r,
 			   int branches);
+/* The window's branch records out to the hotlists, at its end. */
+void preload_branches_end(struct preload_window *w);
 
 /* operands.c */
 void preload_operands_begin(struct preload_window *w);

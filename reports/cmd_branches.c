@@ -4,7 +4,9 @@
  * SPOOL_VK_BRANCH: a hotlist of 1 taken / 0 fell through per branch).
  * A list of two values is never thinned, so the counts are the windows'
  * exact counts, summed over threads, processes and runs; the share taken
- * is their ratio, with a 95% Wilson interval for that many outcomes.
+ * is their ratio, with a 95% Wilson interval for that many outcomes, or
+ * for as many as there were windows when fewer (outcomes within a window
+ * are not independent: a loop repeats its pattern there).
  */
 #include "reports/builtin.h"
 #include "reports/value_model.h"
@@ -22,6 +24,8 @@ static const char kHelp[] =
 	"  conditional branch it runs but the one its sample landed on, so the\n"
 	"  counts are executions the program chose, not where its time went\n"
 	"  (docs/value-sampling.md, \"Branch outcomes\"). Most observed first.\n"
+	"  The 95% interval counts at most one outcome per window (a window's\n"
+	"  outcomes are not independent: a loop repeats its pattern in it).\n"
 	"  --image SUBSTR  only branches in images whose path contains SUBSTR\n"
 	"  --min N         only branches seen at least N times (default 20)\n"
 	"  -n ROWS         rows to show (default 30; 0: all)\n"
@@ -100,12 +104,15 @@ static void cols(struct report_table *t)
 	report_table_col(t, (struct report_table_col){ .head = "image", .key = "image", .type = TABLE_STR, .flags = TABLE_LEFT });
 }
 
-static void add(struct report_table *tb, struct report_value_model *vm, const struct row *r)
+static void add(struct report_table *tb, struct report_value_model *vm, const struct row *r, double windows)
 {
 	const struct report_value_hot *v = r->v;
 	double n = r->taken + r->fell, lo, hi;
 	char src[600];
-	wilson(r->taken, n, &lo, &hi);
+	/* Outcomes in one window are not independent (a loop repeats its
+	 * pattern in it): the interval counts at most one per window. */
+	double m = windows > 0 && windows < n ? windows : n;
+	wilson(r->taken / n * m, m, &lo, &hi);
 	report_table_row(tb);
 	report_table_uint(tb, (unsigned long long)(n + 0.5));
 	report_table_dbl(tb, r->taken / n);
@@ -180,7 +187,7 @@ int cmd_branches(int argc, char **argv)
 	struct report_table tb;
 	cols(&tb);
 	for (size_t i = 0; i < n && (!o.limit || (long)i < o.limit); i++)
-		add(&tb, &vm, &rows[i]);
+		add(&tb, &vm, &rows[i], (double)vm.m.stats.interp_runs);
 	if (o.json)
 		report_table_json_lines(&tb, stdout);
 	else if (n)

@@ -100,7 +100,7 @@ enum spool_value_kind {
 	 * instruction (a taken branch's target), value its last (the next
 	 * taken branch), as LBR-based tools count ranges */
 	SPOOL_VK_RANGE = 28,
-	/* a taken branch (any: jcc, jmp, call, ret): value its target */
+	/* a call or an unconditional jump (direct or indirect): value its target */
 	SPOOL_VK_TAKEN = 29,
 	SPOOL_VK_BUILTIN_MAX = 30,   /* vprof's own kinds are 1..29 */
 	/* 30..31 unused. 32..63: reserved for customization modules

@@ -176,6 +176,10 @@ void spool_image_gen(struct spool *sp, int kind, uint64_t bias,
  * owner goes on with them. */
 void spool_value(struct spool *sp, struct spool_thread_slot *slot, uint64_t key,
 		 uint64_t value, uint64_t aux, uint64_t *rng);
+/* The same value offered n times at once (a window's repeats, counted
+ * before they reach the list): one look-up, n offers. */
+void spool_value_n(struct spool *sp, struct spool_thread_slot *slot, uint64_t key,
+		   uint64_t value, uint64_t aux, uint32_t n, uint64_t *rng);
 
 /* Account one interpretation run: insns interpreted, stop reason (enum
  * interp_stop; reasons >= SPOOL_INTERP_STOPS count in the last bucket).

@@ -638,15 +638,24 @@ static inline void hot_ready(struct spool_hotlist *h)
 void spool_value(struct spool *sp, struct spool_thread_slot *sl, uint64_t key,
 		 uint64_t value, uint64_t aux, uint64_t *rng)
 {
+	spool_value_n(sp, sl, key, value, aux, 1, rng);
+}
+
+void spool_value_n(struct spool *sp, struct spool_thread_slot *sl, uint64_t key,
+		   uint64_t value, uint64_t aux, uint32_t n, uint64_t *rng)
+{
 	unsigned kind = SPOOL_HOT_KEY_KIND(key);
 	if (!sp->hdr || !sp->values || kind == SPOOL_VK_NONE || kind >= SPOOL_VK_MAX ||
 	    __atomic_load_n(&sp->nospace, __ATOMIC_RELAXED))
 		return;
+	if (!n)
+		return;
 	if (!sl) {
-		__atomic_fetch_add(&sp->hdr->live.value_samples, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&sp->hdr->live.value_samples, n, __ATOMIC_RELAXED);
 		struct spool_hotlist one;
 		spool_hot_init(&one, key);
-		spool_hot_offer_pair(&one, value, aux, rng);
+		for (uint32_t i = 0; i < n; i++)
+			spool_hot_offer_pair(&one, value, aux, rng);
 		shared_hot_put(sp, &one, rng);
 		return;
 	}
@@ -658,7 +667,7 @@ void spool_value(struct spool *sp, struct spool_thread_slot *sl, uint64_t key,
 		return;
 	/* The owner's count: a plain store to its own table (an atomic add
 	 * on the shared header per value cost ~20 ns, 20 of them a run). */
-	t->offered++;
+	t->offered += n;
 	/* Open addressing over the thread's lists, SPOOL_VALUE_PROBE places
 	 * from the key's home: the key's list, else the first free one (a
 	 * list, once used, is never free again, so a lookup may stop at a
@@ -696,7 +705,8 @@ void spool_value(struct spool *sp, struct spool_thread_slot *sl, uint64_t key,
 	}
 	hot_busy(h);
 	h->key = key;
-	spool_hot_offer_pair(h, value, aux, rng);
+	for (uint32_t i = 0; i < n; i++)
+		spool_hot_offer_pair(h, value, aux, rng);
 	hot_ready(h);
 }
 
