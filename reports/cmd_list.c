@@ -34,8 +34,12 @@ static const char kHelp[] =
 	"  probability p), nv (values kept) and the values with estimated shares,\n"
 	"  typed as the instruction uses them (2.0 for a double, pointers placed as\n"
 	"  &symbol, [stack], [heap]); the arguments at a call with their callee.\n"
+	"  With branch records (vprof run --branches), each instruction's estimated\n"
+	"  executions (relative) and executions per execution of the first\n"
+	"  instruction (per call), and each conditional branch's outcomes.\n"
 	"  --json        one JSON object per instruction: procedure, pc, image,\n"
-	"                source, samples, share, instruction, value (top value),\n"
+	"                source, samples, share, [executions, per_call,]\n"
+	"                instruction, value (top value),\n"
 	"                value_share, values: [{kind, vtot, thld, nv, top: [{value,\n"
 	"                text, type, class, aux, estimate, share[, site]}]}]\n";
 
@@ -220,8 +224,41 @@ static void print_hot_json(struct report_value_model *vm, const struct report_va
 	printf("]}");
 }
 
+/* Executions per instruction from the branch records (vprof run
+ * --branches): each range run straight through between two taken branches
+ * counts once for every instruction in it. NULL when the image has none. */
+static double *executions(const struct report_value_model *vm, const struct report_target *t,
+			  const struct report_insn *in, size_t n)
+{
+	double *x = NULL;
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i < vm->nhot; i++) {
+		const struct report_value_hot *v = &vm->hot[i];
+		if (v->kind != SPOOL_VK_RANGE || v->image != t->image)
+			continue;
+		if (!x && !(x = calloc(n, sizeof(*x)))) {
+			perror("vprof list");
+			exit(1);
+		}
+		for (uint32_t e = 0; e < v->h.n; e++) {
+			uint64_t end = v->h.e[e].value;
+			if ((end & SPOOL_HOT_FOREIGN) || spool_hot_is_xref(end) || end < in[0].vaddr ||
+			    v->vaddr > in[n - 1].vaddr)
+				continue;
+			double est = spool_hot_estimate(&v->h, (int)e);
+			for (size_t k = 0; k < n; k++)
+				if (in[k].vaddr >= v->vaddr && in[k].vaddr <= end)
+					x[k] += est;
+		}
+	}
+	return x;
+}
+
 static void list(struct report_value_model *vm, const struct report_target *t, const struct report_insn *in, size_t n, int json)
 {
+	double *ex = executions(vm, t, in, n);
+	double per = ex && ex[0] > 0 ? ex[0] : 0;   /* the first instruction's: a call's */
 	const struct report_model_image *im = &vm->m.images[t->image];
 	const char *last_file = NULL;
 	int last_line = -1;
@@ -232,7 +269,12 @@ static void list(struct report_value_model *vm, const struct report_target *t, c
 		       (unsigned long long)t->samples,
 		       vm->total ? 100.0 * (double)t->samples / (double)vm->total : 0.0,
 		       (unsigned long long)vm->total);
-		printf("%10s %7s  %-18s  %s\n", "samples", "share", "pc", "instruction");
+		if (ex)
+			printf("executions from branch records (vprof run --branches): relative counts, and per "
+			       "execution of the first instruction (a call)\n%10s %7s %9s %8s  %-18s  %s\n", "samples",
+			       "share", "execs", "a call", "pc", "instruction");
+		else
+			printf("%10s %7s  %-18s  %s\n", "samples", "share", "pc", "instruction");
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t c = report_value_pc_samples(vm, t->image, in[i].vaddr);
@@ -248,7 +290,10 @@ static void list(struct report_value_model *vm, const struct report_target *t, c
 			report_json_str(stdout, im->path);
 			printf(",\"source\":");
 			report_json_str(stdout, report_value_source(&w, sb, sizeof(sb)));
-			printf(",\"samples\":%llu,\"share\":%.6f,\"instruction\":", (unsigned long long)c, share);
+			printf(",\"samples\":%llu,\"share\":%.6f,", (unsigned long long)c, share);
+			if (ex)
+				printf("\"executions\":%.1f,\"per_call\":%.4f,", ex[i], per ? ex[i] / per : 0.0);
+			printf("\"instruction\":");
 			report_json_str(stdout, in[i].text);
 			if (hi > lo && vm->hot[lo].h.n) {
 				const struct report_value_hot *v = &vm->hot[lo];
@@ -271,14 +316,26 @@ static void list(struct report_value_model *vm, const struct report_target *t, c
 			printf("%38s %s\n", "", report_value_source(&w, sb, sizeof(sb)));
 		last_file = w.file;
 		last_line = w.line;
-		if (c)
-			printf("%10llu %6.2f%%  %#-18llx  %s\n", (unsigned long long)c, 100 * share,
-			       (unsigned long long)in[i].vaddr, in[i].text);
+		char cs[24] = "", ss[24] = "", es[24] = "", ps[24] = "";
+		if (c) {
+			snprintf(cs, sizeof(cs), "%llu", (unsigned long long)c);
+			snprintf(ss, sizeof(ss), "%.2f%%", 100 * share);
+		}
+		if (ex && ex[i] > 0) {
+			snprintf(es, sizeof(es), "%.0f", ex[i]);
+			if (per)
+				snprintf(ps, sizeof(ps), "%.2f", ex[i] / per);
+		}
+		if (ex)
+			printf("%10s %7s %9s %8s  %#-18llx  %s\n", cs, ss, es, ps, (unsigned long long)in[i].vaddr,
+			       in[i].text);
 		else
-			printf("%10s %7s  %#-18llx  %s\n", "", "", (unsigned long long)in[i].vaddr, in[i].text);
+			printf("%10s %7s  %#-18llx  %s\n", cs, ss, (unsigned long long)in[i].vaddr, in[i].text);
 		for (size_t j = lo; j < hi; j++)
-			print_hot_text(vm, &vm->hot[j]);
+			if (vm->hot[j].kind != SPOOL_VK_RANGE)   /* they are the execs column */
+				print_hot_text(vm, &vm->hot[j]);
 	}
+	free(ex);
 }
 
 int cmd_list(int argc, char **argv)

@@ -6,7 +6,8 @@
 #  - the loop branch of a 3-trip loop (LOOP3: on 2 of 3 ways round, the
 #    loop goes on) and of a 100-trip loop (LOOP100: 99 of 100);
 # the program's output and exit status unchanged; --branches alone records
-# no operand values, and with --values both kinds are kept. Then the loop
+# no operand values, and with --values both kinds are kept; vprof list's
+# executions per call of the loops' functions within 10%. Then the loop
 # to a compiler on a clang build: vprof export --format autofdo-text,
 # create_llvm_prof, llvm-profdata show --sample, the planted shares in the
 # profile's call counts, and clang -fprofile-sample-use.
@@ -52,6 +53,15 @@ sys.exit(0 if ok and len(lines) == 4 else 1)
 PYEOF
 }
 check_twice "planted branch shares within 3 points" measure "$TMP/db"
+# Executions per call of a function (vprof list, from the same records):
+# gcc keeps the loops rolled, so a loop body runs its trip count a call.
+pc=$(for f in trip3 trip100; do
+	"$VPROF" list --db "$TMP/db" "$f" --json | "$PY" -c 'import json, sys
+print(max([json.loads(l).get("per_call", 0) for l in sys.stdin if l.startswith("{")] + [0]))'
+done | tr '\n' ' ')
+read -r pc3 pc100 <<<"$pc"
+check "vprof list: the loop bodies run ${pc3:-?} times a call of trip3() (3) and ${pc100:-?} of trip100() (100), within 10%" \
+	"$PY" -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (abs(a - 3) <= .3 and abs(b - 100) <= 10))" ${pc:-0 0}
 same=no; cmp -s "$TMP/plain.out" "$TMP/b.out" && same=yes
 check "output (a checksum of the work) unchanged under --branches, exit status 0" [ "$same" = yes ]
 
