@@ -19,7 +19,9 @@
  * has them (C++), else the name (C). Call targets come from the taken
  * branches at a location that go to the first byte of a function of the
  * binary (a PLT stub counts as its function). HEAD is the count at the
- * function's first instruction.
+ * function's first instruction. Without branch records the counts are
+ * the PC samples of each line-table row's instructions (sampling FDO
+ * without an LBR).
  */
 #include "reports/export.h"
 #include "reports/symbolize.h"
@@ -397,6 +399,25 @@ int report_export_llvm_sample(struct report_value_model *vm, const char *binary,
 			level += ev[k++].delta;
 		rows[r].count = level > 0 ? (uint64_t)level : 0;
 	}
+	/* Without branch records, the PC samples of the main event: where
+	 * the time went, as sampling FDO without an LBR has it (a row counts
+	 * the samples of its instructions). */
+	unsigned pcev = report_model_main_event(&vm->m, 0);
+	for (size_t i = 0; !nranges && i < vm->m.npcs; i++) {
+		const struct report_model_pc *pc = &vm->m.pcs[i];
+		if (pc->event != pcev || pc->image != (uint32_t)ii)
+			continue;
+		size_t lo = 0, hi = nrows;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (rows[mid].addr <= pc->vaddr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo)
+			rows[lo - 1].count += pc->count;
+	}
 	struct ctx c = { .dw = dw };
 	for (size_t r = 0; r < nrows; r++) {
 		if (!rows[r].count)
@@ -479,8 +500,9 @@ int report_export_llvm_sample(struct report_value_model *vm, const char *binary,
 	close(fd);
 	if (!nranges)
 		fprintf(stderr, "vprof export: %s: no branch records in %s epoch %s (vprof run --branches records "
-			"them): the profile is empty\n", binary, vm->m.db, vm->m.epoch);
-	else if (!written)
+			"them): the counts are PC samples, where the time went, not executions\n", binary, vm->m.db,
+			vm->m.epoch);
+	if (!written)
 		fprintf(stderr, "vprof export: %s: no counted instruction has a DWARF line: the profile is empty\n",
 			binary);
 	return 0;
