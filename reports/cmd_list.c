@@ -243,7 +243,7 @@ static double *executions(const struct report_value_model *vm, const struct repo
 		}
 		for (uint32_t e = 0; e < v->h.n; e++) {
 			uint64_t end = v->h.e[e].value;
-			if ((end & SPOOL_HOT_FOREIGN) || spool_hot_is_xref(end) || end < in[0].vaddr ||
+			if (!report_value_local_code(end) || end < in[0].vaddr ||
 			    v->vaddr > in[n - 1].vaddr)
 				continue;
 			double est = spool_hot_estimate(&v->h, (int)e);

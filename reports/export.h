@@ -59,7 +59,7 @@ int report_export_autofdo(struct report_value_model *vm, unsigned ev, const char
 int report_export_llvm_sample(struct report_value_model *vm, const char *binary, FILE *f);
 
 /* The image of m that is `binary`: by build-id when both have one, else
- * by path; -1 when none is. */
+ * by path; -1 after a message on stderr when none is. */
 long report_export_image_of(const struct report_model *m, const char *binary);
 
 /* The whole model as JSON (schema in docs/commands.md, "vprof export"). */

@@ -54,7 +54,7 @@ static int64_t first_load_vaddr(const char *path)
 	return lo;
 }
 
-long report_export_image_of(const struct report_model *m, const char *binary)
+static long image_of(const struct report_model *m, const char *binary)
 {
 	uint8_t bid[SPOOL_BUILD_ID_MAX];
 	int bl = report_read_build_id(binary, bid, sizeof(bid));
@@ -71,26 +71,26 @@ long report_export_image_of(const struct report_model *m, const char *binary)
 	return -1;
 }
 
+long report_export_image_of(const struct report_model *m, const char *binary)
+{
+	long ii = image_of(m, binary);
+	if (ii < 0)
+		fprintf(stderr, "vprof export: %s: no samples of this binary in %s epoch %s (an image is matched by "
+			"its build-id)\n", binary, m->db, m->epoch);
+	return ii;
+}
+
 static uint64_t count_of(double est)
 {
 	return est < 1 ? 1 : (uint64_t)(est + 0.5);
-}
-
-/* Is a code value in the hotlist's own image (a vaddr there)? */
-static int local_code(uint64_t v)
-{
-	return !(v & SPOOL_HOT_FOREIGN) && !spool_hot_is_xref(v);
 }
 
 int report_export_autofdo(struct report_value_model *vm, unsigned ev, const char *binary, FILE *f)
 {
 	const struct report_model *m = &vm->m;
 	long ii = report_export_image_of(m, binary);
-	if (ii < 0) {
-		fprintf(stderr, "vprof export: %s: no samples of this binary in %s epoch %s (an image is matched by "
-			"its build-id)\n", binary, m->db, m->epoch);
+	if (ii < 0)
 		return -ENOENT;
-	}
 	int64_t base = first_load_vaddr(binary);
 	if (base < 0) {
 		fprintf(stderr, "vprof export: %s: not an ELF file with loadable segments\n", binary);
@@ -106,7 +106,7 @@ int report_export_autofdo(struct report_value_model *vm, unsigned ev, const char
 				continue;
 			for (uint32_t e = 0; e < v->h.n; e++) {
 				uint64_t end = v->h.e[e].value;
-				if (!local_code(end) || end < v->vaddr)
+				if (!report_value_local_code(end) || end < v->vaddr)
 					continue;
 				if (!pass)
 					nr++;
@@ -140,7 +140,7 @@ int report_export_autofdo(struct report_value_model *vm, unsigned ev, const char
 				continue;
 			for (uint32_t e = 0; e < v->h.n; e++) {
 				uint64_t to = v->h.e[e].value;
-				if (!local_code(to))
+				if (!report_value_local_code(to))
 					continue;
 				if (!pass)
 					nb++;

@@ -263,6 +263,20 @@ static struct fs *locate(struct ctx *c, const struct row *r, unsigned *off, unsi
 	return f;
 }
 
+/* The row holding addr: the last at or before it; nrows when none is. */
+static size_t row_at(const struct row *rows, size_t nrows, uint64_t addr)
+{
+	size_t lo = 0, hi = nrows;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (rows[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : nrows;
+}
+
 static int by_addr(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
@@ -332,11 +346,8 @@ static void write_fs(FILE *f, const struct fs *s, int depth)
 int report_export_llvm_sample(struct report_value_model *vm, const char *binary, FILE *out)
 {
 	long ii = report_export_image_of(&vm->m, binary);
-	if (ii < 0) {
-		fprintf(stderr, "vprof export: %s: no samples of this binary in %s epoch %s (an image is matched by "
-			"its build-id)\n", binary, vm->m.db, vm->m.epoch);
+	if (ii < 0)
 		return -ENOENT;
-	}
 	int fd = open(binary, O_RDONLY | O_CLOEXEC);
 	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
 	if (!dw) {
@@ -383,7 +394,7 @@ int report_export_llvm_sample(struct report_value_model *vm, const char *binary,
 			continue;
 		for (uint32_t e = 0; e < v->h.n; e++) {
 			uint64_t end = v->h.e[e].value;
-			if ((end & SPOOL_HOT_FOREIGN) || spool_hot_is_xref(end) || end < v->vaddr)
+			if (!report_value_local_code(end) || end < v->vaddr)
 				continue;
 			int64_t c = (int64_t)(spool_hot_estimate(&v->h, (int)e) + 0.5);
 			ev = xrealloc(ev, (nev + 2) * sizeof(*ev));
@@ -407,16 +418,9 @@ int report_export_llvm_sample(struct report_value_model *vm, const char *binary,
 		const struct report_model_pc *pc = &vm->m.pcs[i];
 		if (pc->event != pcev || pc->image != (uint32_t)ii)
 			continue;
-		size_t lo = 0, hi = nrows;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (rows[mid].addr <= pc->vaddr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo)
-			rows[lo - 1].count += pc->count;
+		size_t r = row_at(rows, nrows, pc->vaddr);
+		if (r < nrows)
+			rows[r].count += pc->count;
 	}
 	struct ctx c = { .dw = dw };
 	for (size_t r = 0; r < nrows; r++) {
@@ -442,23 +446,15 @@ int report_export_llvm_sample(struct report_value_model *vm, const char *binary,
 		for (uint32_t e = 0; e < v->h.n; e++) {
 			uint64_t to = v->h.e[e].value;
 			char nb[512];
-			if ((to & SPOOL_HOT_FOREIGN) || spool_hot_is_xref(to))
+			if (!report_value_local_code(to))
 				continue;
 			const char *tn = report_value_code_text(vm, (uint32_t)ii, to, nb, sizeof(nb));
 			if (!tn || strchr(tn, '+'))
 				continue;   /* not a function's first byte: a jump, not a call */
-			/* the row holding the branch: the last at or before it */
-			size_t lo = 0, hi = nrows;
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (rows[mid].addr <= v->vaddr)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (!lo)
+			size_t r = row_at(rows, nrows, v->vaddr);
+			if (r == nrows)
 				continue;
-			struct row at = rows[lo - 1];
+			struct row at = rows[r];
 			at.addr = v->vaddr;
 			unsigned o, d;
 			uint64_t entry;

@@ -306,6 +306,14 @@ void report_value_proto_free(struct report_value_model *vm);
 const char *report_value_arg_reg(unsigned kind);
 
 /* The latency kinds, whose distributions `vprof latency` reads. */
+/* Is a code value (RETADDR, TARGET, RANGE, TAKEN) an address in the
+ * hotlist's own image, a vaddr there, rather than another image's or an
+ * absolute one? */
+static inline int report_value_local_code(uint64_t v)
+{
+	return !(v & SPOOL_HOT_FOREIGN) && !spool_hot_is_xref(v);
+}
+
 static inline int report_value_kind_is_latency(unsigned k)
 {
 	return k == SPOOL_VK_LATENCY || k == SPOOL_VK_ADDR_LATENCY;
