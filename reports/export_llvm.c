@@ -18,8 +18,10 @@
  * nested as deep as the inlining. Names are linkage names where DWARF
  * has them (C++), else the name (C). Call targets come from the taken
  * branches at a location that go to the first byte of a function of the
- * binary (a PLT stub counts as its function). HEAD is the count at the
- * function's first instruction. Without branch records the counts are
+ * binary or another (a PLT stub counts as its function), and value
+ * sampling's indirect-call targets where there is no such record. HEAD
+ * is the count at the function's first instruction. Without branch
+ * records the counts are
  * the PC samples of each line-table row's instructions (sampling FDO
  * without an LBR).
  */
@@ -438,19 +440,29 @@ int report_export_llvm_sample(struct report_value_model *vm, const char *binary,
 		if (rows[r].addr == entry && rows[r].count > top->head)
 			top->head = rows[r].count;
 	}
-	/* Call targets: taken branches to a function's first byte. */
+	/* Call targets: taken branches to a function's first byte, in this
+	 * image or another (a call through the GOT), and the targets value
+	 * sampling keeps of indirect calls and jumps (--values) where there is
+	 * no taken-branch record: what clang promotes indirect calls from. */
 	for (size_t i = 0; i < vm->nhot; i++) {
 		const struct report_value_hot *v = &vm->hot[i];
-		if (v->kind != SPOOL_VK_TAKEN || v->image != (uint32_t)ii)
+		if ((v->kind != SPOOL_VK_TAKEN && v->kind != SPOOL_VK_TARGET) || v->image != (uint32_t)ii)
+			continue;
+		if (v->kind == SPOOL_VK_TARGET && report_value_hot_find(vm, v->image, v->vaddr, SPOOL_VK_TAKEN))
 			continue;
 		for (uint32_t e = 0; e < v->h.n; e++) {
-			uint64_t to = v->h.e[e].value;
-			char nb[512];
-			if (!report_value_local_code(to))
+			uint64_t to = v->h.e[e].value, tva;
+			uint32_t timg;
+			struct report_value_where tw = { 0 };
+			if (report_value_code_place(vm, (uint32_t)ii, to, &timg, &tva) < 0)
 				continue;
-			const char *tn = report_value_code_text(vm, (uint32_t)ii, to, nb, sizeof(nb));
-			if (!tn || strchr(tn, '+'))
-				continue;   /* not a function's first byte: a jump, not a call */
+			report_value_where(vm, timg, tva, &tw);
+			/* the symbol-table name (mangled, as LLVM's profiles name
+			 * functions), at a function's first byte: else a jump */
+			const char *tn = tw.sysname && *tw.sysname ? tw.sysname : tw.proc;
+			if (!tn || !*tn || tw.start != tva || !strncmp(tn, "sub_", 4) || *tn == '[')
+				continue;
+			to = timg == (uint32_t)ii ? tva : 0;
 			size_t r = row_at(rows, nrows, v->vaddr);
 			if (r == nrows)
 				continue;

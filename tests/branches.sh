@@ -195,4 +195,28 @@ rm -rf "$TMP/dbi"
 llvm-profdata show --sample --function=skewed "$TMP/i.prof" >"$TMP/ishow.txt" 2>&1
 check "llvm-sample: next() inlined into skewed() is its inlined callee there (DWARF 5), read by llvm-profdata" \
 	grep -q 'inlined callee: next' "$TMP/ishow.txt"
+
+# Indirect-call targets for clang's promotion: value sampling's targets of a
+# virtual call (tests/fixtures/inv_virt.cc: Circle in 97% of sum_circles'
+# calls) become the call line's targets, by their mangled names.
+clang++ -O2 -g -fdebug-info-for-profiling -o "$TMP/virt" "$TOP/tests/fixtures/inv_virt.cc" || { fail "clang++ build of inv_virt.cc"; finish; }
+rm -rf "$TMP/dbv"
+"$VPROF" run --db "$TMP/dbv" --values --freq 2000 -- "$TMP/virt" >/dev/null 2>&1
+"$VPROF" export --db "$TMP/dbv" --format llvm-sample --binary "$TMP/virt" -o "$TMP/virt.prof"
+top=$("$PY" - "$TMP/virt.prof" <<'PYEOF'
+import re, sys
+fn, best = None, None
+for l in open(sys.argv[1]):
+    if not l.startswith(" "):
+        fn = l.split(":")[0]; continue
+    if fn.startswith("_Z11sum_circles"):
+        t = re.findall(r"(_Z\w+):(\d+)", l.split(":", 1)[1])
+        if len(t) >= 2:
+            c = sorted(t, key=lambda x: -int(x[1]))
+            best = "%s %.0f%%" % (c[0][0], 100.0 * int(c[0][1]) / sum(int(n) for _, n in c))
+print(best or "none")
+PYEOF
+)
+check "llvm-sample: sum_circles()'s virtual call goes to $top (Circle::area 97%), from value sampling's targets" \
+	"$PY" -c "import sys; n, p = sys.argv[1], float(sys.argv[2].rstrip('%')); sys.exit(not (n == '_ZNK6Circle4areaEv' and p >= 85))" $top
 finish
