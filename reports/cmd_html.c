@@ -241,7 +241,8 @@ static void write_listing(FILE *f, struct report_value_model *vm, const struct p
 		report_html_text(f, in[i].text);
 		fputs("</td></tr>\n", f);
 		for (size_t j = lo; j < hi; j++)
-			write_hotlist(f, vm, &vm->hot[j]);
+			if (vm->hot[j].kind != SPOOL_VK_RANGE)   /* branch records' ranges: vprof list's execs */
+				write_hotlist(f, vm, &vm->hot[j]);
 	}
 	fputs("</tbody></table>\n</div>\n", f);
 	free(in);

@@ -295,7 +295,10 @@ int cmd_invariants(int argc, char **argv)
 		report_table_text(&t, stdout);
 	report_table_free(&t);
 	if (!o.json && !r.n)
-		printf("no invariant candidates%s\n", vm.nhot ? " above the thresholds" : ": no value samples in this epoch");
+		printf("no invariant candidates%s\n", !vm.nhot ? ": no value samples in this epoch"
+			: !r.considered ? ": this epoch has branch records only (vprof run --branches; vprof run "
+					  "--values records operand values)"
+			: " above the thresholds");
 	report_inv_result_free(&r);
 	report_value_model_free(&vm);
 	return report_finish_stdout(0);
