@@ -76,8 +76,14 @@ o = [r for e in d["events"] for r in e["rows"] if r.get("procedure", "").startsw
 a, b = (r[0]["inclusive_percent"], r[0]["percent"]) if r else ("none", "none")
 print(a, b, ",".join("%s=%.2f%%" % (x["procedure"], x["percent"]) for x in o) or "-")' "$TMP/r.json" 2>/dev/null)
 read -r mincl mexcl mother <<<"$mainpc"
-check "report --json: main has inclusive >= 95% ($mincl) and exclusive < 1% ($mexcl); rows not samples: $mother" \
-	"$PY" -c 'import sys; a, b = sys.argv[1:]; sys.exit(not (a != "none" and float(a) >= 95 and float(b) < 1))' "${mincl:-none}" "${mexcl:-none}"
+# The rows that are not samples ([kernel], [start-up]: the program's
+# system CPU and what ran before sampling) hold no stack: main's share is
+# of the rest (a fresh-clone run once had 18.6% of system CPU here).
+check "report --json: main has inclusive >= 95% of the sampled time ($mincl, besides $mother) and exclusive < 1% ($mexcl)" \
+	"$PY" -c 'import sys
+a, b, o = sys.argv[1:]
+other = sum(float(x.split("=")[1].rstrip("%")) for x in o.split(",") if "=" in x)
+sys.exit(not (a != "none" and float(a) >= 0.95 * (100 - other) and float(b) < 1))' "${mincl:-none}" "${mexcl:-none}" "${mother:--}"
 "$VPROF" report --db "$db" >"$TMP/r.txt" 2>/dev/null
 check "report text: incl and incl% columns, call-stacks line" \
 	grep -q 'incl%' "$TMP/r.txt"
