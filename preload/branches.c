@@ -56,15 +56,14 @@ void preload_branches_end(struct preload_window *w)
 	}
 }
 
-void preload_branches_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r,
-			   int branches)
+void preload_branches_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r)
 {
 	const struct interp_insn *in = r->insn;
 	if (w->n <= 1)
 		return;
 	if (preload_window_is_indirect(in))
 		preload_window_put(w, SPOOL_VK_TARGET, in->pc, st->rip, 0);
-	if (!branches)
+	if (!w->branches)
 		return;
 	int taken = st->rip != in->pc + in->len;
 	if (preload_window_is_cond_branch(in))

@@ -12,12 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Is the variable set (to something: empty is unset, as the parsers
+ * below take it)? */
+static int given(const char *name)
+{
+	const char *s = getenv(name);
+	return s && *s;
+}
+
 static int parse_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t *out, char *why,
 		     size_t whylen)
 {
 	const char *s = getenv(name);
 	char *end;
-	if (!s || !*s)
+	if (!given(name))
 		return 0;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
@@ -33,7 +41,7 @@ static int parse_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t *out, 
 static int parse_bool(const char *name, int *out, char *why, size_t whylen)
 {
 	const char *s = getenv(name);
-	if (!s || !*s)
+	if (!given(name))
 		return 0;
 	if (!strcmp(s, "1") || !strcmp(s, "on") || !strcmp(s, "yes"))
 		*out = 1;
@@ -107,7 +115,6 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	if ((rc = parse_u64("VPROF_INTERP_REACH", 0, 4096, &v, why, whylen)) < 0)
 		return rc;
 	c->interp_reach = (int)v;
-	c->reach_given = getenv("VPROF_INTERP_REACH") && *getenv("VPROF_INTERP_REACH");
 	v = (uint64_t)c->interp_every;
 	if ((rc = parse_u64("VPROF_INTERP_EVERY", 1, 1000000, &v, why, whylen)) < 0)
 		return rc;
@@ -184,9 +191,9 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	 * loop's body read 62 trips a call with windows of 256 at every
 	 * sample, 100.6 with 4096 at every 16th, at about the same cost). */
 	if (c->branches && !c->operands && !c->module[0]) {
-		if (!c->reach_given)
+		if (!given("VPROF_INTERP_REACH"))
 			c->interp_reach = 4096 - c->interp_len;
-		if (!(getenv("VPROF_INTERP_EVERY") && *getenv("VPROF_INTERP_EVERY")))
+		if (!given("VPROF_INTERP_EVERY"))
 			c->interp_every = 16;
 	}
 	return 0;

@@ -28,7 +28,6 @@ struct preload_config {
 	int values, interp_len, interp_reach, interp_every, skew_skip, stacks, verify;
 	int operands;            /* VPROF_VALUES asked: windows record operands and arguments */
 	int branches;            /* VPROF_BRANCHES: windows record branches (implies values) */
-	int reach_given;         /* VPROF_INTERP_REACH was set */
 	char module[400];        /* VPROF_MODULE: path or shipped name, "" none */
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */

@@ -35,7 +35,7 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 		preload_operands_insn(w, st, r);
 		preload_args_insn(w, st, r);
 	}
-	preload_branches_insn(w, st, r, w->branches);
+	preload_branches_insn(w, st, r);
 	if (in->mnemonic == ZYDIS_MNEMONIC_CALL) {
 		if (w->depth >= 0 && w->depth < WINDOW_SITES)
 			w->sites[w->depth] = w->site;

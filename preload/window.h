@@ -143,13 +143,12 @@ static inline int preload_window_is_indirect(const struct interp_insn *in)
 }
 
 /* branches.c: where branches went. Every indirect call or jump's target
- * (SPOOL_VK_TARGET), and with `branches` each conditional branch's
+ * (SPOOL_VK_TARGET), and with w->branches each conditional branch's
  * outcome (SPOOL_VK_BRANCH: 1 taken, 0 fell through), each taken branch
  * (SPOOL_VK_TAKEN) and each range run straight through between two taken
  * branches (SPOOL_VK_RANGE); the instruction the sample landed on is not
  * recorded (see branches.c). */
-void preload_branches_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r,
-			   int branches);
+void preload_branches_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r);
 /* The window's branch records out to the hotlists, at its end. */
 void preload_branches_end(struct preload_window *w);
 

@@ -230,28 +230,18 @@ static void print_hot_json(struct report_value_model *vm, const struct report_va
 static double *executions(const struct report_value_model *vm, const struct report_target *t,
 			  const struct report_insn *in, size_t n)
 {
-	double *x = NULL;
-	if (!n)
-		return NULL;
-	for (size_t i = 0; i < vm->nhot; i++) {
-		const struct report_value_hot *v = &vm->hot[i];
-		if (v->kind != SPOOL_VK_RANGE || v->image != t->image)
-			continue;
-		if (!x && !(x = calloc(n, sizeof(*x)))) {
-			perror("vprof list");
-			exit(1);
-		}
-		for (uint32_t e = 0; e < v->h.n; e++) {
-			uint64_t end = v->h.e[e].value;
-			if (!report_value_local_code(end) || end < in[0].vaddr ||
-			    v->vaddr > in[n - 1].vaddr)
-				continue;
-			double est = spool_hot_estimate(&v->h, (int)e);
-			for (size_t k = 0; k < n; k++)
-				if (in[k].vaddr >= v->vaddr && in[k].vaddr <= end)
-					x[k] += est;
-		}
+	struct report_code_pair *r;
+	size_t nr = report_value_code_pairs(vm, t->image, SPOOL_VK_RANGE, &r);
+	double *x = nr && n ? calloc(n, sizeof(*x)) : NULL;
+	if (nr && n && !x) {
+		perror("vprof list");
+		exit(1);
 	}
+	for (size_t i = 0; x && i < nr; i++)
+		for (size_t k = 0; k < n; k++)
+			if (in[k].vaddr >= r[i].from && in[k].vaddr <= r[i].to)
+				x[k] += r[i].est;
+	free(r);
 	return x;
 }
 

@@ -96,61 +96,29 @@ int report_export_autofdo(struct report_value_model *vm, unsigned ev, const char
 		fprintf(stderr, "vprof export: %s: not an ELF file with loadable segments\n", binary);
 		return -EINVAL;
 	}
-	size_t nr = 0, nb = 0, ns = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass)
-			fprintf(f, "%zu\n", nr);
-		for (size_t i = 0; i < vm->nhot; i++) {
-			const struct report_value_hot *v = &vm->hot[i];
-			if (v->kind != SPOOL_VK_RANGE || v->image != (uint32_t)ii)
-				continue;
-			for (uint32_t e = 0; e < v->h.n; e++) {
-				uint64_t end = v->h.e[e].value;
-				if (!report_value_local_code(end) || end < v->vaddr)
-					continue;
-				if (!pass)
-					nr++;
-				else
-					fprintf(f, "%llx-%llx:%llu\n", (unsigned long long)(v->vaddr - (uint64_t)base),
-						(unsigned long long)(end - (uint64_t)base),
-						(unsigned long long)count_of(spool_hot_estimate(&v->h, (int)e)));
-			}
-		}
+	struct report_code_pair *r, *t;
+	size_t nr = report_value_code_pairs(vm, (uint32_t)ii, SPOOL_VK_RANGE, &r);
+	size_t nt = report_value_code_pairs(vm, (uint32_t)ii, SPOOL_VK_TAKEN, &t);
+	size_t ns = 0;
+	fprintf(f, "%zu\n", nr);
+	for (size_t i = 0; i < nr; i++)
+		fprintf(f, "%llx-%llx:%llu\n", (unsigned long long)(r[i].from - (uint64_t)base),
+			(unsigned long long)(r[i].to - (uint64_t)base), (unsigned long long)count_of(r[i].est));
+	for (size_t i = 0; i < m->npcs; i++)
+		ns += m->pcs[i].event == ev && m->pcs[i].image == (uint32_t)ii && m->pcs[i].count;
+	fprintf(f, "%zu\n", ns);
+	for (size_t i = 0; i < m->npcs; i++) {
+		const struct report_model_pc *pc = &m->pcs[i];
+		if (pc->event == ev && pc->image == (uint32_t)ii && pc->count)
+			fprintf(f, "%llx:%llu\n", (unsigned long long)(pc->vaddr - (uint64_t)base),
+				(unsigned long long)pc->count);
 	}
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass)
-			fprintf(f, "%zu\n", ns);
-		for (size_t i = 0; i < m->npcs; i++) {
-			const struct report_model_pc *pc = &m->pcs[i];
-			if (pc->event != ev || pc->image != (uint32_t)ii || !pc->count)
-				continue;
-			if (!pass)
-				ns++;
-			else
-				fprintf(f, "%llx:%llu\n", (unsigned long long)(pc->vaddr - (uint64_t)base),
-					(unsigned long long)pc->count);
-		}
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass)
-			fprintf(f, "%zu\n", nb);
-		for (size_t i = 0; i < vm->nhot; i++) {
-			const struct report_value_hot *v = &vm->hot[i];
-			if (v->kind != SPOOL_VK_TAKEN || v->image != (uint32_t)ii)
-				continue;
-			for (uint32_t e = 0; e < v->h.n; e++) {
-				uint64_t to = v->h.e[e].value;
-				if (!report_value_local_code(to))
-					continue;
-				if (!pass)
-					nb++;
-				else
-					fprintf(f, "%llx->%llx:%llu\n", (unsigned long long)(v->vaddr - (uint64_t)base),
-						(unsigned long long)(to - (uint64_t)base),
-						(unsigned long long)count_of(spool_hot_estimate(&v->h, (int)e)));
-			}
-		}
-	}
+	fprintf(f, "%zu\n", nt);
+	for (size_t i = 0; i < nt; i++)
+		fprintf(f, "%llx->%llx:%llu\n", (unsigned long long)(t[i].from - (uint64_t)base),
+			(unsigned long long)(t[i].to - (uint64_t)base), (unsigned long long)count_of(t[i].est));
+	free(r);
+	free(t);
 	if (!nr)
 		fprintf(stderr, "vprof export: %s: no branch records in %s epoch %s (vprof run --branches "
 			"records them): the profile has PC samples only\n", binary, m->db, m->epoch);

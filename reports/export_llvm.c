@@ -26,7 +26,6 @@
  * without an LBR).
  */
 #include "reports/export.h"
-#include "reports/symbolize.h"
 #include "reports/value_model.h"
 
 #include <dwarf.h>
@@ -388,23 +387,15 @@ int report_export_llvm_sample(struct report_value_model *vm, const char *binary,
 	}
 	qsort(rows, nrows, sizeof(*rows), by_addr);
 	/* Counts per row: the ranges holding its address, by a sweep. */
-	struct ev *ev = NULL;
-	size_t nev = 0, nranges = 0;
-	for (size_t i = 0; i < vm->nhot; i++) {
-		const struct report_value_hot *v = &vm->hot[i];
-		if (v->kind != SPOOL_VK_RANGE || v->image != (uint32_t)ii)
-			continue;
-		for (uint32_t e = 0; e < v->h.n; e++) {
-			uint64_t end = v->h.e[e].value;
-			if (!report_value_local_code(end) || end < v->vaddr)
-				continue;
-			int64_t c = (int64_t)(spool_hot_estimate(&v->h, (int)e) + 0.5);
-			ev = xrealloc(ev, (nev + 2) * sizeof(*ev));
-			ev[nev++] = (struct ev){ v->vaddr, c };
-			ev[nev++] = (struct ev){ end + 1, -c };
-			nranges++;
-		}
+	struct report_code_pair *rg;
+	size_t nranges = report_value_code_pairs(vm, (uint32_t)ii, SPOOL_VK_RANGE, &rg), nev = 0;
+	struct ev *ev = xrealloc(NULL, 2 * nranges * sizeof(*ev));
+	for (size_t i = 0; i < nranges; i++) {
+		int64_t c = (int64_t)(rg[i].est + 0.5);
+		ev[nev++] = (struct ev){ rg[i].from, c };
+		ev[nev++] = (struct ev){ rg[i].to + 1, -c };
 	}
+	free(rg);
 	qsort(ev, nev, sizeof(*ev), by_ev);
 	int64_t level = 0;
 	for (size_t r = 0, k = 0; r < nrows; r++) {

@@ -934,8 +934,7 @@ int report_inv_rank(struct report_value_model *vm, const struct report_inv_opts 
 		 * call-site shares the @site kinds are measured against;
 		 * branch records are `vprof branches`' and export's. */
 		if (report_value_kind_is_latency(v->kind) || v->kind == SPOOL_VK_RETADDR ||
-		    v->kind == SPOOL_VK_BRANCH || v->kind == SPOOL_VK_RANGE || v->kind == SPOOL_VK_TAKEN ||
-		    !v->h.n)
+		    spool_hot_kind_is_branch_record(v->kind) || !v->h.n)
 			continue;
 		r->considered++;
 		if (v->h.vtot < op->min_vtot) {

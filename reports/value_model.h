@@ -305,7 +305,6 @@ void report_value_proto_free(struct report_value_model *vm);
  * within its class ("1st integer register": 1). */
 const char *report_value_arg_reg(unsigned kind);
 
-/* The latency kinds, whose distributions `vprof latency` reads. */
 /* Is a code value (RETADDR, TARGET, RANGE, TAKEN) an address in the
  * hotlist's own image, a vaddr there, rather than another image's or an
  * absolute one? */
@@ -314,6 +313,20 @@ static inline int report_value_local_code(uint64_t v)
 	return !(v & SPOOL_HOT_FOREIGN) && !spool_hot_is_xref(v);
 }
 
+/* One entry of a hotlist whose value is a code address: from the
+ * hotlist's vaddr to the value's, est times (its estimate). */
+struct report_code_pair {
+	uint64_t from, to;
+	double est;
+};
+/* The entries of image's hotlists of kind (RANGE, TAKEN) whose value is
+ * in the same image, into *out (malloc'd, the caller frees; NULL when
+ * none); a RANGE that would end before it starts is left out. Returns
+ * their number. */
+size_t report_value_code_pairs(const struct report_value_model *vm, uint32_t image, unsigned kind,
+			       struct report_code_pair **out);
+
+/* The latency kinds, whose distributions `vprof latency` reads. */
 static inline int report_value_kind_is_latency(unsigned k)
 {
 	return k == SPOOL_VK_LATENCY || k == SPOOL_VK_ADDR_LATENCY;

@@ -56,6 +56,33 @@ const char *report_value_class_name(enum report_value_class c)
 	return c < VALUE_NCLASS ? k[c] : "?";
 }
 
+size_t report_value_code_pairs(const struct report_value_model *vm, uint32_t image, unsigned kind,
+			       struct report_code_pair **out)
+{
+	size_t n = 0, cap = 0;
+	*out = NULL;
+	for (size_t i = 0; i < vm->nhot; i++) {
+		const struct report_value_hot *v = &vm->hot[i];
+		if (v->kind != kind || v->image != image)
+			continue;
+		for (uint32_t e = 0; e < v->h.n; e++) {
+			uint64_t to = v->h.e[e].value;
+			if (!report_value_local_code(to) || (kind == SPOOL_VK_RANGE && to < v->vaddr))
+				continue;
+			if (n == cap) {
+				struct report_code_pair *p = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(*p));
+				if (!p) {
+					perror("vprof");
+					exit(1);
+				}
+				*out = p;
+			}
+			(*out)[n++] = (struct report_code_pair){ v->vaddr, to, spool_hot_estimate(&v->h, (int)e) };
+		}
+	}
+	return n;
+}
+
 const struct report_value_hot *report_value_hot_find(const struct report_value_model *vm, uint32_t image, uint64_t vaddr,
 						     unsigned kind)
 {
@@ -1046,8 +1073,8 @@ const char *report_value_text(struct report_value_model *vm, const struct report
 	struct report_value_info vi;
 	/* Kinds whose values are not operands keep their own text. */
 	if (v->kind == SPOOL_VK_LATENCY || v->kind == SPOOL_VK_RETADDR || v->kind == SPOOL_VK_TARGET ||
-	    v->kind == SPOOL_VK_STRIDE || v->kind == SPOOL_VK_BRANCH || v->kind == SPOOL_VK_RANGE ||
-	    v->kind == SPOOL_VK_TAKEN || v->kind >= SPOOL_VK_MODULE_FIRST)
+	    v->kind == SPOOL_VK_STRIDE || spool_hot_kind_is_branch_record(v->kind) ||
+	    v->kind >= SPOOL_VK_MODULE_FIRST)
 		return report_value_fmt(vm, v->kind, v->image, val, buf, cap);
 	report_value_info_of(vm, v, e, &vi);
 	return report_value_typed_fmt(vm, val, &vi, buf, cap);

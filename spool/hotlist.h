@@ -159,6 +159,11 @@ static inline int spool_hot_kind_code_aux(unsigned kind)
 {
 	return spool_hot_kind_has_site(kind) || spool_hot_kind_is_arg(kind);
 }
+/* The kinds `vprof run --branches` records (not operand values). */
+static inline int spool_hot_kind_is_branch_record(unsigned kind)
+{
+	return kind == SPOOL_VK_BRANCH || kind == SPOOL_VK_RANGE || kind == SPOOL_VK_TAKEN;
+}
 /* Kinds whose value is a code address. */
 static inline int spool_hot_kind_code_value(unsigned kind)
 {

@@ -645,10 +645,8 @@ void spool_value_n(struct spool *sp, struct spool_thread_slot *sl, uint64_t key,
 		   uint64_t value, uint64_t aux, uint32_t n, uint64_t *rng)
 {
 	unsigned kind = SPOOL_HOT_KEY_KIND(key);
-	if (!sp->hdr || !sp->values || kind == SPOOL_VK_NONE || kind >= SPOOL_VK_MAX ||
+	if (!n || !sp->hdr || !sp->values || kind == SPOOL_VK_NONE || kind >= SPOOL_VK_MAX ||
 	    __atomic_load_n(&sp->nospace, __ATOMIC_RELAXED))
-		return;
-	if (!n)
 		return;
 	if (!sl) {
 		__atomic_fetch_add(&sp->hdr->live.value_samples, n, __ATOMIC_RELAXED);
