@@ -12,6 +12,7 @@
  */
 #include "merge/db_private.h"
 #include "merge/jit.h"
+#include "merge/code.h"
 #include "merge/spool_read.h"
 
 #include <errno.h>
@@ -81,6 +82,7 @@ struct spool_ctx {
 	unsigned event;                  /* the spool's, for its hotlists */
 	uint64_t merged, unknown, jit;
 	int err;
+	const struct spool *sp;          /* its interpreted code (merge/code.h) */
 	/* The process's /tmp/perf-PID.map, if it left one: names for PCs no
 	 * image covers, kept in the [jit:EXE] profile (merge/jit.h). */
 	const struct merge_perfmap *perfmap;
@@ -133,6 +135,41 @@ static struct merge_profile *locate_jit(struct spool_ctx *c, unsigned ev, uint64
 	return p;
 }
 
+/* A frame of interpreted code: its file's [python:FILE] profile, at the
+ * function's key and line (merge/code.h). NULL if the spool does not
+ * name it (then the frame's count goes to unknown). */
+static struct merge_profile *locate_code(struct spool_ctx *c, unsigned ev, uint64_t pc,
+					 uint64_t *offset)
+{
+	const struct spool_code_entry *e = merge_code_entry(c->sp, pc);
+	struct spool_image_record r;
+	if (!e)
+		return NULL;
+	memset(&r, 0, sizeof(r));
+	merge_code_path(e, r.path, sizeof(r.path));
+	struct merge_profile *p = accum_get(c->acc, ev, MERGE_PROF_CODE, &r);
+	if (!p) {
+		c->err = -ENOMEM;
+		return NULL;
+	}
+	*offset = merge_code_offset(e->name, SPOOL_CODE_LINE(pc));
+	return p;
+}
+
+/* Every function the spool names, under its file's profile: stacks name
+ * their frames from there, those that were never a sampled leaf too. */
+static int code_name_cb(const struct spool_code_entry *e, void *arg)
+{
+	struct spool_ctx *c = arg;
+	struct spool_image_record r;
+	memset(&r, 0, sizeof(r));
+	merge_code_path(e, r.path, sizeof(r.path));
+	struct merge_profile *p = accum_get(c->acc, c->event, MERGE_PROF_CODE, &r);
+	if (!p || merge_jit_add(p, e->name, strlen(e->name)) < 0)
+		return c->err = -ENOMEM;
+	return 0;
+}
+
 static int entry_cb(uint64_t key, uint64_t count, void *arg)
 {
 	struct spool_ctx *c = arg;
@@ -140,6 +177,21 @@ static int entry_cb(uint64_t key, uint64_t count, void *arg)
 	unsigned ev = SPOOL_KEY_EV(key);
 	int known = 1;
 	struct merge_profile *p = NULL;
+	if (SPOOL_CODE_IS(SPOOL_GPC_PC(gpc))) {
+		p = locate_code(c, ev, SPOOL_GPC_PC(gpc), &off);
+		if (!p && c->err)
+			return c->err;
+		if (!p) {
+			known = 0;
+			p = accum_get(c->acc, ev, MERGE_PROF_UNKNOWN, NULL);
+			off = SPOOL_GPC_PC(gpc);
+		}
+		if (!p || merge_profile_add(p, off, count) < 0)
+			return c->err = -ENOMEM;
+		c->merged += count;
+		c->unknown += known ? 0 : count;
+		return 0;
+	}
 	if (c->perfmap && !image_at(c, SPOOL_GPC_GEN(gpc), SPOOL_GPC_PC(gpc))) {
 		if ((p = locate_jit(c, ev, SPOOL_GPC_PC(gpc), &off)))
 			c->jit += count;
@@ -359,13 +411,17 @@ int merge_attribute(const char *path, struct merge_accum *acc, struct merge_stat
 		goto out;
 	const struct spool_live *l = &sp.hdr->live;
 	const struct spool_static *s = &sp.hdr->s;
-	struct spool_ctx c = { .im = &im, .acc = acc, .event = s->event };
+	struct spool_ctx c = { .im = &im, .acc = acc, .event = s->event, .sp = &sp };
 	uint64_t badn = 0, badv = 0;
 	if (perfmap_open(&pm, &sp, errf)) {
 		c.perfmap = &pm;
 		synth_image(&c.jit_image, "jit", s);
 	}
 	merge_spool_foreach(&sp, entry_cb, &c, &badn);
+	if ((err = c.err) < 0)
+		goto out;
+	if (s->event < UPCALL_EV_MAX)
+		merge_code_foreach(&sp, code_name_cb, &c);
 	if ((err = c.err) < 0)
 		goto out;
 	merge_spool_values(&sp, hot_cb, &c, &badv);

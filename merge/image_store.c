@@ -224,7 +224,8 @@ void merge_images_keep(const char *root, const struct merge_profile *p, size_t n
 {
 	int err = 0;
 	for (size_t i = 0; i < n && !err; i++)
-		if (!(p[i].flags & (MERGE_PROF_UNKNOWN | MERGE_PROF_STATS | MERGE_PROF_JIT | MERGE_PROF_KERNEL)))
+		if (!(p[i].flags & (MERGE_PROF_UNKNOWN | MERGE_PROF_STATS | MERGE_PROF_JIT | MERGE_PROF_KERNEL |
+				    MERGE_PROF_CODE)))
 			err = keep_image(root, p[i].path, p[i].build_id, p[i].build_id_len);
 	for (unsigned ev = 0; stacks && ev < UPCALL_EV_MAX && !err; ev++)
 		for (size_t i = 0; i < stacks[ev].nimg && !err; i++)

@@ -158,8 +158,9 @@ void merge_profile_name(const struct merge_profile *p, char *out, size_t cap)
 		snprintf(out, cap, "unknown.%s.prof", upcall_event_name(p->event));
 		return;
 	}
-	if (p->flags & (MERGE_PROF_JIT | MERGE_PROF_KERNEL)) {   /* by "[jit:EXE]" */
-		snprintf(out, cap, "%s-%016llx.%s.prof", p->flags & MERGE_PROF_JIT ? "jit" : "kernel",
+	if (p->flags & (MERGE_PROF_JIT | MERGE_PROF_KERNEL | MERGE_PROF_CODE)) {   /* by "[jit:EXE]" */
+		snprintf(out, cap, "%s-%016llx.%s.prof",
+			 p->flags & MERGE_PROF_JIT ? "jit" : p->flags & MERGE_PROF_CODE ? "code" : "kernel",
 			 (unsigned long long)XXH64(p->path, strlen(p->path), 0),
 			 upcall_event_name(p->event));
 		return;

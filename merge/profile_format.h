@@ -113,7 +113,10 @@ struct merge_profile_header {
  * (merge_jit_key) of the name in the JITNAMES section. MERGE_PROF_KERNEL:
  * "[kernel:EXE]", one record at offset 0 whose count is the processes'
  * system CPU in sample-equivalents (docs/formats.md, "Kernel time"). */
-enum { MERGE_PROF_UNKNOWN = 1, MERGE_PROF_STATS = 2, MERGE_PROF_JIT = 4, MERGE_PROF_KERNEL = 8 };
+/* MERGE_PROF_CODE: "[python:FILE]", the functions of one source file of
+ * an interpreted language, offsets and names as merge/code.h says. */
+enum { MERGE_PROF_UNKNOWN = 1, MERGE_PROF_STATS = 2, MERGE_PROF_JIT = 4, MERGE_PROF_KERNEL = 8,
+       MERGE_PROF_CODE = 16 };
 
 /* JITNAMES section: records { uint64_t key; uint32_t len; uint32_t zero;
  * char name[len]; zero padding to 8 bytes }, sorted by key, one per key;

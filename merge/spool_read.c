@@ -226,6 +226,11 @@ int merge_spool_open(struct spool *sp, const char *path, char *why, size_t whyle
 	uint32_t vshared = SPOOL_VALUE_SHARED;
 	if (has_values && s->section[3].size == spool_values_bytes(s->nslots, SPOOL_VALUE_SHARED_V1))
 		need[3] = spool_values_bytes(s->nslots, vshared = SPOOL_VALUE_SHARED_V1);
+	/* A STACKS section without interpreted code, as spools had before
+	 * 2026-11-24. */
+	int stacks_v1 = has_stacks && s->section[nsec - 1].size == spool_stacks_section_bytes_v1();
+	if (stacks_v1)
+		need[nsec - 1] = spool_stacks_section_bytes_v1();
 	for (uint32_t i = 0; i < nsec; i++) {
 		const struct spool_section *sec = &s->section[i];
 		if (sec->kind != kind[i] || sec->size != need[i] ||
@@ -242,6 +247,16 @@ int merge_spool_open(struct spool *sp, const char *path, char *why, size_t whyle
 		if (spool_stacks_check((const struct spool_stacks_head *)sp->stacks) < 0) {
 			err = bad(why, whylen, "stacks section geometry corrupt");
 			goto fail;
+		}
+		if (!stacks_v1) {
+			const struct spool_codes_head *ch = (const struct spool_codes_head *)
+				(sp->stacks + spool_stacks_section_bytes_v1());
+			if (ch->entries != SPOOL_CODE_ENTRIES ||
+			    ch->entry_size != sizeof(struct spool_code_entry)) {
+				err = bad(why, whylen, "interpreted code table geometry corrupt");
+				goto fail;
+			}
+			sp->codes = (uint8_t *)ch;
 		}
 	}
 	if (has_values) {

@@ -12,6 +12,7 @@
 #include "merge/stacks.h"
 #include "merge/spool_read.h"
 #include "merge/profile.h"
+#include "merge/code.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -213,6 +214,7 @@ int merge_stacks_merge(struct merge_stacks *a, const struct merge_stacks *b)
 
 struct from_ctx {
 	struct merge_stacks *s;
+	const struct spool *sp;
 	const struct spool_image_record *im;
 	size_t nim;
 	long *idx;               /* stacks image index per record, -2 unknown yet */
@@ -235,6 +237,21 @@ static int from_entry(const struct spool_stack_entry *e, void *arg)
 	uint64_t fr[SPOOL_STACK_MAX];
 	for (unsigned i = 0; i < e->depth; i++) {
 		uint64_t pc = SPOOL_GPC_PC(e->pc[i]);
+		if (SPOOL_CODE_IS(pc)) {
+			/* Interpreted code: its file's [python:FILE] image. */
+			const struct spool_code_entry *ce = merge_code_entry(c->sp, pc);
+			char path[SPOOL_PATH_MAX];
+			if (!ce) {
+				fr[i] = MERGE_FRAME(MERGE_FRAME_UNKNOWN, pc);
+				continue;
+			}
+			merge_code_path(ce, path, sizeof(path));
+			long k = merge_stacks_image(c->s, NULL, 0, path);
+			if (k < 0)
+				return c->err = -ENOMEM;
+			fr[i] = MERGE_FRAME(k, merge_code_offset(ce->name, SPOOL_CODE_LINE(pc)));
+			continue;
+		}
 		/* A return address may sit just past its image's end (a call
 		 * as the last instruction): look up the call's last byte. */
 		long r = image_of(c, e->gen, i ? pc - 1 : pc);
@@ -262,7 +279,7 @@ int merge_stacks_from_spool(struct merge_stacks *s, const struct spool *sp,
 	if (!sp->stacks)
 		return 0;
 	const struct spool_stacks_head *h = (const struct spool_stacks_head *)sp->stacks;
-	struct from_ctx c = { s, im, nim, calloc(nim ? nim : 1, sizeof(long)), 0 };
+	struct from_ctx c = { s, sp, im, nim, calloc(nim ? nim : 1, sizeof(long)), 0 };
 	if (!c.idx)
 		return -ENOMEM;
 	for (size_t i = 0; i < nim; i++)

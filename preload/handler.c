@@ -354,8 +354,11 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 		 * on a thread without one, nor deep under a program's handler
 		 * that runs on it). Short of it, the stack is the PC alone. */
 		int deep = hstack_room() >= PRELOAD_HANDLER_ROOM;
+		if (deep && preload_py_on())
+			preload_py_walk(uc);          /* VPROF_PYTHON: preload/pyframes.c */
 		preload_sample_weighted(si, uc, w);
 		preload_stacks_sample(si, uc, deep);   /* VPROF_STACKS: preload/stack_sample.c */
+		preload_py_done();
 		preload_selflimit_test_work(1);
 		int where = deep && !off_alt && (g_vprof.cfg.values || g_vprof.cfg.verify) ? interp_stack(uc) : 0;
 		if (g_vprof.cfg.values && where) {

@@ -82,7 +82,7 @@ void preload_sample_weighted(siginfo_t *si, void *ucv, uint32_t times)
 	 * blocked or the trigger stopped), and the time is real time the
 	 * program paid, shown against libvprof.so rather than hidden. t->busy
 	 * keeps the interpreter out of our code. */
-	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	uint64_t pc = preload_py_leaf((uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
 	/* A CPU timer checked at ticks can expire several times between two
 	 * ticks of its thread (threads time-sharing a CPU): the kernel counts
 	 * the expiries it could not signal as overruns. Each stands for a
@@ -467,6 +467,8 @@ __attribute__((constructor)) static void vprof_init(void)
 			    strerror(-rc));
 		g_vprof.cfg.stacks = 0;
 	}
+	if (g_vprof.cfg.stacks && g_vprof.cfg.python)
+		preload_py_init();
 	if (g_vprof.cfg.verify) {
 		rc = preload_verify_init ? preload_verify_init() : -ENOSYS;
 		if (rc < 0) {

@@ -33,6 +33,7 @@ struct preload_config {
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
 	uint64_t epoch_secs;     /* VPROF_EPOCH_SECS: rotate the spool every S s (0: never) */
 	int stack_depth;         /* VPROF_STACK_DEPTH (default 32, with stacks) */
+	int python;              /* VPROF_PYTHON (default on): Python frames in stacks */
 	int stack_method;        /* VPROF_STACK_METHOD: SPOOL_STACK_M_CFI, _UNWIND, _FP or _CURSOR */
 	int max_cost;            /* VPROF_MAX_COST: % of a thread's CPU, 0 off (selflimit.c) */
 	uint64_t test_handler_work; /* VPROF_TEST_HANDLER_WORK: us per sample (tests only) */
@@ -220,6 +221,18 @@ void preload_module_thread_end(void);
  * the stack in the spool (AS-safe). */
 int preload_stacks_init(void);
 void preload_stacks_sample(siginfo_t *si, void *uc, int unwind);
+
+/* pyframes.c (VPROF_PYTHON, with stacks): preload_py_init once in the
+ * constructor (1: this process runs a CPython vprof knows); in the
+ * handler, preload_py_walk before the PC is counted, preload_py_leaf
+ * for the counted PC, preload_py_mix for the stack, preload_py_done at
+ * the end of the signal. */
+int preload_py_init(void);
+int preload_py_on(void);
+void preload_py_walk(void *uc);
+void preload_py_done(void);
+uint64_t preload_py_leaf(uint64_t pc);
+unsigned preload_py_mix(uint64_t *pc, unsigned n, unsigned max, int *more);
 
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);

@@ -313,6 +313,7 @@ void preload_stacks_sample(siginfo_t *si, void *ucv, int unwind)
 		default: n = preload_cfi_backtrace(uc, pc, max, &more); break;
 		}
 		g_thread.busy = 0;
+		n = preload_py_mix(pc, n, max, &more);
 	}
 	/* Entered for the write only (rotate.c): the unwind reads no spool. */
 	struct spool *prev, *sp = preload_spool_enter(&prev);

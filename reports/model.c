@@ -11,6 +11,7 @@
 #include "reports/symbolize.h"
 #include "merge/image_store.h"
 #include "merge/jit.h"
+#include "merge/code.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,16 @@ uint32_t report_model_image(struct report_model *m, const struct merge_profile *
 	im->path = intern(m, path);
 	im->build_id_len = p->build_id_len;
 	memcpy(im->build_id, p->build_id, p->build_id_len);
+	if ((p->flags & MERGE_PROF_CODE) ||
+	    !strncmp(path, MERGE_CODE_PREFIX, sizeof(MERGE_CODE_PREFIX) - 1)) {
+		char file[SPOOL_PATH_MAX];
+		snprintf(file, sizeof(file), "%s", path + sizeof(MERGE_CODE_PREFIX) - 1);
+		if (file[0] && file[strlen(file) - 1] == ']')
+			file[strlen(file) - 1] = 0;
+		im->code = 1;
+		im->code_file = intern(m, file);
+		return (uint32_t)m->nimages++;
+	}
 	/* [jit:EXE] and [kernel:EXE] name their samples themselves. */
 	if (!unknown && !(p->flags & (MERGE_PROF_JIT | MERGE_PROF_KERNEL))) {
 		char why[300], store[600];
@@ -159,6 +170,19 @@ static int on_profile(const struct merge_profile *p, void *arg)
 		return 0;
 	uint32_t ii = report_model_image(m, p);
 	struct report_model_image *im = &m->images[ii];
+	if (p->flags & MERGE_PROF_CODE)
+		for (size_t i = 0; i < p->njit; i++) {
+			uint64_t key = p->jit[i].key >> (64 - (48 - MERGE_CODE_LINE_BITS));
+			if (report_model_code_name(im, key << MERGE_CODE_LINE_BITS))
+				continue;
+			im->code_keys = report_grow(im->code_keys, &im->capcode, im->ncode,
+						    sizeof(*im->code_keys));
+			im->code_names = realloc(im->code_names, im->capcode * sizeof(*im->code_names));
+			if (!im->code_names)
+				abort();
+			im->code_keys[im->ncode] = key;
+			im->code_names[im->ncode++] = intern(m, p->jit_arena + p->jit[i].off);
+		}
 	for (size_t i = 0; i < p->n; i++) {
 		uint64_t start = 0, size;
 		const char *sys = NULL;
@@ -173,6 +197,12 @@ static int on_profile(const struct merge_profile *p, void *arg)
 			sys = report_sym_lookup(im->sym, pc->vaddr, &start, &size);
 		else if (p->flags & MERGE_PROF_JIT)
 			sys = merge_jit_name(p, pc->vaddr), start = pc->vaddr;
+		else if (p->flags & MERGE_PROF_CODE) {
+			sys = merge_code_name(p, pc->vaddr);
+			start = pc->vaddr & ~(uint64_t)((1u << MERGE_CODE_LINE_BITS) - 1);
+			pc->file = pc->proc_file = im->code_file;
+			pc->line = (int)MERGE_CODE_LINE(pc->vaddr);
+		}
 		else if (p->flags & MERGE_PROF_KERNEL)
 			sys = strncmp(p->path, "[start-up:", 10) ? "[kernel]" : "[start-up]", start = 0;
 		if (sys) {
@@ -352,10 +382,22 @@ unsigned report_model_main_event(const struct report_model *m, int ev)
 	return m->total[best] ? best : 0;
 }
 
+const char *report_model_code_name(const struct report_model_image *im, uint64_t vaddr)
+{
+	uint64_t key = vaddr >> MERGE_CODE_LINE_BITS;
+	for (size_t i = 0; i < im->ncode; i++)
+		if (im->code_keys[i] == key)
+			return im->code_names[i];
+	return NULL;
+}
+
 void report_model_free(struct report_model *m)
 {
-	for (size_t i = 0; i < m->nimages; i++)
+	for (size_t i = 0; i < m->nimages; i++) {
 		report_image_close(m->images[i].sym);
+		free(m->images[i].code_keys);
+		free(m->images[i].code_names);
+	}
 	for (size_t i = 0; i < m->capstrings; i++)
 		free(m->strings[i].s);
 	free(m->strings);

@@ -25,7 +25,17 @@ struct report_model_image {
 	uint32_t build_id_len;
 	uint64_t max_vaddr;             /* highest sampled address, for mappings */
 	struct report_image *sym;       /* NULL: no symbols */
+	/* Interpreted code ("[python:FILE]", merge/code.h): the names of its
+	 * functions by key (offset >> MERGE_CODE_LINE_BITS), interned. */
+	int code;
+	const char *code_file;          /* FILE, interned */
+	uint64_t *code_keys;
+	const char **code_names;
+	size_t ncode, capcode;
 };
+
+/* The name of the function of an interpreted-code image at vaddr, or NULL. */
+const char *report_model_code_name(const struct report_model_image *im, uint64_t vaddr);
 
 /* One sampled PC under one event. */
 struct report_model_pc {

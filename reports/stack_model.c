@@ -69,6 +69,13 @@ static void name_frame(struct report_stacks *s, struct report_model *m, struct r
 {
 	const struct report_model_image *im = &m->images[f->image];
 	uint64_t start, size;
+	if (im->code) {
+		const char *name = report_model_code_name(im, f->vaddr);
+		if (!name)
+			name = im->path;
+		f->proc = f->sysname = intern(s, name);
+		return;
+	}
 	const char *sys = im->sym ? report_sym_lookup(im->sym, leaf ? f->vaddr : f->vaddr - 1, &start,
 						      &size)
 				  : NULL;

@@ -351,4 +351,44 @@ struct spool_stack_entry {      /* 544 bytes */
 	uint64_t pc[SPOOL_STACK_MAX];
 };
 
+/* Interpreted code in a STACKS section, after its entries (sections of
+ * spool_stacks_section_bytes(); one of the size spools had before holds
+ * none): the functions of an interpreted language (CPython 3.11) the
+ * handler met, one entry each, named the first time it is seen. A frame
+ * of such a function, in a stack's pc[] or as a counted PC, is
+ * SPOOL_CODE_FRAME(entry index, line): bit 47 set, which no user-space
+ * address has. Entries are claimed FREE -> BUSY by CAS and published
+ * READY, as stacks are; a function with no room in SPOOL_CODE_PROBES
+ * probes is counted in `dropped` and its frames are left native. */
+#define SPOOL_CODE_ENTRIES 2048
+#define SPOOL_CODE_PROBES 32
+#define SPOOL_CODE_NAME_MAX 160
+#define SPOOL_CODE_FILE_MAX 320
+#define SPOOL_CODE_TAG (1ull << 47)
+#define SPOOL_CODE_FRAME(idx, line) \
+	(SPOOL_CODE_TAG | ((uint64_t)(idx) & 0xfffffu) << 24 | ((uint64_t)(line) & 0xffffffu))
+#define SPOOL_CODE_IS(pc)    (((pc) & SPOOL_CODE_TAG) != 0)
+#define SPOOL_CODE_IDX(pc)   ((uint32_t)((pc) >> 24) & 0xfffffu)
+#define SPOOL_CODE_LINE(pc)  ((uint32_t)(pc) & 0xffffffu)
+enum { SPOOL_LANG_PYTHON = 1 };
+struct spool_codes_head {       /* 64 bytes */
+	uint32_t entries;        /* SPOOL_CODE_ENTRIES */
+	uint32_t entry_size;     /* sizeof(struct spool_code_entry) */
+	uint64_t used;           /* entries claimed */
+	uint64_t dropped;        /* functions that found no entry */
+	uint8_t pad[40];
+};
+struct spool_code_entry {       /* 512 bytes */
+	uint64_t key;            /* the writer's identity of the code (its
+				  * address mixed with its fields) */
+	uint32_t state;          /* SPOOL_HOT_FREE/BUSY/READY */
+	uint8_t lang;            /* SPOOL_LANG_* */
+	uint8_t pad[3];
+	uint32_t firstline;      /* the function's first line */
+	uint32_t pad2;
+	uint64_t check;          /* XXH64 of name and file */
+	char name[SPOOL_CODE_NAME_MAX];   /* qualified name, NUL-terminated */
+	char file[SPOOL_CODE_FILE_MAX];   /* source file as the interpreter names it */
+};
+
 #endif

@@ -83,6 +83,7 @@ struct spool {
 	struct spool_image_record *images;
 	uint8_t *values;                  /* VALUES section, NULL if none */
 	uint8_t *stacks;                  /* STACKS section, NULL if none (stack_table.c) */
+	uint8_t *codes;                   /* its interpreted code, NULL if none */
 	uint32_t gen;                     /* current image generation (writer) */
 	uint32_t vshared;                 /* lists in the shared value area */
 	/* Writer: where each key's list is in the shared value area, so that
@@ -236,6 +237,17 @@ void spool_stack(struct spool *sp, const uint64_t *pc, unsigned depth, unsigned 
  * the frames, then a final mix; never 0): the reader's check. */
 struct spool_stack_entry *spool_stack_entries(const struct spool *sp);
 uint64_t spool_stack_hash(const uint64_t *pc, unsigned depth, unsigned gen);
+
+/* Interpreted code after the stacks (format.h, "Interpreted code"):
+ * spool_code_get() finds key's entry (its index) or claims a free one,
+ * returned BUSY in *claimed for the caller to fill and then publish with
+ * spool_code_publish(); -1 when there is no table, no room or no page.
+ * Async-signal-safe and lock-free. spool_stacks_section_bytes() covers
+ * the table; spool_stacks_section_bytes_v1() is the size without it. */
+long spool_code_get(struct spool *sp, uint64_t key, struct spool_code_entry **claimed);
+void spool_code_publish(struct spool *sp, struct spool_code_entry *e);
+struct spool_code_entry *spool_code_entries(const struct spool *sp);
+size_t spool_stacks_section_bytes_v1(void);
 
 /* ---- geometry, shared by the writer and the reader ---- */
 

@@ -14,13 +14,24 @@
  */
 #include "spool/spool.h"
 
+#include <xxhash.h>
+
 _Static_assert(sizeof(struct spool_stacks_head) == 64, "stacks head size");
 _Static_assert(sizeof(struct spool_stack_entry) == 544, "stack entry size");
 
-size_t spool_stacks_section_bytes(void)
+_Static_assert(sizeof(struct spool_codes_head) == 64, "codes head size");
+_Static_assert(sizeof(struct spool_code_entry) == 512, "code entry size");
+
+size_t spool_stacks_section_bytes_v1(void)
 {
 	return sizeof(struct spool_stacks_head) +
 	       (size_t)SPOOL_STACK_ENTRIES * sizeof(struct spool_stack_entry);
+}
+
+size_t spool_stacks_section_bytes(void)
+{
+	return spool_stacks_section_bytes_v1() + sizeof(struct spool_codes_head) +
+	       (size_t)SPOOL_CODE_ENTRIES * sizeof(struct spool_code_entry);
 }
 
 void spool_stacks_geometry(struct spool_stacks_head *h, int depth, int method)
@@ -112,4 +123,53 @@ void spool_stack(struct spool *sp, const uint64_t *pc, unsigned depth, unsigned 
 		return;
 	}
 	__atomic_fetch_add(&h->dropped, weight, __ATOMIC_RELAXED);
+}
+
+/* ---- interpreted code ---- */
+
+struct spool_code_entry *spool_code_entries(const struct spool *sp)
+{
+	return (struct spool_code_entry *)(sp->codes + sizeof(struct spool_codes_head));
+}
+
+long spool_code_get(struct spool *sp, uint64_t key, struct spool_code_entry **claimed)
+{
+	*claimed = NULL;
+	if (!sp->hdr || !sp->codes || __atomic_load_n(&sp->nospace, __ATOMIC_RELAXED))
+		return -1;
+	struct spool_codes_head *h = (struct spool_codes_head *)sp->codes;
+	struct spool_code_entry *tab = spool_code_entries(sp);
+	uint64_t hash = key * 0x9e3779b97f4a7c15ull;
+	hash ^= hash >> 29;
+	for (uint32_t probe = 0; probe < SPOOL_CODE_PROBES; probe++) {
+		uint32_t i = (uint32_t)(hash + probe) & (SPOOL_CODE_ENTRIES - 1);
+		struct spool_code_entry *e = &tab[i];
+		if (spool_room(sp, e, sizeof(*e)) < 0)
+			break;
+		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+		if (st == SPOOL_HOT_READY) {
+			if (e->key == key)
+				return i;
+			continue;
+		}
+		if (st == SPOOL_HOT_BUSY ||
+		    !__atomic_compare_exchange_n(&e->state, &st, SPOOL_HOT_BUSY, 0, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		e->key = key;
+		__atomic_fetch_add(&h->used, 1, __ATOMIC_RELAXED);
+		*claimed = e;
+		return i;
+	}
+	__atomic_fetch_add(&h->dropped, 1, __ATOMIC_RELAXED);
+	return -1;
+}
+
+void spool_code_publish(struct spool *sp, struct spool_code_entry *e)
+{
+	(void)sp;
+	e->name[sizeof(e->name) - 1] = 0;
+	e->file[sizeof(e->file) - 1] = 0;
+	e->check = XXH64(e->name, sizeof(e->name) + sizeof(e->file), e->firstline);
+	__atomic_store_n(&e->state, SPOOL_HOT_READY, __ATOMIC_RELEASE);
 }

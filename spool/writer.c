@@ -234,7 +234,9 @@ int spool_create(struct spool *sp, const char *dir,
 		if (back(fd, threads_off + i * sl, sizeof(struct spool_thread_slot)) < 0)
 			goto fail;
 	if ((values_sz && back(fd, values_off, sizeof(struct spool_values_head)) < 0) ||
-	    (stacks_sz && back(fd, stacks_off, sizeof(struct spool_stacks_head)) < 0))
+	    (stacks_sz && (back(fd, stacks_off, sizeof(struct spool_stacks_head)) < 0 ||
+			   back(fd, stacks_off + spool_stacks_section_bytes_v1(),
+				sizeof(struct spool_codes_head)) < 0)))
 		goto fail;
 	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
@@ -253,8 +255,11 @@ int spool_create(struct spool *sp, const char *dir,
 		mark_backed(sp, threads_off + i * sl, sizeof(struct spool_thread_slot));
 	if (values_sz)
 		mark_backed(sp, values_off, sizeof(struct spool_values_head));
-	if (stacks_sz)
+	if (stacks_sz) {
 		mark_backed(sp, stacks_off, sizeof(struct spool_stacks_head));
+		mark_backed(sp, stacks_off + spool_stacks_section_bytes_v1(),
+			    sizeof(struct spool_codes_head));
+	}
 	upcall_fd_close(fd);      /* the mapping keeps the file */
 	fd = -1;
 
@@ -263,6 +268,7 @@ int spool_create(struct spool *sp, const char *dir,
 	sp->images = (struct spool_image_record *)((uint8_t *)m + images_off);
 	sp->values = values_sz ? (uint8_t *)m + values_off : NULL;
 	sp->stacks = stacks_sz ? (uint8_t *)m + stacks_off : NULL;
+	sp->codes = stacks_sz ? sp->stacks + spool_stacks_section_bytes_v1() : NULL;
 
 	struct spool_static *s = &sp->hdr->s;
 	struct timespec ts;
@@ -301,6 +307,9 @@ int spool_create(struct spool *sp, const char *dir,
 			(struct spool_section){ SPOOL_SEC_STACKS, SPOOL_SECF_CHECKED, stacks_off, stacks_sz };
 		spool_stacks_geometry((struct spool_stacks_head *)sp->stacks, p->stack_depth,
 				      p->stack_method);
+		struct spool_codes_head *ch = (struct spool_codes_head *)sp->codes;
+		ch->entries = SPOOL_CODE_ENTRIES;
+		ch->entry_size = sizeof(struct spool_code_entry);
 	}
 	copy_str(s->exe, sizeof(s->exe), p->exe);
 	copy_str(s->cmdline, sizeof(s->cmdline), p->cmdline);
