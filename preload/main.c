@@ -399,6 +399,15 @@ __attribute__((constructor)) static void vprof_init(void)
 		disable();
 		return;
 	}
+	/* A Python vprof knows the frames of (pyframes.c) gets call stacks,
+	 * which its frames are part of, unless VPROF_STACKS says otherwise. */
+	if (g_vprof.cfg.python && preload_py_init() && !g_vprof.cfg.stacks) {
+		const char *st = getenv("VPROF_STACKS");
+		if (!st || !*st) {
+			g_vprof.cfg.stacks = 1;
+			g_vprof.cfg.ring = 0;
+		}
+	}
 	/* Exec'd inside a seccomp filter: what it lets us do, before we do
 	 * anything it might kill the program for (sandbox.c). */
 	int no_perf = 0;
@@ -467,8 +476,6 @@ __attribute__((constructor)) static void vprof_init(void)
 			    strerror(-rc));
 		g_vprof.cfg.stacks = 0;
 	}
-	if (g_vprof.cfg.stacks && g_vprof.cfg.python)
-		preload_py_init();
 	if (g_vprof.cfg.verify) {
 		rc = preload_verify_init ? preload_verify_init() : -ENOSYS;
 		if (rc < 0) {
@@ -477,6 +484,11 @@ __attribute__((constructor)) static void vprof_init(void)
 			g_vprof.cfg.verify = 0;
 		}
 	}
+	/* After verify's: the fault handler is installed once, with its
+	 * trap hook when co-simulation wants one. */
+	if (g_vprof.cfg.stacks && preload_py_on() && (rc = preload_py_start()) < 0)
+		preload_say("VPROF_PYTHON: Python frames unavailable: %s; native frames only",
+			    strerror(-rc));
 	pthread_atfork(NULL, NULL, on_fork_child);
 	g_thread.busy = 0;
 	preload_thread_begin();

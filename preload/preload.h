@@ -223,11 +223,14 @@ int preload_stacks_init(void);
 void preload_stacks_sample(siginfo_t *si, void *uc, int unwind);
 
 /* pyframes.c (VPROF_PYTHON, with stacks): preload_py_init once in the
- * constructor (1: this process runs a CPython vprof knows); in the
+ * constructor (1: this process runs a CPython vprof knows; says so once
+ * for a Python it does not know), preload_py_start once stacks are set
+ * up (the fault handler its probes need); in the
  * handler, preload_py_walk before the PC is counted, preload_py_leaf
  * for the counted PC, preload_py_mix for the stack, preload_py_done at
  * the end of the signal. */
 int preload_py_init(void);
+int preload_py_start(void);
 int preload_py_on(void);
 void preload_py_walk(void *uc);
 void preload_py_done(void);

@@ -151,14 +151,20 @@ int preload_py_init(void)
 	const ElfW(Sym) *sym = NULL;
 	if (!dladdr1(ev, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size)
 		return 0;
-	if (preload_faults_init(NULL, NULL) < 0)
-		return 0;
 	g_py.runtime = (uintptr_t)rt;
 	g_py.code_type = (uintptr_t)ct;
 	g_py.eval_lo = (uintptr_t)ev;
 	g_py.eval_hi = (uintptr_t)ev + sym->st_size;
 	g_py.on = 1;
 	return 1;
+}
+
+int preload_py_start(void)
+{
+	int rc = preload_faults_init(NULL, NULL);
+	if (rc < 0)
+		g_py.on = 0;
+	return rc;
 }
 
 int preload_py_on(void)

@@ -1,11 +1,13 @@
 #!/bin/bash
-# `vprof run -- /usr/bin/python3 -c '<busy loop>'` then
+# `vprof run --no-python -- /usr/bin/python3 -c '<busy loop>'` then
 # `vprof report` lists the interpreter's eval loop among the top procedures,
-# attributed to the interpreter's own image (the file python3 resolves to).
+# attributed to the interpreter's own image (the file python3 resolves to);
+# without --no-python, the loop is the Python code's own row, <module> of
+# [python:<string>] (tests/pyframes.sh has the rest of Python frames).
 . "$(dirname "$0")/lib.sh"
 
 img=$(readlink -f "$PY")
-out=$("$VPROF" run --db "$TMP/db" -- "$PY" -c '
+out=$("$VPROF" run --db "$TMP/db" --no-python -- "$PY" -c '
 s = 0
 for i in range(4000000):
     s += i * i % 7
@@ -33,4 +35,19 @@ PYEOF
 # default): at least half of it, since task-clock samples only user time.
 n=$(awk -F'\t' 'END{print NR}' "$TMP/db/epochs/1/processes.tsv"); check "one process merged" [ "$n" = 1 ]
 awk -F'\t' '{ want = $8 / 1e9 * 250; if ($5 >= want / 2 && $5 <= want * 1.2) print "PASS " $5 " samples for " want " expected from its CPU time"; else print "FAIL " $5 " samples for " want " expected from its CPU time" }' "$TMP/db/epochs/1/processes.tsv"
+
+# The default: the loop is the Python code's own row.
+"$VPROF" run --db "$TMP/dbpy" -- "$PY" -c '
+s = 0
+for i in range(4000000):
+    s += i * i % 7
+print(s)' >/dev/null 2>&1
+"$VPROF" report --db "$TMP/dbpy" --json -n 5 >"$TMP/py.json"
+"$PY" - "$TMP/py.json" <<'PYEOF'
+import json, sys
+rows = json.load(open(sys.argv[1]))["events"][0]["rows"]
+top = [(x["procedure"], x["image"]) for x in rows]
+ok = rows and rows[0]["procedure"] == "<module>" and rows[0]["image"] == "[python:<string>]"
+print("%s by default, the -c code's <module> of [python:<string>] is the top row: %s" % ("PASS" if ok else "FAIL", top[:3]))
+PYEOF
 finish

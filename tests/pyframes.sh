@@ -1,0 +1,149 @@
+#!/bin/bash
+# Python frames (preload/pyframes.c): a CPython 3.11 profile names the
+# user's Python functions and lines, mixed with native frames.
+#   - the offsets pyframes.c reads at are those of the interpreter's own
+#     headers (python3.11-dev), for Debian's build and, when there is one,
+#     the python3 first on PATH;
+#   - four pure-Python functions of planted cost: their inclusive shares
+#     within 3 points of the truth (each function timed alone, the start-up
+#     subtracted), their hot lines named, output and status unchanged;
+#   - a Python function calling zlib and json: the Python caller above the
+#     native callee in folded stacks and in `go tool pprof -top`; a Python
+#     thread and a Python child process named too;
+#   - --no-python gives the native view (the evaluator), and a program that
+#     looks like Python 3.12 gets one message, native frames and its
+#     output unchanged.
+. "$(dirname "$0")/lib.sh"
+
+PY311=/usr/bin/python3.11
+FIX=$TOP/tests/fixtures
+
+# --- the layout, from the headers ---
+layout() {   # INCLUDE_DIR LABEL
+	if ! cc -I"$1" "$FIX/py311_offsets.c" -o "$TMP/offsets" 2>"$TMP/cc.err"; then
+		fail "$2: cannot build the offsets program against $1: $(head -c 300 "$TMP/cc.err")"
+		return
+	fi
+	"$TMP/offsets" | sort >"$TMP/hdr.txt"
+	grep -E '^#define [A-Z0-9_]+ +[0-9]+' "$TOP/preload/pyframes.c" | awk '{print $2, $3}' | sort >"$TMP/ours.txt"
+	local bad
+	bad=$(join -a1 "$TMP/hdr.txt" "$TMP/ours.txt" | awk 'NF != 3 || $2 != $3')
+	check "$2: the $(wc -l <"$TMP/hdr.txt") offsets pyframes.c reads are the headers' ($1)${bad:+; differ: $bad}" \
+		[ -z "$bad" -a "$(wc -l <"$TMP/hdr.txt")" -ge 30 ]
+}
+layout /usr/include/python3.11 "Debian's python3.11"
+other=$(command -v python3)
+if [ -n "$other" ] && [ "$(readlink -f "$other")" != "$(readlink -f "$PY311")" ]; then
+	inc=$("$other" -c 'import sys, sysconfig; print(sysconfig.get_config_var("INCLUDEPY") if sys.version_info[:2] == (3, 11) else "")' 2>/dev/null)
+	if [ -n "$inc" ] && [ -e "$inc/internal/pycore_frame.h" ]; then
+		layout "$inc" "$other ($("$other" -c 'import sys; print(sys.version.split()[0])'))"
+	fi
+fi
+
+# --- four functions: shares against the truth ---
+ROUNDS=${PYFRAMES_ROUNDS:-50}
+"$PY311" - "$PY311" "$FIX/py_four.py" "$ROUNDS" >"$TMP/truth.txt" <<'EOF'
+import resource, subprocess, sys, statistics
+py, script, rounds = sys.argv[1], sys.argv[2], sys.argv[3]
+def cpu(*args):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([py, script, rounds, *args], stdout=subprocess.DEVNULL, check=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+names = ["alpha", "beta", "gamma", "delta"]
+t = {n: [] for n in names + ["none"]}
+for _ in range(3):
+    for n in names + ["none"]:
+        t[n].append(cpu(n))
+base = statistics.median(t["none"])
+own = {n: max(statistics.median(t[n]) - base, 0) for n in names}
+tot = sum(own.values())
+for n in names:
+    print(n, "%.2f" % (100 * own[n] / tot), "%.3f" % own[n])
+EOF
+plain=$("$PY311" "$FIX/py_four.py" "$ROUNDS"); pst=$?
+"$VPROF" run --db "$TMP/four" --freq 1000 -- "$PY311" "$FIX/py_four.py" "$ROUNDS" >"$TMP/four.out" 2>"$TMP/four.err"
+st=$?
+check "py_four.py: output and exit status unchanged under vprof ($st, plain $pst)" \
+	[ "$st" = "$pst" ] && [ "$(cat "$TMP/four.out")" = "$plain" ]
+"$VPROF" export --db "$TMP/four" --format folded -o "$TMP/four.folded" 2>"$TMP/exp.err" ||
+	fail "folded export failed: $(cat "$TMP/exp.err")"
+"$VPROF" report --db "$TMP/four" --by line --json -n 0 >"$TMP/lines.json" 2>/dev/null
+"$PY311" - "$TMP/truth.txt" "$TMP/four.folded" "$TMP/lines.json" "$FIX/py_four.py" <<'EOF'
+import json, sys
+truth = {l.split()[0]: float(l.split()[1]) for l in open(sys.argv[1])}
+incl = dict.fromkeys(truth, 0)
+total = 0
+for line in open(sys.argv[2]):
+    path, n = line.rsplit(" ", 1)
+    frames = path.split(";")
+    total += int(n)
+    for f in truth:
+        if f in frames:
+            incl[f] += int(n)
+s = sum(incl.values())
+worst = 0
+for f in truth:
+    share = 100.0 * incl[f] / s if s else 0
+    worst = max(worst, abs(share - truth[f]))
+    print("  %-6s vprof %5.1f%%  truth %5.1f%%  (%d samples)" % (f, share, truth[f], incl[f]))
+ok = s > 1000 and worst <= 3
+print("%s four Python functions' shares within 3 points of the truth (worst %.1f, %d of %d samples in them)"
+      % ("PASS" if ok else "FAIL", worst, s, total))
+# Lines: each function's hottest line is its loop body, named FILE:LINE.
+src = open(sys.argv[4]).read().split("\n")
+body = {}
+for i, l in enumerate(src, 1):
+    for f in truth:
+        if l.startswith("def %s(" % f):
+            body[f] = i + 3   # "s = 0", "for ...", then the body
+rows = json.load(open(sys.argv[3]))["events"][0]["rows"]
+hot = {}
+for r in rows:
+    if r.get("procedure") in truth and r["procedure"] not in hot:
+        hot[r["procedure"]] = (r.get("file", ""), r.get("line", 0))
+good = [f for f in truth if f in hot and hot[f][0].endswith("py_four.py") and hot[f][1] in (body[f] - 1, body[f])]
+print("%s each function's hottest line is its loop, named FILE:LINE: %s"
+      % ("PASS" if len(good) == 4 else "FAIL", ", ".join("%s %s:%s" % (f, *hot.get(f, ("?", "?"))) for f in truth)))
+EOF
+
+# --- mixed stacks, threads and children ---
+plain=$("$PY311" "$FIX/py_mixed.py"); pst=$?
+"$VPROF" run --db "$TMP/mixed" --freq 1000 -- "$PY311" "$FIX/py_mixed.py" >"$TMP/mixed.out" 2>"$TMP/mixed.err"
+st=$?
+check "py_mixed.py: output and exit status unchanged ($st, plain $pst)" \
+	[ "$st" = "$pst" ] && [ "$(cat "$TMP/mixed.out")" = "$plain" ]
+"$VPROF" export --db "$TMP/mixed" --format folded -o "$TMP/mixed.folded" 2>/dev/null
+check "folded: the Python caller squeeze above zlib's deflate" \
+	grep -qE '(^|;)squeeze;([^;]*;)*deflate' "$TMP/mixed.folded"
+check "folded: json's Python encoder above the C encoder it calls" \
+	grep -qE '(^|;)encode;dumps;JSONEncoder.encode;JSONEncoder.iterencode;_PyObject_MakeTpCall;[^; ]+' "$TMP/mixed.folded"
+check "folded: the Python thread's function (spin_in_thread under its lambda)" \
+	grep -qE '<lambda>;spin_in_thread' "$TMP/mixed.folded"
+check "folded: the Python child process's function (child_work under main)" \
+	grep -qE '(^|;)main;child_work( |;)' "$TMP/mixed.folded"
+if command -v go >/dev/null; then
+	"$VPROF" export --db "$TMP/mixed" --format pprof -o "$TMP/mixed.pb.gz" 2>/dev/null
+	go tool pprof -top -cum "$TMP/mixed.pb.gz" >"$TMP/top.txt" 2>"$TMP/go.err"
+	check "go tool pprof -top -cum: squeeze's inclusive time covers zlib's deflate" \
+		awk '$NF == "squeeze" { s = $4 + 0 } $NF == "deflate" { d = $4 + 0 } END { exit !(s > 0 && d > 0 && s >= d) }' \
+		"$TMP/top.txt"
+else
+	fail "go is not installed (golang-go): go tool pprof cannot be checked"
+fi
+
+# --- the native view, and a Python vprof does not know ---
+"$VPROF" run --db "$TMP/native" --no-python -- "$PY311" "$FIX/py_four.py" 5 >/dev/null 2>&1
+"$VPROF" report --db "$TMP/native" -n 3 >"$TMP/native.txt" 2>&1
+check "--no-python: the evaluator, _PyEval_EvalFrameDefault, and no [python:] image" \
+	grep -q _PyEval_EvalFrameDefault "$TMP/native.txt" && ! grep -q '\[python:' "$TMP/native.txt"
+cc -O1 -rdynamic -o "$TMP/fakepy" "$FIX/fake_python.c"
+"$TMP/fakepy" 30000000 >"$TMP/fake.plain"; pst=$?
+"$VPROF" run --db "$TMP/fake" -- "$TMP/fakepy" 30000000 >"$TMP/fake.out" 2>"$TMP/fake.err"; st=$?
+n=$(grep -c 'Python 3.12: vprof knows the frames of Python 3.11 only' "$TMP/fake.err")
+check "a Python 3.12 look-alike: one message ($n), output and exit status unchanged ($st, plain $pst)" \
+	[ "$n" = 1 ] && [ "$st" = "$pst" ] && cmp -s "$TMP/fake.plain" "$TMP/fake.out"
+"$VPROF" report --db "$TMP/fake" -n 3 >"$TMP/fake.txt" 2>&1
+check "... profiled natively: its _PyEval_EvalFrameDefault on top" \
+	awk '/procedure/ { getline; exit !($4 == "_PyEval_EvalFrameDefault") }' "$TMP/fake.txt"
+finish
