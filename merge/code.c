@@ -34,7 +34,7 @@ const char *merge_code_name(const struct merge_profile *p, uint64_t offset)
 
 static int entry_ok(const struct spool_code_entry *e)
 {
-	if (e->state != SPOOL_HOT_READY || e->lang != SPOOL_LANG_PYTHON)
+	if (e->state != SPOOL_HOT_READY || (e->lang != SPOOL_LANG_PYTHON && e->lang != SPOOL_LANG_LUA))
 		return 0;
 	if (XXH64(e->name, sizeof(e->name) + sizeof(e->file), e->firstline) != e->check)
 		return 0;
@@ -51,7 +51,8 @@ const struct spool_code_entry *merge_code_entry(const struct spool *sp, uint64_t
 
 void merge_code_path(const struct spool_code_entry *e, char *out, size_t cap)
 {
-	snprintf(out, cap, MERGE_CODE_PREFIX "%s]", e->file[0] ? e->file : "?");
+	snprintf(out, cap, "%s%s]", e->lang == SPOOL_LANG_LUA ? MERGE_CODE_PREFIX_LUA : MERGE_CODE_PREFIX,
+		 e->file[0] ? e->file : "?");
 }
 
 int merge_code_foreach(const struct spool *sp,

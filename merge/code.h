@@ -24,6 +24,7 @@
 #define MERGE_CODE_LINE_BITS 20
 #define MERGE_CODE_LINE(off)  ((uint32_t)((off) & ((1u << MERGE_CODE_LINE_BITS) - 1)))
 #define MERGE_CODE_PREFIX "[python:"
+#define MERGE_CODE_PREFIX_LUA "[lua:"
 
 /* A function's offset at line (lines past 2^20 - 1 are kept as that). */
 uint64_t merge_code_offset(const char *name, uint32_t line);
@@ -32,7 +33,7 @@ const char *merge_code_name(const struct merge_profile *p, uint64_t offset);
 /* The spool's entry of a code frame pc (SPOOL_CODE_IS), checked; NULL if
  * the spool has none or it fails its check. */
 const struct spool_code_entry *merge_code_entry(const struct spool *sp, uint64_t pc);
-/* The profile path of an entry's file: "[python:FILE]". */
+/* The profile path of an entry's file: "[python:FILE]" or "[lua:FILE]". */
 void merge_code_path(const struct spool_code_entry *e, char *out, size_t cap);
 /* Calls fn for each checked entry of the spool's table. */
 int merge_code_foreach(const struct spool *sp,

@@ -64,6 +64,7 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	c->interp_len = 4;
 	c->ring = 1;
 	c->python = 1;
+	c->lua = 1;
 	/* Every sample interprets: value sampling takes a signal per sample
 	 * anyway, and a window costs a few us against the signal's ~30. */
 	c->interp_every = 1;
@@ -94,6 +95,7 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	    (rc = parse_bool("VPROF_BRANCHES", &c->branches, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_STACKS", &c->stacks, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_PYTHON", &c->python, why, whylen)) < 0 ||
+	    (rc = parse_bool("VPROF_LUA", &c->lua, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_VERIFY", &c->verify, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_BENCH_EMPTY", &c->bench_empty, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_RING", &c->ring, why, whylen)) < 0)

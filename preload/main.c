@@ -399,9 +399,11 @@ __attribute__((constructor)) static void vprof_init(void)
 		disable();
 		return;
 	}
-	/* A Python vprof knows the frames of (pyframes.c) gets call stacks,
+	/* A Python or Lua vprof knows the frames of (pyframes.c,
+	 * luaframes.c) gets call stacks,
 	 * which its frames are part of, unless VPROF_STACKS says otherwise. */
-	if (g_vprof.cfg.python && preload_py_init() && !g_vprof.cfg.stacks) {
+	if (((g_vprof.cfg.python && preload_py_init()) || (g_vprof.cfg.lua && preload_lua_init())) &&
+	    !g_vprof.cfg.stacks) {
 		const char *st = getenv("VPROF_STACKS");
 		if (!st || !*st) {
 			g_vprof.cfg.stacks = 1;

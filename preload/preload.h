@@ -34,6 +34,7 @@ struct preload_config {
 	uint64_t epoch_secs;     /* VPROF_EPOCH_SECS: rotate the spool every S s (0: never) */
 	int stack_depth;         /* VPROF_STACK_DEPTH (default 32, with stacks) */
 	int python;              /* VPROF_PYTHON (default on): Python frames in stacks */
+	int lua;                 /* VPROF_LUA (default on): Lua frames in stacks */
 	int stack_method;        /* VPROF_STACK_METHOD: SPOOL_STACK_M_CFI, _UNWIND, _FP or _CURSOR */
 	int max_cost;            /* VPROF_MAX_COST: % of a thread's CPU, 0 off (selflimit.c) */
 	uint64_t test_handler_work; /* VPROF_TEST_HANDLER_WORK: us per sample (tests only) */
@@ -236,6 +237,13 @@ void preload_py_walk(void *uc);
 void preload_py_done(void);
 uint64_t preload_py_leaf(uint64_t pc);
 unsigned preload_py_mix(uint64_t *pc, unsigned n, unsigned max, int *more);
+/* luaframes.c (VPROF_LUA): Lua 5.4.4's frames for pyframes.c, which
+ * calls preload_lua_walk when the process runs that Lua. */
+int preload_lua_init(void);
+int preload_lua_on(void);
+int preload_lua_in_eval(uint64_t pc);
+unsigned preload_lua_walk(const ucontext_t *uc, struct spool *sp, uint64_t *frame, uint8_t *entry,
+			  unsigned max);
 
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);

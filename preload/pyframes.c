@@ -161,15 +161,12 @@ int preload_py_init(void)
 
 int preload_py_start(void)
 {
-	int rc = preload_faults_init(NULL, NULL);
-	if (rc < 0)
-		g_py.on = 0;
-	return rc;
+	return preload_faults_init(NULL, NULL);
 }
 
 int preload_py_on(void)
 {
-	return g_py.on;
+	return g_py.on || preload_lua_on();
 }
 
 /* The thread state of the calling thread, or 0. */
@@ -393,7 +390,7 @@ void preload_py_walk(void *ucv)
 	struct py_walk *w = &t_walk;
 	w->n = 0;
 	w->valid = 0;
-	if (!g_py.on || g_thread.busy)
+	if ((!g_py.on && !preload_lua_on()) || g_thread.busy)
 		return;
 	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
@@ -402,6 +399,11 @@ void preload_py_walk(void *ucv)
 		goto out;
 	g_thread.busy = 1;
 	preload_faults_unblock(ucv);
+	if (!g_py.on) {
+		w->n = preload_lua_walk(ucv, sp, w->frame, w->entry, SPOOL_STACK_MAX);
+		w->valid = 1;
+		goto done;
+	}
 	uint64_t ts = this_tstate(), cf = 0, fr = 0;
 	if (!ts || ld64(ts + TS_CFRAME, &cf) < 0 || ld64(cf + CF_CURRENT_FRAME, &fr) < 0)
 		goto done;
@@ -441,7 +443,7 @@ void preload_py_done(void)
 
 static int in_eval(uint64_t pc)
 {
-	return pc >= g_py.eval_lo && pc < g_py.eval_hi;
+	return g_py.on ? pc >= g_py.eval_lo && pc < g_py.eval_hi : preload_lua_in_eval(pc);
 }
 
 uint64_t preload_py_leaf(uint64_t pc)

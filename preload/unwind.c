@@ -326,6 +326,20 @@ static int parse_cie(const uint8_t *p, const uint8_t *lim, struct fde *f)
 	return 0;
 }
 
+static int find_fde(uint64_t pc, const uint8_t *hdr, const void *map_end, struct fde *f);
+
+int preload_cfi_function(uint64_t pc, uint64_t *begin, uint64_t *end)
+{
+	struct dl_find_object fo;
+	struct fde f;
+	if (_dl_find_object((void *)(uintptr_t)pc, &fo) != 0 ||
+	    find_fde(pc, fo.dlfo_eh_frame, fo.dlfo_map_end, &f) < 0)
+		return -1;
+	*begin = f.begin;
+	*end = f.begin + f.range;
+	return 0;
+}
+
 /* The FDE covering pc in the object whose .eh_frame_hdr is hdr. */
 static int find_fde(uint64_t pc, const uint8_t *hdr, const void *map_end, struct fde *f)
 {

@@ -52,5 +52,8 @@ int preload_cfi_step(struct preload_cfi_cursor *c);
  * After the first, each is a return address, or an interrupted PC (under
  * a signal trampoline) plus one: a caller looks each up less one. */
 unsigned preload_cfi_backtrace(const ucontext_t *uc, uint64_t *pc, unsigned max, int *more);
+/* The bounds [begin, end) of the function (its FDE) covering pc: 0, or
+ * -1 if no unwind table covers it. Async-signal-safe. */
+int preload_cfi_function(uint64_t pc, uint64_t *begin, uint64_t *end);
 
 #endif

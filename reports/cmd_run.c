@@ -38,7 +38,8 @@ static const char kHelp[] =
 	"usage: vprof run [--db DIR] [--add] [--event E] [--freq HZ | --period N]\n"
 	"                 [--values [--interp-len N] [--interp-reach R] [--interp-every K]\n"
 	"                 [--skew-skip S]] [--branches] [--module M] [--stacks [--stack-depth N]]\n"
-	"                 [--no-stacks] [--no-python] [--epoch-secs S] [--max-cost PCT] [--no-merge] -- CMD [ARGS]\n"
+	"                 [--no-stacks] [--no-python] [--no-lua]\n"
+	"                 [--epoch-secs S] [--max-cost PCT] [--no-merge] -- CMD [ARGS]\n"
 	"  --db DIR          the database (default $VPROF_DB, else ./vprof.db)\n"
 	"  --add             add this run to the database's current epoch; without it a\n"
 	"                    run that finds data there starts a new epoch, which then\n"
@@ -78,8 +79,10 @@ static const char kHelp[] =
 	"  Python 3.11 processes get --stacks by default, their Python functions and\n"
 	"  lines read at each sample and mixed with the native frames: they replace\n"
 	"  the evaluator's frames in every report, as procedures of image\n"
-	"  [python:FILE]; other Python versions are named and profiled natively\n"
+	"  [python:FILE]; other Python versions are named and profiled natively.\n"
+	"  Lua 5.4.4 the same: functions named FILE:LINE they begin at, image [lua:FILE]\n"
 	"  --no-python       native frames only, the evaluator's (VPROF_PYTHON=off)\n"
+	"  --no-lua          the same for Lua (VPROF_LUA=off)\n"
 	"  --epoch-secs S    continuous mode: every S seconds each process hands its spool\n"
 	"                    over and starts a new one (VPROF_EPOCH_SECS), and vprof run\n"
 	"                    merges finished spools while CMD runs: spools stay bounded\n"
@@ -352,6 +355,7 @@ int cmd_run(int argc, char **argv)
 		{ "module", required_argument, 0, 'M' },
 		{ "stacks", no_argument, 0, 'T' },       { "stack-depth", required_argument, 0, 'D' },
 		{ "no-stacks", no_argument, 0, 'N' },    { "no-python", no_argument, 0, 'P' },
+		{ "no-lua", no_argument, 0, 'U' },
 		{ "epoch-secs", required_argument, 0, 'Q' },
 		{ "max-cost", required_argument, 0, 'C' },
 		{ "add", no_argument, 0, 'A' },
@@ -401,6 +405,7 @@ int cmd_run(int argc, char **argv)
 		case 'T': setenv("VPROF_STACKS", "on", 1); break;
 		case 'N': setenv("VPROF_STACKS", "off", 1); break;
 		case 'P': setenv("VPROF_PYTHON", "off", 1); break;
+		case 'U': setenv("VPROF_LUA", "off", 1); break;
 		case 'F': case 'p': case 'L': case 'R': case 'K': case 'S': case 'C': case 'D': case 'Q': {
 			const struct numopt *no = kNum;
 			unsigned long long v = 0;

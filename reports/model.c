@@ -122,10 +122,11 @@ uint32_t report_model_image(struct report_model *m, const struct merge_profile *
 	im->path = intern(m, path);
 	im->build_id_len = p->build_id_len;
 	memcpy(im->build_id, p->build_id, p->build_id_len);
-	if ((p->flags & MERGE_PROF_CODE) ||
-	    !strncmp(path, MERGE_CODE_PREFIX, sizeof(MERGE_CODE_PREFIX) - 1)) {
-		char file[SPOOL_PATH_MAX];
-		snprintf(file, sizeof(file), "%s", path + sizeof(MERGE_CODE_PREFIX) - 1);
+	int py = !strncmp(path, MERGE_CODE_PREFIX, sizeof(MERGE_CODE_PREFIX) - 1);
+	int lua = !strncmp(path, MERGE_CODE_PREFIX_LUA, sizeof(MERGE_CODE_PREFIX_LUA) - 1);
+	if ((p->flags & MERGE_PROF_CODE) || py || lua) {
+		char file[SPOOL_PATH_MAX + 80];
+		snprintf(file, sizeof(file), "%.*s", SPOOL_PATH_MAX, strchr(path, ':') ? strchr(path, ':') + 1 : path);
 		if (file[0] && file[strlen(file) - 1] == ']')
 			file[strlen(file) - 1] = 0;
 		im->code = 1;

@@ -353,9 +353,9 @@ struct spool_stack_entry {      /* 544 bytes */
 
 /* Interpreted code in a STACKS section, after its entries (sections of
  * spool_stacks_section_bytes(); one of the size spools had before holds
- * none): the functions of an interpreted language (CPython 3.11) the
- * handler met, one entry each, named the first time it is seen. A frame
- * of such a function, in a stack's pc[] or as a counted PC, is
+ * none): the functions of an interpreted language (CPython 3.11,
+ * Lua 5.4.4) the handler met, one entry each, named the first time it
+ * is seen. A frame of such a function, in a stack's pc[] or as a counted PC, is
  * SPOOL_CODE_FRAME(entry index, line): bit 47 set, which no user-space
  * address has. Entries are claimed FREE -> BUSY by CAS and published
  * READY, as stacks are; a function with no room in SPOOL_CODE_PROBES
@@ -370,7 +370,7 @@ struct spool_stack_entry {      /* 544 bytes */
 #define SPOOL_CODE_IS(pc)    (((pc) & SPOOL_CODE_TAG) != 0)
 #define SPOOL_CODE_IDX(pc)   ((uint32_t)((pc) >> 24) & 0xfffffu)
 #define SPOOL_CODE_LINE(pc)  ((uint32_t)(pc) & 0xffffffu)
-enum { SPOOL_LANG_PYTHON = 1 };
+enum { SPOOL_LANG_PYTHON = 1, SPOOL_LANG_LUA = 2 };
 struct spool_codes_head {       /* 64 bytes */
 	uint32_t entries;        /* SPOOL_CODE_ENTRIES */
 	uint32_t entry_size;     /* sizeof(struct spool_code_entry) */

@@ -1,0 +1,111 @@
+#!/bin/bash
+# Lua frames (preload/luaframes.c): a Lua 5.4.4 profile (Debian's lua5.4,
+# stripped: no luaV_execute symbol) names the script's functions
+# (FILE:LINE they begin at) and lines, mixed with native frames.
+#   - the offsets luaframes.c reads at are those of Lua 5.4.4's headers
+#     (bench/programs/lua-5.4.4, Debian's source);
+#   - four Lua functions of planted cost: their inclusive shares within 3
+#     points of the truth (each function's own clock in the profiled run:
+#     timed alone, they take other times than among the others, see
+#     lua_four.lua), their hot lines named, output and status unchanged;
+#   - a Lua function calling a C function (math.sin): the Lua caller above
+#     the native callee in folded stacks;
+#   - --no-lua gives the native view, and a program that looks like
+#     Lua 5.3 gets one message, native frames and its output unchanged.
+. "$(dirname "$0")/lib.sh"
+
+LUA=/usr/bin/lua5.4
+FIX=$TOP/tests/fixtures
+if ! cc -I"$TOP/bench/programs/lua-5.4.4" "$FIX/lua544_offsets.c" -o "$TMP/offsets" 2>"$TMP/cc.err"; then
+	fail "cannot build the offsets program: $(head -c 300 "$TMP/cc.err")"
+else
+	"$TMP/offsets" | sort >"$TMP/hdr.txt"
+	grep -E '^#define [A-Z0-9_]+ +[0-9]+' "$TOP/preload/luaframes.c" | awk '{print $2, $3}' | sort >"$TMP/ours.txt"
+	bad=$(join -a1 "$TMP/hdr.txt" "$TMP/ours.txt" | awk 'NF != 3 || $2 != $3')
+	check "the $(wc -l <"$TMP/hdr.txt") offsets luaframes.c reads are Lua 5.4.4's headers'${bad:+; differ: $bad}" \
+		[ -z "$bad" -a "$(wc -l <"$TMP/hdr.txt")" -ge 30 ]
+fi
+check "$LUA is Lua 5.4.4" sh -c "'$LUA' -v 2>&1 | grep -q 'Lua 5.4.4'"
+
+ROUNDS=${LUAFRAMES_ROUNDS:-20}
+# The truth: each function's CPU in the profiled run, by its own clock
+# (lua_four.lua's "times"); each timed alone is printed beside it.
+"$PY" - "$LUA" "$FIX/lua_four.lua" "$ROUNDS" >"$TMP/alone.txt" <<'PYEOF'
+import resource, subprocess, sys, statistics
+lua, script, rounds = sys.argv[1], sys.argv[2], sys.argv[3]
+def cpu(*args):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([lua, script, rounds, *args], stdout=subprocess.DEVNULL, check=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+names = ["alpha", "beta", "gamma", "delta"]
+t = {n: [cpu(n)] for n in names + ["none"]}
+own = {n: max(t[n][0] - t["none"][0], 0) for n in names}
+for n in names:
+    print(n, "%.2f" % (100 * own[n] / sum(own.values())))
+PYEOF
+plain=$("$LUA" "$FIX/lua_four.lua" "$ROUNDS"); pst=$?
+"$VPROF" run --db "$TMP/four" --freq 1000 -- "$LUA" "$FIX/lua_four.lua" "$ROUNDS" all times >"$TMP/four.out" 2>"$TMP/four.err"
+st=$?
+check "lua_four.lua: output and exit status unchanged under vprof ($st, plain $pst)" \
+	[ "$st" = "$pst" ] && [ "$(cat "$TMP/four.out")" = "$plain" ]
+awk '$1 ~ /^(alpha|beta|gamma|delta)$/ { t[$1] = $2; s += $2 } END { for (f in t) printf "%s %.2f\n", f, 100 * t[f] / s }' \
+	"$TMP/four.err" >"$TMP/truth.txt"
+"$VPROF" export --db "$TMP/four" --format folded -o "$TMP/four.folded" 2>/dev/null
+"$VPROF" report --db "$TMP/four" --by line --json -n 0 >"$TMP/lines.json" 2>/dev/null
+"$PY" - "$TMP/truth.txt" "$TMP/four.folded" "$TMP/lines.json" "$FIX/lua_four.lua" "$TMP/alone.txt" <<'PYEOF'
+import json, sys
+truth = {l.split()[0]: float(l.split()[1]) for l in open(sys.argv[1])}
+alone = {l.split()[0]: float(l.split()[1]) for l in open(sys.argv[5])}
+src = open(sys.argv[4]).read().split("\n")
+start = {}
+for i, l in enumerate(src, 1):
+    for f in truth:
+        if l.startswith("local function %s(" % f):
+            start[f] = i
+name = {f: "lua_four.lua:%d" % start[f] for f in truth}
+incl = dict.fromkeys(truth, 0)
+total = 0
+for line in open(sys.argv[2]):
+    path, n = line.rsplit(" ", 1)
+    frames = path.split(";")
+    total += int(n)
+    for f in truth:
+        if name[f] in frames:
+            incl[f] += int(n)
+s = sum(incl.values())
+worst = 0
+for f in truth:
+    share = 100.0 * incl[f] / s if s else 0
+    worst = max(worst, abs(share - truth[f]))
+    print("  %-6s (%s) vprof %5.1f%%  truth %5.1f%% (its clock in the run; alone %4.1f%%)  (%d samples)"
+          % (f, name[f], share, truth[f], alone.get(f, 0), incl[f]))
+ok = s > 1000 and worst <= 3
+print("%s four Lua functions' shares within 3 points of the truth (worst %.1f, %d of %d samples in them)"
+      % ("PASS" if ok else "FAIL", worst, s, total))
+rows = json.load(open(sys.argv[3]))["events"][0]["rows"]
+hot = {}
+for r in rows:
+    for f in truth:
+        if r.get("procedure") == name[f] and f not in hot:
+            hot[f] = (r.get("file", ""), r.get("line", 0))
+# The loop body: the line after "for".
+good = [f for f in truth if f in hot and hot[f][0].endswith("lua_four.lua") and hot[f][1] == start[f] + 3]
+print("%s each function's hottest line is its loop body, named FILE:LINE: %s"
+      % ("PASS" if len(good) == 4 else "FAIL", ", ".join("%s %s:%s" % (f, *hot.get(f, ("?", "?"))) for f in truth)))
+PYEOF
+check "folded: delta's Lua frame above the C function it calls (math.sin: libm's sin)" \
+	grep -qE 'lua_four.lua:[0-9]+;([^; ]+;)*__sin_fma' "$TMP/four.folded"
+check "folded: the Lua frames start under the main chunk (lua_four.lua:main)" \
+	grep -qE 'lua_four.lua:main;lua_four.lua:[0-9]+' "$TMP/four.folded"
+
+"$VPROF" run --db "$TMP/native" --no-lua -- "$LUA" "$FIX/lua_four.lua" 3 >/dev/null 2>&1
+"$VPROF" report --db "$TMP/native" -n 5 >"$TMP/native.txt" 2>&1
+check "--no-lua: no [lua:] image" sh -c "! grep -q '\\[lua:' '$TMP/native.txt'"
+cc -O1 -rdynamic -o "$TMP/fakelua" "$FIX/fake_lua.c"
+"$TMP/fakelua" 30000000 >"$TMP/fake.plain"; pst=$?
+"$VPROF" run --db "$TMP/fake" -- "$TMP/fakelua" 30000000 >"$TMP/fake.out" 2>"$TMP/fake.err"; st=$?
+n=$(grep -c 'Lua 5.3.6: vprof knows the frames of Lua 5.4.4 only' "$TMP/fake.err")
+check "a Lua 5.3 look-alike: one message ($n), output and exit status unchanged ($st, plain $pst)" \
+	[ "$n" = 1 ] && [ "$st" = "$pst" ] && cmp -s "$TMP/fake.plain" "$TMP/fake.out"
+finish
