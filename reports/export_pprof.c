@@ -12,6 +12,7 @@
  * arrays sized up front from the PC count, then packed once.
  */
 #include "reports/export.h"
+#include "merge/code.h"
 #include "reports/stack_model.h"
 #include "reports/value_model.h"
 
@@ -422,6 +423,9 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 				fn->id = nfn + 1;
 				fn->name = str_idx(&t, f->proc);
 				fn->system_name = str_idx(&t, f->sysname);
+				/* Interpreted code: its source file. */
+				if (m->images[f->image].code)
+					fn->filename = str_idx(&t, m->images[f->image].code_file);
 				fnp[nfn] = fn;
 				*fi = ++nfn;
 			}
@@ -432,6 +436,8 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 				perftools__profiles__location__init(l);
 				perftools__profiles__line__init(&lines[nloc]);
 				lines[nloc].function_id = fid;
+				if (m->images[f->image].code)
+					lines[nloc].line = MERGE_CODE_LINE(f->vaddr);
 				linep[nloc] = &lines[nloc];
 				l->id = nloc + 1;
 				l->mapping_id = f->image + 1;

@@ -13,7 +13,10 @@
 #                            compressors and tools the identity tests
 #                            profile, AutoFDO's create_llvm_prof and
 #                            llvm-profdata (the branch-profile export's
-#                            readers) (`make check`, `make bench`, .ci/run)
+#                            readers), python3.11-dev (the headers
+#                            tests/pyframes.sh checks the frame layout
+#                            against) and python3-scalene (bench/pyframes.sh)
+#                            (`make check`, `make bench`, .ci/run)
 #
 # With no argument: test (everything).
 set -e
@@ -22,7 +25,7 @@ build="gcc make libc6-dev binutils libunwind-dev libelf-dev libdw-dev libxxhash-
 test="google-perftools libgoogle-perftools-dev linux-perf python3 procps sqlite3 bc gzip lua5.4
       xz-utils g++ protobuf-compiler golang-go clang libjpeg-turbo-progs
       libpython3.11-testsuite chromium chromium-driver python3-selenium nodejs isal python3-numpy
-      zstd jq openssl perl autofdo llvm"
+      zstd jq openssl perl autofdo llvm python3.11-dev python3-scalene"
 case ${1:-test} in
 build) need=$build ;;
 test) need="$build $test" ;;
