@@ -96,6 +96,7 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	    (rc = parse_bool("VPROF_STACKS", &c->stacks, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_PYTHON", &c->python, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_LUA", &c->lua, why, whylen)) < 0 ||
+	    (rc = parse_bool("VPROF_OPCODES", &c->opcodes, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_VERIFY", &c->verify, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_BENCH_EMPTY", &c->bench_empty, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_RING", &c->ring, why, whylen)) < 0)

@@ -306,7 +306,7 @@ static void vote(uint64_t pc)
 }
 
 unsigned preload_lua_walk(const ucontext_t *uc, struct spool *sp, uint64_t *frame, uint8_t *entry,
-			  unsigned max)
+			  unsigned max, int *op)
 {
 	uint64_t L = this_state(uc), ci;
 	unsigned n = 0;
@@ -377,6 +377,12 @@ unsigned preload_lua_walk(const ucontext_t *uc, struct spool *sp, uint64_t *fram
 		}
 		frame[n] = SPOOL_CODE_FRAME(idx, line);
 		entry[n] = (status & CIST_FRESH) != 0;
+		if (!n && op) {
+			/* The instruction it runs: the opcode is its low 7 bits. */
+			uint32_t ins;
+			if (pc >= 0 && pc < sizecode && ld(&ins, code + 4ull * (uint32_t)pc, 4) == 0)
+				*op = (int)(ins & 0x7f);
+		}
 		n++;
 		ci = prev;
 	}

@@ -35,6 +35,7 @@ struct preload_config {
 	int stack_depth;         /* VPROF_STACK_DEPTH (default 32, with stacks) */
 	int python;              /* VPROF_PYTHON (default on): Python frames in stacks */
 	int lua;                 /* VPROF_LUA (default on): Lua frames in stacks */
+	int opcodes;             /* VPROF_OPCODES: the innermost opcode as a frame */
 	int stack_method;        /* VPROF_STACK_METHOD: SPOOL_STACK_M_CFI, _UNWIND, _FP or _CURSOR */
 	int max_cost;            /* VPROF_MAX_COST: % of a thread's CPU, 0 off (selflimit.c) */
 	uint64_t test_handler_work; /* VPROF_TEST_HANDLER_WORK: us per sample (tests only) */
@@ -243,7 +244,13 @@ int preload_lua_init(void);
 int preload_lua_on(void);
 int preload_lua_in_eval(uint64_t pc);
 unsigned preload_lua_walk(const ucontext_t *uc, struct spool *sp, uint64_t *frame, uint8_t *entry,
-			  unsigned max);
+			  unsigned max, int *op);
+/* opnames.c: the interpreters' opcode names (VPROF_OPCODES). */
+extern const char *const preload_py311_opnames[256];
+extern const char *const preload_lua544_opnames[];
+extern const unsigned preload_lua544_nops;
+/* pyframes.c: the opcode frame of (lang, op) at line, or 0. */
+uint64_t preload_op_frame(struct spool *sp, int lang, int op, uint32_t line);
 
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);

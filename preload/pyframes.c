@@ -385,6 +385,59 @@ static uint64_t frame_of(struct spool *sp, uint64_t code, uint64_t prev_instr, i
 	return SPOOL_CODE_FRAME(idx, line);
 }
 
+/* An opcode's entry: named by the interpreter's opcode name, in the
+ * pseudo-file "<opcodes>". */
+uint64_t preload_op_frame(struct spool *sp, int lang, int op, uint32_t line)
+{
+	struct spool_code_entry *e;
+	uint64_t key = 0x6f70636f64650000ull ^ (uint64_t)lang << 12 ^ (uint64_t)(op & 0xfff);
+	long idx = spool_code_get(sp, key, &e);
+	if (idx < 0)
+		return 0;
+	if (e) {
+		const char *name = NULL;
+		if (lang == SPOOL_LANG_PYTHON)
+			name = preload_py311_opnames[op & 255];
+		else if ((unsigned)op < preload_lua544_nops)
+			name = preload_lua544_opnames[op];
+		char *o = e->name;
+		if (lang == SPOOL_LANG_LUA) {
+			memcpy(o, "OP_", 3);
+			o += 3;
+		}
+		if (name) {
+			size_t n = strlen(name);
+			memcpy(o, name, n + 1);
+		} else {
+			memcpy(o, "OPCODE_", 7);
+			o[7] = (char)('0' + (op / 100) % 10);
+			o[8] = (char)('0' + (op / 10) % 10);
+			o[9] = (char)('0' + op % 10);
+			o[10] = 0;
+		}
+		memcpy(e->file, "<opcodes>", 10);
+		e->lang = (uint8_t)lang;
+		e->firstline = 0;
+		spool_code_publish(sp, e);
+	}
+	return SPOOL_CODE_FRAME(idx, line);
+}
+
+/* The innermost frame's opcode as a frame inside it (VPROF_OPCODES). */
+static void opcode_frame(struct spool *sp, struct py_walk *w, int lang, int op)
+{
+	if (!w->n || w->n >= SPOOL_STACK_MAX)
+		return;
+	uint64_t f = preload_op_frame(sp, lang, op, SPOOL_CODE_LINE(w->frame[0]));
+	if (!f)
+		return;
+	memmove(w->frame + 1, w->frame, w->n * sizeof(w->frame[0]));
+	memmove(w->entry + 1, w->entry, w->n);
+	w->frame[0] = f;
+	w->entry[0] = 0;
+	w->n++;
+}
+
 void preload_py_walk(void *ucv)
 {
 	struct py_walk *w = &t_walk;
@@ -399,9 +452,12 @@ void preload_py_walk(void *ucv)
 		goto out;
 	g_thread.busy = 1;
 	preload_faults_unblock(ucv);
+	int op = -1;
 	if (!g_py.on) {
-		w->n = preload_lua_walk(ucv, sp, w->frame, w->entry, SPOOL_STACK_MAX);
+		w->n = preload_lua_walk(ucv, sp, w->frame, w->entry, SPOOL_STACK_MAX, &op);
 		w->valid = 1;
+		if (op >= 0 && g_vprof.cfg.opcodes)
+			opcode_frame(sp, w, SPOOL_LANG_LUA, op);
 		goto done;
 	}
 	uint64_t ts = this_tstate(), cf = 0, fr = 0;
@@ -419,6 +475,12 @@ void preload_py_walk(void *ucv)
 		if (!x)
 			break;
 		if (x != 1) {
+			if (!w->n && g_vprof.cfg.opcodes) {
+				/* The instruction it runs: a code unit's low byte. */
+				uint8_t unit[2];
+				if (ld(unit, pi, 2) == 0)
+					op = unit[0];
+			}
 			w->frame[w->n] = x;
 			w->entry[w->n] = f[FR_IS_ENTRY] != 0;
 			w->n++;
@@ -430,6 +492,8 @@ void preload_py_walk(void *ucv)
 		fr = prev_fr;
 	}
 	w->valid = 1;
+	if (op >= 0)
+		opcode_frame(sp, w, SPOOL_LANG_PYTHON, op);
 done:
 	g_thread.busy = 0;
 out:

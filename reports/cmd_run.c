@@ -38,7 +38,7 @@ static const char kHelp[] =
 	"usage: vprof run [--db DIR] [--add] [--event E] [--freq HZ | --period N]\n"
 	"                 [--values [--interp-len N] [--interp-reach R] [--interp-every K]\n"
 	"                 [--skew-skip S]] [--branches] [--module M] [--stacks [--stack-depth N]]\n"
-	"                 [--no-stacks] [--no-python] [--no-lua]\n"
+	"                 [--no-stacks] [--no-python] [--no-lua] [--opcodes]\n"
 	"                 [--epoch-secs S] [--max-cost PCT] [--no-merge] -- CMD [ARGS]\n"
 	"  --db DIR          the database (default $VPROF_DB, else ./vprof.db)\n"
 	"  --add             add this run to the database's current epoch; without it a\n"
@@ -83,6 +83,10 @@ static const char kHelp[] =
 	"  Lua 5.4.4 the same: functions named FILE:LINE they begin at, image [lua:FILE]\n"
 	"  --no-python       native frames only, the evaluator's (VPROF_PYTHON=off)\n"
 	"  --no-lua          the same for Lua (VPROF_LUA=off)\n"
+	"  --opcodes         the opcode each Python or Lua function runs at the sample,\n"
+	"                    as a frame inside it (image [python:<opcodes>]): an\n"
+	"                    opcode mix per function (--callees F), operand types in\n"
+	"                    3.11's specialized names (BINARY_OP_ADD_INT)\n"
 	"  --epoch-secs S    continuous mode: every S seconds each process hands its spool\n"
 	"                    over and starts a new one (VPROF_EPOCH_SECS), and vprof run\n"
 	"                    merges finished spools while CMD runs: spools stay bounded\n"
@@ -355,7 +359,7 @@ int cmd_run(int argc, char **argv)
 		{ "module", required_argument, 0, 'M' },
 		{ "stacks", no_argument, 0, 'T' },       { "stack-depth", required_argument, 0, 'D' },
 		{ "no-stacks", no_argument, 0, 'N' },    { "no-python", no_argument, 0, 'P' },
-		{ "no-lua", no_argument, 0, 'U' },
+		{ "no-lua", no_argument, 0, 'U' },      { "opcodes", no_argument, 0, 'O' },
 		{ "epoch-secs", required_argument, 0, 'Q' },
 		{ "max-cost", required_argument, 0, 'C' },
 		{ "add", no_argument, 0, 'A' },
@@ -406,6 +410,7 @@ int cmd_run(int argc, char **argv)
 		case 'N': setenv("VPROF_STACKS", "off", 1); break;
 		case 'P': setenv("VPROF_PYTHON", "off", 1); break;
 		case 'U': setenv("VPROF_LUA", "off", 1); break;
+		case 'O': setenv("VPROF_OPCODES", "on", 1); break;
 		case 'F': case 'p': case 'L': case 'R': case 'K': case 'S': case 'C': case 'D': case 'Q': {
 			const struct numopt *no = kNum;
 			unsigned long long v = 0;

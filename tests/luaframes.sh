@@ -108,4 +108,14 @@ cc -O1 -rdynamic -o "$TMP/fakelua" "$FIX/fake_lua.c"
 n=$(grep -c 'Lua 5.3.6: vprof knows the frames of Lua 5.4.4 only' "$TMP/fake.err")
 check "a Lua 5.3 look-alike: one message ($n), output and exit status unchanged ($st, plain $pst)" \
 	[ "$n" = 1 ] && [ "$st" = "$pst" ] && cmp -s "$TMP/fake.plain" "$TMP/fake.out"
+# --- the opcode mix per function (--opcodes) ---
+grep -o '^  "[A-Z_0-9]*",' "$TOP/bench/programs/lua-5.4.4/lopnames.h" | tr -d ' ",' | awk '{ print NR - 1, $1 }' >"$TMP/op.hdr"
+sed -n '/preload_lua544_opnames/,/^};/s/^\t\[\([0-9]*\)\] = "\([A-Z_0-9]*\)",$/\1 \2/p' "$TOP/preload/opnames.c" >"$TMP/op.ours"
+check "the $(wc -l <"$TMP/op.ours") Lua 5.4.4 opcode names are lopnames.h's" \
+	[ -s "$TMP/op.ours" ] && cmp -s "$TMP/op.hdr" "$TMP/op.ours"
+"$VPROF" run --db "$TMP/ops" --opcodes -- "$LUA" "$FIX/lua_four.lua" 5 >/dev/null 2>&1
+g=$(grep -n '^local function gamma' "$FIX/lua_four.lua" | cut -d: -f1)
+"$VPROF" report --db "$TMP/ops" --callees "lua_four.lua:$g" -n 3 >"$TMP/ops.txt" 2>&1
+check "--opcodes: gamma's time mostly in its table store, OP_SETTABLE" \
+	awk '/callee/ { getline; exit !($3 == "OP_SETTABLE" && $4 == "[lua:<opcodes>]" && $2 > 30) }' "$TMP/ops.txt"
 finish

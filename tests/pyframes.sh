@@ -166,4 +166,14 @@ check "a Python 3.12 look-alike: one message ($n), output and exit status unchan
 "$VPROF" report --db "$TMP/fake" -n 3 >"$TMP/fake.txt" 2>&1
 check "... profiled natively: its _PyEval_EvalFrameDefault on top" \
 	awk '/procedure/ { getline; exit !($4 == "_PyEval_EvalFrameDefault") }' "$TMP/fake.txt"
+# --- the opcode mix per function (--opcodes) ---
+awk '$1 == "#define" && $3 ~ /^[0-9]+$/ && $3 < 256 && $2 != "HAVE_ARGUMENT" && !seen[$3]++ { print $3, $2 }' \
+	/usr/include/python3.11/opcode.h | sort -n >"$TMP/op.hdr"
+sed -n '/preload_py311_opnames/,/^};/s/^\t\[\([0-9]*\)\] = "\([A-Z_0-9]*\)",$/\1 \2/p' "$TOP/preload/opnames.c" | sort -n >"$TMP/op.ours"
+check "the $(wc -l <"$TMP/op.ours") Python 3.11 opcode names are opcode.h's" \
+	[ -s "$TMP/op.ours" ] && cmp -s "$TMP/op.hdr" "$TMP/op.ours"
+"$VPROF" run --db "$TMP/ops" --opcodes -- "$PY311" "$FIX/py_four.py" 10 >/dev/null 2>&1
+"$VPROF" report --db "$TMP/ops" --callees gamma -n 3 >"$TMP/ops.txt" 2>&1
+check "--opcodes: gamma's time mostly in its dict store, STORE_SUBSCR_DICT (3.11's specialized form)" \
+	awk '/callee/ { getline; exit !($3 == "STORE_SUBSCR_DICT" && $4 == "[python:<opcodes>]" && $2 > 30) }' "$TMP/ops.txt"
 finish
