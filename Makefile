@@ -140,7 +140,7 @@ FUZZ_CC    ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -fno-sanitize=alignment
 FUZZ_SRC   := spool/writer.c spool/owner.c spool/stack_table.c spool/hotlist.c spool/dir.c \
-	      merge/spool_read.c merge/profile.c merge/jit.c merge/stacks.c
+	      merge/spool_read.c merge/profile.c merge/jit.c merge/stacks.c merge/code.c
 FUZZ_BIN   := $(B)/fuzz/spool_fuzz $(B)/fuzz/profile_fuzz $(B)/fuzz/perfmap_fuzz \
 	      $(B)/fuzz/elf_fuzz $(B)/fuzz/stacks_fuzz $(B)/fuzz/mkseed
 # The symbolizer's ELF reading (reports/sym_*.c), for elf_fuzz.

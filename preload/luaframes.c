@@ -33,7 +33,8 @@
  *
  * Lines: Proto.lineinfo (a signed byte per instruction, the delta from
  * the one before) and abslineinfo (absolute lines every MAXIWTHABS
- * instructions or so), as luaG_getfuncline reads them; cached per thread.
+ * instructions or so), as luaG_getfuncline reads them; cached per thread
+ * (pyframes.c's cache: a process runs one interpreter).
  * A function is named "SOURCE:LINEDEFINED" ("SOURCE:main" for a chunk),
  * SOURCE without Lua's '@' or '=' ("[string]" for code loaded from a
  * string).
@@ -83,7 +84,6 @@
 
 #define LUA_EVAL_VOTES    3
 #define LUA_CANDIDATES    4
-#define LUA_LINE_CACHE    256
 
 static struct {
 	int on;
@@ -91,14 +91,6 @@ static struct {
 	struct { uint64_t lo, hi; uint32_t votes; } cand[LUA_CANDIDATES];
 } g_lua;
 
-struct lua_line_slot {
-	uint64_t proto, key;
-	const void *hdr;
-	int32_t pc;
-	uint32_t line, idx, pad;
-};
-
-static __thread struct lua_line_slot t_lua_lines[LUA_LINE_CACHE] PRELOAD_TLS;
 static __thread uint64_t t_lua_g PRELOAD_TLS;    /* the last global state seen */
 
 static int ld(void *dst, uint64_t src, size_t n)
@@ -362,9 +354,9 @@ unsigned preload_lua_walk(const ucontext_t *uc, struct spool *sp, uint64_t *fram
 		}
 		int32_t pc = savedpc > code && savedpc <= cend ? (int32_t)((savedpc - code) / 4) - 1 : 0;
 		uint64_t key = proto ^ (src * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)linedefined << 40) ^ 0x4c7541;
-		struct lua_line_slot *s = &t_lua_lines[((proto >> 4) ^ (uint64_t)pc * 0x9e37u) & (LUA_LINE_CACHE - 1)];
+		struct preload_line_slot *s = preload_line_slot(proto, pc);
 		uint32_t idx, line;
-		if (s->proto == proto && s->key == key && s->pc == pc && s->hdr == sp->hdr) {
+		if (s->code == proto && s->key == key && s->instr == pc && s->hdr == sp->hdr) {
 			idx = s->idx;
 			line = s->line;
 		} else {
@@ -373,7 +365,7 @@ unsigned preload_lua_walk(const ucontext_t *uc, struct spool *sp, uint64_t *fram
 				break;
 			idx = (uint32_t)k;
 			line = line_of(p, pc);
-			*s = (struct lua_line_slot){ proto, key, sp->hdr, pc, line, idx, 0 };
+			*s = (struct preload_line_slot){ proto, key, sp->hdr, pc, line, idx, 0 };
 		}
 		frame[n] = SPOOL_CODE_FRAME(idx, line);
 		entry[n] = (status & CIST_FRESH) != 0;

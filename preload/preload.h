@@ -245,6 +245,20 @@ int preload_lua_on(void);
 int preload_lua_in_eval(uint64_t pc);
 unsigned preload_lua_walk(const ucontext_t *uc, struct spool *sp, uint64_t *frame, uint8_t *entry,
 			  unsigned max, int *op);
+/* pyframes.c: the thread's cache of interpreted frames, by (code, instr):
+ * the slot such a pair maps to (direct-mapped, PRELOAD_LINE_SLOTS). A hit
+ * is a slot whose code, key, instr and spool header are the caller's. */
+#define PRELOAD_LINE_SLOTS 64
+struct preload_line_slot {
+	uint64_t code;           /* code object or Proto address; 0: empty */
+	uint64_t key;            /* its spool entry's key */
+	const void *hdr;         /* the spool (its header) the index is of */
+	int32_t instr;
+	uint32_t line;
+	uint32_t idx;
+	uint32_t pad;
+};
+struct preload_line_slot *preload_line_slot(uint64_t code, int32_t instr);
 /* opnames.c: the interpreters' opcode names (VPROF_OPCODES). */
 extern const char *const preload_py311_opnames[256];
 extern const char *const preload_lua544_opnames[];

@@ -91,7 +91,6 @@
 
 #define PY_THREADS_MAX    256
 #define PY_LINETABLE_MAX  (64 << 10)
-#define LINE_CACHE        256    /* per thread, direct-mapped */
 
 static struct {
 	int on;
@@ -100,16 +99,6 @@ static struct {
 	int checked;                     /* the runtime's interpreter pointed back at it */
 } g_py;
 
-struct line_slot {
-	uint64_t code;           /* code object address; 0: empty */
-	uint64_t key;            /* its spool entry's key */
-	const void *hdr;         /* the spool (its header) the index is of */
-	int32_t instr;
-	uint32_t line;
-	uint32_t idx;
-	uint32_t pad;
-};
-
 struct py_walk {
 	unsigned n;              /* frames, innermost first */
 	int valid;               /* walked in this signal */
@@ -117,8 +106,14 @@ struct py_walk {
 	uint8_t entry[SPOOL_STACK_MAX];
 };
 
-static __thread struct line_slot t_lines[LINE_CACHE] PRELOAD_TLS;
+/* Small: static TLS is every thread's memory, Python's or not. */
+static __thread struct preload_line_slot t_lines[PRELOAD_LINE_SLOTS] PRELOAD_TLS;
 static __thread struct py_walk t_walk PRELOAD_TLS;
+
+struct preload_line_slot *preload_line_slot(uint64_t code, int32_t instr)
+{
+	return &t_lines[((code >> 4) ^ (uint64_t)(uint32_t)instr * 0x9e37u) & (PRELOAD_LINE_SLOTS - 1)];
+}
 
 static int ld(void *dst, uint64_t src, size_t n)
 {
@@ -374,14 +369,14 @@ static uint64_t frame_of(struct spool *sp, uint64_t code, uint64_t prev_instr, i
 	 * taken for it. */
 	uint64_t key = code ^ (qual * 0x9e3779b97f4a7c15ull) ^ (file << 17) ^
 		       ((uint64_t)(uint32_t)first << 40) ^ table;
-	struct line_slot *c = &t_lines[((code >> 4) ^ (uint64_t)instr * 0x9e37u) & (LINE_CACHE - 1)];
+	struct preload_line_slot *c = preload_line_slot(code, (int32_t)instr);
 	if (c->code == code && c->key == key && c->instr == (int32_t)instr && c->hdr == sp->hdr)
 		return SPOOL_CODE_FRAME(c->idx, c->line);
 	long idx = code_entry(sp, code, co, key);
 	if (idx < 0)
 		return 0;
 	uint32_t line = line_of(table, first, (int32_t)instr);
-	*c = (struct line_slot){ code, key, sp->hdr, (int32_t)instr, line, (uint32_t)idx, 0 };
+	*c = (struct preload_line_slot){ code, key, sp->hdr, (int32_t)instr, line, (uint32_t)idx, 0 };
 	return SPOOL_CODE_FRAME(idx, line);
 }
 
