@@ -30,20 +30,7 @@ check "$LUA is Lua 5.4.4" sh -c "'$LUA' -v 2>&1 | grep -q 'Lua 5.4.4'"
 ROUNDS=${LUAFRAMES_ROUNDS:-20}
 # The truth: each function's CPU in the profiled run, by its own clock
 # (lua_four.lua's "times"); each timed alone is printed beside it.
-"$PY" - "$LUA" "$FIX/lua_four.lua" "$ROUNDS" >"$TMP/alone.txt" <<'PYEOF'
-import resource, subprocess, sys, statistics
-lua, script, rounds = sys.argv[1], sys.argv[2], sys.argv[3]
-def cpu(*args):
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([lua, script, rounds, *args], stdout=subprocess.DEVNULL, check=True)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-names = ["alpha", "beta", "gamma", "delta"]
-t = {n: [cpu(n)] for n in names + ["none"]}
-own = {n: max(t[n][0] - t["none"][0], 0) for n in names}
-for n in names:
-    print(n, "%.2f" % (100 * own[n] / sum(own.values())))
-PYEOF
+"$PY" "$FIX/alone_shares.py" 1 "$LUA" "$FIX/lua_four.lua" "$ROUNDS" >"$TMP/alone.txt"
 plain=$("$LUA" "$FIX/lua_four.lua" "$ROUNDS"); pst=$?
 "$VPROF" run --db "$TMP/four" --freq 1000 -- "$LUA" "$FIX/lua_four.lua" "$ROUNDS" all times >"$TMP/four.out" 2>"$TMP/four.err"
 st=$?

@@ -48,25 +48,7 @@ fi
 ROUNDS=${PYFRAMES_ROUNDS:-50}
 plain=$("$PY311" "$FIX/py_four.py" "$ROUNDS"); pst=$?
 four() {
-	"$PY311" - "$PY311" "$FIX/py_four.py" "$ROUNDS" >"$TMP/truth.txt" <<'EOF'
-import resource, subprocess, sys, statistics
-py, script, rounds = sys.argv[1], sys.argv[2], sys.argv[3]
-def cpu(*args):
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([py, script, rounds, *args], stdout=subprocess.DEVNULL, check=True)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-names = ["alpha", "beta", "gamma", "delta"]
-t = {n: [] for n in names + ["none"]}
-for _ in range(3):
-    for n in names + ["none"]:
-        t[n].append(cpu(n))
-base = statistics.median(t["none"])
-own = {n: max(statistics.median(t[n]) - base, 0) for n in names}
-tot = sum(own.values())
-for n in names:
-    print(n, "%.2f" % (100 * own[n] / tot))
-EOF
+	"$PY311" "$FIX/alone_shares.py" 3 "$PY311" "$FIX/py_four.py" "$ROUNDS" >"$TMP/truth.txt"
 	rm -rf "$TMP/four"
 	"$VPROF" run --db "$TMP/four" --freq 1000 -- "$PY311" "$FIX/py_four.py" "$ROUNDS" all times \
 		>"$TMP/four.out" 2>"$TMP/four.err"
