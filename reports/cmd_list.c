@@ -13,6 +13,8 @@
 #include "reports/builtin.h"
 #include "reports/list.h"
 #include "reports/symbolize.h"
+#include "reports/stack_model.h"
+#include "merge/code.h"
 
 #include <Zydis/Zydis.h>
 #include <fcntl.h>
@@ -61,6 +63,11 @@ static int find_target(struct report_value_model *vm, const char *want, struct r
 	for (size_t i = 0; i < vm->nhot; i++)
 		report_names_add(&names, vm->hot[i].w.proc, vm->hot[i].w.sysname,
 				 m->images[vm->hot[i].image].path, 0);
+	/* Interpreted functions with no time of their own (callers only, or
+	 * their time in their opcodes' frames) are named by their images. */
+	for (size_t i = 0; i < m->nimages; i++)
+		for (size_t j = 0; j < m->images[i].ncode; j++)
+			report_names_add(&names, m->images[i].code_names[j], NULL, m->images[i].path, 0);
 	int rc = report_names_pick(&names, "list", &name);
 	report_names_free(&names);
 	if (rc < 0)
@@ -75,6 +82,12 @@ static int find_target(struct report_value_model *vm, const char *want, struct r
 			continue;
 		uint32_t image = pc ? pc->image : v->image;
 		report_value_where(vm, image, pc ? pc->vaddr : v->vaddr, &w);
+		if (m->images[image].code) {
+			/* An interpreted function: its key's lines. */
+			w.start = (pc ? pc->vaddr : v->vaddr) >> MERGE_CODE_LINE_BITS << MERGE_CODE_LINE_BITS;
+			w.size = 1u << MERGE_CODE_LINE_BITS;
+			w.proc = name;
+		}
 		int k = 0;
 		while (k < nc && (c[k].image != image || c[k].start != w.start))
 			k++;
@@ -83,6 +96,12 @@ static int find_target(struct report_value_model *vm, const char *want, struct r
 		if (k < nc && pc)
 			c[k].samples += pc->count;
 	}
+	for (size_t i = 0; i < m->nimages && !nc; i++)
+		for (size_t j = 0; j < m->images[i].ncode && nc < 16; j++)
+			if (!strcmp(m->images[i].code_names[j], name))
+				c[nc++] = (struct report_target){ (uint32_t)i,
+					m->images[i].code_keys[j] << MERGE_CODE_LINE_BITS,
+					1u << MERGE_CODE_LINE_BITS, name, 0 };
 	for (int k = 0; k < nc; k++)
 		if (best < 0 || c[k].samples > c[best].samples)
 			best = k;
@@ -328,6 +347,128 @@ static void list(struct report_value_model *vm, const struct report_target *t, c
 	free(ex);
 }
 
+/* An interpreted function (docs/interpreted-frames.md): its lines, each
+ * with its samples (self: the function ran it at the sample) and, with
+ * stacks, its inclusive samples (the function's innermost frame was at
+ * that line, whatever ran beneath it), and the source text when the file
+ * can be read. */
+static void list_code(struct report_value_model *vm, const struct report_target *t, int json)
+{
+	const struct report_model_image *im = &vm->m.images[t->image];
+	uint64_t key = t->start >> MERGE_CODE_LINE_BITS;
+	uint32_t lo = UINT32_MAX, hi = 0;
+	size_t cap = 1u << MERGE_CODE_LINE_BITS;
+	uint64_t *self = calloc(cap, sizeof(*self)), *incl = calloc(cap, sizeof(*incl));
+	struct report_stacks st;
+	if (!self || !incl) {
+		perror("vprof list");
+		exit(1);
+	}
+	for (size_t i = 0; i < vm->m.npcs; i++) {
+		const struct report_model_pc *pc = &vm->m.pcs[i];
+		if (pc->event != vm->ev || pc->image != t->image || pc->vaddr >> MERGE_CODE_LINE_BITS != key)
+			continue;
+		uint32_t l = MERGE_CODE_LINE(pc->vaddr);
+		self[l] += pc->count;
+		lo = l < lo ? l : lo;
+		hi = l > hi ? l : hi;
+	}
+	memset(&st, 0, sizeof(st));
+	int have = report_stacks_load(&st, &vm->m) == 0 && st.n;
+	for (size_t i = 0; have && i < st.n; i++) {
+		const struct report_stack *s = &st.v[i];
+		if (s->event != (unsigned)vm->ev)
+			continue;
+		for (uint32_t j = 0; j < s->depth; j++) {
+			const struct report_frame *f = &st.frames[s->at + j];
+			if (strcmp(vm->m.images[f->image].path, im->path) ||
+			    f->vaddr >> MERGE_CODE_LINE_BITS != key)
+				continue;
+			uint32_t l = MERGE_CODE_LINE(f->vaddr);
+			incl[l] += s->count;
+			lo = l < lo ? l : lo;
+			hi = l > hi ? l : hi;
+			break;
+		}
+	}
+	/* The source, when the file is there to read. */
+	char **text = calloc(cap, sizeof(*text));
+	FILE *src = im->code_file ? fopen(im->code_file, "r") : NULL;
+	if (src && text) {
+		char *line = NULL;
+		size_t n = 0;
+		for (uint32_t l = 1; l <= hi && getline(&line, &n, src) > 0; l++)
+			if (l + 1 >= lo) {
+				line[strcspn(line, "\n")] = 0;
+				text[l] = strdup(line);
+			}
+		free(line);
+	}
+	if (src)
+		fclose(src);
+	uint64_t sum_self = 0, sum_incl = 0;
+	for (size_t i = 0; i < st.n && have; i++)
+		for (uint32_t j = 0; j < st.v[i].depth; j++) {
+			const struct report_frame *f = &st.frames[st.v[i].at + j];
+			if (st.v[i].event == (unsigned)vm->ev && !strcmp(vm->m.images[f->image].path, im->path) &&
+			    f->vaddr >> MERGE_CODE_LINE_BITS == key) {
+				sum_incl += st.v[i].count;
+				break;
+			}
+		}
+	for (uint32_t l = lo; lo != UINT32_MAX && l <= hi; l++)
+		sum_self += self[l];
+	if (!json) {
+		printf("vprof list: %s in %s, epoch %s, event %s: %llu samples of its own (%.2f%% of %llu)",
+		       t->proc, im->path, vm->m.epoch, vm->ev ? upcall_event_name(vm->ev) : "none",
+		       (unsigned long long)sum_self,
+		       vm->total ? 100.0 * (double)sum_self / (double)vm->total : 0.0,
+		       (unsigned long long)vm->total);
+		if (have)
+			printf(", %llu inclusive (%.2f%%)", (unsigned long long)sum_incl,
+			       vm->total ? 100.0 * (double)sum_incl / (double)vm->total : 0.0);
+		printf("\n");
+		printf("%10s %7s %10s %7s %6s  %s\n", "samples", "share", "incl", "incl%", "line",
+		       have ? "source" : "source (no stacks: self samples only)");
+	}
+	for (uint32_t l = lo > 1 && lo != UINT32_MAX ? lo - 1 : lo; lo != UINT32_MAX && l <= hi; l++) {
+		double s = vm->total ? (double)self[l] / (double)vm->total : 0, c = vm->total ? (double)incl[l] / (double)vm->total : 0;
+		if (json) {
+			if (!self[l] && !incl[l])
+				continue;
+			printf("{\"procedure\":");
+			report_json_str(stdout, t->proc);
+			printf(",\"image\":");
+			report_json_str(stdout, im->path);
+			printf(",\"file\":");
+			report_json_str(stdout, im->code_file ? im->code_file : "");
+			printf(",\"line\":%u,\"samples\":%llu,\"share\":%.6f,\"inclusive\":%llu,"
+			       "\"inclusive_share\":%.6f,\"source\":", l, (unsigned long long)self[l], s,
+			       (unsigned long long)incl[l], c);
+			report_json_str(stdout, text && text[l] ? text[l] : "");
+			printf("}\n");
+			continue;
+		}
+		char a[24] = "", b[24] = "", d[24] = "", e[24] = "";
+		if (self[l]) {
+			snprintf(a, sizeof(a), "%llu", (unsigned long long)self[l]);
+			snprintf(b, sizeof(b), "%.2f%%", 100 * s);
+		}
+		if (incl[l]) {
+			snprintf(d, sizeof(d), "%llu", (unsigned long long)incl[l]);
+			snprintf(e, sizeof(e), "%.2f%%", 100 * c);
+		}
+		printf("%10s %7s %10s %7s %6u  %s\n", a, b, d, e, l, text && text[l] ? text[l] : "");
+	}
+	for (size_t l = 0; text && l < cap; l++)
+		free(text[l]);
+	free(text);
+	free(self);
+	free(incl);
+	if (have)
+		report_stacks_free(&st);
+}
+
 int cmd_list(int argc, char **argv)
 {
 	static const struct report_cmd cmd = {
@@ -351,6 +492,11 @@ int cmd_list(int argc, char **argv)
 				"epoch %s\n", argv[o.next], o.db, vm.m.epoch);
 		report_value_model_free(&vm);
 		return 1;
+	}
+	if (vm.m.images[t.image].code) {
+		list_code(&vm, &t, o.json);
+		report_value_model_free(&vm);
+		return report_finish_stdout(0);
 	}
 	size_t n = report_list_disassemble(&vm, &t, &in);
 	list(&vm, &t, in, n, o.json);

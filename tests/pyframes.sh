@@ -109,6 +109,19 @@ print("%s each function's hottest line is its loop, named FILE:LINE: %s"
       % ("PASS" if len(good) == 4 else "FAIL", ", ".join("%s %s:%s" % (f, *hot.get(f, ("?", "?"))) for f in names)))
 EOF
 
+# --- vprof list of a Python function: its lines, self and inclusive ---
+"$VPROF" list --db "$TMP/four" delta >"$TMP/list.txt" 2>&1
+"$VPROF" list --db "$TMP/four" --json delta >"$TMP/list.json" 2>&1
+body=$(grep -n 'x = x \* 1.0000001 + 0.5' "$FIX/py_four.py" | cut -d: -f1)
+check "vprof list delta: its loop body (line $body) holds most of its samples, with its source text" \
+	"$PY311" -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+top = max(rows, key=lambda r: r["inclusive"])
+sys.exit(not (top["line"] == int(sys.argv[2]) and "1.0000001" in top["source"] and top["inclusive"] >= top["samples"] > 0
+              and top["inclusive"] > 0.5 * sum(r["inclusive"] for r in rows)))' "$TMP/list.json" "$body"
+check "vprof list main: a caller with no time of its own, its call line inclusive" \
+	sh -c "'$VPROF' list --db '$TMP/four' main | grep -q 'samples of its own.*inclusive'"
+
 # --- mixed stacks, threads and children ---
 plain=$("$PY311" "$FIX/py_mixed.py"); pst=$?
 "$VPROF" run --db "$TMP/mixed" --freq 1000 -- "$PY311" "$FIX/py_mixed.py" >"$TMP/mixed.out" 2>"$TMP/mixed.err"
