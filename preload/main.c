@@ -400,10 +400,14 @@ __attribute__((constructor)) static void vprof_init(void)
 		return;
 	}
 	/* A Python or Lua vprof knows the frames of (pyframes.c,
-	 * luaframes.c) gets call stacks,
-	 * which its frames are part of, unless VPROF_STACKS says otherwise. */
-	if (((g_vprof.cfg.python && preload_py_init()) || (g_vprof.cfg.lua && preload_lua_init())) &&
-	    !g_vprof.cfg.stacks) {
+	 * luaframes.c) gets call stacks, which its frames are part of, unless
+	 * VPROF_STACKS says otherwise, and keeps 64 frames unless
+	 * VPROF_STACK_DEPTH says (every interpreted call is a frame). */
+	int interp = (g_vprof.cfg.python && preload_py_init()) || (g_vprof.cfg.lua && preload_lua_init());
+	const char *depth = getenv("VPROF_STACK_DEPTH");
+	if (interp && (!depth || !*depth))
+		g_vprof.cfg.stack_depth = SPOOL_STACK_MAX;
+	if (interp && !g_vprof.cfg.stacks) {
 		const char *st = getenv("VPROF_STACKS");
 		if (!st || !*st) {
 			g_vprof.cfg.stacks = 1;

@@ -122,6 +122,13 @@ sys.exit(not (top["line"] == int(sys.argv[2]) and "1.0000001" in top["source"] a
 check "vprof list main: a caller with no time of its own, its call line inclusive" \
 	sh -c "'$VPROF' list --db '$TMP/four' main | grep -q 'samples of its own.*inclusive'"
 
+# --- deep Python stacks: 64 frames kept by default ---
+"$VPROF" run --db "$TMP/deep" -- "$PY311" "$FIX/py_deep.py" 40 3000000 >/dev/null 2>&1
+"$VPROF" export --db "$TMP/deep" --format folded -o "$TMP/deep.folded" 2>/dev/null
+check "a recursion 40 Python frames deep is whole: <module>, 41 calls of down, then spin" \
+	awk '{ n = split($1, f, ";"); d = 0; m = 0; for (i = 1; i <= n; i++) { if (f[i] == "down") d++; if (f[i] == "<module>") m = 1 }
+	       if (m && d == 41 && f[n] != "" && $1 ~ /;down;spin(;|$)/) ok = 1 } END { exit !ok }' "$TMP/deep.folded"
+
 # --- mixed stacks, threads and children ---
 plain=$("$PY311" "$FIX/py_mixed.py"); pst=$?
 "$VPROF" run --db "$TMP/mixed" --freq 1000 -- "$PY311" "$FIX/py_mixed.py" >"$TMP/mixed.out" 2>"$TMP/mixed.err"
