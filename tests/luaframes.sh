@@ -38,39 +38,12 @@ four() {
 	"$VPROF" run --db "$TMP/four" --freq 1000 -- "$LUA" "$FIX/lua_four.lua" "$ROUNDS" all times \
 		>"$TMP/four.out" 2>"$TMP/four.err"
 	echo $? >"$TMP/four.st"
-	awk '$1 ~ /^(alpha|beta|gamma|delta)$/ { t[$1] = $2; s += $2 } END { for (f in t) printf "%s %.2f\n", f, 100 * t[f] / s }' \
-		"$TMP/four.err" >"$TMP/truth.txt"
 	"$VPROF" export --db "$TMP/four" --format folded -o "$TMP/four.folded" 2>/dev/null
-	"$PY" - "$TMP/truth.txt" "$TMP/four.folded" "$FIX/lua_four.lua" "$TMP/alone.txt" <<'PYEOF'
-import sys
-run = {l.split()[0]: float(l.split()[1]) for l in open(sys.argv[1])}
-alone = {l.split()[0]: float(l.split()[1]) for l in open(sys.argv[4])}
-start = {}
-for i, l in enumerate(open(sys.argv[3]).read().split("\n"), 1):
-    for f in alone:
-        if l.startswith("local function %s(" % f):
-            start[f] = i
-name = {f: "lua_four.lua:%d" % start[f] for f in alone}
-incl = dict.fromkeys(alone, 0)
-total = 0
-for line in open(sys.argv[2]):
-    path, n = line.rsplit(" ", 1)
-    frames = path.split(";")
-    total += int(n)
-    for f in alone:
-        if name[f] in frames:
-            incl[f] += int(n)
-s = sum(incl.values())
-wa = wr = 0
-for f in alone:
-    share = 100.0 * incl[f] / s if s else 0
-    wa, wr = max(wa, abs(share - alone[f])), max(wr, abs(share - run.get(f, 0)))
-    print("  %-6s (%s) vprof %5.1f%%  alone %5.1f%%  its clock in the run %5.1f%%  (%d samples)"
-          % (f, name[f], share, alone[f], run.get(f, 0), incl[f]), file=sys.stderr)
-print("worst %.1f points from each timed alone, %.1f from their clocks in the run; %d of %d samples in them"
-      % (wa, wr, s, total))
-sys.exit(0 if s > 1000 and wa <= 3 and wr <= 3 else 1)
-PYEOF
+	local args=() f
+	for f in alpha beta gamma delta; do
+		args+=("$f=lua_four.lua:$(grep -n "^local function $f(" "$FIX/lua_four.lua" | cut -d: -f1)")
+	done
+	"$PY" "$FIX/frame_shares.py" "$TMP/alone.txt" "$TMP/four.err" "$TMP/four.folded" "${args[@]}"
 }
 check_twice "four Lua functions' shares within 3 points of the truth" four
 st=$(cat "$TMP/four.st")

@@ -54,35 +54,8 @@ four() {
 		>"$TMP/four.out" 2>"$TMP/four.err"
 	echo $? >"$TMP/four.st"
 	"$VPROF" export --db "$TMP/four" --format folded -o "$TMP/four.folded" 2>"$TMP/exp.err"
-	"$PY311" - "$TMP/truth.txt" "$TMP/four.folded" "$TMP/four.err" <<'EOF'
-import sys
-alone = {l.split()[0]: float(l.split()[1]) for l in open(sys.argv[1])}
-clock = {}
-for l in open(sys.argv[3]):
-    w = l.split()
-    if len(w) == 2 and w[0] in alone:
-        clock[w[0]] = float(w[1])
-run = {f: 100.0 * clock.get(f, 0) / (sum(clock.values()) or 1) for f in alone}
-incl = dict.fromkeys(alone, 0)
-total = 0
-for line in open(sys.argv[2]):
-    path, n = line.rsplit(" ", 1)
-    frames = path.split(";")
-    total += int(n)
-    for f in alone:
-        if f in frames:
-            incl[f] += int(n)
-s = sum(incl.values())
-wa = wr = 0
-for f in alone:
-    share = 100.0 * incl[f] / s if s else 0
-    wa, wr = max(wa, abs(share - alone[f])), max(wr, abs(share - run[f]))
-    print("  %-6s vprof %5.1f%%  alone %5.1f%%  its clock in the run %5.1f%%  (%d samples)"
-          % (f, share, alone[f], run[f], incl[f]), file=sys.stderr)
-print("worst %.1f points from each timed alone, %.1f from their clocks in the run; %d of %d samples in them"
-      % (wa, wr, s, total))
-sys.exit(0 if s > 1000 and wa <= 3 and wr <= 3 else 1)
-EOF
+	"$PY311" "$FIX/frame_shares.py" "$TMP/truth.txt" "$TMP/four.err" "$TMP/four.folded" \
+		alpha=alpha beta=beta gamma=gamma delta=delta
 }
 check_twice "four Python functions' shares within 3 points of the truth" four
 st=$(cat "$TMP/four.st")
