@@ -95,6 +95,14 @@ sys.exit(not (top["line"] == int(sys.argv[2]) and "1.0000001" in top["source"] a
 check "vprof list main: a caller with no time of its own, its call line inclusive" \
 	sh -c "'$VPROF' list --db '$TMP/four' main | grep -q 'samples of its own.*inclusive'"
 
+"$VPROF" html --db "$TMP/four" -o "$TMP/four.html" 2>/dev/null
+check "vprof html: delta's listing is its lines with their source (x * 1.0000001), not instructions" \
+	"$PY311" -c 'import re, sys
+s = open(sys.argv[1]).read()
+i = s.find("<h3>delta</h3>")
+part = s[i:s.find("</table>", i)]
+sys.exit(not (i >= 0 and "1.0000001 + 0.5" in part and "image bytes unavailable" not in s))' "$TMP/four.html"
+
 # --- deep Python stacks: 64 frames kept by default ---
 "$VPROF" run --db "$TMP/deep" -- "$PY311" "$FIX/py_deep.py" 40 3000000 >/dev/null 2>&1
 "$VPROF" export --db "$TMP/deep" --format folded -o "$TMP/deep.folded" 2>/dev/null
