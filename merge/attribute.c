@@ -137,7 +137,7 @@ static struct merge_profile *locate_jit(struct spool_ctx *c, unsigned ev, uint64
 
 /* A frame of interpreted code: its file's [python:FILE] profile, at the
  * function's key and line (merge/code.h). NULL if the spool does not
- * name it (then the frame's count goes to unknown). */
+ * name it (then locate() finds no image for it: unknown). */
 static struct merge_profile *locate_code(struct spool_ctx *c, unsigned ev, uint64_t pc,
 					 uint64_t *offset)
 {
@@ -178,21 +178,9 @@ static int entry_cb(uint64_t key, uint64_t count, void *arg)
 	int known = 1;
 	struct merge_profile *p = NULL;
 	if (SPOOL_CODE_IS(SPOOL_GPC_PC(gpc))) {
-		p = locate_code(c, ev, SPOOL_GPC_PC(gpc), &off);
-		if (!p && c->err)
+		if (!(p = locate_code(c, ev, SPOOL_GPC_PC(gpc), &off)) && c->err)
 			return c->err;
-		if (!p) {
-			known = 0;
-			p = accum_get(c->acc, ev, MERGE_PROF_UNKNOWN, NULL);
-			off = SPOOL_GPC_PC(gpc);
-		}
-		if (!p || merge_profile_add(p, off, count) < 0)
-			return c->err = -ENOMEM;
-		c->merged += count;
-		c->unknown += known ? 0 : count;
-		return 0;
-	}
-	if (c->perfmap && !image_at(c, SPOOL_GPC_GEN(gpc), SPOOL_GPC_PC(gpc))) {
+	} else if (c->perfmap && !image_at(c, SPOOL_GPC_GEN(gpc), SPOOL_GPC_PC(gpc))) {
 		if ((p = locate_jit(c, ev, SPOOL_GPC_PC(gpc), &off)))
 			c->jit += count;
 		else if (c->err)

@@ -10,9 +10,14 @@
 
 #define FKEY_SHIFT 36            /* the function key: a name's key's top 28 bits */
 
+uint64_t merge_code_fkey(uint64_t jit_key)
+{
+	return jit_key >> FKEY_SHIFT;
+}
+
 uint64_t merge_code_offset(const char *name, uint32_t line)
 {
-	uint64_t fkey = merge_jit_key(name, strlen(name)) >> FKEY_SHIFT;
+	uint64_t fkey = merge_code_fkey(merge_jit_key(name, strlen(name)));
 	uint32_t lmax = (1u << MERGE_CODE_LINE_BITS) - 1;
 	return fkey << MERGE_CODE_LINE_BITS | (line > lmax ? lmax : line);
 }
@@ -28,8 +33,8 @@ const char *merge_code_name(const struct merge_profile *p, uint64_t offset)
 		else
 			hi = mid;
 	}
-	return lo < p->njit && p->jit[lo].key >> FKEY_SHIFT == fkey ? p->jit_arena + p->jit[lo].off
-								    : NULL;
+	return lo < p->njit && merge_code_fkey(p->jit[lo].key) == fkey ? p->jit_arena + p->jit[lo].off
+								       : NULL;
 }
 
 static int entry_ok(const struct spool_code_entry *e)
@@ -47,6 +52,19 @@ const struct spool_code_entry *merge_code_entry(const struct spool *sp, uint64_t
 		return NULL;
 	const struct spool_code_entry *e = &spool_code_entries(sp)[SPOOL_CODE_IDX(pc)];
 	return entry_ok(e) ? e : NULL;
+}
+
+int merge_code_file(const char *path, char *out, size_t cap)
+{
+	static const char *const prefix[] = { MERGE_CODE_PREFIX, MERGE_CODE_PREFIX_LUA };
+	for (int i = 0; i < 2; i++) {
+		size_t n = strlen(prefix[i]), len = strlen(path);
+		if (strncmp(path, prefix[i], n) || len <= n || path[len - 1] != ']')
+			continue;
+		snprintf(out, cap, "%.*s", (int)(len - n - 1), path + n);
+		return 1;
+	}
+	return 0;
 }
 
 void merge_code_path(const struct spool_code_entry *e, char *out, size_t cap)

@@ -30,6 +30,12 @@
 uint64_t merge_code_offset(const char *name, uint32_t line);
 /* The name of the function at offset in a MERGE_PROF_CODE profile, or NULL. */
 const char *merge_code_name(const struct merge_profile *p, uint64_t offset);
+/* The function key (offset >> MERGE_CODE_LINE_BITS) of a name whose
+ * JITNAMES key (merge_jit_key) is jit_key. */
+uint64_t merge_code_fkey(uint64_t jit_key);
+/* The FILE of an interpreted-code image's path ("[python:FILE]",
+ * "[lua:FILE]") into out, and 1; 0 (out untouched) for any other path. */
+int merge_code_file(const char *path, char *out, size_t cap);
 /* The spool's entry of a code frame pc (SPOOL_CODE_IS), checked; NULL if
  * the spool has none or it fails its check. */
 const struct spool_code_entry *merge_code_entry(const struct spool *sp, uint64_t pc);

@@ -195,38 +195,24 @@ static void write_code_lines(FILE *f, struct report_value_model *vm, const struc
 			     struct src_cache *sc)
 {
 	const struct report_model_image *im = &vm->m.images[r->image];
-	const struct src_file *s = im->code_file ? src_open(sc, im->code_file) : NULL;
-	uint64_t key = r->vaddr >> MERGE_CODE_LINE_BITS;
-	uint32_t last = 0;
+	const struct src_file *s = src_open(sc, im->code_file);
+	struct report_code_line *v;
+	size_t n = report_model_code_lines(&vm->m, (unsigned)vm->ev, r->image,
+					   r->vaddr >> MERGE_CODE_LINE_BITS, &v);
 	fprintf(f, "<table class=\"dis\"><thead><tr><th>samples</th><th>share</th><th>line</th>"
 		   "<th>source</th></tr></thead><tbody>\n");
-	for (;;) {
-		/* The next sampled line after `last`, and its samples. */
-		uint32_t line = UINT32_MAX;
-		uint64_t c = 0;
-		for (size_t i = 0; i < vm->m.npcs; i++) {
-			const struct report_model_pc *pc = &vm->m.pcs[i];
-			uint32_t l = MERGE_CODE_LINE(pc->vaddr);
-			if (pc->event != vm->ev || pc->image != r->image ||
-			    pc->vaddr >> MERGE_CODE_LINE_BITS != key || l <= last || l > line)
-				continue;
-			if (l < line)
-				c = 0;
-			line = l;
-			c += pc->count;
-		}
-		if (line == UINT32_MAX)
-			break;
-		double heat = r->samples ? (double)c / (double)r->samples : 0;
+	for (size_t i = 0; i < n; i++) {
+		double heat = r->samples ? (double)v[i].samples / (double)r->samples : 0;
 		fprintf(f, "<tr class=\"insn\" style=\"background:rgba(255,80,0,%.3f)\">"
 			   "<td class=\"n\">%llu</td><td class=\"n\">%.2f%%</td><td>%u</td><td>",
-			0.08 + 0.6 * heat, (unsigned long long)c, pct(c, vm->total), line);
-		if (s && s->text && line >= 1 && (size_t)line <= s->nlines)
-			report_html_text(f, s->line[line - 1]);
+			0.08 + 0.6 * heat, (unsigned long long)v[i].samples, pct(v[i].samples, vm->total),
+			v[i].line);
+		if (s->text && v[i].line >= 1 && (size_t)v[i].line <= s->nlines)
+			report_html_text(f, s->line[v[i].line - 1]);
 		fputs("</td></tr>\n", f);
-		last = line;
 	}
 	fputs("</tbody></table>\n</div>\n", f);
+	free(v);
 }
 
 /* One procedure's annotated disassembly, as vprof list prints it. */
@@ -236,13 +222,14 @@ static void write_listing(FILE *f, struct report_value_model *vm, const struct p
 	const struct report_model_image *im = &vm->m.images[r->image];
 	struct report_value_where w;
 	struct report_insn *in;
-	if (im->code) {
-		fprintf(f, "<div class=\"proc\" id=\"dis-%zu\">\n<h3>", k);
-		report_html_text(f, r->proc);
-		fprintf(f, "</h3>\n<p class=\"meta\">");
-		report_html_text(f, im->path);
-		fprintf(f, " &middot; %llu samples (%.2f%% of %llu)</p>\n", (unsigned long long)r->samples,
-			pct(r->samples, vm->total), (unsigned long long)vm->total);
+
+	fprintf(f, "<div class=\"proc\" id=\"dis-%zu\">\n<h3>", k);
+	report_html_text(f, r->proc);
+	fprintf(f, "</h3>\n<p class=\"meta\">");
+	report_html_text(f, im->path);
+	fprintf(f, " &middot; %llu samples (%.2f%% of %llu)</p>\n", (unsigned long long)r->samples,
+		pct(r->samples, vm->total), (unsigned long long)vm->total);
+	if (im->code_file) {
 		write_code_lines(f, vm, r, sc);
 		return;
 	}
@@ -253,12 +240,6 @@ static void write_listing(FILE *f, struct report_value_model *vm, const struct p
 	int last_line = -1;
 	char sb[600];
 
-	fprintf(f, "<div class=\"proc\" id=\"dis-%zu\">\n<h3>", k);
-	report_html_text(f, r->proc);
-	fprintf(f, "</h3>\n<p class=\"meta\">");
-	report_html_text(f, im->path);
-	fprintf(f, " &middot; %llu samples (%.2f%% of %llu)</p>\n", (unsigned long long)r->samples,
-		pct(r->samples, vm->total), (unsigned long long)vm->total);
 	fprintf(f, "<table class=\"dis\"><thead><tr><th>samples</th><th>share</th><th>pc</th>"
 		   "<th>instruction</th></tr></thead><tbody>\n");
 	for (size_t i = 0; i < n; i++) {

@@ -67,7 +67,7 @@ static int find_target(struct report_value_model *vm, const char *want, struct r
 	 * their time in their opcodes' frames) are named by their images. */
 	for (size_t i = 0; i < m->nimages; i++)
 		for (size_t j = 0; j < m->images[i].ncode; j++)
-			report_names_add(&names, m->images[i].code_names[j], NULL, m->images[i].path, 0);
+			report_names_add(&names, m->images[i].code[j].name, NULL, m->images[i].path, 0);
 	int rc = report_names_pick(&names, "list", &name);
 	report_names_free(&names);
 	if (rc < 0)
@@ -82,7 +82,7 @@ static int find_target(struct report_value_model *vm, const char *want, struct r
 			continue;
 		uint32_t image = pc ? pc->image : v->image;
 		report_value_where(vm, image, pc ? pc->vaddr : v->vaddr, &w);
-		if (m->images[image].code) {
+		if (m->images[image].code_file) {
 			/* An interpreted function: its key's lines. */
 			w.start = (pc ? pc->vaddr : v->vaddr) >> MERGE_CODE_LINE_BITS << MERGE_CODE_LINE_BITS;
 			w.size = 1u << MERGE_CODE_LINE_BITS;
@@ -98,9 +98,9 @@ static int find_target(struct report_value_model *vm, const char *want, struct r
 	}
 	for (size_t i = 0; i < m->nimages && !nc; i++)
 		for (size_t j = 0; j < m->images[i].ncode && nc < 16; j++)
-			if (!strcmp(m->images[i].code_names[j], name))
+			if (!strcmp(m->images[i].code[j].name, name))
 				c[nc++] = (struct report_target){ (uint32_t)i,
-					m->images[i].code_keys[j] << MERGE_CODE_LINE_BITS,
+					m->images[i].code[j].key << MERGE_CODE_LINE_BITS,
 					1u << MERGE_CODE_LINE_BITS, name, 0 };
 	for (int k = 0; k < nc; k++)
 		if (best < 0 || c[k].samples > c[best].samples)
@@ -347,6 +347,23 @@ static void list(struct report_value_model *vm, const struct report_target *t, c
 	free(ex);
 }
 
+/* An interpreted function's line: its slot in v (n lines, in line order),
+ * added if missing. */
+static struct report_code_line *line_slot(struct report_code_line **v, size_t *n, size_t *cap,
+					  uint32_t line)
+{
+	size_t k = 0;
+	while (k < *n && (*v)[k].line < line)
+		k++;
+	if (k < *n && (*v)[k].line == line)
+		return &(*v)[k];
+	*v = report_grow(*v, cap, *n, sizeof(**v));
+	memmove(*v + k + 1, *v + k, (*n - k) * sizeof(**v));
+	(*n)++;
+	(*v)[k] = (struct report_code_line){ line, 0, 0 };
+	return &(*v)[k];
+}
+
 /* An interpreted function (docs/interpreted-frames.md): its lines, each
  * with its samples (self: the function ran it at the sample) and, with
  * stacks, its inclusive samples (the function's innermost frame was at
@@ -355,24 +372,10 @@ static void list(struct report_value_model *vm, const struct report_target *t, c
 static void list_code(struct report_value_model *vm, const struct report_target *t, int json)
 {
 	const struct report_model_image *im = &vm->m.images[t->image];
-	uint64_t key = t->start >> MERGE_CODE_LINE_BITS;
-	uint32_t lo = UINT32_MAX, hi = 0;
-	size_t cap = 1u << MERGE_CODE_LINE_BITS;
-	uint64_t *self = calloc(cap, sizeof(*self)), *incl = calloc(cap, sizeof(*incl));
+	uint64_t key = t->start >> MERGE_CODE_LINE_BITS, sum_self = 0, sum_incl = 0;
+	struct report_code_line *v;
+	size_t n = report_model_code_lines(&vm->m, (unsigned)vm->ev, t->image, key, &v), cap = n;
 	struct report_stacks st;
-	if (!self || !incl) {
-		perror("vprof list");
-		exit(1);
-	}
-	for (size_t i = 0; i < vm->m.npcs; i++) {
-		const struct report_model_pc *pc = &vm->m.pcs[i];
-		if (pc->event != vm->ev || pc->image != t->image || pc->vaddr >> MERGE_CODE_LINE_BITS != key)
-			continue;
-		uint32_t l = MERGE_CODE_LINE(pc->vaddr);
-		self[l] += pc->count;
-		lo = l < lo ? l : lo;
-		hi = l > hi ? l : hi;
-	}
 	memset(&st, 0, sizeof(st));
 	int have = report_stacks_load(&st, &vm->m) == 0 && st.n;
 	for (size_t i = 0; have && i < st.n; i++) {
@@ -384,40 +387,30 @@ static void list_code(struct report_value_model *vm, const struct report_target 
 			if (strcmp(vm->m.images[f->image].path, im->path) ||
 			    f->vaddr >> MERGE_CODE_LINE_BITS != key)
 				continue;
-			uint32_t l = MERGE_CODE_LINE(f->vaddr);
-			incl[l] += s->count;
-			lo = l < lo ? l : lo;
-			hi = l > hi ? l : hi;
+			line_slot(&v, &n, &cap, MERGE_CODE_LINE(f->vaddr))->inclusive += s->count;
+			sum_incl += s->count;
 			break;
 		}
 	}
-	/* The source, when the file is there to read. */
-	char **text = calloc(cap, sizeof(*text));
-	FILE *src = im->code_file ? fopen(im->code_file, "r") : NULL;
-	if (src && text) {
+	for (size_t i = 0; i < n; i++)
+		sum_self += v[i].samples;
+	/* The listing runs from the line before the first sampled one (a
+	 * function's "def" or "for"), with the source when the file is there
+	 * to read. */
+	uint32_t lo = n ? (v[0].line > 1 ? v[0].line - 1 : v[0].line) : 1, hi = n ? v[n - 1].line : 0;
+	char **text = hi >= lo ? calloc(hi - lo + 1, sizeof(*text)) : NULL;
+	FILE *src = text ? fopen(im->code_file, "r") : NULL;
+	if (src) {
 		char *line = NULL;
-		size_t n = 0;
-		for (uint32_t l = 1; l <= hi && getline(&line, &n, src) > 0; l++)
-			if (l + 1 >= lo) {
+		size_t len = 0;
+		for (uint32_t l = 1; l <= hi && getline(&line, &len, src) > 0; l++)
+			if (l >= lo) {
 				line[strcspn(line, "\n")] = 0;
-				text[l] = strdup(line);
+				text[l - lo] = strdup(line);
 			}
 		free(line);
-	}
-	if (src)
 		fclose(src);
-	uint64_t sum_self = 0, sum_incl = 0;
-	for (size_t i = 0; i < st.n && have; i++)
-		for (uint32_t j = 0; j < st.v[i].depth; j++) {
-			const struct report_frame *f = &st.frames[st.v[i].at + j];
-			if (st.v[i].event == (unsigned)vm->ev && !strcmp(vm->m.images[f->image].path, im->path) &&
-			    f->vaddr >> MERGE_CODE_LINE_BITS == key) {
-				sum_incl += st.v[i].count;
-				break;
-			}
-		}
-	for (uint32_t l = lo; lo != UINT32_MAX && l <= hi; l++)
-		sum_self += self[l];
+	}
 	if (!json) {
 		printf("vprof list: %s in %s, epoch %s, event %s: %llu samples of its own (%.2f%% of %llu)",
 		       t->proc, im->path, vm->m.epoch, vm->ev ? upcall_event_name(vm->ev) : "none",
@@ -431,40 +424,43 @@ static void list_code(struct report_value_model *vm, const struct report_target 
 		printf("%10s %7s %10s %7s %6s  %s\n", "samples", "share", "incl", "incl%", "line",
 		       have ? "source" : "source (no stacks: self samples only)");
 	}
-	for (uint32_t l = lo > 1 && lo != UINT32_MAX ? lo - 1 : lo; lo != UINT32_MAX && l <= hi; l++) {
-		double s = vm->total ? (double)self[l] / (double)vm->total : 0, c = vm->total ? (double)incl[l] / (double)vm->total : 0;
+	size_t k = 0;
+	for (uint32_t l = lo; l <= hi; l++) {
+		struct report_code_line z = { l, 0, 0 }, *c = k < n && v[k].line == l ? &v[k++] : &z;
+		const char *tx = text && text[l - lo] ? text[l - lo] : "";
+		double s = vm->total ? (double)c->samples / (double)vm->total : 0;
+		double ci = vm->total ? (double)c->inclusive / (double)vm->total : 0;
 		if (json) {
-			if (!self[l] && !incl[l])
+			if (c == &z)
 				continue;
 			printf("{\"procedure\":");
 			report_json_str(stdout, t->proc);
 			printf(",\"image\":");
 			report_json_str(stdout, im->path);
 			printf(",\"file\":");
-			report_json_str(stdout, im->code_file ? im->code_file : "");
+			report_json_str(stdout, im->code_file);
 			printf(",\"line\":%u,\"samples\":%llu,\"share\":%.6f,\"inclusive\":%llu,"
-			       "\"inclusive_share\":%.6f,\"source\":", l, (unsigned long long)self[l], s,
-			       (unsigned long long)incl[l], c);
-			report_json_str(stdout, text && text[l] ? text[l] : "");
+			       "\"inclusive_share\":%.6f,\"source\":", l, (unsigned long long)c->samples, s,
+			       (unsigned long long)c->inclusive, ci);
+			report_json_str(stdout, tx);
 			printf("}\n");
 			continue;
 		}
 		char a[24] = "", b[24] = "", d[24] = "", e[24] = "";
-		if (self[l]) {
-			snprintf(a, sizeof(a), "%llu", (unsigned long long)self[l]);
+		if (c->samples) {
+			snprintf(a, sizeof(a), "%llu", (unsigned long long)c->samples);
 			snprintf(b, sizeof(b), "%.2f%%", 100 * s);
 		}
-		if (incl[l]) {
-			snprintf(d, sizeof(d), "%llu", (unsigned long long)incl[l]);
-			snprintf(e, sizeof(e), "%.2f%%", 100 * c);
+		if (c->inclusive) {
+			snprintf(d, sizeof(d), "%llu", (unsigned long long)c->inclusive);
+			snprintf(e, sizeof(e), "%.2f%%", 100 * ci);
 		}
-		printf("%10s %7s %10s %7s %6u  %s\n", a, b, d, e, l, text && text[l] ? text[l] : "");
+		printf("%10s %7s %10s %7s %6u  %s\n", a, b, d, e, l, tx);
 	}
-	for (size_t l = 0; text && l < cap; l++)
-		free(text[l]);
+	for (uint32_t l = lo; text && l <= hi; l++)
+		free(text[l - lo]);
 	free(text);
-	free(self);
-	free(incl);
+	free(v);
 	if (have)
 		report_stacks_free(&st);
 }
@@ -493,7 +489,7 @@ int cmd_list(int argc, char **argv)
 		report_value_model_free(&vm);
 		return 1;
 	}
-	if (vm.m.images[t.image].code) {
+	if (vm.m.images[t.image].code_file) {
 		list_code(&vm, &t, o.json);
 		report_value_model_free(&vm);
 		return report_finish_stdout(0);

@@ -424,7 +424,7 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 				fn->name = str_idx(&t, f->proc);
 				fn->system_name = str_idx(&t, f->sysname);
 				/* Interpreted code: its source file. */
-				if (m->images[f->image].code)
+				if (m->images[f->image].code_file)
 					fn->filename = str_idx(&t, m->images[f->image].code_file);
 				fnp[nfn] = fn;
 				*fi = ++nfn;
@@ -436,7 +436,7 @@ static int export_stacks(const struct report_model *m, const struct report_stack
 				perftools__profiles__location__init(l);
 				perftools__profiles__line__init(&lines[nloc]);
 				lines[nloc].function_id = fid;
-				if (m->images[f->image].code)
+				if (m->images[f->image].code_file)
 					lines[nloc].line = MERGE_CODE_LINE(f->vaddr);
 				linep[nloc] = &lines[nloc];
 				l->id = nloc + 1;

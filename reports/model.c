@@ -122,14 +122,9 @@ uint32_t report_model_image(struct report_model *m, const struct merge_profile *
 	im->path = intern(m, path);
 	im->build_id_len = p->build_id_len;
 	memcpy(im->build_id, p->build_id, p->build_id_len);
-	int py = !strncmp(path, MERGE_CODE_PREFIX, sizeof(MERGE_CODE_PREFIX) - 1);
-	int lua = !strncmp(path, MERGE_CODE_PREFIX_LUA, sizeof(MERGE_CODE_PREFIX_LUA) - 1);
-	if ((p->flags & MERGE_PROF_CODE) || py || lua) {
-		char file[SPOOL_PATH_MAX + 80];
-		snprintf(file, sizeof(file), "%.*s", SPOOL_PATH_MAX, strchr(path, ':') ? strchr(path, ':') + 1 : path);
-		if (file[0] && file[strlen(file) - 1] == ']')
-			file[strlen(file) - 1] = 0;
-		im->code = 1;
+	/* Interpreted code: by its path, as stacks files give no flags. */
+	char file[SPOOL_PATH_MAX];
+	if (merge_code_file(path, file, sizeof(file))) {
 		im->code_file = intern(m, file);
 		return (uint32_t)m->nimages++;
 	}
@@ -173,16 +168,12 @@ static int on_profile(const struct merge_profile *p, void *arg)
 	struct report_model_image *im = &m->images[ii];
 	if (p->flags & MERGE_PROF_CODE)
 		for (size_t i = 0; i < p->njit; i++) {
-			uint64_t key = p->jit[i].key >> (64 - (48 - MERGE_CODE_LINE_BITS));
+			uint64_t key = merge_code_fkey(p->jit[i].key);
 			if (report_model_code_name(im, key << MERGE_CODE_LINE_BITS))
 				continue;
-			im->code_keys = report_grow(im->code_keys, &im->capcode, im->ncode,
-						    sizeof(*im->code_keys));
-			im->code_names = realloc(im->code_names, im->capcode * sizeof(*im->code_names));
-			if (!im->code_names)
-				abort();
-			im->code_keys[im->ncode] = key;
-			im->code_names[im->ncode++] = intern(m, p->jit_arena + p->jit[i].off);
+			im->code = report_grow(im->code, &im->capcode, im->ncode, sizeof(*im->code));
+			im->code[im->ncode++] = (struct report_code_name){
+				key, intern(m, p->jit_arena + p->jit[i].off) };
 		}
 	for (size_t i = 0; i < p->n; i++) {
 		uint64_t start = 0, size;
@@ -387,17 +378,47 @@ const char *report_model_code_name(const struct report_model_image *im, uint64_t
 {
 	uint64_t key = vaddr >> MERGE_CODE_LINE_BITS;
 	for (size_t i = 0; i < im->ncode; i++)
-		if (im->code_keys[i] == key)
-			return im->code_names[i];
+		if (im->code[i].key == key)
+			return im->code[i].name;
 	return NULL;
+}
+
+static int by_line(const void *a, const void *b)
+{
+	const struct report_code_line *x = a, *y = b;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+size_t report_model_code_lines(const struct report_model *m, unsigned ev, uint32_t image, uint64_t key,
+			       struct report_code_line **out)
+{
+	struct report_code_line *v = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t i = 0; i < m->npcs; i++) {
+		const struct report_model_pc *pc = &m->pcs[i];
+		if (pc->event != ev || pc->image != image || pc->vaddr >> MERGE_CODE_LINE_BITS != key)
+			continue;
+		v = report_grow(v, &cap, n, sizeof(*v));
+		v[n++] = (struct report_code_line){ MERGE_CODE_LINE(pc->vaddr), pc->count, 0 };
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), by_line);
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (o && v[o - 1].line == v[i].line)
+			v[o - 1].samples += v[i].samples;
+		else
+			v[o++] = v[i];
+	}
+	*out = v;
+	return o;
 }
 
 void report_model_free(struct report_model *m)
 {
 	for (size_t i = 0; i < m->nimages; i++) {
 		report_image_close(m->images[i].sym);
-		free(m->images[i].code_keys);
-		free(m->images[i].code_names);
+		free(m->images[i].code);
 	}
 	for (size_t i = 0; i < m->capstrings; i++)
 		free(m->strings[i].s);

@@ -25,17 +25,29 @@ struct report_model_image {
 	uint32_t build_id_len;
 	uint64_t max_vaddr;             /* highest sampled address, for mappings */
 	struct report_image *sym;       /* NULL: no symbols */
-	/* Interpreted code ("[python:FILE]", merge/code.h): the names of its
-	 * functions by key (offset >> MERGE_CODE_LINE_BITS), interned. */
-	int code;
-	const char *code_file;          /* FILE, interned */
-	uint64_t *code_keys;
-	const char **code_names;
+	/* Interpreted code ("[python:FILE]", merge/code.h): code_file set,
+	 * and the names of its functions by key (offset >>
+	 * MERGE_CODE_LINE_BITS), interned. */
+	const char *code_file;          /* FILE, interned; NULL: not such an image */
+	struct report_code_name { uint64_t key; const char *name; } *code;
 	size_t ncode, capcode;
 };
 
 /* The name of the function of an interpreted-code image at vaddr, or NULL. */
 const char *report_model_code_name(const struct report_model_image *im, uint64_t vaddr);
+
+/* One line of an interpreted function: its samples under one event (the
+ * function ran it), and for callers that add them, its inclusive ones. */
+struct report_code_line {
+	uint32_t line;
+	uint64_t samples, inclusive;
+};
+struct report_model;
+/* The sampled lines of event ev of the interpreted function whose key
+ * (offset >> MERGE_CODE_LINE_BITS) is key in image, in line order, into
+ * *out (malloc'd, NULL when none); returns their number. */
+size_t report_model_code_lines(const struct report_model *m, unsigned ev, uint32_t image, uint64_t key,
+			       struct report_code_line **out);
 
 /* One sampled PC under one event. */
 struct report_model_pc {

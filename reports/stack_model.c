@@ -69,7 +69,7 @@ static void name_frame(struct report_stacks *s, struct report_model *m, struct r
 {
 	const struct report_model_image *im = &m->images[f->image];
 	uint64_t start, size;
-	if (im->code) {
+	if (im->code_file) {
 		const char *name = report_model_code_name(im, f->vaddr);
 		if (!name)
 			name = im->path;
