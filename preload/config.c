@@ -203,3 +203,13 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	}
 	return 0;
 }
+
+void preload_config_interpreted(struct preload_config *c)
+{
+	if (!given("VPROF_STACK_DEPTH"))
+		c->stack_depth = SPOOL_STACK_MAX;
+	if (!given("VPROF_STACKS")) {
+		c->stacks = 1;
+		c->ring = 0;
+	}
+}

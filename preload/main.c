@@ -400,20 +400,9 @@ __attribute__((constructor)) static void vprof_init(void)
 		return;
 	}
 	/* A Python or Lua vprof knows the frames of (pyframes.c,
-	 * luaframes.c) gets call stacks, which its frames are part of, unless
-	 * VPROF_STACKS says otherwise, and keeps 64 frames unless
-	 * VPROF_STACK_DEPTH says (every interpreted call is a frame). */
-	int interp = (g_vprof.cfg.python && preload_py_init()) || (g_vprof.cfg.lua && preload_lua_init());
-	const char *depth = getenv("VPROF_STACK_DEPTH");
-	if (interp && (!depth || !*depth))
-		g_vprof.cfg.stack_depth = SPOOL_STACK_MAX;
-	if (interp && !g_vprof.cfg.stacks) {
-		const char *st = getenv("VPROF_STACKS");
-		if (!st || !*st) {
-			g_vprof.cfg.stacks = 1;
-			g_vprof.cfg.ring = 0;
-		}
-	}
+	 * luaframes.c): its defaults (config.c). */
+	if ((g_vprof.cfg.python && preload_py_init()) || (g_vprof.cfg.lua && preload_lua_init()))
+		preload_config_interpreted(&g_vprof.cfg);
 	/* Exec'd inside a seccomp filter: what it lets us do, before we do
 	 * anything it might kill the program for (sandbox.c). */
 	int no_perf = 0;
@@ -493,7 +482,7 @@ __attribute__((constructor)) static void vprof_init(void)
 	/* After verify's: the fault handler is installed once, with its
 	 * trap hook when co-simulation wants one. */
 	if (g_vprof.cfg.stacks && preload_py_on() && (rc = preload_py_start()) < 0)
-		preload_say("VPROF_PYTHON: Python frames unavailable: %s; native frames only",
+		preload_say("Python and Lua frames unavailable: %s; native frames only",
 			    strerror(-rc));
 	pthread_atfork(NULL, NULL, on_fork_child);
 	g_thread.busy = 0;

@@ -111,6 +111,10 @@ void preload_spool_exit_process(uint64_t cpu_ns);
 /* config.c: parse VPROF_*; on a bad value writes the reason (naming the
  * variable and the accepted values) to why and returns -EINVAL. */
 int preload_config_parse(struct preload_config *c, char *why, size_t whylen);
+/* The defaults of a process whose interpreter's frames vprof reads: call
+ * stacks, which its frames are part of, unless VPROF_STACKS says, and 64
+ * frames unless VPROF_STACK_DEPTH says (every interpreted call is one). */
+void preload_config_interpreted(struct preload_config *c);
 
 /* main.c: count one signalled sample (its PC, from the ucontext). Signal-safe. */
 void preload_sample(int sig, siginfo_t *si, void *uc);
@@ -263,8 +267,6 @@ struct preload_line_slot *preload_line_slot(uint64_t code, int32_t instr);
 extern const char *const preload_py311_opnames[256];
 extern const char *const preload_lua544_opnames[];
 extern const unsigned preload_lua544_nops;
-/* pyframes.c: the opcode frame of (lang, op) at line, or 0. */
-uint64_t preload_op_frame(struct spool *sp, int lang, int op, uint32_t line);
 
 /* fds.c: descriptors the program must not close (see fds.c). Signal-safe. */
 void preload_fd_own(int fd);

@@ -318,25 +318,20 @@ static void copy_str(uint64_t s, char *out, size_t cap)
 	out[o] = 0;
 }
 
-/* The spool entry of a code object, named if new; -1 if none. */
-static long code_entry(struct spool *sp, uint64_t code, const uint8_t *co, uint64_t key)
+/* The spool entry of a code object (its qualified name, file and first
+ * line), named if new; -1 if none. */
+static long code_entry(struct spool *sp, uint64_t key, uint64_t qual, uint64_t file, int32_t first)
 {
 	struct spool_code_entry *e;
 	long idx = spool_code_get(sp, key, &e);
 	if (idx < 0 || !e)
 		return idx;
-	uint64_t qual, file;
-	int32_t first;
-	memcpy(&qual, co + CO_QUALNAME, 8);
-	memcpy(&file, co + CO_FILENAME, 8);
-	memcpy(&first, co + CO_FIRSTLINENO, 4);
 	e->lang = SPOOL_LANG_PYTHON;
 	e->firstline = first > 0 ? (uint32_t)first : 0;
 	copy_str(qual, e->name, sizeof(e->name));
 	copy_str(file, e->file, sizeof(e->file));
 	if (!e->name[0])
 		memcpy(e->name, "<unknown>", 10);
-	(void)code;
 	spool_code_publish(sp, e);
 	return idx;
 }
@@ -372,7 +367,7 @@ static uint64_t frame_of(struct spool *sp, uint64_t code, uint64_t prev_instr, i
 	struct preload_line_slot *c = preload_line_slot(code, (int32_t)instr);
 	if (c->code == code && c->key == key && c->instr == (int32_t)instr && c->hdr == sp->hdr)
 		return SPOOL_CODE_FRAME(c->idx, c->line);
-	long idx = code_entry(sp, code, co, key);
+	long idx = code_entry(sp, key, qual, file, first);
 	if (idx < 0)
 		return 0;
 	uint32_t line = line_of(table, first, (int32_t)instr);
@@ -380,9 +375,9 @@ static uint64_t frame_of(struct spool *sp, uint64_t code, uint64_t prev_instr, i
 	return SPOOL_CODE_FRAME(idx, line);
 }
 
-/* An opcode's entry: named by the interpreter's opcode name, in the
- * pseudo-file "<opcodes>". */
-uint64_t preload_op_frame(struct spool *sp, int lang, int op, uint32_t line)
+/* The opcode frame of (lang, op) at line, or 0: an entry named by the
+ * interpreter's opcode name, in the pseudo-file "<opcodes>". */
+static uint64_t op_frame(struct spool *sp, int lang, int op, uint32_t line)
 {
 	struct spool_code_entry *e;
 	uint64_t key = 0x6f70636f64650000ull ^ (uint64_t)lang << 12 ^ (uint64_t)(op & 0xfff);
@@ -423,7 +418,7 @@ static void opcode_frame(struct spool *sp, struct py_walk *w, int lang, int op)
 {
 	if (!w->n || w->n >= SPOOL_STACK_MAX)
 		return;
-	uint64_t f = preload_op_frame(sp, lang, op, SPOOL_CODE_LINE(w->frame[0]));
+	uint64_t f = op_frame(sp, lang, op, SPOOL_CODE_LINE(w->frame[0]));
 	if (!f)
 		return;
 	memmove(w->frame + 1, w->frame, w->n * sizeof(w->frame[0]));
