@@ -101,7 +101,8 @@ check "vprof html: delta's listing is its lines with their source (x * 1.0000001
 s = open(sys.argv[1]).read()
 i = s.find("<h3>delta</h3>")
 part = s[i:s.find("</table>", i)]
-sys.exit(not (i >= 0 and "1.0000001 + 0.5" in part and "image bytes unavailable" not in s))' "$TMP/four.html"
+sys.exit(not (i >= 0 and "1.0000001 + 0.5" in part and "<th>line</th>" in part and "<th>pc</th>" not in part
+              and "image bytes unavailable" not in part))' "$TMP/four.html"
 
 # --- deep Python stacks: 64 frames kept by default ---
 "$VPROF" run --db "$TMP/deep" -- "$PY311" "$FIX/py_deep.py" 40 3000000 >/dev/null 2>&1
