@@ -29,8 +29,9 @@ check "$LUA is Lua 5.4.4" sh -c "'$LUA' -v 2>&1 | grep -q 'Lua 5.4.4'"
 
 ROUNDS=${LUAFRAMES_ROUNDS:-20}
 # The truth: each function timed alone (a process each, start-up
-# subtracted, medians of 3), and each function's own clock in the
-# profiled run (lua_four.lua's "times"); both within 3 points.
+# subtracted, medians of 3: within 3 points of the range its 3 rounds
+# spread over, a margin the load's spread sets), and each function's own
+# clock in the profiled run (lua_four.lua's "times"): within 3 points.
 plain=$("$LUA" "$FIX/lua_four.lua" "$ROUNDS"); pst=$?
 four() {
 	"$PY" "$FIX/alone_shares.py" 3 "$LUA" "$FIX/lua_four.lua" "$ROUNDS" >"$TMP/alone.txt"

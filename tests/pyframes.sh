@@ -43,8 +43,9 @@ fi
 
 # --- four functions: shares against the truth ---
 # The truth: each function timed alone (a process each, start-up
-# subtracted, medians of 3), and each function's own clock in the
-# profiled run (py_four.py's "times"); both within 3 points.
+# subtracted, medians of 3: within 3 points of the range its 3 rounds
+# spread over, a margin the load's spread sets), and each function's own
+# clock in the profiled run (py_four.py's "times"): within 3 points.
 ROUNDS=${PYFRAMES_ROUNDS:-50}
 plain=$("$PY311" "$FIX/py_four.py" "$ROUNDS"); pst=$?
 four() {
