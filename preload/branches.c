@@ -10,7 +10,11 @@
  * counts), every call and jump its target (SPOOL_VK_TAKEN), and every
  * range run straight through between two taken branches its last
  * instruction, keyed at its first (SPOOL_VK_RANGE): what `vprof export
- * --format autofdo-text` writes for AutoFDO's create_llvm_prof.
+ * --format autofdo-text` writes for AutoFDO's create_llvm_prof. A range
+ * is also counted once per window that ran it (SPOOL_RANGE_WINDOWS), the
+ * independent samples behind its count; a record that finds no room in
+ * the window's table is not (its window count falls short: its error
+ * bar is wider, not narrower).
  *
  * The instruction the sample landed on is not recorded: the interrupt is
  * taken at the instruction after a slow one, and a branch that went the
@@ -51,6 +55,8 @@ void preload_branches_end(struct preload_window *w)
 		struct preload_branch_rec *e = &w->br[i];
 		if (e->n) {
 			preload_window_put_n(w, e->kind, e->pc, e->value, 0, e->n);
+			if (e->kind == SPOOL_VK_RANGE)
+				preload_window_put(w, e->kind, e->pc, e->value, SPOOL_RANGE_WINDOWS);
 			e->n = 0;
 		}
 	}

@@ -119,6 +119,7 @@ static int by_vaddr(const void *a, const void *b)
 static struct report_insn *push(struct report_insn **v, size_t *n, size_t *cap)
 {
 	*v = report_grow(*v, cap, *n, sizeof(**v));
+	memset(&(*v)[*n], 0, sizeof(**v));
 	return &(*v)[(*n)++];
 }
 
@@ -145,6 +146,9 @@ size_t report_list_disassemble(struct report_value_model *vm, const struct repor
 				struct report_value_insn vi;
 				snprintf(x->text, sizeof(x->text), "%s", in.text);
 				x->len = in.info.length;
+				x->ends_block = in.info.meta.category == ZYDIS_CATEGORY_COND_BR ||
+						in.info.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
+						in.info.meta.category == ZYDIS_CATEGORY_RET;
 				/* a direct call or jump names its target: "call pow@plt" */
 				if ((in.info.mnemonic == ZYDIS_MNEMONIC_CALL || in.info.mnemonic == ZYDIS_MNEMONIC_JMP) &&
 				    report_value_decode(vm, t->image, x->vaddr, &vi) == 0 && vi.direct && strchr(vi.text, ' ') &&
@@ -243,30 +247,33 @@ static void print_hot_json(struct report_value_model *vm, const struct report_va
 	printf("]}");
 }
 
-/* Executions per instruction from the branch records (vprof run
- * --branches): each range run straight through between two taken branches
- * counts once for every instruction in it. NULL when the image has none. */
-static double *executions(const struct report_value_model *vm, const struct report_target *t,
-			  const struct report_insn *in, size_t n)
+double *report_list_executions(const struct report_value_model *vm, const struct report_target *t,
+			       const struct report_insn *in, size_t n, double **windows)
 {
 	struct report_code_pair *r;
 	size_t nr = report_value_code_pairs(vm, t->image, SPOOL_VK_RANGE, &r);
 	double *x = nr && n ? calloc(n, sizeof(*x)) : NULL;
-	if (nr && n && !x) {
-		perror("vprof list");
+	double *k = x && windows ? calloc(n, sizeof(*k)) : NULL;
+	if ((nr && n && !x) || (x && windows && !k)) {
+		perror("vprof");
 		exit(1);
 	}
 	for (size_t i = 0; x && i < nr; i++)
-		for (size_t k = 0; k < n; k++)
-			if (in[k].vaddr >= r[i].from && in[k].vaddr <= r[i].to)
-				x[k] += r[i].est;
+		for (size_t j = 0; j < n; j++)
+			if (in[j].vaddr >= r[i].from && in[j].vaddr <= r[i].to) {
+				x[j] += r[i].est;
+				if (k && r[i].windows > k[j])
+					k[j] = r[i].windows;
+			}
 	free(r);
+	if (windows)
+		*windows = k;
 	return x;
 }
 
 static void list(struct report_value_model *vm, const struct report_target *t, const struct report_insn *in, size_t n, int json)
 {
-	double *ex = executions(vm, t, in, n);
+	double *ex = report_list_executions(vm, t, in, n, NULL);
 	double per = ex && ex[0] > 0 ? ex[0] : 0;   /* the first instruction's: a call's */
 	const struct report_model_image *im = &vm->m.images[t->image];
 	const char *last_file = NULL;

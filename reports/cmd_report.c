@@ -9,6 +9,7 @@
  * one sort to combine, one to rank.
  */
 #include "reports/builtin.h"
+#include "reports/list.h"
 #include "reports/report.h"
 #include "reports/model.h"
 #include "reports/stack_model.h"
@@ -19,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum by { BY_PROC, BY_IMAGE, BY_LINE };
+enum by { BY_PROC, BY_IMAGE, BY_LINE, BY_BLOCK };
 
 struct row {
 	unsigned event;
@@ -41,7 +42,7 @@ struct rows {
 };
 
 static const char kHelp[] =
-	"usage: vprof report [--db DIR] [--epoch N|all] [--by procedure|image|line]\n"
+	"usage: vprof report [--db DIR] [--epoch N|all] [--by procedure|image|line|block]\n"
 	"                    [--event E] [-n ROWS] [--json] [--callers F | --callees F]\n"
 	"  --db DIR      database (default $VPROF_DB, else ./vprof.db); a directory\n"
 	"                that is not one is refused, and nothing is written there\n"
@@ -51,7 +52,14 @@ static const char kHelp[] =
 	"                image: one row per image;\n"
 	"                line: source file:line of each sampled PC from DWARF line\n"
 	"                tables (the image's own, or its separate debug file found\n"
-	"                by build-id under $VPROF_DEBUG_DIRS or /usr/lib/debug)\n"
+	"                by build-id under $VPROF_DEBUG_DIRS or /usr/lib/debug);\n"
+	"                block: basic blocks with branch records (vprof run --branches):\n"
+	"                samples, estimated executions (relative counts) with a 95%\n"
+	"                interval from the windows that ran the block, share of block\n"
+	"                executions, instructions, and t/insn, time per instruction\n"
+	"                executed over the average of the blocks (a relative CPI);\n"
+	"                the interval is sampling error only: code in long phases is\n"
+	"                counted by its time, not its executions (docs/value-sampling.md)\n"
 	"  --event E     only event E (cycles, instructions, task-clock, cpu-timer, itimer);\n"
 	"                one with no samples in the epoch is refused, naming those it has\n"
 	"  -n ROWS       rows per event (default 40; 0: all)\n"
@@ -97,8 +105,10 @@ static int on_by(int ch, const char *arg, void *ctx)
 		*by = BY_IMAGE;
 	else if (!strcmp(arg, "line"))
 		*by = BY_LINE;
+	else if (!strcmp(arg, "block"))
+		*by = BY_BLOCK;
 	else
-		return report_usage("report", "--by takes procedure, image or line");
+		return report_usage("report", "--by takes procedure, image, line or block");
 	return 0;
 }
 
@@ -500,6 +510,10 @@ int cmd_report(int argc, char **argv)
 		return rc;
 	if (o.next < argc)
 		return report_usage("report", "takes no operands");
+	if (rs.by == BY_BLOCK && rs.nb)
+		return report_usage("report", "--by block takes no --callers or --callees");
+	if (rs.by == BY_BLOCK)
+		return report_blocks(&o);
 	if ((rc = report_model_load(&m, o.db, o.epoch, o.event, rs.by == BY_LINE, "report")))
 		return rc;
 	if (rs.nb) {

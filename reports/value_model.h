@@ -318,11 +318,13 @@ static inline int report_value_local_code(uint64_t v)
 struct report_code_pair {
 	uint64_t from, to;
 	double est;
+	double windows;                 /* RANGE: windows that ran it; 0 unknown (older profiles) */
 };
 /* The entries of image's hotlists of kind (RANGE, TAKEN) whose value is
  * in the same image, into *out (malloc'd, the caller frees; NULL when
- * none); a RANGE that would end before it starts is left out. Returns
- * their number. */
+ * none); a RANGE that would end before it starts is left out, and a
+ * RANGE's window counts (SPOOL_RANGE_WINDOWS) are its pair's windows,
+ * not pairs of their own. Returns their number. */
 size_t report_value_code_pairs(const struct report_value_model *vm, uint32_t image, unsigned kind,
 			       struct report_code_pair **out);
 

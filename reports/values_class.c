@@ -67,8 +67,13 @@ size_t report_value_code_pairs(const struct report_value_model *vm, uint32_t ima
 			continue;
 		for (uint32_t e = 0; e < v->h.n; e++) {
 			uint64_t to = v->h.e[e].value;
-			if (!report_value_local_code(to) || (kind == SPOOL_VK_RANGE && to < v->vaddr))
+			if (!report_value_local_code(to) || (kind == SPOOL_VK_RANGE && to < v->vaddr) ||
+			    (kind == SPOOL_VK_RANGE && v->h.e[e].aux == SPOOL_RANGE_WINDOWS))
 				continue;
+			double windows = 0;
+			for (uint32_t k = 0; kind == SPOOL_VK_RANGE && k < v->h.n; k++)
+				if (v->h.e[k].value == to && v->h.e[k].aux == SPOOL_RANGE_WINDOWS)
+					windows = spool_hot_estimate(&v->h, (int)k);
 			if (n == cap) {
 				struct report_code_pair *p = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(*p));
 				if (!p) {
@@ -77,7 +82,7 @@ size_t report_value_code_pairs(const struct report_value_model *vm, uint32_t ima
 				}
 				*out = p;
 			}
-			(*out)[n++] = (struct report_code_pair){ v->vaddr, to, spool_hot_estimate(&v->h, (int)e) };
+			(*out)[n++] = (struct report_code_pair){ v->vaddr, to, spool_hot_estimate(&v->h, (int)e), windows };
 		}
 	}
 	return n;

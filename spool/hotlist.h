@@ -99,7 +99,7 @@ enum spool_value_kind {
 	/* an instruction range run straight through: keyed at its first
 	 * instruction (a taken branch's target), value its last (the next
 	 * taken branch), as LBR-based tools count ranges */
-	SPOOL_VK_RANGE = 28,
+	SPOOL_VK_RANGE = 28,     /* aux 0; aux SPOOL_RANGE_WINDOWS: see below */
 	/* a call or an unconditional jump (direct or indirect): value its target */
 	SPOOL_VK_TAKEN = 29,
 	SPOOL_VK_BUILTIN_MAX = 30,   /* vprof's own kinds are 1..29 */
@@ -164,6 +164,10 @@ static inline int spool_hot_kind_is_branch_record(unsigned kind)
 {
 	return kind == SPOOL_VK_BRANCH || kind == SPOOL_VK_RANGE || kind == SPOOL_VK_TAKEN;
 }
+/* A RANGE hotlist counts each range's runs as the entry (end, aux 0),
+ * and once more, as (end, SPOOL_RANGE_WINDOWS), each window that ran it:
+ * how many windows the count comes from, for its error bar. */
+#define SPOOL_RANGE_WINDOWS 1
 /* Kinds whose value is a code address. */
 static inline int spool_hot_kind_code_value(unsigned kind)
 {

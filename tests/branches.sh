@@ -62,6 +62,48 @@ done | tr '\n' ' ')
 read -r pc3 pc100 <<<"$pc"
 check "vprof list: the loop bodies run ${pc3:-?} times a call of trip3() (3) and ${pc100:-?} of trip100() (100), within 10%" \
 	"$PY" -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (abs(a - 3) <= .3 and abs(b - 100) <= 10))" ${pc:-0 0}
+# vprof report --by block on the same records: the planted functions'
+# blocks in their exact proportions (per 64 calls of skewed(): 64 of
+# even() and trip3(), 192 of trip3's loop body, 400 of trip100's, 128 of
+# next(), 89.6 of left() and 38.4 of right()), each within 10% and within
+# the 95% intervals the report gives; t/insn averages 1 over the blocks
+# weighted by their instructions executed, as its definition says.
+"$VPROF" report --db "$TMP/db" --by block -n 12 >&2
+"$VPROF" report --db "$TMP/db" --by block -n 0 --json >"$TMP/blocks.json"
+blk=$("$PY" - "$TMP/blocks.json" <<'PYEOF'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+b = d["blocks"]
+def entry(p):
+    r = [x for x in b if x["procedure"] == p and x["offset"] == 0]
+    return r[0] if r else None
+def body(p):   # the loop body: the procedure's most executed block
+    r = [x for x in b if x["procedure"] == p]
+    return max(r, key=lambda x: x["executions"]) if r else None
+base = entry("skewed")
+want = {("entry", "even"): 1, ("body", "trip3"): 3, ("body", "trip100"): 6.25, ("entry", "next"): 2,
+        ("entry", "left"): 1.4, ("entry", "right"): 0.6}
+out, ok = [], base is not None and base.get("windows")
+for (how, p), truth in want.items():
+    x = (entry if how == "entry" else body)(p)
+    if not x or not base or not x.get("windows"):
+        out.append("%s: no block" % p); ok = False; continue
+    ratio = x["executions"] / base["executions"]
+    h = math.hypot(x["executions_hi"] / x["executions"] - 1, base["executions_hi"] / base["executions"] - 1)
+    good = abs(ratio / truth - 1) <= 0.10 and abs(ratio / truth - 1) <= h
+    ok = ok and good
+    out.append("%s %.3f (truth %g, 95%% +-%.0f%%)%s" % (p, ratio, truth, 100 * h, "" if good else " OFF"))
+w = [x for x in b if x["executions"] > 0 and x.get("time_per_insn") is not None]
+avg = sum(x["time_per_insn"] * x["executions"] * x["instructions"] for x in w) / sum(x["executions"] * x["instructions"] for x in w)
+ok = ok and abs(avg - 1) < 1e-3 and all(k in d for k in ("db", "epoch", "event", "samples", "procedures"))
+out.append("t/insn average %.4f" % avg)
+print("; ".join(out))
+sys.exit(0 if ok else 1)
+PYEOF
+)
+check "report --by block: executions relative to skewed()'s entry within 10% and their 95% intervals: $blk" [ $? = 0 ]
+"$VPROF" report --db "$TMP/db" --by block --callers main >/dev/null 2>"$TMP/bcall.err"; st=$?
+check "report --by block with --callers is one message and status 2" [ "$st" = 2 -a "$(wc -l <"$TMP/bcall.err")" -le 2 ]
 same=no; cmp -s "$TMP/plain.out" "$TMP/b.out" && same=yes
 check "output (a checksum of the work) unchanged under --branches, exit status 0" [ "$same" = yes ]
 
