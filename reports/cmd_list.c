@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <getopt.h>
+#include <math.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +38,11 @@ static const char kHelp[] =
 	"  typed as the instruction uses them (2.0 for a double, pointers placed as\n"
 	"  &symbol, [stack], [heap]); the arguments at a call with their callee.\n"
 	"  With branch records (vprof run --branches), each instruction's estimated\n"
-	"  executions (relative) and executions per execution of the first\n"
-	"  instruction (per call), and each conditional branch's outcomes.\n"
+	"  executions (relative) with the 95% interval of their sampling error\n"
+	"  (+-1.96/sqrt(windows that ran it)), executions per execution of the\n"
+	"  first instruction (per call), and each conditional branch's outcomes.\n"
 	"  --json        one JSON object per instruction: procedure, pc, image,\n"
-	"                source, samples, share, [executions, per_call,]\n"
+	"                source, samples, share, [executions, per_call, windows,]\n"
 	"                instruction, value (top value),\n"
 	"                value_share, values: [{kind, vtot, thld, nv, top: [{value,\n"
 	"                text, type, class, aux, estimate, share[, site]}]}]\n";
@@ -273,7 +275,7 @@ double *report_list_executions(const struct report_value_model *vm, const struct
 
 static void list(struct report_value_model *vm, const struct report_target *t, const struct report_insn *in, size_t n, int json)
 {
-	double *ex = report_list_executions(vm, t, in, n, NULL);
+	double *win = NULL, *ex = report_list_executions(vm, t, in, n, &win);
 	double per = ex && ex[0] > 0 ? ex[0] : 0;   /* the first instruction's: a call's */
 	const struct report_model_image *im = &vm->m.images[t->image];
 	const char *last_file = NULL;
@@ -286,9 +288,10 @@ static void list(struct report_value_model *vm, const struct report_target *t, c
 		       vm->total ? 100.0 * (double)t->samples / (double)vm->total : 0.0,
 		       (unsigned long long)vm->total);
 		if (ex)
-			printf("executions from branch records (vprof run --branches): relative counts, and per "
-			       "execution of the first instruction (a call)\n%10s %7s %9s %8s  %-18s  %s\n", "samples",
-			       "share", "execs", "a call", "pc", "instruction");
+			printf("executions from branch records (vprof run --branches): relative counts with their 95%% "
+			       "sampling interval, and per execution of the first instruction (a call)\n"
+			       "%10s %7s %9s %6s %8s  %-18s  %s\n", "samples", "share", "execs", "95%", "a call", "pc",
+			       "instruction");
 		else
 			printf("%10s %7s  %-18s  %s\n", "samples", "share", "pc", "instruction");
 	}
@@ -308,7 +311,8 @@ static void list(struct report_value_model *vm, const struct report_target *t, c
 			report_json_str(stdout, report_value_source(&w, sb, sizeof(sb)));
 			printf(",\"samples\":%llu,\"share\":%.6f,", (unsigned long long)c, share);
 			if (ex)
-				printf("\"executions\":%.1f,\"per_call\":%.4f,", ex[i], per ? ex[i] / per : 0.0);
+				printf("\"executions\":%.1f,\"per_call\":%.4f,\"windows\":%.0f,", ex[i],
+				       per ? ex[i] / per : 0.0, win ? win[i] : 0.0);
 			printf("\"instruction\":");
 			report_json_str(stdout, in[i].text);
 			if (hi > lo && vm->hot[lo].h.n) {
@@ -329,21 +333,25 @@ static void list(struct report_value_model *vm, const struct report_target *t, c
 			continue;
 		}
 		if (w.file && (w.file != last_file || w.line != last_line))
-			printf("%38s %s\n", "", report_value_source(&w, sb, sizeof(sb)));
+			printf("%*s %s\n", ex ? 45 : 38, "", report_value_source(&w, sb, sizeof(sb)));
 		last_file = w.file;
 		last_line = w.line;
-		char cs[24] = "", ss[24] = "", es[24] = "", ps[24] = "";
+		char cs[24] = "", ss[24] = "", es[24] = "", ps[24] = "", hs[24] = "";
 		if (c) {
 			snprintf(cs, sizeof(cs), "%llu", (unsigned long long)c);
 			snprintf(ss, sizeof(ss), "%.2f%%", 100 * share);
 		}
 		if (ex && ex[i] > 0) {
 			snprintf(es, sizeof(es), "%.0f", ex[i]);
+			if (win && win[i] >= 1)
+				snprintf(hs, sizeof(hs), "+-%.0f%%", 100 * 1.959964 / sqrt(win[i]));
+			else
+				snprintf(hs, sizeof(hs), "?");
 			if (per)
 				snprintf(ps, sizeof(ps), "%.2f", ex[i] / per);
 		}
 		if (ex)
-			printf("%10s %7s %9s %8s  %#-18llx  %s\n", cs, ss, es, ps, (unsigned long long)in[i].vaddr,
+			printf("%10s %7s %9s %6s %8s  %#-18llx  %s\n", cs, ss, es, hs, ps, (unsigned long long)in[i].vaddr,
 			       in[i].text);
 		else
 			printf("%10s %7s  %#-18llx  %s\n", cs, ss, (unsigned long long)in[i].vaddr, in[i].text);
@@ -352,6 +360,7 @@ static void list(struct report_value_model *vm, const struct report_target *t, c
 				print_hot_text(vm, &vm->hot[j]);
 	}
 	free(ex);
+	free(win);
 }
 
 /* An interpreted function's line: its slot in v (n lines, in line order),
