@@ -12,7 +12,9 @@ count in callgrind's; it is compared at its first instruction. vprof's
 counts are relative, so they are scaled by one factor for the program
 (the sum of exact counts over the compared blocks over vprof's). Prints
 each block with 1% or more of the block executions, its exact and scaled
-counts and the error, and a last line: "blocks N, within 10% K".
+counts, the error and vprof's 95% interval (+-1.96/sqrt(windows), from
+`vprof list`'s windows), and a last line: "blocks N, within 10% K, exact
+count inside vprof's 95% interval M".
 """
 import json, re, subprocess, sys
 
@@ -103,7 +105,7 @@ def main():
                 hi = mid
         if lo:
             per_fn[starts[lo - 1][1]] = per_fn.get(starts[lo - 1][1], 0) + c
-    est = {}
+    est, win = {}, {}
     for f, c in per_fn.items():
         if c < 0.01 * total:
             continue
@@ -113,6 +115,7 @@ def main():
                 r = json.loads(l)
                 if "executions" in r:
                     est[int(r["pc"], 16)] = r["executions"]
+                    win[int(r["pc"], 16)] = r.get("windows", 0)
     # blocks: instructions in address order whose exact count changes
     addrs = sorted(a for a in exact if a in est)
     blocks, prev = [], None
@@ -126,13 +129,16 @@ def main():
         print("blocks 0, within 10% 0")
         return
     scale = sum(exact[a] for a in big) / max(1e-9, sum(est[a] for a in big))
-    ok = 0
+    ok = inside = 0
     for a in big:
         e = est[a] * scale
         err = (e - exact[a]) / exact[a]
         ok += abs(err) <= 0.10
-        print("  block %#8x: exact %12d  vprof %12.0f  %+6.1f%%" % (a, exact[a], e, 100 * err))
-    print("blocks %d, within 10%% %d" % (len(big), ok))
+        h = 1.959964 / win[a] ** 0.5 if win.get(a) else None
+        inside += h is not None and abs(e - exact[a]) <= h * e
+        print("  block %#8x: exact %12d  vprof %12.0f  %+6.1f%%  95%% %s" % (
+            a, exact[a], e, 100 * err, "+-%.0f%%" % (100 * h) if h else "?"))
+    print("blocks %d, within 10%% %d, exact count inside vprof's 95%% interval %d" % (len(big), ok, inside))
 
 
 main()

@@ -189,9 +189,9 @@ int report_blocks(const struct report_opts *o)
 		       (unsigned long long)vm.total, bl.n, np);
 		if (bl.n)
 			printf("executions: relative counts from the windows of vprof run --branches (the unit of vprof "
-			       "list); 95%%: their sampling error, from the windows that ran the block; exec: share of "
-			       "block executions; t/insn: samples per instruction executed, over the average of these "
-			       "blocks (relative CPI)\n");
+			       "list)\n95%%: their sampling error, from the windows that ran the block (not the bias of "
+			       "long phases: vprof help report)\nexec: share of block executions; t/insn: samples per "
+			       "instruction executed, over the average of these blocks (a relative CPI)\n");
 	}
 	struct report_table tb;
 	cols(&tb);
