@@ -457,6 +457,13 @@ int merge_attribute(const char *path, struct merge_accum *acc, struct merge_stat
 	st->sandbox_unarmed += l->sandbox_unarmed;
 	st->kernel_cost_ns += l->kernel_cost_ns;
 	st->kernel_cost_samples += l->kernel_cost_samples;
+	if (l->cache_geom[0]) {
+		st->cache_procs++;
+		for (int i = 0; i < 6; i++)
+			st->cache_geom_sum[i] += l->cache_geom[i];
+	}
+	for (int i = 0; i < SPOOL_RUN_BINS; i++)
+		st->run_bins[i] += l->run_bins[i];
 	if (l->exited && l->cpu_split == 1) {
 		uint64_t k = kernel_equiv(s, l, c.merged);
 		st->cpu_user_ns += l->cpu_user_ns;

@@ -87,6 +87,13 @@ struct merge_stats {
 	uint64_t sandbox_unarmed;
 	uint64_t kernel_cost_ns;
 	uint64_t kernel_cost_samples;
+	/* Appended with cache simulation: the processes that simulated caches
+	 * and the sum of their geometries (live.cache_geom: one geometry an
+	 * epoch is the sum over cache_procs), and the interpretation runs by
+	 * length (live.run_bins), added. */
+	uint64_t cache_procs;
+	uint64_t cache_geom_sum[6];
+	uint64_t run_bins[SPOOL_RUN_BINS];
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */

@@ -12,6 +12,7 @@
 #include <ucontext.h>
 #include <stdint.h>
 #include "spool/spool.h"
+#include "spool/cachegeom.h"
 #include "upcall/upcall.h"
 
 #define PRELOAD_TLS __attribute__((tls_model("initial-exec")))
@@ -28,6 +29,9 @@ struct preload_config {
 	int values, interp_len, interp_reach, interp_every, skew_skip, stacks, verify;
 	int operands;            /* VPROF_VALUES asked: windows record operands and arguments */
 	int branches;            /* VPROF_BRANCHES: windows record branches (implies values) */
+	int cachesim;            /* VPROF_CACHESIM: windows simulate caches (implies values) */
+	int cachesim_len;        /* VPROF_CACHESIM_LEN: instructions a cache window runs */
+	struct spool_cache_geom cache; /* VPROF_CACHE, else this machine's */
 	char module[400];        /* VPROF_MODULE: path or shipped name, "" none */
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */

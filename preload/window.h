@@ -26,6 +26,10 @@
  *               wherever they are in the window
  *   args.c      the argument registers of each call the window enters,
  *               as the callee first reads them, per call site
+ *   branches.c  where branches went (indirect targets; with --branches,
+ *               outcomes, taken branches and ranges)
+ *   cachesim.c  each data reference through simulated caches (with
+ *               --cachesim: long windows, MemSpy's trace samples)
  *
  * A customization module (module.c) replaces both, on a window of exactly
  * VPROF_INTERP_LEN instructions (its documented contract).
@@ -88,6 +92,8 @@ struct preload_window {
 	int operands;                  /* record operands and arguments (--values) */
 	int branches;                  /* record branches: outcomes, ranges, taken (--branches) */
 	int no_close;                  /* run the whole length: no end where the loop closes */
+	int cachesim;                  /* simulate caches (--cachesim) */
+	struct preload_cachesim *cs;   /* cachesim.c's state, the thread's; NULL until its first window */
 	uint64_t range_start;          /* the last taken branch's target, 0 before the first */
 	struct preload_operands_state ops;
 	struct preload_args_state args;
@@ -151,6 +157,15 @@ static inline int preload_window_is_indirect(const struct interp_insn *in)
 void preload_branches_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r);
 /* The window's branch records out to the hotlists, at its end. */
 void preload_branches_end(struct preload_window *w);
+
+/* cachesim.c: _begin maps the thread's simulated caches at its first
+ * window and starts a generation; _end writes the window's counts;
+ * _free unmaps them (thread exit). */
+struct preload_cachesim;
+void preload_cachesim_begin(struct preload_window *w);
+void preload_cachesim_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r);
+void preload_cachesim_end(struct preload_window *w);
+void preload_cachesim_free(struct preload_window *w);
 
 /* operands.c */
 void preload_operands_begin(struct preload_window *w);

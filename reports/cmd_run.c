@@ -15,6 +15,7 @@
  * holds data, unless --add.
  */
 #include "reports/builtin.h"
+#include "spool/cachegeom.h"
 #include "reports/report.h"
 #include "merge/profile.h"
 #include "upcall/upcall.h"
@@ -37,7 +38,8 @@
 static const char kHelp[] =
 	"usage: vprof run [--db DIR] [--add] [--event E] [--freq HZ | --period N]\n"
 	"                 [--values [--interp-len N] [--interp-reach R] [--interp-every K]\n"
-	"                 [--skew-skip S]] [--branches] [--module M] [--stacks [--stack-depth N]]\n"
+	"                 [--skew-skip S]] [--branches] [--cachesim [--cache SPEC] [--cachesim-len N]]\n"
+	"                 [--module M] [--stacks [--stack-depth N]]\n"
 	"                 [--no-stacks] [--no-python] [--no-lua] [--opcodes]\n"
 	"                 [--epoch-secs S] [--max-cost PCT] [--no-merge] -- CMD [ARGS]\n"
 	"  --db DIR          the database (default $VPROF_DB, else ./vprof.db)\n"
@@ -65,6 +67,15 @@ static const char kHelp[] =
 	"                    line ranges, for vprof branches and vprof export --format\n"
 	"                    autofdo-text; alone, windows of 4096 instructions (reach\n"
 	"                    4092) at every 16th sample record only these\n"
+	"  --cachesim        cache simulation (VPROF_CACHESIM=on): windows of --cachesim-len\n"
+	"                    instructions at every sample run each data reference through\n"
+	"                    a simulated D1 and last-level cache, per instruction, for\n"
+	"                    vprof memory (docs/cache-simulation.md)\n"
+	"  --cache SPEC      the simulated caches (implies --cachesim), as\n"
+	"                    D1=32K:8:64,LL=32M:16:64 (size:ways:line; either part alone);\n"
+	"                    default this machine's, from sysfs\n"
+	"  --cachesim-len N  instructions a cache window runs, 1000 to 1000000 (default\n"
+	"                    50000; implies --cachesim)\n"
 	"  --module M        customization module (implies --values): a path to a .so\n"
 	"                    built against vprof-module.h, or a shipped one by name:\n"
 	"                    values, latency, indirect, stride (docs/modules.md)\n"
@@ -226,6 +237,7 @@ static const struct numopt {
 	{ 'C', "--max-cost", "VPROF_MAX_COST", NULL, 0, 100 },
 	{ 'D', "--stack-depth", "VPROF_STACK_DEPTH", NULL, 1, SPOOL_STACK_MAX },
 	{ 'Q', "--epoch-secs", "VPROF_EPOCH_SECS", NULL, 1, 100000000 },
+	{ 'W', "--cachesim-len", "VPROF_CACHESIM_LEN", NULL, 1000, 1000000 },
 };
 
 /* A whole number in [lo, hi] for option `opt`, else a usage message (2). */
@@ -364,6 +376,8 @@ int cmd_run(int argc, char **argv)
 		{ "epoch-secs", required_argument, 0, 'Q' },
 		{ "max-cost", required_argument, 0, 'C' },
 		{ "add", no_argument, 0, 'A' },
+		{ "cachesim", no_argument, 0, 'Y' },     { "cache", required_argument, 0, 'Z' },
+		{ "cachesim-len", required_argument, 0, 'W' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *dbopt = NULL;
@@ -398,6 +412,19 @@ int cmd_run(int argc, char **argv)
 		case 'A': add = 1; break;
 		case 'V': setenv("VPROF_VALUES", "on", 1); break;
 		case 'B': setenv("VPROF_BRANCHES", "on", 1); break;
+		case 'Y': setenv("VPROF_CACHESIM", "on", 1); break;
+		case 'Z': {
+			struct spool_cache_geom g;
+			char why[200];
+			spool_cache_geom_machine(&g);
+			if (spool_cache_geom_parse(optarg, &g, why, sizeof(why)) < 0) {
+				snprintf(msg, sizeof(msg), "--cache %s", why);
+				return report_usage("run", msg);
+			}
+			setenv("VPROF_CACHE", optarg, 1);
+			setenv("VPROF_CACHESIM", "on", 1);
+			break;
+		}
 		case 'M': {
 			/* A path is made absolute (the program may change
 			 * directory); a bare name is libvprof.so's to find in its
@@ -412,7 +439,7 @@ int cmd_run(int argc, char **argv)
 		case 'P': setenv("VPROF_PYTHON", "off", 1); break;
 		case 'U': setenv("VPROF_LUA", "off", 1); break;
 		case 'O': setenv("VPROF_OPCODES", "on", 1); break;
-		case 'F': case 'p': case 'L': case 'R': case 'K': case 'S': case 'C': case 'D': case 'Q': {
+		case 'F': case 'p': case 'L': case 'R': case 'K': case 'S': case 'C': case 'D': case 'Q': case 'W': {
 			const struct numopt *no = kNum;
 			unsigned long long v = 0;
 			while (no->val != c)
@@ -426,6 +453,8 @@ int cmd_run(int argc, char **argv)
 				setenv("VPROF_STACKS", "on", 1);
 			if (c == 'Q')
 				epoch_secs = v;
+			if (c == 'W')
+				setenv("VPROF_CACHESIM", "on", 1);
 			break;
 		}
 		case 'h': fputs(kHelp, stdout); return report_finish_stdout(0);

@@ -932,9 +932,10 @@ int report_inv_rank(struct report_value_model *vm, const struct report_inv_opts 
 		const struct report_value_hot *v = &vm->hot[i];
 		/* Latencies are `vprof latency`'s; return addresses are the
 		 * call-site shares the @site kinds are measured against;
-		 * branch records are `vprof branches`' and export's. */
+		 * branch records are `vprof branches`' and export's, cache
+		 * outcomes `vprof memory`'s. */
 		if (report_value_kind_is_latency(v->kind) || v->kind == SPOOL_VK_RETADDR ||
-		    spool_hot_kind_is_branch_record(v->kind) || !v->h.n)
+		    spool_hot_kind_is_record(v->kind) || !v->h.n)
 			continue;
 		r->considered++;
 		if (v->h.vtot < op->min_vtot) {

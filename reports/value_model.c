@@ -293,6 +293,17 @@ const char *report_value_fmt(const struct report_value_model *vm, unsigned kind,
 	case SPOOL_VK_BRANCH:
 		snprintf(buf, cap, "%s", v == 1 ? "taken" : v == 0 ? "fell through" : "?");
 		break;
+	case SPOOL_VK_CACHE: {
+		static const char *const d1[] = { "D1 hit", "D1 miss", "D1 unknown (hit?)", "D1 unknown (miss?)" };
+		static const char *const ll[] = { "", ", LL hit", ", LL miss", ", LL unknown (hit?)",
+						  ", LL unknown (miss?)" };
+		unsigned a = SPOOL_CACHE_D1(v), b = SPOOL_CACHE_LL(v);
+		if (v == SPOOL_CACHE_WINDOW)
+			snprintf(buf, cap, "(windows)");
+		else
+			snprintf(buf, cap, "%s%s", a < 4 ? d1[a] : "?", b == SPOOL_CACHE_NONE ? "" : b < 4 ? ll[b + 1] : "?");
+		break;
+	}
 	case SPOOL_VK_LATENCY: {
 		const char *lv = report_value_level_of(vm, v);
 		snprintf(buf, cap, "%llu cycles%s%s%s", (unsigned long long)v, lv ? " (" : "",

@@ -756,6 +756,7 @@ void report_value_info_of(struct report_value_model *vm, const struct report_val
 		return;
 	case SPOOL_VK_STRIDE:
 	case SPOOL_VK_BRANCH:
+	case SPOOL_VK_CACHE:
 		return;
 	default:
 		if (k >= SPOOL_VK_MODULE_FIRST)
@@ -1078,7 +1079,7 @@ const char *report_value_text(struct report_value_model *vm, const struct report
 	struct report_value_info vi;
 	/* Kinds whose values are not operands keep their own text. */
 	if (v->kind == SPOOL_VK_LATENCY || v->kind == SPOOL_VK_RETADDR || v->kind == SPOOL_VK_TARGET ||
-	    v->kind == SPOOL_VK_STRIDE || spool_hot_kind_is_branch_record(v->kind) ||
+	    v->kind == SPOOL_VK_STRIDE || spool_hot_kind_is_record(v->kind) ||
 	    v->kind >= SPOOL_VK_MODULE_FIRST)
 		return report_value_fmt(vm, v->kind, v->image, val, buf, cap);
 	report_value_info_of(vm, v, e, &vi);

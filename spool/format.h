@@ -203,6 +203,26 @@ struct spool_static {
 	uint64_t checksum;       /* XXH64 of the bytes above, seed 0 */
 };
 
+/* Interpretation runs by length: four bins a power of two (bin 4k + j
+ * holds lengths from 2^k (1 + j/4) up), lengths up to 2^24. */
+#define SPOOL_RUN_BINS 96
+static inline unsigned spool_run_bin(uint64_t n)
+{
+	if (n < 4)
+		return (unsigned)n;
+	unsigned k = 63u - (unsigned)__builtin_clzll(n);
+	unsigned b = 4 * k + (unsigned)((n >> (k - 2)) & 3);
+	return b < SPOOL_RUN_BINS ? b : SPOOL_RUN_BINS - 1;
+}
+/* The least length bin b holds. */
+static inline uint64_t spool_run_bin_low(unsigned b)
+{
+	if (b < 4)
+		return b;
+	unsigned k = b / 4;
+	return (1ull << k) + ((uint64_t)(b & 3) << (k - 2));
+}
+
 struct spool_live {       /* updated while the process runs */
 	uint64_t samples;        /* every sample the handler saw for us */
 	uint64_t dropped;        /* samples not counted, all causes */
@@ -272,6 +292,13 @@ struct spool_live {       /* updated while the process runs */
 	 * how many samples that was. */
 	uint64_t kernel_cost_ns;
 	uint64_t kernel_cost_samples;
+	/* Appended with cache simulation (preload/cachesim.c); zero in older
+	 * spools and in runs without it. The simulated geometry (bytes, ways,
+	 * line bytes of the first-level data cache, then of the last level),
+	 * and the interpretation runs by length: bin SPOOL_RUN_BIN(n) for a
+	 * run of n instructions. */
+	uint64_t cache_geom[6];
+	uint64_t run_bins[SPOOL_RUN_BINS];
 };
 
 /* live.exited: 0 running (or killed), 1 the process exited normally (its

@@ -102,8 +102,11 @@ enum spool_value_kind {
 	SPOOL_VK_RANGE = 28,     /* aux 0; aux SPOOL_RANGE_WINDOWS: see below */
 	/* a call or an unconditional jump (direct or indirect): value its target */
 	SPOOL_VK_TAKEN = 29,
-	SPOOL_VK_BUILTIN_MAX = 30,   /* vprof's own kinds are 1..29 */
-	/* 30..31 unused. 32..63: reserved for customization modules
+	/* a memory reference's outcome in the simulated caches (vprof run
+	 * --cachesim, preload/cachesim.c): value SPOOL_CACHE_OUTCOME(d1, ll) */
+	SPOOL_VK_CACHE = 30,
+	SPOOL_VK_BUILTIN_MAX = 31,   /* vprof's own kinds are 1..30 */
+	/* 31 unused. 32..63: reserved for customization modules
 	 * (include/vprof-module.h, VPROF_KIND_MODULE): 8 slots in each of 4
 	 * report formats, kind = 32 + format * 8 + slot, format 0 hex,
 	 * 1 signed, 2 unsigned, 3 IEEE double; named "modS.FORMAT". */
@@ -164,6 +167,31 @@ static inline int spool_hot_kind_is_branch_record(unsigned kind)
 {
 	return kind == SPOOL_VK_BRANCH || kind == SPOOL_VK_RANGE || kind == SPOOL_VK_TAKEN;
 }
+/* Kinds that count what happened (branch records, cache outcomes), not
+ * values the program computed. */
+static inline int spool_hot_kind_is_record(unsigned kind)
+{
+	return spool_hot_kind_is_branch_record(kind) || kind == SPOOL_VK_CACHE;
+}
+/* A CACHE value: the first-level data cache's outcome and the last
+ * level's. Known outcomes are those of lines the window touched before;
+ * a line's first touch in a window is unknown (MemSpy's rule: the cache's
+ * state at the window's start is not known), guessed from the state the
+ * thread's earlier windows left. The last level is looked up only when
+ * the first did not hit (as cachegrind does). */
+enum {
+	SPOOL_CACHE_HIT = 0,         /* known hit */
+	SPOOL_CACHE_MISS = 1,        /* known miss */
+	SPOOL_CACHE_UHIT = 2,        /* unknown, guessed a hit */
+	SPOOL_CACHE_UMISS = 3,       /* unknown, guessed a miss */
+	SPOOL_CACHE_NONE = 4,        /* last level only: not looked up */
+};
+#define SPOOL_CACHE_OUTCOME(d1, ll) ((uint64_t)(d1) * 8 + (uint64_t)(ll))
+#define SPOOL_CACHE_D1(v) ((unsigned)((v) / 8) & 7)
+#define SPOOL_CACHE_LL(v) ((unsigned)(v) & 7)
+/* Not an outcome: counted once for each window in which the PC made a
+ * reference (how many windows its counts come from). */
+#define SPOOL_CACHE_WINDOW 63
 /* A RANGE hotlist counts each range's runs as the entry (end, aux 0),
  * and once more, as (end, SPOOL_RANGE_WINDOWS), each window that ran it:
  * how many windows the count comes from, for its error bar. */

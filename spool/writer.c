@@ -726,6 +726,7 @@ void spool_interp(struct spool *sp, uint64_t insns, unsigned stop)
 	__atomic_fetch_add(&l->interp_insns, insns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&l->interp_stops[stop < SPOOL_INTERP_STOPS ? stop : SPOOL_INTERP_STOPS - 1],
 			   1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&l->run_bins[spool_run_bin(insns)], 1, __ATOMIC_RELAXED);
 }
 
 /* Same image? By build-id when both have one, else by path. */

@@ -1,0 +1,83 @@
+#!/bin/bash
+# Cache simulation from interpreted windows (`vprof run --cachesim`,
+# `vprof memory`) against valgrind's cachegrind with the same geometry
+# (D1=32K:8:64, LL=8M:16:64), on tests/fixtures/cache_planted.c: a 16 KiB
+# global summed over and over (D1 hits), a 2 MiB block swept line by line
+# 400 times a call (D1 misses, LL hits), a 64 MiB block swept once a call
+# (D1 and LL misses).
+#  - each procedure with 5% or more of cachegrind's data references: the
+#    D1 miss rate within 3 points of cachegrind's, and cachegrind's D1 and
+#    LL rates inside vprof's bounds; walk_small's and walk_big's LL rates
+#    (fully known behaviour) within 3 points;
+#  - the windows: median length 10,000 instructions or more, and what
+#    ended them, in the header;
+#  - vprof list shows a load's outcomes; output and exit status unchanged;
+#    a bad --cache is one message and status 2.
+# The rates are per reference, so cachegrind runs the program for 4
+# rounds (~50x slower) and vprof for 60.
+. "$(dirname "$0")/lib.sh"
+
+SRC=$TOP/tests/fixtures/cache_planted.c
+cc -O1 -g -o "$TMP/cp" "$SRC" || { fail "build cache_planted"; finish; }
+"$TMP/cp" 60 >"$TMP/plain.out"
+GEOM="D1=32K:8:64,LL=8M:16:64"
+
+valgrind --tool=cachegrind --cache-sim=yes --D1=32768,8,64 --LL=8388608,16,64 --I1=32768,8,64 \
+	--cachegrind-out-file="$TMP/cg.out" "$TMP/cp" 4 >/dev/null 2>"$TMP/cg.err"
+check "cachegrind ran the fixture" [ -s "$TMP/cg.out" ]
+
+st=$(runst "$TMP/v.out" "$TMP/v.err" "$VPROF" run --db "$TMP/db" --cache "$GEOM" -- "$TMP/cp" 60)
+same=no; cmp -s "$TMP/plain.out" "$TMP/v.out" && same=yes
+check "output unchanged under --cachesim, exit status $st" [ "$same" = yes -a "$st" = 0 ]
+"$VPROF" memory --db "$TMP/db" >&2
+"$VPROF" memory --db "$TMP/db" --json -n 0 >"$TMP/mem.json"
+
+cmp_out=$("$PY" - "$TMP/cg.out" "$TMP/mem.json" <<'PYEOF'
+import json, sys
+# cachegrind: per function, Dr D1mr DLmr Dw D1mw DLmw
+ev, fn, per = None, None, {}
+for l in open(sys.argv[1]):
+    if l.startswith("events:"):
+        ev = l.split()[1:]
+    elif l.startswith("fn="):
+        fn = l[3:].strip()
+    elif l[:1].isdigit() and fn:
+        v = dict(zip(ev, map(int, l.split()[1:])))
+        d = per.setdefault(fn, [0, 0, 0])
+        d[0] += v["Dr"] + v["Dw"]; d[1] += v["D1mr"] + v["D1mw"]; d[2] += v["DLmr"] + v["DLmw"]
+total = sum(d[0] for d in per.values())
+m = json.load(open(sys.argv[2]))
+rows = {r["procedure"]: r for r in m["rows"]}
+out, ok = [], True
+for f, (refs, d1, ll) in sorted(per.items(), key=lambda kv: -kv[1][0]):
+    if refs < 0.05 * total:
+        continue
+    r = rows.get(f)
+    if not r:
+        out.append("%s: no row" % f); ok = False; continue
+    cg1, cgl = d1 / refs, ll / refs
+    v1, vl = r["D1"]["miss_rate"], r["LL"]["miss_rate"]
+    lo1, hi1 = r["D1"]["misses_lo"] / r["refs"], r["D1"]["misses_hi"] / r["refs"]
+    lol, hil = r["LL"]["misses_lo"] / r["refs"], r["LL"]["misses_hi"] / r["refs"]
+    good = abs(v1 - cg1) <= 0.03 and lo1 - 1e-9 <= cg1 <= hi1 + 1e-9 and lol - 1e-9 <= cgl <= hil + 1e-9
+    if f in ("walk_small", "walk_big"):
+        good = good and abs(vl - cgl) <= 0.03
+    ok = ok and good
+    out.append("%s D1 %.2f%% (cachegrind %.2f%%) LL %.2f%% [%.0f-%.0f] (cachegrind %.2f%%)%s" % (
+        f, 100 * v1, 100 * cg1, 100 * vl, 100 * lol, 100 * hil, 100 * cgl, "" if good else " OFF"))
+ok = ok and len(out) == 3 and m["median_window"] >= 10000
+out.append("median window %.0f" % m["median_window"])
+print("; ".join(out))
+sys.exit(0 if ok else 1)
+PYEOF
+)
+check "per procedure against cachegrind: $cmp_out" [ $? = 0 ]
+grep -q "^windows .*median .* a window; ended by:" <("$VPROF" memory --db "$TMP/db")
+check "the header gives the windows' median length and what ended them" [ $? = 0 ]
+"$VPROF" list --db "$TMP/db" walk_mid >"$TMP/list.txt"
+check "vprof list walk_mid shows its load's outcomes (D1 miss)" grep -q "cache .*D1 unknown (miss?)" "$TMP/list.txt"
+"$VPROF" run --db "$TMP/db2" --cache "D1=32K:7:64" -- true >/dev/null 2>"$TMP/bad.err"; st=$?
+check "a bad --cache is one message and status 2" [ "$st" = 2 -a "$(wc -l <"$TMP/bad.err")" -le 2 ]
+"$VPROF" memory --db "$TMP/db" --by line -n 3 >"$TMP/lines.txt"
+check "--by line names the planted lines" grep -q "cache_planted.c:" "$TMP/lines.txt"
+finish
