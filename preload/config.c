@@ -94,6 +94,7 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	if ((rc = parse_bool("VPROF_VALUES", &c->values, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_BRANCHES", &c->branches, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_CACHESIM", &c->cachesim, why, whylen)) < 0 ||
+	    (rc = parse_bool("VPROF_HAZARDS", &c->hazards, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_STACKS", &c->stacks, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_PYTHON", &c->python, why, whylen)) < 0 ||
 	    (rc = parse_bool("VPROF_LUA", &c->lua, why, whylen)) < 0 ||
@@ -202,8 +203,9 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 		if (!given("VPROF_INTERP_EVERY"))
 			c->interp_every = 16;
 	}
-	/* Cache simulation: MemSpy's trace samples, long windows that run
-	 * their whole length (preload/cachesim.c). */
+	/* Cache simulation and hazards: MemSpy's trace samples, long
+	 * windows that run their whole length (preload/cachesim.c,
+	 * preload/hazards.c). */
 	v = 50000;
 	if ((rc = parse_u64("VPROF_CACHESIM_LEN", 1000, 1000000, &v, why, whylen)) < 0)
 		return rc;
@@ -216,11 +218,12 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 			return -EINVAL;
 		}
 	}
-	if (c->cachesim && c->module[0]) {
-		snprintf(why, whylen, "VPROF_CACHESIM and VPROF_MODULE: a module's windows are its own; set one");
+	if ((c->cachesim || c->hazards) && c->module[0]) {
+		snprintf(why, whylen, "VPROF_%s and VPROF_MODULE: a module's windows are its own; set one",
+			 c->cachesim ? "CACHESIM" : "HAZARDS");
 		return -EINVAL;
 	}
-	if (c->cachesim) {
+	if (c->cachesim || c->hazards) {
 		/* Windows of 50,000 at every 4th sample: ~45 ns an instruction
 		 * with the simulation, ~14% of the CPU at any rate. */
 		if (!c->operands && !c->branches && !given("VPROF_INTERP_EVERY"))

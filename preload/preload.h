@@ -30,7 +30,8 @@ struct preload_config {
 	int operands;            /* VPROF_VALUES asked: windows record operands and arguments */
 	int branches;            /* VPROF_BRANCHES: windows record branches (implies values) */
 	int cachesim;            /* VPROF_CACHESIM: windows simulate caches (implies values) */
-	int cachesim_len;        /* VPROF_CACHESIM_LEN: instructions a cache window runs */
+	int cachesim_len;        /* VPROF_CACHESIM_LEN: instructions a long window runs */
+	int hazards;             /* VPROF_HAZARDS: windows find memory-order hazards (implies values) */
 	struct spool_cache_geom cache; /* VPROF_CACHE, else this machine's */
 	char module[400];        /* VPROF_MODULE: path or shipped name, "" none */
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */

@@ -86,7 +86,8 @@ static struct values_thread *thread_state(void)
 	/* First value sample of this thread: mmap is a system call, safe here. */
 	size_t sz = (sizeof(*v) + 63) & ~(size_t)63;
 	size_t ops = (2 * (size_t)g_vprof.cfg.interp_len * sizeof(struct preload_operands_insn) + 63) & ~(size_t)63;
-	unsigned entries = g_vprof.cfg.operands && !g_vprof.cfg.cachesim ? VALUES_DCACHE_ENTRIES : BRANCHES_DCACHE_ENTRIES;
+	unsigned entries = g_vprof.cfg.operands && !g_vprof.cfg.cachesim && !g_vprof.cfg.hazards ? VALUES_DCACHE_ENTRIES
+											       : BRANCHES_DCACHE_ENTRIES;
 	size_t total = (sz + ops + interp_thread_size_n(entries) + 4095) & ~(size_t)4095;
 	int e = errno;
 	void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -175,10 +176,11 @@ static void values_sample(ucontext_t *uc, struct spool *sp)
 			v->w.operands = g_vprof.cfg.operands;
 			v->w.branches = g_vprof.cfg.branches;
 			v->w.cachesim = g_vprof.cfg.cachesim;
+			v->w.hazards = g_vprof.cfg.hazards;
 			/* Branch and cache windows run their whole length: each
 			 * records the stretch of execution after its sample, not
 			 * one way round the loop it landed in. */
-			v->w.no_close = !g_vprof.cfg.operands || g_vprof.cfg.cachesim;
+			v->w.no_close = !g_vprof.cfg.operands || g_vprof.cfg.cachesim || g_vprof.cfg.hazards;
 			/* Values in the thread's stack name frames. On a stack
 			 * that is not the thread's (a coroutine's), what lies
 			 * near the interrupted RSP does. */
@@ -230,6 +232,7 @@ void preload_values_thread_end(void)
 	g_vt = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a handler now sees NULL */
 	preload_cachesim_free(&v->w);
+	preload_hazards_free(&v->w);
 	munmap(v, v->map_size);
 	preload_module_thread_end();
 }

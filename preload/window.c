@@ -38,6 +38,8 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	preload_branches_insn(w, st, r);
 	if (w->cachesim)
 		preload_cachesim_insn(w, st, r);
+	if (w->hazards)
+		preload_hazards_insn(w, st, r);
 	if (in->mnemonic == ZYDIS_MNEMONIC_CALL) {
 		if (w->depth >= 0 && w->depth < WINDOW_SITES)
 			w->sites[w->depth] = w->site;
@@ -78,6 +80,7 @@ int preload_window_run(struct preload_window *w, struct interp_state *st, struct
 	preload_operands_begin(w);
 	preload_args_begin(w);
 	preload_cachesim_begin(w);
+	preload_hazards_begin(w);
 	struct interp_observer obs = { .insn = observe, .arg = w, .flags = INTERP_OBS_LATENCY };
 	interp_run(st, th, keep + reach, &obs, res);
 	if (w->operands)
@@ -86,5 +89,7 @@ int preload_window_run(struct preload_window *w, struct interp_state *st, struct
 		preload_branches_end(w);
 	if (w->cachesim)
 		preload_cachesim_end(w);
+	if (w->hazards)
+		preload_hazards_end(w);
 	return res->executed;
 }

@@ -30,6 +30,8 @@
  *               outcomes, taken branches and ranges)
  *   cachesim.c  each data reference through simulated caches (with
  *               --cachesim: long windows, MemSpy's trace samples)
+ *   hazards.c   loads against the stores still in flight: store
+ *               forwarding that fails, 4K aliasing (with --hazards)
  *
  * A customization module (module.c) replaces both, on a window of exactly
  * VPROF_INTERP_LEN instructions (its documented contract).
@@ -94,6 +96,8 @@ struct preload_window {
 	int no_close;                  /* run the whole length: no end where the loop closes */
 	int cachesim;                  /* simulate caches (--cachesim) */
 	struct preload_cachesim *cs;   /* cachesim.c's state, the thread's; NULL until its first window */
+	int hazards;                   /* find memory-order hazards (--hazards) */
+	struct preload_hazards *hz;    /* hazards.c's state, the thread's; NULL until its first window */
 	uint64_t range_start;          /* the last taken branch's target, 0 before the first */
 	struct preload_operands_state ops;
 	struct preload_args_state args;
@@ -166,6 +170,13 @@ void preload_cachesim_begin(struct preload_window *w);
 void preload_cachesim_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r);
 void preload_cachesim_end(struct preload_window *w);
 void preload_cachesim_free(struct preload_window *w);
+
+/* hazards.c: as cachesim.c's, for memory-order hazards. */
+struct preload_hazards;
+void preload_hazards_begin(struct preload_window *w);
+void preload_hazards_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r);
+void preload_hazards_end(struct preload_window *w);
+void preload_hazards_free(struct preload_window *w);
 
 /* operands.c */
 void preload_operands_begin(struct preload_window *w);

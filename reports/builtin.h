@@ -16,6 +16,7 @@ int cmd_latency(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
 int cmd_branches(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
+int cmd_hazards(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_stats(int argc, char **argv);

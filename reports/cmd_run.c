@@ -39,6 +39,7 @@ static const char kHelp[] =
 	"usage: vprof run [--db DIR] [--add] [--event E] [--freq HZ | --period N]\n"
 	"                 [--values [--interp-len N] [--interp-reach R] [--interp-every K]\n"
 	"                 [--skew-skip S]] [--branches] [--cachesim [--cache SPEC] [--cachesim-len N]]\n"
+	"                 [--hazards]\n"
 	"                 [--module M] [--stacks [--stack-depth N]]\n"
 	"                 [--no-stacks] [--no-python] [--no-lua] [--opcodes]\n"
 	"                 [--epoch-secs S] [--max-cost PCT] [--no-merge] -- CMD [ARGS]\n"
@@ -74,8 +75,11 @@ static const char kHelp[] =
 	"  --cache SPEC      the simulated caches (implies --cachesim), as\n"
 	"                    D1=32K:8:64,LL=32M:16:64 (size:ways:line; either part alone);\n"
 	"                    default this machine's, from sysfs\n"
-	"  --cachesim-len N  instructions a cache window runs, 1000 to 1000000 (default\n"
-	"                    50000; implies --cachesim)\n"
+	"  --cachesim-len N  instructions a long window (--cachesim, --hazards) runs, 1000\n"
+	"                    to 1000000 (default 50000; implies --cachesim without --hazards)\n"
+	"  --hazards         memory-order hazards (VPROF_HAZARDS=on): windows as --cachesim's\n"
+	"                    check each load against the stores still in flight: store\n"
+	"                    forwarding that fails, 4K aliasing, for vprof hazards\n"
 	"  --module M        customization module (implies --values): a path to a .so\n"
 	"                    built against vprof-module.h, or a shipped one by name:\n"
 	"                    values, latency, indirect, stride (docs/modules.md)\n"
@@ -378,10 +382,11 @@ int cmd_run(int argc, char **argv)
 		{ "add", no_argument, 0, 'A' },
 		{ "cachesim", no_argument, 0, 'Y' },     { "cache", required_argument, 0, 'Z' },
 		{ "cachesim-len", required_argument, 0, 'W' },
+		{ "hazards", no_argument, 0, 'H' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *dbopt = NULL;
-	int merge = 1, add = 0, c, rc;
+	int merge = 1, add = 0, lenopt = 0, c, rc;
 	unsigned long long epoch_secs = 0;
 	char msg[300];
 
@@ -413,6 +418,7 @@ int cmd_run(int argc, char **argv)
 		case 'V': setenv("VPROF_VALUES", "on", 1); break;
 		case 'B': setenv("VPROF_BRANCHES", "on", 1); break;
 		case 'Y': setenv("VPROF_CACHESIM", "on", 1); break;
+		case 'H': setenv("VPROF_HAZARDS", "on", 1); break;
 		case 'Z': {
 			struct spool_cache_geom g;
 			char why[200];
@@ -454,7 +460,7 @@ int cmd_run(int argc, char **argv)
 			if (c == 'Q')
 				epoch_secs = v;
 			if (c == 'W')
-				setenv("VPROF_CACHESIM", "on", 1);
+				lenopt = 1;
 			break;
 		}
 		case 'h': fputs(kHelp, stdout); return report_finish_stdout(0);
@@ -479,6 +485,9 @@ int cmd_run(int argc, char **argv)
 			return report_bad_option("run", argv[optind - 1], opts);
 		}
 	}
+	/* --cachesim-len alone means cache simulation. */
+	if (lenopt && !getenv("VPROF_HAZARDS"))
+		setenv("VPROF_CACHESIM", "on", 1);
 	if (optind >= argc)
 		return report_usage("run", "no command given (vprof run -- CMD ARGS)");
 	const char *db = report_db_path(dbopt);

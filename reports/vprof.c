@@ -29,6 +29,7 @@ static const struct command kCommands[] = {
 	{ "targets", cmd_targets, "indirect-branch targets summed over every jump site (dispatch histograms)" },
 	{ "branches", cmd_branches, "which way each conditional branch went, from vprof run --branches" },
 	{ "memory", cmd_memory, "data-cache misses per procedure or line, from vprof run --cachesim" },
+	{ "hazards", cmd_hazards, "store-forwarding failures and 4K aliasing, from vprof run --hazards" },
 	{ "calibrate", cmd_calibrate, "measure this machine's load-latency levels for latency labels" },
 	{ "diff", cmd_diff, "differential profile of two runs (McKenney): ratio, difference, saturation" },
 	{ "stats", cmd_stats, "how much each procedure varies across runs (dcpistats)" },

@@ -105,8 +105,13 @@ enum spool_value_kind {
 	/* a memory reference's outcome in the simulated caches (vprof run
 	 * --cachesim, preload/cachesim.c): value SPOOL_CACHE_OUTCOME(d1, ll) */
 	SPOOL_VK_CACHE = 30,
-	SPOOL_VK_BUILTIN_MAX = 31,   /* vprof's own kinds are 1..30 */
-	/* 31 unused. 32..63: reserved for customization modules
+	/* a memory-order hazard (vprof run --hazards, preload/hazards.c): key
+	 * the load, value the store's PC, aux SPOOL_HAZARD_AUX(kind,
+	 * distance); value the load's own PC with aux 0 counts the load's
+	 * executions in the windows that found a hazard there */
+	SPOOL_VK_HAZARD = 31,
+	SPOOL_VK_BUILTIN_MAX = 32,   /* vprof's own kinds are 1..31 */
+	/* 32..63: reserved for customization modules
 	 * (include/vprof-module.h, VPROF_KIND_MODULE): 8 slots in each of 4
 	 * report formats, kind = 32 + format * 8 + slot, format 0 hex,
 	 * 1 signed, 2 unsigned, 3 IEEE double; named "modS.FORMAT". */
@@ -171,7 +176,7 @@ static inline int spool_hot_kind_is_branch_record(unsigned kind)
  * values the program computed. */
 static inline int spool_hot_kind_is_record(unsigned kind)
 {
-	return spool_hot_kind_is_branch_record(kind) || kind == SPOOL_VK_CACHE;
+	return spool_hot_kind_is_branch_record(kind) || kind == SPOOL_VK_CACHE || kind == SPOOL_VK_HAZARD;
 }
 /* A CACHE value: the first-level data cache's outcome and the last
  * level's. Known outcomes are those of lines the window touched before;
@@ -192,6 +197,17 @@ enum {
 /* Not an outcome: counted once for each window in which the PC made a
  * reference (how many windows its counts come from). */
 #define SPOOL_CACHE_WINDOW 63
+/* A HAZARD pair: the kind, and the instructions from the store to the
+ * load (at most 255). */
+enum { SPOOL_HAZARD_FORWARD = 1,   /* store forwarding fails: the load needs
+				    * bytes of an in-flight store it does not
+				    * lie within */
+       SPOOL_HAZARD_ALIAS4K = 2 }; /* 4K aliasing: the load matches an
+				    * in-flight store in address bits 11:0,
+				    * not in its page */
+#define SPOOL_HAZARD_AUX(kind, dist) ((uint64_t)(kind) | (uint64_t)((dist) < 255 ? (dist) : 255) << 8)
+#define SPOOL_HAZARD_KIND(aux) ((unsigned)(aux) & 0xff)
+#define SPOOL_HAZARD_DIST(aux) ((unsigned)((aux) >> 8) & 0xff)
 /* A RANGE hotlist counts each range's runs as the entry (end, aux 0),
  * and once more, as (end, SPOOL_RANGE_WINDOWS), each window that ran it:
  * how many windows the count comes from, for its error bar. */
@@ -200,7 +216,7 @@ enum {
 static inline int spool_hot_kind_code_value(unsigned kind)
 {
 	return kind == SPOOL_VK_RETADDR || kind == SPOOL_VK_TARGET || kind == SPOOL_VK_RANGE ||
-	       kind == SPOOL_VK_TAKEN;
+	       kind == SPOOL_VK_TAKEN || kind == SPOOL_VK_HAZARD;
 }
 
 /* aux of the plain operand kinds (RESULT, SRC1, SRC2, ADDR): the value
