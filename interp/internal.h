@@ -38,6 +38,9 @@ struct interp_exec {
 	const struct interp_observer *obs;
 	struct interp_storebuf sb;
 	struct interp_record rec;
+	/* Set while a handler that runs its operation under fp_run lays out
+	 * its operands: EVEX static rounding and {sae} are modelled there. */
+	int static_rc_ok;
 	/* Ordering rule for handlers, so that a stop leaves nothing changed:
 	 * 1. read every operand (reads may fail: return their status);
 	 * 2. write memory operands (interp_write/interp_store probe the

@@ -440,6 +440,7 @@ int interp_run(struct interp_state *st, struct interp_thread *th, int max_insns,
 	x.obs = obs;
 	x.rflags = st->rflags;
 	x.sb.n = x.sb.used = 0;
+	x.static_rc_ok = 0;
 	if (st->rflags & INTERP_TF) {
 		/* A program being single-stepped expects a trap per insn. */
 		stop = INTERP_STOP_BADSTATE;

@@ -51,7 +51,8 @@ struct interp_vx_ops {
 /* Resolve the layout; esz is the element size the write mask counts in.
  * Returns INTERP_OK, or INTERP_STOP_BADSTATE when a register component the
  * instruction uses is not known in this state, or UNSUPPORTED for forms
- * the vector families do not model (embedded rounding, SAE). */
+ * the vector families do not model (embedded rounding and SAE, but in
+ * the floating-point rows that run under fp_run: x->static_rc_ok). */
 int interp_vx_layout(struct interp_exec *x, struct interp_vx_ops *o, unsigned esz);
 
 /* Read source operand i into v (zero-filled to 64 bytes): vector register

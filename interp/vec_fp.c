@@ -359,20 +359,29 @@ enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM,
 static int fp_run(struct interp_exec *x, fp_fn *fn, uint8_t *d, const uint8_t *a,
 		  const uint8_t *b, const uint8_t *c, unsigned vl, uint32_t *raised)
 {
-	uint32_t prog = x->st->mxcsr, mx[3];
+	uint32_t prog = x->st->mxcsr, mx[3], run = prog;
+	/* EVEX static rounding ({rn,rd,ru,rz}-sae: ZydisRoundingMode 1..4,
+	 * MXCSR.RC 0..3) and {sae}: the operation runs under that rounding
+	 * (else the program's), every exception suppressed: no flag is set
+	 * and nothing traps. */
+	int sae = VX_EVEX(x->in) && (x->in->avx.rounding || x->in->avx.sae);
 
 	*raised = 0;
+	if (VX_EVEX(x->in) && x->in->avx.rounding >= 1 && x->in->avx.rounding <= 4)
+		run = (prog & ~0x6000u) | (uint32_t)(x->in->avx.rounding - 1) << 13;
 	/* With underflow unmasked the hardware traps on any tiny result,
 	 * exact or not; masked, it flags only inexact tiny ones, so the
 	 * masked run cannot tell: leave such programs to the hardware. */
-	if (!(prog & 0x800))
+	if (!(prog & 0x800) && !sae)
 		return INTERP_STOP_UNSUPPORTED;
 	for (unsigned off = 0; off < vl; off += 16) {
-		mx[0] = (prog & ~0x3fu) | 0x1f80;
+		mx[0] = (run & ~0x3fu) | 0x1f80;
 		mx[1] = 0;
 		fn(d + off, a + off, b + off, c + off, mx);
 		*raised |= mx[1] & 0x3f;
 	}
+	if (sae)
+		*raised = 0;
 	if (*raised & ~(prog >> 7) & 0x3f)
 		return INTERP_STOP_WOULD_FAULT;
 	return INTERP_OK;
@@ -380,7 +389,9 @@ static int fp_run(struct interp_exec *x, fp_fn *fn, uint8_t *d, const uint8_t *a
 
 static int fp_layout(struct interp_exec *x, struct interp_vx_ops *o, const struct interp_fdesc *fd)
 {
+	x->static_rc_ok = 1;
 	int rc = interp_vx_layout(x, o, fd->esz);
+	x->static_rc_ok = 0;
 
 	if (rc)
 		return rc;

@@ -42,7 +42,9 @@ int interp_vx_layout(struct interp_exec *x, struct interp_vx_ops *o, unsigned es
 	o->zeroing = 0;
 	o->kmask = ~0ull;
 	if (VX_EVEX(in)) {
-		if (in->avx.rounding || in->avx.sae)
+		/* Static rounding and {sae}: only the floating-point rows that
+		 * run under fp_run model them (vec_fp.c). */
+		if ((in->avx.rounding || in->avx.sae) && !x->static_rc_ok)
 			return INTERP_STOP_UNSUPPORTED;
 		if (in->nvis > 1 && in->op[1].type == INTERP_OP_REG &&
 		    in->op[1].rkind == INTERP_RK_K && in->op[1].idx == in->avx.mask_idx)

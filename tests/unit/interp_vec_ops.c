@@ -289,6 +289,12 @@
 	X(D, 0, "vfmadd231pd %zmm17, %zmm18, %zmm19{%k2}") X(S, 0, "vsqrtps %zmm17, %zmm19{%k1}") \
 	X(D, 0, "vaddsd %xmm17, %xmm18, %xmm19{%k1}") X(D, 0, "vfmadd213sd %xmm17, %xmm18, %xmm19{%k1}{z}") \
 	X(D, 0, "vdivpd (%rdi){1to8}, %zmm18, %zmm19{%k1}") X(S, 0, "vdivss %xmm17, %xmm18, %xmm19{%k3}{z}") \
+	/* EVEX static rounding and {sae}: run under that rounding, every exception suppressed */ \
+	X(D, 0, "vaddpd {rz-sae}, %zmm17, %zmm18, %zmm19") X(S, 0, "vmulps {rd-sae}, %zmm17, %zmm18, %zmm19") \
+	X(D, 0, "vaddsd {ru-sae}, %xmm17, %xmm18, %xmm19") X(D, 0, "vfmadd231pd {rn-sae}, %zmm17, %zmm18, %zmm19") \
+	X(D, 0, "vdivpd {rz-sae}, %zmm17, %zmm18, %zmm19{%k1}") X(S, 0, "vsqrtps {ru-sae}, %zmm17, %zmm19") \
+	X(D, 0, "vcvtpd2qq {rd-sae}, %zmm17, %zmm18") X(D, 0, "vcvttpd2qq {sae}, %zmm17, %zmm18") \
+	X(D, 0, "vmaxpd {sae}, %zmm17, %zmm18, %zmm19") X(D, 0, "vcmppd $1, {sae}, %zmm17, %zmm18, %k2") \
 	X(I, 0, "vcvtqq2pd %zmm17, %zmm18") X(I, 0, "vcvtuqq2pd %ymm17, %ymm18{%k1}") X(D, 0, "vcvtpd2qq %zmm17, %zmm18") \
 	X(D, 0, "vcvttpd2uqq %zmm17, %zmm18{%k2}{z}") X(I, 0, "vcvtudq2ps (%rdi), %zmm18") X(S, 0, "vcvttps2udq %ymm17, %ymm18") \
 	X(S, 0, "vrcp14ps %zmm17, %zmm18") X(D, 0, "vrsqrt14pd %ymm17, %ymm18{%k1}") X(D, 0, "vgetexppd %zmm17, %zmm18") \
