@@ -6,7 +6,7 @@
 # both), bzip2 1.0.8 compressing seeded words and Lua 5.4.4 running
 # bench/programs/bench.lua (both gcc -O2 -g, from bench/programs).
 #
-#   bench/cachesim.sh [--rounds N] [--only planted,bzip2,lua]
+#   bench/cachesim.sh [--rounds N] [--only planted,bzip2,lua,windows]
 #
 # 1. Accuracy: cachegrind on a short input (it runs ~50x slower), vprof at
 #    its defaults on a longer one (rates are per reference); per procedure
@@ -17,11 +17,15 @@
 #    under `vprof run --cachesim --no-merge`, interleaved, N rounds (default
 #    5), median of the per-round ratios; cachegrind's ratio on the short
 #    input, one round. Target: vprof <= 1.5x.
+# 3. Windows on Debian's programs (tests/fixtures/real_workloads.sh:
+#    python3, sqlite3, gzip, xz), `vprof run --cachesim` at its defaults:
+#    how many, their median length, and what ended them (vprof memory's
+#    header). Target: a median of 10,000 instructions or more.
 # Results: BENCHMARKS.md, "Cache simulation".
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=5
-ONLY="planted bzip2 lua"
+ONLY="planted bzip2 lua windows"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) ROUNDS=$2; shift ;;
@@ -75,6 +79,20 @@ for prog in $ONLY; do
 	lua)
 		gcc -O2 -g -DLUA_USE_POSIX -o "$W/prog" "$P"/lua-5.4.4/*.c -lm || exit 1
 		SHORT=("$W/prog" "$P/bench.lua" 1); LONG=("$W/prog" "$P/bench.lua" 12) ;;
+	windows)
+		echo ""
+		echo "windows on Debian's programs (vprof run --cachesim at its defaults):"
+		DIR=$W
+		. "$ROOT/tests/fixtures/real_workloads.sh"
+		for name in $REAL_NAMES; do
+			real_cmd "$name"
+			rm -rf "$W/db"
+			"$W/vprof" run --db "$W/db" --cachesim -- "${REAL_CMD[@]}" <"$REAL_IN" >/dev/null 2>"$W/run.err"
+			printf '%-8s ' "$name"
+			"$W/vprof" memory --db "$W/db" | sed -n '2,3p' | tr '\n' ' '
+			echo ""
+		done
+		continue ;;
 	*) echo "unknown program $prog"; continue ;;
 	esac
 	echo ""

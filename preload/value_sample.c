@@ -56,6 +56,7 @@ struct values_thread {
 	uint64_t rng;
 	uint64_t site;                 /* a module's: return address of the sampled procedure */
 	uint32_t samples;              /* samples since the last value sample */
+	uint32_t gap;                  /* long windows: samples to the next (random) */
 	size_t map_size;
 	struct interp_thread *ith;
 	struct preload_window w;
@@ -215,7 +216,16 @@ void preload_values_sample(ucontext_t *uc)
 	 * atomics on a counter all threads share. */
 	if (t->busy || !t->altstack)   /* no handler stack: nowhere to interpret */
 		return;
-	if (g_vt && ++g_vt->samples < (uint32_t)every)
+	/* Long windows (cache simulation, hazards) are spaced at random,
+	 * 1 to 2 x every - 1 samples apart (every on average), so that they
+	 * do not keep step with a program's own period. */
+	if (g_vt && (g_vprof.cfg.cachesim || g_vprof.cfg.hazards) && every > 1) {
+		if (!g_vt->gap)
+			g_vt->gap = 1 + (uint32_t)(upcall_xorshift64(&g_vt->rng) % (uint64_t)(2 * every - 1));
+		if (++g_vt->samples < g_vt->gap)
+			return;
+		g_vt->gap = 0;
+	} else if (g_vt && ++g_vt->samples < (uint32_t)every)
 		return;
 	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
