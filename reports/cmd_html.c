@@ -37,7 +37,8 @@ static const char kHelp[] =
 	"  0x4000000000000000). A value profile also gets two views, each a\n"
 	"  sortable table whose rows lead with the command's sentence: the\n"
 	"  invariants, as `vprof invariants` ranks them at its defaults, and the\n"
-	"  loads that wait on memory, as `vprof latency` ranks them.\n"
+	"  loads that wait on memory, as `vprof latency` ranks them; a profile of\n"
+	"  vprof run --cachesim, a memory view of vprof memory's rows.\n"
 	"  Call stacks are not recorded yet: the flame graph's stacks are\n"
 	"  image;procedure, as `vprof export --format folded` writes them.\n"
 	"  -o FILE       the page to write (- for stdout); required\n"
@@ -336,6 +337,8 @@ static void write_page(FILE *f, struct report_value_model *vm, long nprocs)
 	      "<a href=\"#procedures\">Procedures</a>", f);
 	if (vm->nhot)
 		fputs(" &middot; <a href=\"#invariants\">Invariants</a> &middot; <a href=\"#latency\">Load latency</a>", f);
+	if (report_html_has_memory(vm))
+		fputs(" &middot; <a href=\"#memory\">Memory</a>", f);
 	fputs(" &middot; <a href=\"#listings\">Hot procedures</a></p>\n", f);
 
 	fputs("<h2 id=\"flame-graph\">Flame graph</h2>\n<div class=\"controls\"><input id=\"flame-search\" type=\"search\" "
@@ -371,6 +374,8 @@ static void write_page(FILE *f, struct report_value_model *vm, long nprocs)
 		struct listings l = { rows, anchor, nr };
 		report_html_invariants(f, vm, listing_of, &l);
 		report_html_latency(f, vm, listing_of, &l);
+		if (report_html_has_memory(vm))
+			report_html_memory(f, vm, listing_of, &l);
 	}
 
 	fprintf(f, "<h2 id=\"listings\">Hot procedures</h2>\n<p class=\"note\">The %zu hottest procedures with symbols, "

@@ -52,6 +52,10 @@ struct report_value_model;
 typedef size_t report_html_listing_fn(void *ctx, uint32_t image, const char *proc);
 void report_html_invariants(FILE *f, struct report_value_model *vm, report_html_listing_fn *listing, void *ctx);
 void report_html_latency(FILE *f, struct report_value_model *vm, report_html_listing_fn *listing, void *ctx);
+/* The memory view (vprof memory's rows), when the epoch has a cache
+ * simulation (has_memory). */
+int report_html_has_memory(const struct report_value_model *vm);
+void report_html_memory(FILE *f, struct report_value_model *vm, report_html_listing_fn *listing, void *ctx);
 
 /* The page's script and style (reports/html/, built into the binary). */
 extern const char report_html_asset_report_js[], report_html_asset_report_css[];

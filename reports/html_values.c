@@ -2,7 +2,9 @@
  * html_values.c — the answers of a value profile on the `vprof html`
  * page: the invariants view (reports/invariants.c's ranking, as `vprof
  * invariants` prints it at its defaults) and the load-latency view
- * (reports/latency_rank.c's, as `vprof latency`). Each is a sortable table
+ * (reports/latency_rank.c's, as `vprof latency`), and with a cache
+ * simulation the memory view (reports/memory_rank.c's, as `vprof
+ * memory`). Each is a sortable table
  * whose rows lead with the same English sentence as the command, values
  * typed (2.0, 3 (0x3)), and link to the procedure's listing when the page
  * has one. Every string from the profile goes through report_html_text().
@@ -11,6 +13,7 @@
 #include "reports/html.h"
 #include "reports/invariants.h"
 #include "reports/latency_rank.h"
+#include "reports/memory_rank.h"
 
 #include <string.h>
 
@@ -161,4 +164,67 @@ void report_html_latency(FILE *f, struct report_value_model *vm, report_html_lis
 		fprintf(f, "<p class=\"note\">%zu more loads: <code>vprof latency -n 0</code>.</p>\n",
 			r.n - HTML_VIEW_ROWS);
 	report_lat_result_free(&r);
+}
+
+int report_html_has_memory(const struct report_value_model *vm)
+{
+	for (size_t i = 0; i < vm->nhot; i++)
+		if (vm->hot[i].kind == SPOOL_VK_CACHE)
+			return 1;
+	return 0;
+}
+
+void report_html_memory(FILE *f, struct report_value_model *vm, report_html_listing_fn *listing, void *ctx)
+{
+	struct report_mem_result r;
+	char geom[80] = "unknown", a[64], b[64];
+	report_mem_rank(vm, 0, &r);
+	if (r.have_geom)
+		spool_cache_geom_text(&r.geom, geom, sizeof(geom));
+	fputs("<h2 id=\"memory\">Memory</h2>\n<p class=\"note\">Data-cache misses, as <code>vprof memory</code> "
+	      "ranks them: each data reference of the windows of <code>vprof run --cachesim</code> through a "
+	      "simulated ", f);
+	report_html_text(f, geom);
+	fprintf(f, " (docs/cache-simulation.md); %.0f references, median window %.0f instructions. Rates are "
+		   "misses per reference: the estimate, then its bounds (a line's first touch in a window is "
+		   "unknown: every unknown a hit, or a miss). Whole run: D1 ", r.all.refs, r.median_window);
+	report_html_text(f, report_mem_rates_text(&r.all, 0, a, sizeof(a)));
+	fputs(", LL ", f);
+	report_html_text(f, report_mem_rates_text(&r.all, 1, b, sizeof(b)));
+	fprintf(f, ". stall: the share of D1 misses &times; %.0f + LL misses &times; %.0f cycles (%s); LL unk: "
+		   "the share unknown at LL, where the LL rate is a guess.</p>\n", r.l2_cycles, r.mem_cycles,
+		r.calibrated ? "vprof calibrate's levels" : "nominal");
+	if (!r.n) {
+		fputs("<p class=\"none\" id=\"memory-none\">No data references in the windows.</p>\n", f);
+		report_mem_result_free(&r);
+		return;
+	}
+	fputs("<table class=\"views sortable\" id=\"memory-table\"><thead><tr>"
+	      "<th class=\"n\" data-type=\"num\">stall</th><th class=\"n\" data-type=\"num\">refs</th>"
+	      "<th class=\"n\" data-type=\"num\">D1 miss</th><th class=\"n\" data-type=\"num\">LL miss</th>"
+	      "<th class=\"n\" data-type=\"num\">LL unk</th><th data-type=\"text\">procedure</th></tr></thead><tbody>\n",
+	      f);
+	for (size_t i = 0; i < r.n && i < HTML_VIEW_ROWS; i++) {
+		const struct report_mem_row *x = &r.rows[i];
+		double lo, d1, ll, hi;
+		report_mem_d1(&x->t, &lo, &d1, &hi);
+		report_mem_ll(&x->t, &lo, &ll, &hi);
+		fputs("<tr>", f);
+		num_cell(f, r.stall_all > 0 ? x->stall / r.stall_all : 0, "%.1f%%");
+		fprintf(f, "<td class=\"n\" data-v=\"%.0f\">%.0f</td>", x->t.refs, x->t.refs);
+		fprintf(f, "<td class=\"n\" data-v=\"%.6f\">", x->t.refs > 0 ? d1 / x->t.refs : 0);
+		report_html_text(f, report_mem_rates_text(&x->t, 0, a, sizeof(a)));
+		fprintf(f, "</td><td class=\"n\" data-v=\"%.6f\">", x->t.refs > 0 ? ll / x->t.refs : 0);
+		report_html_text(f, report_mem_rates_text(&x->t, 1, b, sizeof(b)));
+		fputs("</td>", f);
+		num_cell(f, report_mem_ll_unknown(&x->t), "%.0f%%");
+		fputs("<td class=\"name\">", f);
+		proc_link(f, x->proc, x->image, listing, ctx);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	if (r.n > HTML_VIEW_ROWS)
+		fprintf(f, "<p class=\"note\">%zu more rows: <code>vprof memory -n 0</code>.</p>\n",
+			r.n - HTML_VIEW_ROWS);
+	report_mem_result_free(&r);
 }

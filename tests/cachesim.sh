@@ -12,7 +12,9 @@
 #  - the windows: median length 10,000 instructions or more, and what
 #    ended them, in the header;
 #  - vprof list shows a load's outcomes; output and exit status unchanged;
-#    a bad --cache is one message and status 2.
+#    a bad --cache is one message and status 2;
+#  - vprof html's memory section holds vprof memory's rows, in order, and
+#    sorts (headless Chromium, tests/html_browser.py).
 # The rates are per reference, so cachegrind runs the program for 4
 # rounds (~50x slower) and vprof for 60.
 . "$(dirname "$0")/lib.sh"
@@ -80,4 +82,20 @@ check "vprof list walk_mid shows its load's outcomes (D1 miss)" grep -q "cache .
 check "a bad --cache is one message and status 2" [ "$st" = 2 -a "$(wc -l <"$TMP/bad.err")" -le 2 ]
 "$VPROF" memory --db "$TMP/db" --by line -n 3 >"$TMP/lines.txt"
 check "--by line names the planted lines" grep -q "cache_planted.c:" "$TMP/lines.txt"
+# The memory section of vprof html, in headless Chromium (tests/html_browser.py).
+"$VPROF" html --db "$TMP/db" -o "$TMP/page.html" 2>"$TMP/h.err"
+check "vprof html writes the page ($(head -c 200 "$TMP/h.err"))" [ $? = 0 ]
+"$VPROF" memory --db "$TMP/db" -n 30 | "$PY" -c '
+import json, re, sys
+rows = []
+for l in sys.stdin:
+    m = re.match(r"\s*[\d.]+%\s+\d+\s+(\S+ \(\S+\))\s+(\S+ \(\S+\))\s+\d+%\s+(\S+)", l)
+    if m:
+        rows.append([m.group(3), m.group(1), m.group(2)])
+print(json.dumps({"rows": rows}))' >"$TMP/mexpect.json"
+"$PY" "$TOP/tests/html_browser.py" memory "$TMP/page.html" "$TMP/mexpect.json" >"$TMP/b.out" 2>"$TMP/b.err"
+rc=$?
+cat "$TMP/b.out"
+check "the browser session ran ($(tail -3 "$TMP/b.err"))" [ $rc -eq 0 -a -s "$TMP/b.out" ]
+nfail=$((nfail + $(grep -c '^FAIL' "$TMP/b.out")))
 finish

@@ -14,7 +14,9 @@ descendants rescale, siblings hide), search counts each sample once
 across nested and recursive matches. MODE views: the invariants and
 latency views hold EXPECT's rows (the commands' sentences, in order, and
 typed values; doubles read as numbers), the listings show double operands
-as numbers, the views link to listings and sort. MODE cxx: names with < > & survive (table cell and flame frame text equal
+as numbers, the views link to listings and sort. MODE memory: the memory
+view holds EXPECT's rows (vprof memory's procedures and rates, in order)
+and sorts. MODE cxx: names with < > & survive (table cell and flame frame text equal
 the demangled name, and no element was made of them). Every mode: the page
 loads no resource, logs no error, and Chromium runs with the network off
 (offline emulation, a dead proxy, no name resolution).
@@ -280,6 +282,24 @@ try:
         heads[1].click()
         times = [float(r.find_elements(By.TAG_NAME, "td")[1].get_attribute("data-v")) for r in view("invariants-table")]
         check(times == sorted(times, reverse=True), "a click on 'time' sorts the invariants by time (%s)" % times[:5])
+
+    elif mode == "memory":
+        nav = [a.get_attribute("href").split("#")[1]
+               for a in driver.find_elements(By.CSS_SELECTOR, "p.nav a")]
+        check("memory" in nav and js("return !!document.getElementById('memory')"),
+              "the page links to its memory section (%s)" % nav)
+        rows = driver.find_elements(By.CSS_SELECTOR, "#memory-table tbody tr")
+        got = [[c.text for c in r.find_elements(By.TAG_NAME, "td")] for r in rows]
+        want = expect["rows"]
+        check(len(got) > 0 and [g[5] for g in got] == [w[0] for w in want] and
+              [g[2] for g in got] == [w[1] for w in want] and [g[3] for g in got] == [w[2] for w in want],
+              "the memory view has vprof memory's %d rows, in order, with their rates (first: %s)" %
+              (len(want), got[:1] or "none"))
+        heads = driver.find_elements(By.CSS_SELECTOR, "#memory-table thead th")
+        heads[1].click()
+        refs = [float(r.find_elements(By.TAG_NAME, "td")[1].get_attribute("data-v"))
+                for r in driver.find_elements(By.CSS_SELECTOR, "#memory-table tbody tr")]
+        check(refs == sorted(refs, reverse=True), "a click on 'refs' sorts the rows by references (%s)" % refs[:4])
 
     elif mode == "cxx":
         name = expect["name"]
