@@ -122,11 +122,20 @@ static double median_run(const struct merge_stats *s)
 		if (c + s->run_bins[i] >= (n + 1) / 2) {
 			double lo = (double)spool_run_bin_low((unsigned)i);
 			double hi = i + 1 < SPOOL_RUN_BINS ? (double)spool_run_bin_low((unsigned)i + 1) : lo;
-			/* Nearly all in one bin (windows of one length): their mean,
-			 * if it falls in the bin. */
-			double mean = s->interp_runs ? (double)s->interp_insns / (double)s->interp_runs : 0;
-			if (s->run_bins[i] * 10 >= n * 9 && mean >= lo && mean < hi)
-				return mean;
+			/* Nearly all in one bin (windows of one length): the mean of
+			 * that bin's runs, the others' taken at their bins' middles. */
+			if (s->run_bins[i] * 10 >= n * 9) {
+				double other = 0;
+				for (int j = 0; j < SPOOL_RUN_BINS; j++)
+					if (j != i && s->run_bins[j])
+						other += (double)s->run_bins[j] *
+							 ((double)spool_run_bin_low((unsigned)j) +
+							  (j + 1 < SPOOL_RUN_BINS ? (double)spool_run_bin_low((unsigned)j + 1)
+										  : (double)spool_run_bin_low((unsigned)j))) / 2;
+				double mean = ((double)s->interp_insns - other) / (double)s->run_bins[i];
+				if (mean >= lo && mean < hi)
+					return mean;
+			}
 			double f = s->run_bins[i] ? ((double)((n + 1) / 2 - c) - 0.5) / (double)s->run_bins[i] : 0;
 			return lo + (hi - lo) * (f < 0 ? 0 : f);
 		}
