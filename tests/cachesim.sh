@@ -14,7 +14,9 @@
 #  - vprof list shows a load's outcomes; output and exit status unchanged;
 #    a bad --cache is one message and status 2;
 #  - vprof html's memory section holds vprof memory's rows, in order, and
-#    sorts (headless Chromium, tests/html_browser.py).
+#    sorts (headless Chromium, tests/html_browser.py);
+#  - 200 threads and Debian's python3.11 under --cachesim --hazards: same
+#    output, same status.
 # The rates are per reference, so cachegrind runs the program for 4
 # rounds (~50x slower) and vprof for 60.
 . "$(dirname "$0")/lib.sh"
@@ -82,6 +84,25 @@ check "vprof list walk_mid shows its load's outcomes (D1 miss)" grep -q "cache .
 check "a bad --cache is one message and status 2" [ "$st" = 2 -a "$(wc -l <"$TMP/bad.err")" -le 2 ]
 "$VPROF" memory --db "$TMP/db" --by line -n 3 >"$TMP/lines.txt"
 check "--by line names the planted lines" grep -q "cache_planted.c:" "$TMP/lines.txt"
+# Never harm: 200 threads, and Debian's python3.11, under both long-window
+# consumers at once: same output, same status.
+cc -O2 -pthread -o "$TMP/threads" "$TOP/tests/fixtures/threads.c"
+st=$(runst "$TMP/t.out" "$TMP/t.err" "$VPROF" run --db "$TMP/dbt" --cachesim --hazards --freq 1000 -- "$TMP/threads" 200 20)
+check "200 threads under --cachesim --hazards: all finished ($(grep -o 'check=[0-9]*' "$TMP/t.out")), status $st" \
+	[ "$st" = 0 -a "$(grep -o 'check=[0-9]*' "$TMP/t.out")" = check=200 ]
+cat >"$TMP/w.py" <<'PYEOF'
+import json, re, zlib
+d = {}
+for i in range(400000):
+    k = "k%d" % (i % 3000)
+    d[k] = d.get(k, 0) + len(re.findall(r"\d", k))
+s = json.dumps(d).encode()
+print(len(s), sum(json.loads(s).values()), zlib.crc32(zlib.compress(s * 50)))
+PYEOF
+/usr/bin/python3.11 "$TMP/w.py" >"$TMP/py.plain" 2>&1; pst=$?
+st=$(runst "$TMP/py.out" "$TMP/py.err" "$VPROF" run --db "$TMP/dbp" --cachesim --hazards -- /usr/bin/python3.11 "$TMP/w.py")
+same=no; cmp -s "$TMP/py.plain" "$TMP/py.out" && same=yes
+check "python3.11 under --cachesim --hazards: same output, status $st (plain $pst)" [ "$same" = yes -a "$st" = "$pst" ]
 # The memory section of vprof html, in headless Chromium (tests/html_browser.py).
 "$VPROF" html --db "$TMP/db" -o "$TMP/page.html" 2>"$TMP/h.err"
 check "vprof html writes the page ($(head -c 200 "$TMP/h.err"))" [ $? = 0 ]
