@@ -8,7 +8,8 @@ MEMORY_JSON: `vprof memory --json -n 0`. For each function with SHARE
 (default 0.05) or more of cachegrind's data references, prints vprof's
 D1 and LL miss rates (estimate and bounds) beside cachegrind's, then the
 whole run's: a line each, and a last line of JSON with the worst D1 and LL
-differences and whether cachegrind's rates lay inside vprof's bounds.
+differences and whether cachegrind's rates lay inside vprof's bounds, per
+procedure (inside) and for the whole run (run_inside).
 """
 import json, sys
 
@@ -66,9 +67,11 @@ def main():
             100 * v["LL"], 100 * lo["LL"], 100 * hi["LL"], 100 * cgl, "" if ins else "  (outside bounds)"))
         out.append({"procedure": f, "d1": v["D1"], "cg_d1": cg1, "ll": v["LL"], "cg_ll": cgl, "inside": ins})
     a1, al = m["D1"]["miss_rate"], m["LL"]["miss_rate"]
+    run_inside = all(m[k]["misses_lo"] / m["refs"] - 1e-9 <= total[i] / total[0] <= m[k]["misses_hi"] / m["refs"] + 1e-9
+                     for k, i in (("D1", 1), ("LL", 2)))
     print("%-28s            D1 %6.2f%% cachegrind %6.2f%%  LL %6.2f%% cachegrind %6.2f%%" % (
         "whole run", 100 * a1, 100 * total[1] / total[0], 100 * al, 100 * total[2] / total[0]))
-    print(json.dumps({"worst_d1": worst1, "worst_ll": worstl, "inside": inside, "rows": out,
+    print(json.dumps({"worst_d1": worst1, "worst_ll": worstl, "inside": inside, "run_inside": run_inside, "rows": out,
                       "run_d1": a1, "cg_run_d1": total[1] / total[0], "run_ll": al, "cg_run_ll": total[2] / total[0]}))
 
 

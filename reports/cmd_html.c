@@ -335,7 +335,7 @@ static void write_page(FILE *f, struct report_value_model *vm, long nprocs)
 		fprintf(f, "; %zu value hotlists", vm->nhot);
 	fputs(".</p>\n<p class=\"nav\"><a href=\"#flame-graph\">Flame graph</a> &middot; "
 	      "<a href=\"#procedures\">Procedures</a>", f);
-	if (vm->nhot)
+	if (report_html_has_values(vm))
 		fputs(" &middot; <a href=\"#invariants\">Invariants</a> &middot; <a href=\"#latency\">Load latency</a>", f);
 	if (report_html_has_memory(vm))
 		fputs(" &middot; <a href=\"#memory\">Memory</a>", f);
@@ -372,8 +372,10 @@ static void write_page(FILE *f, struct report_value_model *vm, long nprocs)
 
 	if (vm->nhot) {
 		struct listings l = { rows, anchor, nr };
-		report_html_invariants(f, vm, listing_of, &l);
-		report_html_latency(f, vm, listing_of, &l);
+		if (report_html_has_values(vm)) {
+			report_html_invariants(f, vm, listing_of, &l);
+			report_html_latency(f, vm, listing_of, &l);
+		}
 		if (report_html_has_memory(vm))
 			report_html_memory(f, vm, listing_of, &l);
 	}

@@ -52,6 +52,10 @@ struct report_value_model;
 typedef size_t report_html_listing_fn(void *ctx, uint32_t image, const char *proc);
 void report_html_invariants(FILE *f, struct report_value_model *vm, report_html_listing_fn *listing, void *ctx);
 void report_html_latency(FILE *f, struct report_value_model *vm, report_html_listing_fn *listing, void *ctx);
+/* Does the epoch hold values (operands, arguments, latencies: not only
+ * branch records or cache outcomes)? The invariants and latency views are
+ * shown then. */
+int report_html_has_values(const struct report_value_model *vm);
 /* The memory view (vprof memory's rows), when the epoch has a cache
  * simulation (has_memory). */
 int report_html_has_memory(const struct report_value_model *vm);

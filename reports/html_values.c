@@ -166,6 +166,14 @@ void report_html_latency(FILE *f, struct report_value_model *vm, report_html_lis
 	report_lat_result_free(&r);
 }
 
+int report_html_has_values(const struct report_value_model *vm)
+{
+	for (size_t i = 0; i < vm->nhot; i++)
+		if (!spool_hot_kind_is_record(vm->hot[i].kind))
+			return 1;
+	return 0;
+}
+
 int report_html_has_memory(const struct report_value_model *vm)
 {
 	for (size_t i = 0; i < vm->nhot; i++)

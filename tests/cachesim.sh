@@ -60,6 +60,24 @@ sys.exit(0 if ok else 1)
 PYEOF
 )
 check "per procedure against cachegrind: $cmp_out" [ $? = 0 ]
+# Small caches (D1=4K:4:64, LL=256K:8:64), where the unknown references are
+# few, against large ones above: cachegrind's rates inside vprof's bounds
+# for the whole run and each procedure at both (MemSpy's Figure 8 at two
+# points; bench/cachesim_sizes.sh sweeps the sizes on bzip2).
+valgrind --tool=cachegrind --cache-sim=yes --D1=4096,4,64 --LL=262144,8,64 --I1=32768,8,64 \
+	--cachegrind-out-file="$TMP/cg_small.out" "$TMP/cp" 4 >/dev/null 2>&1
+"$VPROF" run --db "$TMP/db_small" --cache "D1=4K:4:64,LL=256K:8:64" -- "$TMP/cp" 60 >/dev/null 2>&1
+"$VPROF" memory --db "$TMP/db_small" --json -n 0 >"$TMP/mem_small.json"
+sizes=$(for g in "$TMP/cg_small.out $TMP/mem_small.json small" "$TMP/cg.out $TMP/mem.json large"; do
+	set -- $g
+	"$PY" "$TOP/bench/cachesim_compare.py" "$1" "$2" | tail -1 | "$PY" -c '
+import json, sys
+c = json.loads(sys.stdin.read())
+print("%s %s: whole run D1 %.2f%% (cachegrind %.2f%%), LL %.2f%% (cachegrind %.2f%%), inside its bounds: %s; procedures: %s" % (
+    "ok" if c["inside"] and c["run_inside"] else "OUT", sys.argv[1], 100 * c["run_d1"], 100 * c["cg_run_d1"],
+    100 * c["run_ll"], 100 * c["cg_run_ll"], c["run_inside"], c["inside"]))' "$3"
+done)
+check "bounds hold cachegrind's rates for small and large caches: $(echo $sizes)" [ "$(echo "$sizes" | grep -c '^ok')" = 2 ]
 grep -q "^windows .*median .* a window; ended by:" <("$VPROF" memory --db "$TMP/db")
 check "the header gives the windows' median length and what ended them" [ $? = 0 ]
 "$VPROF" list --db "$TMP/db" walk_mid >"$TMP/list.txt"
