@@ -224,9 +224,10 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 		return -EINVAL;
 	}
 	if (c->cachesim || c->hazards) {
-		/* Windows of 50,000 at every 4th sample: ~45 ns an instruction
-		 * with the simulation, ~14% of the CPU at any rate. */
-		if (!c->operands && !c->branches && !given("VPROF_INTERP_EVERY"))
+		/* Windows of 50,000 at every 4th sample (or rarer, as branch
+		 * windows alone ask): ~45 ns an instruction with the simulation,
+		 * ~14% of the CPU at any rate. */
+		if (!given("VPROF_INTERP_EVERY") && c->interp_every < 4)
 			c->interp_every = 4;
 		c->values = 1;
 		if (c->cachesim_len > c->interp_len + c->interp_reach)
