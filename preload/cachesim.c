@@ -56,11 +56,19 @@ struct cs_rec {
 /* A reference whose D1 outcome waits for the window's end: the lines it
  * touched first in the window, and its other lines' outcomes. */
 struct cs_pending {
-	uint64_t pc;
+	uint64_t pc, obj;              /* the instruction, and the object it referenced */
 	uint64_t line[2];              /* D1 line numbers first touched */
 	uint8_t before[2];             /* the set's lines of this window before each */
-	uint8_t nline, d1, ll, pad;
+	uint8_t nline, d1, ll, cls;    /* cls: the object's SPOOL_OBJ_* */
 };
+
+/* References to one data object with one outcome, in the window. */
+struct cs_obj {
+	uint64_t key;
+	uint32_t outcome, n;
+	uint32_t cls, pad;
+};
+#define CS_OBJS 1024
 #define CS_PENDING 8192
 #define CS_PCS 1024                /* PCs whose window is counted, a window */
 
@@ -71,6 +79,9 @@ struct preload_cachesim {
 	uint32_t npending;
 	struct cs_rec rec[CS_RECS];
 	uint64_t pcs[CS_PCS];          /* the PCs that referenced memory in this window; 0 free */
+	struct cs_obj objs[CS_OBJS];
+	uint64_t objkeys[CS_PCS];      /* the objects referenced in this window (key | cls); 0 free */
+	uint64_t img_lo, img_hi;       /* the image mapping last found, [lo, hi) */
 	struct cs_pending pending[CS_PENDING];
 };
 
@@ -223,6 +234,87 @@ static void count(struct preload_window *w, uint64_t pc, uint32_t outcome)
 	preload_window_put(w, SPOOL_VK_CACHE, pc, outcome, 0);
 }
 
+static void count_obj(struct preload_window *w, uint64_t key, unsigned cls, uint32_t outcome)
+{
+	struct preload_cachesim *cs = w->cs;
+	/* A page's or a region's window, counted once at the end (as a
+	 * PC's; the key's low bits hold the class). A stack frame's is not:
+	 * its key is a code address, and a frame's lines are its own. */
+	uint64_t kc = (key & ~3ull) | cls, hk = kc * 0xff51afd7ed558ccdull;
+	for (unsigned p = 0; cls != SPOOL_OBJ_STACK && p < 8; p++) {
+		uint64_t *e = &cs->objkeys[((hk >> 54) + p) & (CS_PCS - 1)];
+		if (*e == kc)
+			break;
+		if (!*e) {
+			*e = kc;
+			break;
+		}
+	}
+	uint64_t h = (key ^ outcome * 0x9e3779b97f4a7c15ull ^ cls) * 0xff51afd7ed558ccdull;
+	for (unsigned p = 0; p < 8; p++) {
+		struct cs_obj *e = &cs->objs[((h >> 54) + p) & (CS_OBJS - 1)];
+		if (e->n && e->key == key && e->outcome == outcome && e->cls == cls) {
+			e->n++;
+			return;
+		}
+		if (!e->n) {
+			*e = (struct cs_obj){ key, outcome, 1, cls, 0 };
+			return;
+		}
+	}
+	preload_window_put(w, SPOOL_VK_OBJECT, key, outcome, cls);
+}
+
+/* Is addr in an image the spool records (its data or code)? The last hit
+ * is kept. */
+static int in_image(struct preload_cachesim *cs, uint64_t addr)
+{
+	if (addr >= cs->img_lo && addr < cs->img_hi)
+		return 1;
+	struct spool *sp = g_thread.sp;
+	if (!sp || !sp->hdr || !sp->images)
+		return 0;
+	uint64_t n = __atomic_load_n(&sp->hdr->live.image_seq, __ATOMIC_ACQUIRE);
+	if (n > sp->hdr->s.image_records)
+		n = sp->hdr->s.image_records;
+	for (uint64_t i = 0; i < n; i++) {
+		const struct spool_image_record *r = &sp->images[i];
+		if (__atomic_load_n(&r->valid, __ATOMIC_ACQUIRE) == 1 && r->kind == SPOOL_IMG_MAP && addr >= r->lo &&
+		    addr < r->hi) {
+			cs->img_lo = r->lo;
+			cs->img_hi = r->hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The data object a reference hits: a stack frame (named by a code
+ * address of its function: the callee's entry for frames the window
+ * entered, the sampled PC for the sampled frame, the return address for
+ * its callers), an image's page (a global, named by its symbol in the
+ * report), or another mapping's 2 MiB region (the heap, anonymous memory). */
+static uint64_t object_of(struct preload_window *w, const struct interp_state *st, uint64_t addr, unsigned *cls)
+{
+	if (preload_window_is_stack(w, addr)) {
+		*cls = SPOOL_OBJ_STACK;
+		if (w->depth < 0)
+			return st->rip;
+		for (int d = w->depth < WINDOW_SITES ? w->depth : WINDOW_SITES - 1; d > 0; d--)
+			if (addr < w->frame_top[d])
+				return w->frame_entry[d];
+		if (!w->start_cfa || addr < w->start_cfa || !w->start_site)
+			return w->start_pc;
+		return w->start_site;
+	}
+	if (in_image(w->cs, addr)) {
+		*cls = SPOOL_OBJ_IMAGE;
+		return addr & ~4095ull;
+	}
+	*cls = SPOOL_OBJ_OTHER;
+	return addr & ~(SPOOL_OBJ_OTHER_REGION - 1);
+}
+
 /* The PC's window, counted once (SPOOL_CACHE_WINDOW) at the window's end;
  * a PC that finds no room is not (its window count falls short). */
 static void window_of(struct preload_cachesim *cs, uint64_t pc)
@@ -242,7 +334,6 @@ static void window_of(struct preload_cachesim *cs, uint64_t pc)
 void preload_cachesim_insn(struct preload_window *w, const struct interp_state *st, const struct interp_record *r)
 {
 	struct preload_cachesim *cs = w->cs;
-	(void)st;
 	if (!cs)
 		return;
 	uint32_t n = r->naccess < INTERP_MAX_ACCESS ? r->naccess : INTERP_MAX_ACCESS;
@@ -251,8 +342,9 @@ void preload_cachesim_insn(struct preload_window *w, const struct interp_state *
 	for (uint32_t i = 0; i < n; i++) {
 		const struct interp_access *a = &r->acc[i];
 		uint64_t first = a->addr >> cs->d1.shift, last = (a->addr + (a->size ? a->size : 1) - 1) >> cs->d1.shift;
-		unsigned d1 = SPOOL_CACHE_HIT, dguess = SPOOL_CACHE_HIT, ll = SPOOL_CACHE_NONE;
-		struct cs_pending p = { .pc = r->insn->pc };
+		unsigned d1 = SPOOL_CACHE_HIT, dguess = SPOOL_CACHE_HIT, ll = SPOOL_CACHE_NONE, cls;
+		uint64_t obj = object_of(w, st, a->addr, &cls);
+		struct cs_pending p = { .pc = r->insn->pc, .obj = obj, .cls = (uint8_t)cls };
 		int spill = 0;
 		for (uint64_t line = first; line <= last && line <= first + 8; line++) {
 			unsigned x, y, before;
@@ -275,7 +367,9 @@ void preload_cachesim_insn(struct preload_window *w, const struct interp_state *
 			cs->pending[cs->npending++] = p;
 			continue;
 		}
-		count(w, r->insn->pc, (uint32_t)SPOOL_CACHE_OUTCOME(worse(d1, dguess), ll));
+		uint32_t outcome = (uint32_t)SPOOL_CACHE_OUTCOME(worse(d1, dguess), ll);
+		count(w, r->insn->pc, outcome);
+		count_obj(w, obj, cls, outcome);
 	}
 }
 
@@ -295,9 +389,24 @@ void preload_cachesim_end(struct preload_window *w)
 		for (unsigned k = 0; k < p->nline; k++)
 			if (depth(&cs->d1, p->line[k], cs->gen) + p->before[k] >= cs->d1.ways)
 				g = SPOOL_CACHE_UMISS;
-		count(w, p->pc, (uint32_t)SPOOL_CACHE_OUTCOME(worse(p->d1, g), p->ll));
+		uint32_t outcome = (uint32_t)SPOOL_CACHE_OUTCOME(worse(p->d1, g), p->ll);
+		count(w, p->pc, outcome);
+		count_obj(w, p->obj, p->cls, outcome);
 	}
 	cs->npending = 0;
+	for (unsigned i = 0; i < CS_OBJS; i++) {
+		struct cs_obj *e = &cs->objs[i];
+		if (e->n) {
+			preload_window_put_n(w, SPOOL_VK_OBJECT, e->key, e->outcome, e->cls, e->n);
+			e->n = 0;
+		}
+	}
+	for (unsigned i = 0; i < CS_PCS; i++)
+		if (cs->objkeys[i]) {
+			unsigned cls = (unsigned)(cs->objkeys[i] & 3);
+			preload_window_put(w, SPOOL_VK_OBJECT, cs->objkeys[i] & ~3ull, SPOOL_CACHE_WINDOW, cls);
+			cs->objkeys[i] = 0;
+		}
 	for (unsigned i = 0; i < CS_RECS; i++) {
 		struct cs_rec *e = &cs->rec[i];
 		if (e->n) {

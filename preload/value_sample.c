@@ -109,7 +109,8 @@ static struct values_thread *thread_state(void)
 	return v;
 }
 
-/* The return address of the procedure interrupted at uc's PC: one step
+/* The return address of the procedure interrupted at uc's PC (and, with
+ * cfa, its frame's CFA, the caller's stack pointer): one step
  * of vprof's CFI unwinder (preload/unwind.c) from the ucontext. 0 when
  * unknown (no unwind information, a stack not the thread's). It was
  * libgcc's _Unwind_Backtrace from this handler through the signal frame
@@ -119,12 +120,21 @@ static struct values_thread *thread_state(void)
  * libgcc finds and this does not is code registered with
  * __register_frame (a JIT's) and frames on stacks that are not the
  * thread's, where an unchecked read is what we must not do. */
-static uint64_t return_address(const ucontext_t *uc)
+static uint64_t return_address_cfa(const ucontext_t *uc, uint64_t *cfa)
 {
 	struct preload_cfi_cursor c;
+	if (cfa)
+		*cfa = 0;
 	if (preload_cfi_init_ucontext(&c, uc) < 0 || preload_cfi_step(&c) <= 0)
 		return 0;
+	if (cfa)
+		*cfa = c.reg[CFI_RSP];   /* the caller's stack pointer: this frame's CFA */
 	return c.reg[CFI_RIP];
+}
+
+static uint64_t return_address(const ucontext_t *uc)
+{
+	return return_address_cfa(uc, NULL);
 }
 
 /* A customization module's window: every instruction handed to it. */
@@ -192,8 +202,9 @@ static void values_sample(ucontext_t *uc, struct spool *sp)
 				v->w.stack_lo = rsp - (64u << 10);
 				v->w.stack_hi = rsp + (1u << 20);
 			}
+			uint64_t cfa, site = return_address_cfa(uc, &cfa);
 			preload_window_run(&v->w, &v->st, v->ith, g_vprof.cfg.interp_len, g_vprof.cfg.interp_reach,
-					   return_address(uc), &res);
+					   site, cfa, &res);
 		}
 		executed += res.executed;
 		stop = !mod && v->w.closed ? SPOOL_INTERP_STOP_LOOP : (int)res.stop;

@@ -45,6 +45,12 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 			w->sites[w->depth] = w->site;
 		w->depth++;
 		w->site = in->pc + in->len;
+		if (w->depth > 0 && w->depth < WINDOW_SITES) {
+			/* The callee's frame: from its CFA (the stack pointer
+			 * before the call) down. */
+			w->frame_top[w->depth] = st->gpr[INTERP_RSP] + 8;
+			w->frame_entry[w->depth] = st->rip;
+		}
 	} else if (in->mnemonic == ZYDIS_MNEMONIC_RET) {
 		w->depth--;
 		/* Back in a caller inside the window: its own site is the one
@@ -67,8 +73,10 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 }
 
 int preload_window_run(struct preload_window *w, struct interp_state *st, struct interp_thread *th, int keep,
-		       int reach, uint64_t site, struct interp_result *res)
+		       int reach, uint64_t site, uint64_t cfa, struct interp_result *res)
 {
+	w->start_cfa = cfa;
+	w->start_site = site;
 	w->ops.keep = keep;
 	w->start_pc = st->rip;
 	w->start_rsp = st->gpr[INTERP_RSP];

@@ -87,6 +87,12 @@ struct preload_window {
 	uint64_t stack_lo, stack_hi;   /* the thread's stack */
 	uint64_t site;                 /* return address of the code now running, 0 unknown */
 	uint64_t sites[WINDOW_SITES];  /* the callers' sites, by depth */
+	/* The frames: at depth d > 0 (calls inside the window) the callee's
+	 * frame top (its CFA) and entry; the sampled frame's top (0 unknown)
+	 * and its caller's return address. cachesim.c names stack objects by
+	 * them. */
+	uint64_t frame_top[WINDOW_SITES], frame_entry[WINDOW_SITES];
+	uint64_t start_cfa, start_site;
 	int depth;                     /* calls minus returns since the start */
 	int n;                         /* instructions committed so far */
 	int closed;                    /* the loop closed: the window ended there */
@@ -106,12 +112,13 @@ struct preload_window {
 };
 
 /* Run a window from st (the sampled procedure's return address: site,
- * 0 unknown) of at most keep + reach instructions, through every
+ * and its frame's CFA: cfa, 0 unknown) of at most keep + reach
+ * instructions, through every
  * consumer; w->ops.first/last hold keep entries each.
  * Returns the instructions executed; res as interp_run's; w->closed says
  * whether it ended where it started. */
 int preload_window_run(struct preload_window *w, struct interp_state *st, struct interp_thread *th, int keep,
-		       int reach, uint64_t site, struct interp_result *res);
+		       int reach, uint64_t site, uint64_t cfa, struct interp_result *res);
 
 /* A hotlist value sample of the window: kind at pc (absolute) with aux,
  * into the thread's slot of the spool the sample entered. */

@@ -22,7 +22,7 @@
 #include <string.h>
 
 static const char kHelp[] =
-	"usage: vprof memory [--db DIR] [--epoch N|all] [--by procedure|line] [-n ROWS] [--json]\n"
+	"usage: vprof memory [--db DIR] [--epoch N|all] [--by procedure|line|object] [-n ROWS] [--json]\n"
 	"  Data-cache behaviour from the windows of vprof run --cachesim: each data\n"
 	"  reference the windows made, through a simulated D1 and last-level cache\n"
 	"  (LL) of the run's geometry (--cache, else the machine's), as cachegrind\n"
@@ -33,14 +33,17 @@ static const char kHelp[] =
 	"  the estimate, with its bounds (every unknown reference a hit, or a miss).\n"
 	"  Rows by estimated stall: D1 misses x the L2 latency plus LL misses x\n"
 	"  memory's, from vprof calibrate's levels, else 14 and 200 cycles.\n"
-	"  --by KEY      procedure (default) or line (file:line)\n"
+	"  --by KEY      procedure (default), line (file:line), or object: the data\n"
+	"                referenced: a stack frame by its function ([stack] F), a\n"
+	"                global by its symbol, the heap and other mappings as one row\n"
 	"  -n ROWS       rows to show (default 30; 0: all)\n"
 	"  --json        one object: {db, epoch, geometry, windows, instructions,\n"
-	"                median_window, window_ends, refs, D1, LL, rows: [{procedure |\n"
-	"                source, image, refs, stall_share, D1: {refs, misses, miss_rate,\n"
-	"                misses_lo, misses_hi, known_misses, unknown}, LL: {...}}]}\n";
+	"                median_window, window_ends, refs, D1, LL, rows: [{[source,]\n"
+	"                procedure | object and class (stack, global, heap), image,\n"
+	"                refs, stall_share, D1: {refs, misses, miss_rate, misses_lo,\n"
+	"                misses_hi, known_misses, unknown}, LL: {...}}]}\n";
 
-enum by { BY_PROC, BY_LINE };
+enum by { BY_PROC = REPORT_MEM_BY_PROC, BY_LINE = REPORT_MEM_BY_LINE, BY_OBJECT = REPORT_MEM_BY_OBJECT };
 
 struct opts {
 	enum by by;
@@ -53,8 +56,10 @@ static int on_extra(int ch, const char *arg, void *ctx)
 		o->by = BY_PROC;
 	else if (!strcmp(arg, "line"))
 		o->by = BY_LINE;
+	else if (!strcmp(arg, "object"))
+		o->by = BY_OBJECT;
 	else
-		return report_usage("memory", "--by takes procedure or line");
+		return report_usage("memory", "--by takes procedure, line or object");
 	(void)ch;
 	return 0;
 }
@@ -100,7 +105,7 @@ int cmd_memory(int argc, char **argv)
 		return rc;
 
 	struct report_mem_result mr;
-	report_mem_rank(&vm, op.by == BY_LINE, &mr);
+	report_mem_rank(&vm, op.by, &mr);
 	const struct report_mem_row *rows = mr.rows;
 	size_t n = mr.n;
 	const struct report_mem_tally all = mr.all;
@@ -135,8 +140,15 @@ int cmd_memory(int argc, char **argv)
 				report_json_str(stdout, r->file ? report_value_source(&w, src, sizeof(src)) : NULL);
 				printf(",");
 			}
-			printf("\"procedure\":");
-			report_json_str(stdout, r->proc);
+			if (op.by == BY_OBJECT) {
+				static const char *const cls[] = { "?", "stack", "global", "heap" };
+				printf("\"object\":");
+				report_json_str(stdout, r->proc);
+				printf(",\"class\":\"%s\"", cls[r->cls < 4 ? r->cls : 0]);
+			} else {
+				printf("\"procedure\":");
+				report_json_str(stdout, r->proc);
+			}
 			printf(",\"image\":");
 			report_json_str(stdout, vm.m.images[r->image].path);
 			printf(",\"refs\":%.0f,\"stall_share\":%.6f,", r->t.refs, (stall_all > 0 ? r->stall / stall_all : 0.0));
@@ -178,7 +190,7 @@ int cmd_memory(int argc, char **argv)
 						  .width = 22 });
 		report_table_col(&tb, (struct report_table_col){ .head = "LL unk", .type = TABLE_DBL, .width = 6,
 						  .flags = TABLE_PERCENT, .fmt = "%.0f%%" });
-		report_table_col(&tb, (struct report_table_col){ .head = op.by == BY_LINE ? "source" : "procedure",
+		report_table_col(&tb, (struct report_table_col){ .head = op.by == BY_LINE ? "source" : op.by == BY_OBJECT ? "object" : "procedure",
 						  .type = TABLE_STR, .width = TABLE_AUTO, .flags = TABLE_LEFT, .gap = 2 });
 		report_table_col(&tb, (struct report_table_col){ .head = "image", .type = TABLE_STR, .flags = TABLE_LEFT });
 		for (size_t k = 0; k < n && (!o.limit || (long)k < o.limit); k++) {

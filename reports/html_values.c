@@ -186,7 +186,7 @@ void report_html_memory(FILE *f, struct report_value_model *vm, report_html_list
 {
 	struct report_mem_result r;
 	char geom[80] = "unknown", a[64], b[64];
-	report_mem_rank(vm, 0, &r);
+	report_mem_rank(vm, REPORT_MEM_BY_PROC, &r);
 	if (r.have_geom)
 		spool_cache_geom_text(&r.geom, geom, sizeof(geom));
 	fputs("<h2 id=\"memory\">Memory</h2>\n<p class=\"note\">Data-cache misses, as <code>vprof memory</code> "

@@ -5,6 +5,7 @@
  * html_values.c puts them on the page.
  */
 #include "reports/memory_rank.h"
+#include "reports/symbolize.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -156,8 +157,49 @@ const char *report_mem_rates_text(const struct report_mem_tally *t, int ll, char
 	return buf;
 }
 
-void report_mem_rank(struct report_value_model *vm, int by_line, struct report_mem_result *r)
+/* A data object's name: "[stack] F" for a frame of F, a global's
+ * symbol for an image's page ("[data] IMAGE" without one), "[heap and
+ * other mappings]" for the rest. Owned by vm. */
+static const char *object_name(struct report_value_model *vm, const struct report_value_hot *v, unsigned cls)
 {
+	char buf[600], *s;
+	if (cls == SPOOL_OBJ_STACK) {
+		snprintf(buf, sizeof(buf), "[stack] %s", v->w.proc ? v->w.proc : "?");
+	} else if (cls == SPOOL_OBJ_IMAGE) {
+		/* The page's global: the data symbol that covers most of the
+		 * page; else its section, else the image. */
+		const struct report_value_elf *e = report_value_elf(vm, v->image);
+		const struct report_value_dsym *d = NULL;
+		uint64_t best = 0, pg = v->vaddr, pe = v->vaddr + 4096;
+		for (size_t i = 0; e && i < e->ndsym; i++) {
+			uint64_t a0 = e->dsym[i].start > pg ? e->dsym[i].start : pg;
+			uint64_t end = e->dsym[i].start + (e->dsym[i].size ? e->dsym[i].size : 1);
+			uint64_t a1 = end < pe ? end : pe;
+			if (a1 > a0 && a1 - a0 > best)
+				best = a1 - a0, d = &e->dsym[i];
+		}
+		const struct report_value_sec *sec = e && !d ? report_value_elf_section(e, v->vaddr) : NULL;
+		const char *path = vm->m.images[v->image].path, *b = strrchr(path, '/');
+		if (d && (s = report_sym_demangle(d->name))) {
+			snprintf(buf, sizeof(buf), "%s", s);
+			free(s);
+		} else if (d) {
+			snprintf(buf, sizeof(buf), "%s", d->name);
+		} else {
+			snprintf(buf, sizeof(buf), "[data] %s %s", b ? b + 1 : path, sec ? sec->name : "");
+		}
+	} else {
+		snprintf(buf, sizeof(buf), "[heap and other mappings]");
+	}
+	for (size_t i = 0; i < vm->nstrs; i++)
+		if (!strcmp(vm->strs[i], buf))
+			return vm->strs[i];
+	return report_value_own(vm, strdup(buf));
+}
+
+void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_result *r)
+{
+	int by_line = by == REPORT_MEM_BY_LINE, by_obj = by == REPORT_MEM_BY_OBJECT;
 	memset(r, 0, sizeof(*r));
 	struct report_mem_row *rows = NULL;
 	size_t n = 0, cap = 0;
@@ -166,8 +208,10 @@ void report_mem_rank(struct report_value_model *vm, int by_line, struct report_m
 	double ll_lines = st->cache_procs && st->cache_geom_sum[5] ? (double)st->cache_geom_sum[3] / (double)st->cache_geom_sum[5] : 0;
 	for (size_t i = 0; i < vm->nhot; i++) {
 		const struct report_value_hot *v = &vm->hot[i];
-		if (v->kind != SPOOL_VK_CACHE || !v->h.n)
+		if (v->kind != (by_obj ? SPOOL_VK_OBJECT : SPOOL_VK_CACHE) || !v->h.n)
 			continue;
+		unsigned cls = by_obj ? (unsigned)v->h.e[0].aux : 0;
+		const char *oname = by_obj ? object_name(vm, v, cls) : NULL;
 		/* LL's unknown references: where the PC's footprint fits in LL,
 		 * they hit (the line was touched in the gap, as the PC touches
 		 * its lines), whatever the carried-over state says. */
@@ -190,14 +234,16 @@ void report_mem_rank(struct report_value_model *vm, int by_line, struct report_m
 		sum(&all, &t);
 		size_t k = 0;
 		for (; k < n; k++)
-			if (!by_line ? rows[k].image == v->image && rows[k].proc == v->w.proc
+			if (by_obj ? rows[k].proc == oname
+			    : !by_line ? rows[k].image == v->image && rows[k].proc == v->w.proc
 					     : rows[k].file == v->w.file && rows[k].line == v->w.line &&
 						       (v->w.file || rows[k].proc == v->w.proc))
 				break;
 		if (k == n) {
 			rows = report_grow(rows, &cap, n, sizeof(*rows));
-			rows[n++] = (struct report_mem_row){ .image = v->image, .proc = v->w.proc, .file = v->w.file,
-						  .line = v->w.line };
+			rows[n++] = by_obj ? (struct report_mem_row){ .image = v->image, .proc = oname, .cls = cls }
+					   : (struct report_mem_row){ .image = v->image, .proc = v->w.proc,
+								      .file = v->w.file, .line = v->w.line };
 		}
 		sum(&rows[k].t, &t);
 	}

@@ -21,8 +21,9 @@ struct report_mem_tally {
 
 struct report_mem_row {
 	uint32_t image;
-	const char *proc, *file;
+	const char *proc, *file;       /* by object: proc is the object's name */
 	int line;
+	unsigned cls;                  /* by object: SPOOL_OBJ_* */
 	struct report_mem_tally t;
 	double stall;                  /* estimated stall cycles (relative) */
 };
@@ -39,8 +40,11 @@ struct report_mem_result {
 	double median_window;          /* instructions, 0 unknown */
 };
 
-/* Rank vm's CACHE hotlists, per procedure or (by_line) per file:line. */
-void report_mem_rank(struct report_value_model *vm, int by_line, struct report_mem_result *r);
+enum { REPORT_MEM_BY_PROC, REPORT_MEM_BY_LINE, REPORT_MEM_BY_OBJECT };
+/* Rank vm's CACHE hotlists per procedure or per file:line, or its OBJECT
+ * hotlists per data object (a stack frame's function, a global's symbol,
+ * the heap and other mappings as one). */
+void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_result *r);
 void report_mem_result_free(struct report_mem_result *r);
 
 /* Misses: lo (known), est (known + guessed), hi (known + every unknown). */

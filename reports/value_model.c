@@ -293,7 +293,8 @@ const char *report_value_fmt(const struct report_value_model *vm, unsigned kind,
 	case SPOOL_VK_BRANCH:
 		snprintf(buf, cap, "%s", v == 1 ? "taken" : v == 0 ? "fell through" : "?");
 		break;
-	case SPOOL_VK_CACHE: {
+	case SPOOL_VK_CACHE:
+	case SPOOL_VK_OBJECT: {
 		static const char *const d1[] = { "D1 hit", "D1 miss", "D1 unknown (hit?)", "D1 unknown (miss?)" };
 		static const char *const ll[] = { "", ", LL hit", ", LL miss", ", LL unknown (hit?)",
 						  ", LL unknown (miss?)" };

@@ -321,7 +321,7 @@ static const char *const kKindNames[SPOOL_VK_MAX] = {   /* ORDER VK */
 	[18] = "arg.r9", [19] = "arg.xmm0", [20] = "arg.xmm1", [21] = "arg.xmm2", [22] = "arg.xmm3",
 	[23] = "arg.xmm4", [24] = "arg.xmm5", [25] = "arg.xmm6", [26] = "arg.xmm7",
 	[SPOOL_VK_BRANCH] = "branch", [SPOOL_VK_RANGE] = "range", [SPOOL_VK_TAKEN] = "taken",
-	[SPOOL_VK_CACHE] = "cache", [SPOOL_VK_HAZARD] = "hazard",
+	[SPOOL_VK_CACHE] = "cache", [SPOOL_VK_HAZARD] = "hazard", [SPOOL_VK_OBJECT] = "object",
 #define MOD_KINDS(f, F) [32 + F * 8] = "mod0." f, [33 + F * 8] = "mod1." f, [34 + F * 8] = "mod2." f, \
 	[35 + F * 8] = "mod3." f, [36 + F * 8] = "mod4." f, [37 + F * 8] = "mod5." f, \
 	[38 + F * 8] = "mod6." f, [39 + F * 8] = "mod7." f

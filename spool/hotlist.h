@@ -117,13 +117,18 @@ enum spool_value_kind {
 	 * 1 signed, 2 unsigned, 3 IEEE double; named "modS.FORMAT". */
 	SPOOL_VK_MODULE_FIRST = 32,
 	SPOOL_VK_MODULE_LAST = 63,
-	SPOOL_VK_MAX = 64,           /* every valid kind is below */
+	/* a data object's references in the simulated caches (vprof run
+	 * --cachesim): key the object (aux SPOOL_OBJ_*: a stack frame at a
+	 * code address of its function, an image's data page, another
+	 * mapping's 2 MiB region), value SPOOL_CACHE_OUTCOME(d1, ll) */
+	SPOOL_VK_OBJECT = 64,
+	SPOOL_VK_MAX = 65,           /* every valid kind is below */
 };
 #define SPOOL_VK_MODULE_FORMAT(kind) (((kind) - SPOOL_VK_MODULE_FIRST) >> 3)
 static inline int spool_hot_kind_valid(unsigned kind)
 {
 	return (kind > SPOOL_VK_NONE && kind < SPOOL_VK_BUILTIN_MAX) ||
-	       (kind >= SPOOL_VK_MODULE_FIRST && kind <= SPOOL_VK_MODULE_LAST);
+	       (kind >= SPOOL_VK_MODULE_FIRST && kind <= SPOOL_VK_MODULE_LAST) || kind == SPOOL_VK_OBJECT;
 }
 
 /* Hotlist keys: kind in the top 8 bits, as events are in count keys. */
@@ -176,7 +181,8 @@ static inline int spool_hot_kind_is_branch_record(unsigned kind)
  * values the program computed. */
 static inline int spool_hot_kind_is_record(unsigned kind)
 {
-	return spool_hot_kind_is_branch_record(kind) || kind == SPOOL_VK_CACHE || kind == SPOOL_VK_HAZARD;
+	return spool_hot_kind_is_branch_record(kind) || kind == SPOOL_VK_CACHE || kind == SPOOL_VK_HAZARD ||
+	       kind == SPOOL_VK_OBJECT;
 }
 /* A CACHE value: the first-level data cache's outcome and the last
  * level's. Known outcomes are those of lines the window touched before;
@@ -197,6 +203,9 @@ enum {
 /* Not an outcome: counted once for each window in which the PC made a
  * reference (how many windows its counts come from). */
 #define SPOOL_CACHE_WINDOW 63
+/* An OBJECT hotlist's class (aux). */
+enum { SPOOL_OBJ_STACK = 1, SPOOL_OBJ_IMAGE = 2, SPOOL_OBJ_OTHER = 3 };
+#define SPOOL_OBJ_OTHER_REGION (2ull << 20)
 /* A HAZARD pair: the kind, and the instructions from the store to the
  * load (at most 255). */
 enum { SPOOL_HAZARD_FORWARD = 1,   /* store forwarding fails: the load needs

@@ -11,6 +11,10 @@
 #    walk_small's LL rate (fully known) within 3 points;
 #  - the windows: median length 10,000 instructions or more, and what
 #    ended them, in the header;
+#  - --by object: small_arr by its symbol, walk_stack's buffer as [stack]
+#    walk_stack, each within 3 points of the D1 rate cachegrind gives the
+#    one procedure that touches it, the heap as one row (no allocation
+#    sites yet);
 #  - vprof list shows a load's outcomes; output and exit status unchanged;
 #    a bad --cache is one message and status 2;
 #  - vprof html's memory section holds vprof memory's rows, in order, and
@@ -78,6 +82,33 @@ print("%s %s: whole run D1 %.2f%% (cachegrind %.2f%%), LL %.2f%% (cachegrind %.2
     100 * c["run_ll"], 100 * c["cg_run_ll"], c["run_inside"], c["inside"]))' "$3"
 done)
 check "bounds hold cachegrind's rates for small and large caches: $(echo $sizes)" [ "$(echo "$sizes" | grep -c '^ok')" = 2 ]
+# Data objects: the global by its symbol, the stack buffer by its function,
+# each with the rates cachegrind gives the one procedure that touches it.
+"$VPROF" memory --db "$TMP/db" --by object >&2
+"$VPROF" memory --db "$TMP/db" --by object --json -n 0 >"$TMP/obj.json"
+objs=$("$PY" - "$TMP/obj.json" "$TMP/cmp.txt" <<'PYEOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+cg = {r["procedure"]: r for r in json.loads(open(sys.argv[2]).read().splitlines()[-1])["rows"] if not r.get("missing")}
+rows = {r["object"]: r for r in m["rows"]}
+out, ok = [], True
+for obj, cls, proc in (("small_arr", "global", "walk_small"), ("[stack] walk_stack", "stack", "walk_stack")):
+    r = rows.get(obj)
+    c = cg.get(proc)
+    if not r or not c:
+        out.append("%s: %s" % (obj, "no row" if not r else "no cachegrind row for " + proc)); ok = False; continue
+    d1 = r["D1"]["miss_rate"]
+    good = r["class"] == cls and abs(d1 - c["cg_d1"]) <= 0.03
+    ok = ok and good
+    out.append("%s (%s) D1 %.2f%% (cachegrind's %s %.2f%%)%s" % (obj, r["class"], 100 * d1, proc, 100 * c["cg_d1"], "" if good else " OFF"))
+heap = [r for r in m["rows"] if r["class"] == "heap"]
+ok = ok and len(heap) == 1
+out.append("heap rows %d" % len(heap))
+print("; ".join(out))
+sys.exit(0 if ok else 1)
+PYEOF
+)
+check "--by object names the global by its symbol and the stack buffer by its function: $objs" [ $? = 0 ]
 grep -q "^windows .*median .* a window; ended by:" <("$VPROF" memory --db "$TMP/db")
 check "the header gives the windows' median length and what ended them" [ $? = 0 ]
 "$VPROF" list --db "$TMP/db" walk_mid >"$TMP/list.txt"
