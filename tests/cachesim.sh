@@ -65,16 +65,19 @@ PYEOF
 )
 check "per procedure against cachegrind: $cmp_out" [ $? = 0 ]
 # Small caches (D1=4K:4:64, LL=256K:8:64), where the unknown references are
-# few, against large ones above: cachegrind's rates inside vprof's bounds
-# for the whole run and each procedure at both (MemSpy's Figure 8 at two
-# points; bench/cachesim_sizes.sh sweeps the sizes on bzip2).
+# few, against large ones above: cachegrind's rates inside vprof's bounds,
+# give or take a quarter point (cachegrind's cold-start misses, which the
+# windows sample only by chance: walk_small reads 12.50% in steady state,
+# 12.55% in cachegrind's whole run), for the whole run and each procedure
+# at both (MemSpy's Figure 8 at two points; bench/cachesim_sizes.sh sweeps
+# the sizes on bzip2).
 valgrind --tool=cachegrind --cache-sim=yes --D1=4096,4,64 --LL=262144,8,64 --I1=32768,8,64 \
 	--cachegrind-out-file="$TMP/cg_small.out" "$TMP/cp" 4 >/dev/null 2>&1
 "$VPROF" run --db "$TMP/db_small" --cache "D1=4K:4:64,LL=256K:8:64" -- "$TMP/cp" 60 >/dev/null 2>&1
 "$VPROF" memory --db "$TMP/db_small" --json -n 0 >"$TMP/mem_small.json"
 sizes=$(for g in "$TMP/cg_small.out $TMP/mem_small.json small" "$TMP/cg.out $TMP/mem.json large"; do
 	set -- $g
-	"$PY" "$TOP/bench/cachesim_compare.py" "$1" "$2" | tail -1 | "$PY" -c '
+	"$PY" "$TOP/bench/cachesim_compare.py" "$1" "$2" --slack 0.0025 | tail -1 | "$PY" -c '
 import json, sys
 c = json.loads(sys.stdin.read())
 print("%s %s: whole run D1 %.2f%% (cachegrind %.2f%%), LL %.2f%% (cachegrind %.2f%%), inside its bounds: %s; procedures: %s" % (
