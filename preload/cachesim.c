@@ -82,6 +82,7 @@ struct preload_cachesim {
 	struct cs_obj objs[CS_OBJS];
 	uint64_t objkeys[CS_PCS];      /* the objects referenced in this window (key | cls); 0 free */
 	uint64_t img_lo, img_hi;       /* the image mapping last found, [lo, hi) */
+	uint64_t noimg_page;           /* the page last found in no image, + 1 (0 none) */
 	struct cs_pending pending[CS_PENDING];
 };
 
@@ -176,6 +177,7 @@ void preload_cachesim_begin(struct preload_window *w)
 		memset(cs->ll.tag, 0, (size_t)cs->ll.sets * cs->ll.ways * sizeof(uint64_t));
 		cs->gen = 1;
 	}
+	cs->noimg_page = 0;   /* a window's own: mappings change between windows */
 	struct spool *sp = g_thread.sp;
 	if (sp && sp->hdr && !sp->hdr->live.cache_geom[0]) {
 		const struct spool_cache_geom *g = &g_vprof.cfg.cache;
@@ -265,12 +267,14 @@ static void count_obj(struct preload_window *w, uint64_t key, unsigned cls, uint
 	preload_window_put(w, SPOOL_VK_OBJECT, key, outcome, cls);
 }
 
-/* Is addr in an image the spool records (its data or code)? The last hit
- * is kept. */
+/* Is addr in an image the spool records (its data or code)? The last
+ * image found, and the last page found in none, are kept. */
 static int in_image(struct preload_cachesim *cs, uint64_t addr)
 {
 	if (addr >= cs->img_lo && addr < cs->img_hi)
 		return 1;
+	if ((addr >> 12) + 1 == cs->noimg_page)   /* the heap's sweeps: one scan a page */
+		return 0;
 	struct spool *sp = g_thread.sp;
 	if (!sp || !sp->hdr || !sp->images)
 		return 0;
@@ -286,6 +290,7 @@ static int in_image(struct preload_cachesim *cs, uint64_t addr)
 			return 1;
 		}
 	}
+	cs->noimg_page = (addr >> 12) + 1;
 	return 0;
 }
 

@@ -210,12 +210,15 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 	if ((rc = parse_u64("VPROF_CACHESIM_LEN", 1000, 1000000, &v, why, whylen)) < 0)
 		return rc;
 	c->cachesim_len = (int)v;
-	spool_cache_geom_machine(&c->cache);
-	if ((s = getenv("VPROF_CACHE")) && *s) {
-		char w[200];
-		if (spool_cache_geom_parse(s, &c->cache, w, sizeof(w)) < 0) {
-			snprintf(why, whylen, "VPROF_CACHE=%s", w);
-			return -EINVAL;
+	/* The geometry (sysfs reads) only for a process that simulates. */
+	if (c->cachesim) {
+		spool_cache_geom_machine(&c->cache);
+		if ((s = getenv("VPROF_CACHE")) && *s) {
+			char w[200];
+			if (spool_cache_geom_parse(s, &c->cache, w, sizeof(w)) < 0) {
+				snprintf(why, whylen, "VPROF_CACHE=%s", w);
+				return -EINVAL;
+			}
 		}
 	}
 	if ((c->cachesim || c->hazards) && c->module[0]) {
