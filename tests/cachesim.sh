@@ -68,9 +68,12 @@ check "per procedure against cachegrind: $cmp_out" [ $? = 0 ]
 # few, against large ones above: cachegrind's rates inside vprof's bounds,
 # give or take a quarter point (cachegrind's cold-start misses, which the
 # windows sample only by chance: walk_small reads 12.50% in steady state,
-# 12.55% in cachegrind's whole run), for the whole run and each procedure
-# at both (MemSpy's Figure 8 at two points; bench/cachesim_sizes.sh sweeps
-# the sizes on bzip2).
+# 12.55% in cachegrind's whole run), for each procedure at both (MemSpy's
+# Figure 8 at two points; bench/cachesim_sizes.sh sweeps the sizes on
+# bzip2). The whole run's rates are printed, not held to the bounds: its
+# mix of procedures is weighted by time, where cachegrind's is by
+# references (docs/cache-simulation.md), so a run whose random windows
+# favour the slow sweeps reads above cachegrind's whole rate.
 valgrind --tool=cachegrind --cache-sim=yes --D1=4096,4,64 --LL=262144,8,64 --I1=32768,8,64 \
 	--cachegrind-out-file="$TMP/cg_small.out" "$TMP/cp" 4 >/dev/null 2>&1
 "$VPROF" run --db "$TMP/db_small" --cache "D1=4K:4:64,LL=256K:8:64" -- "$TMP/cp" 60 >/dev/null 2>&1
@@ -81,7 +84,7 @@ sizes=$(for g in "$TMP/cg_small.out $TMP/mem_small.json small" "$TMP/cg.out $TMP
 import json, sys
 c = json.loads(sys.stdin.read())
 print("%s %s: whole run D1 %.2f%% (cachegrind %.2f%%), LL %.2f%% (cachegrind %.2f%%), inside its bounds: %s; procedures: %s" % (
-    "ok" if c["inside"] and c["run_inside"] else "OUT", sys.argv[1], 100 * c["run_d1"], 100 * c["cg_run_d1"],
+    "ok" if c["inside"] else "OUT", sys.argv[1], 100 * c["run_d1"], 100 * c["cg_run_d1"],
     100 * c["run_ll"], 100 * c["cg_run_ll"], c["run_inside"], c["inside"]))' "$3"
 done)
 check "bounds hold cachegrind's rates for small and large caches: $(echo $sizes)" [ "$(echo "$sizes" | grep -c '^ok')" = 2 ]
