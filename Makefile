@@ -1,7 +1,7 @@
 # vprof — top-level build.
 #
 #   make            build build/libvprof.so, build/vprof, build/libinterp.a,
-#                   build/modules/*.so
+#                   build/libvprof-heap.so, build/modules/*.so
 #   make check      install the test dependencies (scripts/deps.sh test),
 #                   run every test (tests/run), print "N passed, N failed"
 #   make demo       install the build dependencies only (scripts/deps.sh
@@ -15,7 +15,8 @@
 #
 # Sources are picked up by folder (see docs/architecture.md, Layout):
 # upcall/ preload/ spool/ interp/ go into libvprof.so; reports/ + merge/ +
-# spool/ + interp/ make the vprof command; interp/ is also
+# spool/ + interp/ make the vprof command; heap/ is libvprof-heap.so (the
+# allocation interposers --cachesim preloads); interp/ is also
 # build/libinterp.a (tests). tests/layout.sh checks that libvprof.so links
 # nothing of merge/.
 # The pprof encoder is generated at build time from reports/proto/ by
@@ -55,7 +56,7 @@ CMD_LIBS   := -lelf -ldw -lxxhash -lZydis -lprotobuf-c -lz -lpthread -lm
 INTERP_LIBS := -lZydis
 
 .PHONY: all deps deps-test check bench demo demo-values install clean tests reliability proto fuzz
-all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a $(MODULES)
+all: $(B)/libvprof.so $(B)/vprof $(B)/libinterp.a $(B)/libvprof-heap.so $(MODULES)
 
 # Build and run dependencies (make, make demo); deps-test adds what the
 # tests and benchmarks run (make check, make bench, make reliability,
@@ -108,6 +109,12 @@ INTERP_LINK := $(B)/libinterp.a
 $(B)/libvprof.so: $(LIB_OBJ) $(B)/libinterp.a preload/exports.map
 	$(CC) -shared -o $@.tmp $(LIB_OBJ) $(INTERP_LINK) \
 	    -Wl,-z,now -Wl,--version-script=preload/exports.map $(LIB_LIBS) $(INTERP_LIBS)
+	mv -f $@.tmp $@
+
+# Only the interposers: what they report goes to libvprof.so by name.
+$(B)/libvprof-heap.so: $(wildcard heap/*.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PIC) -shared -o $@.tmp $(wildcard heap/*.c) -Wl,-z,now -ldl
 	mv -f $@.tmp $@
 
 $(B)/modules/%.so: modules/%.c include/vprof-module.h
@@ -190,6 +197,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/vprof $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(B)/vprof $(DESTDIR)$(PREFIX)/bin/vprof
 	install -m 0644 $(B)/libvprof.so $(DESTDIR)$(PREFIX)/lib/vprof/libvprof.so
+	install -m 0644 $(B)/libvprof-heap.so $(DESTDIR)$(PREFIX)/lib/vprof/libvprof-heap.so
 	install -m 0644 include/vprof-module.h $(DESTDIR)$(PREFIX)/include/vprof-module.h
 	install -d $(DESTDIR)$(PREFIX)/lib/vprof/modules
 	install -m 0644 $(MODULES) $(DESTDIR)$(PREFIX)/lib/vprof/modules/

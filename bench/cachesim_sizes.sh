@@ -25,8 +25,8 @@ while [ $# -gt 0 ]; do
 done
 W=$(mktemp -d "${TMPDIR:-/tmp}/vprof-cachesizes.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-make -s -C "$ROOT" -j2 build/vprof build/libvprof.so >"$W/make.log" 2>&1 || { cat "$W/make.log"; exit 1; }
-cp "$ROOT/build/vprof" "$W/vprof" && cp "$ROOT/build/libvprof.so" "$W/libvprof.so" || exit 1
+make -s -C "$ROOT" -j2 build/vprof build/libvprof.so build/libvprof-heap.so >"$W/make.log" 2>&1 || { cat "$W/make.log"; exit 1; }
+cp "$ROOT/build/vprof" "$W/vprof" && cp "$ROOT/build/libvprof.so" "$ROOT/build/libvprof-heap.so" "$W/" || exit 1
 export VPROF_LIB=$W/libvprof.so
 PY=/usr/bin/python3
 P=$ROOT/bench/programs

@@ -32,6 +32,7 @@
  */
 #include "preload/window.h"
 #include "preload/preload.h"
+#include "preload/heap.h"
 #include "spool/hotlist.h"
 
 #include <errno.h>
@@ -80,8 +81,10 @@ struct preload_cachesim {
 	struct cs_rec rec[CS_RECS];
 	uint64_t pcs[CS_PCS];          /* the PCs that referenced memory in this window; 0 free */
 	struct cs_obj objs[CS_OBJS];
-	uint64_t objkeys[CS_PCS];      /* the objects referenced in this window (key | cls); 0 free */
+	uint64_t objkeys[CS_PCS];      /* the objects referenced in this window; 0 free */
+	uint8_t objcls[CS_PCS];        /* ... and their classes */
 	uint64_t img_lo, img_hi;       /* the image mapping last found, [lo, hi) */
+	uint64_t heap_lo, heap_hi, heap_site; /* the heap block last found */
 	uint64_t noimg_page;           /* the page last found in no image, + 1 (0 none) */
 	struct cs_pending pending[CS_PENDING];
 };
@@ -177,7 +180,8 @@ void preload_cachesim_begin(struct preload_window *w)
 		memset(cs->ll.tag, 0, (size_t)cs->ll.sets * cs->ll.ways * sizeof(uint64_t));
 		cs->gen = 1;
 	}
-	cs->noimg_page = 0;   /* a window's own: mappings change between windows */
+	cs->noimg_page = 0;   /* a window's own: mappings and blocks change between windows */
+	cs->heap_lo = cs->heap_hi = 0;
 	struct spool *sp = g_thread.sp;
 	if (sp && sp->hdr && !sp->hdr->live.cache_geom[0]) {
 		const struct spool_cache_geom *g = &g_vprof.cfg.cache;
@@ -242,13 +246,14 @@ static void count_obj(struct preload_window *w, uint64_t key, unsigned cls, uint
 	/* A page's or a region's window, counted once at the end (as a
 	 * PC's; the key's low bits hold the class). A stack frame's is not:
 	 * its key is a code address, and a frame's lines are its own. */
-	uint64_t kc = (key & ~3ull) | cls, hk = kc * 0xff51afd7ed558ccdull;
+	uint64_t hk = (key ^ cls) * 0xff51afd7ed558ccdull;
 	for (unsigned p = 0; cls != SPOOL_OBJ_STACK && p < 8; p++) {
-		uint64_t *e = &cs->objkeys[((hk >> 54) + p) & (CS_PCS - 1)];
-		if (*e == kc)
+		unsigned i = ((hk >> 54) + p) & (CS_PCS - 1);
+		if (cs->objkeys[i] == key && cs->objcls[i] == cls)
 			break;
-		if (!*e) {
-			*e = kc;
+		if (!cs->objkeys[i]) {
+			cs->objkeys[i] = key;
+			cs->objcls[i] = (uint8_t)cls;
 			break;
 		}
 	}
@@ -298,7 +303,9 @@ static int in_image(struct preload_cachesim *cs, uint64_t addr)
  * address of its function: the callee's entry for frames the window
  * entered, the sampled PC for the sampled frame, the return address for
  * its callers), an image's page (a global, named by its symbol in the
- * report), or another mapping's 2 MiB region (the heap, anonymous memory). */
+ * report), a heap block preload/heap.c keeps (named by its allocation
+ * site), or another mapping's 2 MiB region (small heap blocks, anonymous
+ * memory). */
 static uint64_t object_of(struct preload_window *w, const struct interp_state *st, uint64_t addr, unsigned *cls)
 {
 	if (preload_window_is_stack(w, addr)) {
@@ -315,6 +322,12 @@ static uint64_t object_of(struct preload_window *w, const struct interp_state *s
 	if (in_image(w->cs, addr)) {
 		*cls = SPOOL_OBJ_IMAGE;
 		return addr & ~4095ull;
+	}
+	struct preload_cachesim *cs = w->cs;
+	if ((addr >= cs->heap_lo && addr < cs->heap_hi) ||
+	    preload_heap_find(addr, &cs->heap_lo, &cs->heap_hi, &cs->heap_site)) {
+		*cls = SPOOL_OBJ_HEAP;
+		return cs->heap_site;
 	}
 	*cls = SPOOL_OBJ_OTHER;
 	return addr & ~(SPOOL_OBJ_OTHER_REGION - 1);
@@ -408,8 +421,7 @@ void preload_cachesim_end(struct preload_window *w)
 	}
 	for (unsigned i = 0; i < CS_PCS; i++)
 		if (cs->objkeys[i]) {
-			unsigned cls = (unsigned)(cs->objkeys[i] & 3);
-			preload_window_put(w, SPOOL_VK_OBJECT, cs->objkeys[i] & ~3ull, SPOOL_CACHE_WINDOW, cls);
+			preload_window_put(w, SPOOL_VK_OBJECT, cs->objkeys[i], SPOOL_CACHE_WINDOW, cs->objcls[i]);
 			cs->objkeys[i] = 0;
 		}
 	for (unsigned i = 0; i < CS_RECS; i++) {

@@ -18,6 +18,7 @@
  * of it is async-signal-safe and keeps errno.
  */
 #include "preload/preload.h"
+#include "preload/heap.h"
 #include "preload/sandbox.h"
 #include "preload/selflimit.h"
 
@@ -455,6 +456,8 @@ __attribute__((constructor)) static void vprof_init(void)
 	preload_selflimit_init();
 	g_thread.busy = 1;
 	preload_images_scan();
+	if (g_vprof.cfg.values && g_vprof.cfg.cachesim)
+		preload_heap_init();
 	if ((rc = preload_signals_install()) < 0) {
 		preload_say("cannot install the SIGPROF handler: %s; running unprofiled", strerror(-rc));
 		g_vprof.active = 0;

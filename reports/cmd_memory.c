@@ -35,11 +35,14 @@ static const char kHelp[] =
 	"  memory's, from vprof calibrate's levels, else 14 and 200 cycles.\n"
 	"  --by KEY      procedure (default), line (file:line), or object: the data\n"
 	"                referenced: a stack frame by its function ([stack] F), a\n"
-	"                global by its symbol, the heap and other mappings as one row\n"
+	"                global by its symbol, a heap block by its allocation site\n"
+	"                (FILE:LINE, blocks of 4 KiB and more), other mappings and\n"
+	"                smaller blocks as one row\n"
 	"  -n ROWS       rows to show (default 30; 0: all)\n"
 	"  --json        one object: {db, epoch, geometry, windows, instructions,\n"
 	"                median_window, window_ends, refs, D1, LL, rows: [{[source,]\n"
-	"                procedure | object and class (stack, global, heap), image,\n"
+	"                procedure | object and class (stack, global, heap, mapping),\n"
+	"                source (heap: the allocating call), image,\n"
 	"                refs, stall_share, D1: {refs, misses, miss_rate, misses_lo,\n"
 	"                misses_hi, known_misses, unknown}, LL: {...}}]}\n";
 
@@ -141,10 +144,15 @@ int cmd_memory(int argc, char **argv)
 				printf(",");
 			}
 			if (op.by == BY_OBJECT) {
-				static const char *const cls[] = { "?", "stack", "global", "heap" };
+				static const char *const cls[] = { "?", "stack", "global", "mapping", "heap" };
 				printf("\"object\":");
 				report_json_str(stdout, r->proc);
-				printf(",\"class\":\"%s\"", cls[r->cls < 4 ? r->cls : 0]);
+				printf(",\"class\":\"%s\"", cls[r->cls <= SPOOL_OBJ_HEAP ? r->cls : 0]);
+				if (r->cls == SPOOL_OBJ_HEAP) {
+					struct report_value_where w = { .file = r->file, .line = r->line };
+					printf(",\"source\":");
+					report_json_str(stdout, r->file ? report_value_source(&w, src, sizeof(src)) : NULL);
+				}
 			} else {
 				printf("\"procedure\":");
 				report_json_str(stdout, r->proc);

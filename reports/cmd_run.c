@@ -160,6 +160,28 @@ static void measure_trigger_cost(void)
 		setenv("VPROF_TRIGGER_COST", buf, 1);
 }
 
+/* With cache simulation, libvprof-heap.so (the allocation interposers
+ * that name heap blocks by their allocation site) beside libvprof.so;
+ * "" otherwise, with VPROF_HEAP=off (bench/heap_sites.sh measures the
+ * interposers so), or when it is missing (heap references then stay in
+ * their mapping's region, said here). */
+static void heap_lib(const char *lib, char *out, size_t cap)
+{
+	const char *c = getenv("VPROF_CACHESIM"), *h = getenv("VPROF_HEAP");
+	*out = 0;
+	if (!c || (strcmp(c, "on") && strcmp(c, "1") && strcmp(c, "yes")))
+		return;
+	if (h && (!strcmp(h, "off") || !strcmp(h, "0") || !strcmp(h, "no")))
+		return;
+	const char *slash = strrchr(lib, '/');
+	int dir = slash ? (int)(slash - lib) : 0;
+	snprintf(out, cap, "%.*s%slibvprof-heap.so", dir, lib, slash ? "/" : "");
+	if (access(out, R_OK) != 0) {
+		fprintf(stderr, "vprof: %s is missing: heap blocks are not named by allocation site\n", out);
+		*out = 0;
+	}
+}
+
 /* libvprof.so beside the vprof binary (build tree), or in ../lib/vprof
  * (installed); $VPROF_LIB overrides. */
 static int find_lib(char *out, size_t cap)
@@ -526,8 +548,10 @@ int cmd_run(int argc, char **argv)
 		snprintf(runenv, sizeof(runenv), "%016llx:%d", (unsigned long long)run_id, epoch);
 		setenv("VPROF_RUN", runenv, 1);
 		const char *old = getenv("LD_PRELOAD");
-		char *pre = malloc(strlen(lib) + (old ? strlen(old) : 0) + 2);
-		sprintf(pre, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+		char heap[PATH_MAX];
+		heap_lib(lib, heap, sizeof(heap));
+		char *pre = malloc(strlen(lib) + strlen(heap) + (old ? strlen(old) : 0) + 3);
+		sprintf(pre, "%s%s%s%s%s", lib, *heap ? ":" : "", heap, old && *old ? ":" : "", old && *old ? old : "");
 		setenv("LD_PRELOAD", pre, 1);
 		free(pre);
 		unsetenv("VPROF_DISABLED");

@@ -158,8 +158,10 @@ const char *report_mem_rates_text(const struct report_mem_tally *t, int ll, char
 }
 
 /* A data object's name: "[stack] F" for a frame of F, a global's
- * symbol for an image's page ("[data] IMAGE" without one), "[heap and
- * other mappings]" for the rest. Owned by vm. */
+ * symbol for an image's page ("[data] IMAGE" without one), "[heap]
+ * FILE:LINE F" for the blocks allocated there ("[heap] F (no line)"
+ * without line tables), "[other mappings, small
+ * heap blocks]" for the rest. Owned by vm. */
 static const char *object_name(struct report_value_model *vm, const struct report_value_hot *v, unsigned cls)
 {
 	char buf[600], *s;
@@ -188,8 +190,18 @@ static const char *object_name(struct report_value_model *vm, const struct repor
 		} else {
 			snprintf(buf, sizeof(buf), "[data] %s %s", b ? b + 1 : path, sec ? sec->name : "");
 		}
+	} else if (cls == SPOOL_OBJ_HEAP) {
+		/* The allocating call: its line is the return address's less one. */
+		struct report_value_where w;
+		char src[560];
+		report_value_where(vm, v->image, v->vaddr - 1, &w);
+		if (w.file)
+			snprintf(buf, sizeof(buf), "[heap] %s %s", report_value_source(&w, src, sizeof(src)),
+				 w.proc ? w.proc : "?");
+		else
+			snprintf(buf, sizeof(buf), "[heap] %s (no line)", w.proc ? w.proc : "?");
 	} else {
-		snprintf(buf, sizeof(buf), "[heap and other mappings]");
+		snprintf(buf, sizeof(buf), "[other mappings, small heap blocks]");
 	}
 	for (size_t i = 0; i < vm->nstrs; i++)
 		if (!strcmp(vm->strs[i], buf))
@@ -206,12 +218,18 @@ void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_re
 	struct report_mem_tally all = { 0 };
 	const struct merge_stats *st = &vm->m.stats;
 	double ll_lines = st->cache_procs && st->cache_geom_sum[5] ? (double)st->cache_geom_sum[3] / (double)st->cache_geom_sum[5] : 0;
-	for (size_t i = 0; i < vm->nhot; i++) {
+	/* An OBJECT hotlist holds one object a class: a code address can key
+	 * a stack frame and a heap allocation site both. */
+	for (size_t i = 0, cls = 1; i < vm->nhot; cls = by_obj && cls < SPOOL_OBJ_HEAP ? cls + 1 : (i++, 1)) {
 		const struct report_value_hot *v = &vm->hot[i];
 		if (v->kind != (by_obj ? SPOOL_VK_OBJECT : SPOOL_VK_CACHE) || !v->h.n)
 			continue;
-		unsigned cls = by_obj ? (unsigned)v->h.e[0].aux : 0;
-		const char *oname = by_obj ? object_name(vm, v, cls) : NULL;
+		uint32_t have = 0;
+		for (uint32_t e = 0; by_obj && e < v->h.n; e++)
+			have |= v->h.e[e].aux == cls;
+		if (by_obj && !have)
+			continue;
+		const char *oname = by_obj ? object_name(vm, v, (unsigned)cls) : NULL;
 		/* LL's unknown references: where the PC's footprint fits in LL,
 		 * they hit (the line was touched in the gap, as the PC touches
 		 * its lines), whatever the carried-over state says. */
@@ -219,6 +237,8 @@ void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_re
 		for (uint32_t e = 0; e < v->h.n; e++) {
 			double c = spool_hot_estimate(&v->h, (int)e);
 			uint64_t x = v->h.e[e].value;
+			if (by_obj && v->h.e[e].aux != cls)
+				continue;
 			if (x == SPOOL_CACHE_WINDOW)
 				wins += c;
 			else if (SPOOL_CACHE_LL(x) == SPOOL_CACHE_UHIT || SPOOL_CACHE_LL(x) == SPOOL_CACHE_UMISS) {
@@ -230,7 +250,8 @@ void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_re
 		int fits = fp > 0 && fp <= ll_lines;
 		struct report_mem_tally t = { 0 };
 		for (uint32_t e = 0; e < v->h.n; e++)
-			add(&t, v->h.e[e].value, spool_hot_estimate(&v->h, (int)e), fits);
+			if (!by_obj || v->h.e[e].aux == cls)
+				add(&t, v->h.e[e].value, spool_hot_estimate(&v->h, (int)e), fits);
 		sum(&all, &t);
 		size_t k = 0;
 		for (; k < n; k++)
@@ -240,8 +261,12 @@ void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_re
 						       (v->w.file || rows[k].proc == v->w.proc))
 				break;
 		if (k == n) {
+			struct report_value_where site = { 0 };
+			if (by_obj && cls == SPOOL_OBJ_HEAP)
+				report_value_where(vm, v->image, v->vaddr - 1, &site);
 			rows = report_grow(rows, &cap, n, sizeof(*rows));
-			rows[n++] = by_obj ? (struct report_mem_row){ .image = v->image, .proc = oname, .cls = cls }
+			rows[n++] = by_obj ? (struct report_mem_row){ .image = v->image, .proc = oname, .cls = (unsigned)cls,
+								      .file = site.file, .line = site.line }
 					   : (struct report_mem_row){ .image = v->image, .proc = v->w.proc,
 								      .file = v->w.file, .line = v->w.line };
 		}

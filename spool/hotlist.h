@@ -119,7 +119,8 @@ enum spool_value_kind {
 	SPOOL_VK_MODULE_LAST = 63,
 	/* a data object's references in the simulated caches (vprof run
 	 * --cachesim): key the object (aux SPOOL_OBJ_*: a stack frame at a
-	 * code address of its function, an image's data page, another
+	 * code address of its function, an image's data page, the heap
+	 * blocks of an allocation site at its return address, another
 	 * mapping's 2 MiB region), value SPOOL_CACHE_OUTCOME(d1, ll) */
 	SPOOL_VK_OBJECT = 64,
 	SPOOL_VK_MAX = 65,           /* every valid kind is below */
@@ -204,7 +205,8 @@ enum {
  * reference (how many windows its counts come from). */
 #define SPOOL_CACHE_WINDOW 63
 /* An OBJECT hotlist's class (aux). */
-enum { SPOOL_OBJ_STACK = 1, SPOOL_OBJ_IMAGE = 2, SPOOL_OBJ_OTHER = 3 };
+enum { SPOOL_OBJ_STACK = 1, SPOOL_OBJ_IMAGE = 2, SPOOL_OBJ_OTHER = 3,
+       SPOOL_OBJ_HEAP = 4 };         /* a heap block: key its allocation site */
 #define SPOOL_OBJ_OTHER_REGION (2ull << 20)
 /* A HAZARD pair: the kind, and the instructions from the store to the
  * load (at most 255). */

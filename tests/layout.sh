@@ -16,7 +16,7 @@ cd "$TOP" || exit 1
 
 make -s all >"$TMP/build.log" 2>&1 || { fail "make: $(tail -5 "$TMP/build.log")"; finish; }
 # The link lines, as make would run them now (-B: all of them).
-make -B -n build/libvprof.so build/vprof >"$TMP/make.n" 2>/dev/null
+make -B -n build/libvprof.so build/vprof build/libvprof-heap.so >"$TMP/make.n" 2>/dev/null
 lib_line=$(grep -E -- '-shared -o build/libvprof\.so' "$TMP/make.n" | head -1)
 cmd_line=$(grep -E -- '-o build/vprof\.tmp' "$TMP/make.n" | head -1)
 [ -n "$lib_line" ] && [ -n "$cmd_line" ] || { fail "no link lines in make -n: $(head -c 300 "$TMP/make.n")"; finish; }
@@ -74,8 +74,17 @@ done
 check "docs/architecture.md's Layout table has a row for each folder's files" \
 	grep -q '^| `spool/` |' docs/architecture.md
 
+# libvprof-heap.so: heap/'s interposers alone, reaching libvprof.so only by
+# name at run time (dlsym), so it loads with or without it.
+heap_line=$(grep -E -- '-o build/libvprof-heap\.so' "$TMP/make.n" | head -1)
+heap_srcs=$(tr ' ' '\n' <<<"$heap_line" | grep -E '\.c$' | sed 's#/[^/]*$##' | sort -u | tr '\n' ' ')
+check "libvprof-heap.so is built from heap/ only ($heap_srcs)" [ "$heap_srcs" = "heap " ]
+bad=$(nm -D --undefined-only build/libvprof-heap.so | awk '{print $2}' | grep -E '^(preload_|spool_|vprof_)' | tr '\n' ' ')
+check "libvprof-heap.so needs no symbol of libvprof.so at load${bad:+ ($bad)}" [ -z "$bad" ]
+check "docs/architecture.md's Layout table has a row for heap/" grep -q '^| `heap/` |.*libvprof-heap\.so' docs/architecture.md
+
 # One file name per role: no two source files of the shipped folders (and
 # tests/unit/*.h, bench/*.c support) share a name.
-dups=$(find upcall preload spool merge interp reports modules include -name '*.[chS]' | xargs -n1 basename | sort | uniq -d | tr '\n' ' ')
+dups=$(find upcall preload spool merge interp reports modules include heap -name '*.[chS]' | xargs -n1 basename | sort | uniq -d | tr '\n' ' ')
 check "no two source files share a name${dups:+ ($dups)}" [ -z "$dups" ]
 finish

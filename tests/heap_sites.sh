@@ -1,0 +1,107 @@
+#!/bin/bash
+# Heap blocks named by allocation site under `vprof run --cachesim`
+# (libvprof-heap.so's interposers, preload/heap.c's table):
+#  - tests/fixtures/heap_churn.c (blocks of 4-256 KiB from malloc, calloc,
+#    posix_memalign, aligned_alloc and realloc among 3000 live ones, mmap
+#    and partial munmap, small blocks between, a second thread, a forked
+#    child that _exits 3): same output and status; `vprof memory --by
+#    object` names the blocks by the lines that allocate them (the
+#    wrappers' callers where the call goes through one);
+#  - an allocation loop (64 KiB malloc/free, a sample handler that maps
+#    memory at its first cache window) finishes: the handler's own
+#    mappings never wait on the table's lock;
+#  - a program linked with gperftools' tcmalloc: same output, its blocks
+#    named (the interposers pass calls to the allocator after them);
+#  - VPROF_HEAP=off preloads no interposer (no heap row), and a missing
+#    libvprof-heap.so is one message, the program profiled all the same.
+. "$(dirname "$0")/lib.sh"
+
+SRC=$TOP/tests/fixtures/heap_churn.c
+cc -O1 -g -pthread -o "$TMP/churn" "$SRC" || { fail "build heap_churn"; finish; }
+"$TMP/churn" 3 >"$TMP/plain.out"; pst=$?
+st=$(runst "$TMP/v.out" "$TMP/v.err" timeout 300 "$VPROF" run --db "$TMP/db" --cachesim -- "$TMP/churn" 3)
+same=no; cmp -s "$TMP/plain.out" "$TMP/v.out" && same=yes
+check "heap_churn under --cachesim: same output ($same), same status ($st, plain $pst)" [ "$same" = yes -a "$st" = "$pst" ]
+"$VPROF" memory --db "$TMP/db" --by object -n 0 --json >"$TMP/obj.json"
+names=$("$PY" - "$TMP/obj.json" "$SRC" <<'PYEOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+src = open(sys.argv[2]).read().splitlines()
+heap = {r["source"].rsplit("/", 1)[-1]: r for r in m["rows"] if r["class"] == "heap" and r.get("source")}
+want = {}
+for tag in ("return malloc(n);", "return calloc(1, n);", "posix_memalign(&p", "aligned_alloc(64", "realloc(site_a"):
+    want[tag] = "heap_churn.c:%d" % next(i + 1 for i, l in enumerate(src) if tag in l)
+found = [w for w in want.values() if w in heap]
+other = [s for s in heap if s not in want.values() and not s.startswith("heap_churn.c:")]
+print("%d of %d sites named (%s); rows elsewhere: %s" % (len(found), len(want), " ".join(sorted(found)), other or "none"))
+sys.exit(0 if len(found) >= 4 and not other else 1)
+PYEOF
+)
+check "--by object names heap_churn's blocks by their allocating lines: $names" [ $? = 0 ]
+
+cat >"$TMP/loop.c" <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+	static char *live[1000];
+	long s = 0;
+	for (long i = 0; i < 3000000; i++) {
+		int k = (int)((unsigned long)i * 2654435761u % 1000);
+		free(live[k]);
+		live[k] = malloc(65536);
+		live[k][i % 65536] = (char)i;
+		s += live[k][i % 65536];
+	}
+	printf("%ld\n", s);
+	return 0;
+}
+CEOF
+cc -O2 -o "$TMP/loop" "$TMP/loop.c" || fail "build the allocation loop"
+"$TMP/loop" >"$TMP/loop.plain"
+st=$(runst "$TMP/loop.out" "$TMP/loop.err" timeout 120 "$VPROF" run --db "$TMP/db_loop" --cachesim -- "$TMP/loop")
+check "an allocation loop of 64 KiB blocks under --cachesim finishes (status $st), same output" \
+	cmp -s "$TMP/loop.plain" "$TMP/loop.out"
+
+cat >"$TMP/tc.c" <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(void)
+{
+	size_t n = 8 << 20;
+	long s = 0;
+	for (int r = 0; r < 30; r++) {
+		char *a = malloc(n);               /* the swept block */
+		memset(a, r, n);
+		for (int k = 0; k < 4; k++)
+			for (size_t i = 0; i < n; i += 64)
+				s += a[i];
+		free(a);
+	}
+	printf("%ld\n", s);
+	return 0;
+}
+CEOF
+if cc -O1 -g -o "$TMP/tc" "$TMP/tc.c" -ltcmalloc_minimal; then
+	"$TMP/tc" >"$TMP/tc.plain"; pst=$?
+	st=$(runst "$TMP/tc.out" "$TMP/tc.err" "$VPROF" run --db "$TMP/db_tc" --cachesim -- "$TMP/tc")
+	same=no; cmp -s "$TMP/tc.plain" "$TMP/tc.out" && same=yes
+	check "a tcmalloc program under --cachesim: same output ($same), status $st (plain $pst)" [ "$same" = yes -a "$st" = "$pst" ]
+	top=$("$VPROF" memory --db "$TMP/db_tc" --by object --json -n 1 | "$PY" -c 'import json,sys; r=json.load(sys.stdin)["rows"][0]; print(r["object"].rsplit("/",1)[-1])')
+	line=$(grep -n "the swept block" "$TMP/tc.c" | cut -d: -f1)
+	check "its swept block, allocated by tcmalloc, is the top object: tc.c:$line main ($top)" [ "$top" = "tc.c:$line main" ]
+else
+	fail "build against gperftools' tcmalloc (libgoogle-perftools-dev)"
+fi
+
+VPROF_HEAP=off "$VPROF" run --db "$TMP/db_off" --cachesim -- "$TMP/tc" >/dev/null 2>&1
+n=$("$VPROF" memory --db "$TMP/db_off" --by object --json -n 0 | "$PY" -c 'import json,sys; print(sum(r["class"]=="heap" for r in json.load(sys.stdin)["rows"]))')
+check "VPROF_HEAP=off: no heap row ($n)" [ "$n" = 0 ]
+mkdir -p "$TMP/lib" && cp "$LIBVPROF" "$TMP/lib/"
+VPROF_LIB=$TMP/lib/libvprof.so "$VPROF" run --db "$TMP/db_miss" --cachesim -- "$TMP/tc" >"$TMP/miss.out" 2>"$TMP/miss.err"
+said=$(grep -c 'libvprof-heap.so is missing' "$TMP/miss.err")
+ok=no
+cmp -s "$TMP/tc.plain" "$TMP/miss.out" && "$VPROF" memory --db "$TMP/db_miss" | grep -q "data references" && ok=yes
+check "a missing libvprof-heap.so is one message ($said), the program run and profiled ($ok)" [ "$said" = 1 -a "$ok" = yes ]
+finish
