@@ -178,7 +178,11 @@ static void write_hotlist(FILE *f, struct report_value_model *vm, const struct r
 		struct report_value_where w;
 		fprintf(f, "%s <span class=\"val\">", e ? "," : "");
 		report_html_text(f, report_value_text(vm, v, e, vb, sizeof(vb)));
-		fprintf(f, "</span> %.1f%%", 100 * report_value_share(&v->h, (int)e));
+		double sh = report_value_hot_share(v, (int)e);
+		if (sh < 0)   /* a count, not a share */
+			fprintf(f, "</span> %.0f", spool_hot_estimate(&v->h, (int)e));
+		else
+			fprintf(f, "</span> %.1f%%", 100 * sh);
 		if (report_value_kind_by_site(v->kind)) {
 			fputs(" from ", f);
 			report_html_text(f, report_value_site(vm, v->image, v->h.e[e].aux, &w) ? "?" : report_value_source(&w, sb, sizeof(sb)));

@@ -211,8 +211,12 @@ static void print_hot_text(struct report_value_model *vm, const struct report_va
 	       (unsigned long long)v->h.vtot, spool_hot_p(&v->h), v->h.n);
 	for (uint32_t e = 0; e < v->h.n && e < 6; e++) {
 		struct report_value_where w;
-		printf("%s %s %.1f%%", e ? "," : "", report_value_text(vm, v, e, vb, sizeof(vb)),
-		       100 * report_value_share(&v->h, (int)e));
+		double sh = report_value_hot_share(v, (int)e);
+		if (sh < 0)   /* a count, not a share */
+			printf("%s %s %.0f", e ? "," : "", report_value_text(vm, v, e, vb, sizeof(vb)),
+			       spool_hot_estimate(&v->h, (int)e));
+		else
+			printf("%s %s %.1f%%", e ? "," : "", report_value_text(vm, v, e, vb, sizeof(vb)), 100 * sh);
 		if (report_value_kind_by_site(v->kind))
 			printf(" from %s", report_value_site(vm, v->image, v->h.e[e].aux, &w) ? "?" : report_value_source(&w, sb, sizeof(sb)));
 		else if (v->kind == SPOOL_VK_ADDR_LATENCY)
@@ -236,7 +240,8 @@ static void print_hot_json(struct report_value_model *vm, const struct report_va
 		report_value_info_of(vm, v, e, &vi);
 		printf(",\"type\":\"%s\",\"class\":\"%s\"", report_value_type_name(&vi), report_value_class_name(vi.cls));
 		printf(",\"aux\":%llu,\"estimate\":%.1f,\"share\":%.4f", (unsigned long long)v->h.e[e].aux,
-		       spool_hot_estimate(&v->h, (int)e), report_value_share(&v->h, (int)e));
+		       spool_hot_estimate(&v->h, (int)e),
+		       report_value_hot_share(v, (int)e) < 0 ? 0.0 : report_value_hot_share(v, (int)e));
 		if (report_value_kind_by_site(v->kind)) {
 			printf(",\"site\":");
 			if (report_value_site(vm, v->image, v->h.e[e].aux, &w))

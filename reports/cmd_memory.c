@@ -48,6 +48,13 @@ static const char kHelp[] =
 
 enum by { BY_PROC = REPORT_MEM_BY_PROC, BY_LINE = REPORT_MEM_BY_LINE, BY_OBJECT = REPORT_MEM_BY_OBJECT };
 
+/* A row's image; NULL for other mappings' row, which is in none (its
+ * regions' addresses land in whatever image the merge finds near them). */
+static const char *row_image(const struct report_value_model *vm, const struct report_mem_row *r)
+{
+	return r->cls == SPOOL_OBJ_OTHER ? NULL : vm->m.images[r->image].path;
+}
+
 struct opts {
 	enum by by;
 };
@@ -158,7 +165,7 @@ int cmd_memory(int argc, char **argv)
 				report_json_str(stdout, r->proc);
 			}
 			printf(",\"image\":");
-			report_json_str(stdout, vm.m.images[r->image].path);
+			report_json_str(stdout, row_image(&vm, r));
 			printf(",\"refs\":%.0f,\"stall_share\":%.6f,", r->t.refs, (stall_all > 0 ? r->stall / stall_all : 0.0));
 			tally_json(&r->t);
 			printf("}");
@@ -217,7 +224,7 @@ int cmd_memory(int argc, char **argv)
 			} else {
 				report_table_str(&tb, r->proc);
 			}
-			report_table_str(&tb, vm.m.images[r->image].path);
+			report_table_str(&tb, row_image(&vm, r) ? row_image(&vm, r) : "-");
 		}
 		report_table_text(&tb, stdout);
 		report_table_free(&tb);

@@ -215,6 +215,19 @@ double report_value_share(const struct spool_hotlist *h, int i)
 	return h->vtot ? spool_hot_estimate(h, i) / (double)h->vtot : 0.0;
 }
 
+double report_value_hot_share(const struct report_value_hot *v, int i)
+{
+	if (v->kind != SPOOL_VK_CACHE && v->kind != SPOOL_VK_OBJECT)
+		return report_value_share(&v->h, i);
+	if (v->h.e[i].value == SPOOL_CACHE_WINDOW)
+		return -1;
+	double tot = 0;
+	for (uint32_t e = 0; e < v->h.n; e++)
+		if (v->h.e[e].value != SPOOL_CACHE_WINDOW)
+			tot += spool_hot_estimate(&v->h, (int)e);
+	return tot > 0 ? spool_hot_estimate(&v->h, i) / tot : 0.0;
+}
+
 const char *report_value_level_of(const struct report_value_model *vm, uint64_t ticks)
 {
 	for (int i = 0; i < vm->nlevels; i++)

@@ -126,6 +126,10 @@ const char *report_value_level_of(const struct report_value_model *vm, uint64_t 
 
 /* Share of a hotlist entry: its estimate over vtot (0..1). */
 double report_value_share(const struct spool_hotlist *h, int i);
+/* Entry i's share of what v's hotlist counts: of the references, for the
+ * cache kinds (whose window counter, SPOOL_CACHE_WINDOW, is no outcome:
+ * -1 for it); report_value_share otherwise. */
+double report_value_hot_share(const struct report_value_hot *v, int i);
 
 /* The calibration file: DB/calibration. Read returns the number of levels
  * (0 when there is none), or -1 after a message if it is malformed. */
