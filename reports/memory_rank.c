@@ -157,6 +157,18 @@ const char *report_mem_rates_text(const struct report_mem_tally *t, int ll, char
 	return buf;
 }
 
+/* A heap object's allocation site: the function making the call, and the
+ * call's line in that function's own source (past code inlined from a
+ * header: std::vector's allocation reads as the line that made the
+ * vector). The return address less one is in the call. */
+static void heap_site(struct report_value_model *vm, const struct report_value_hot *v, struct report_value_where *w)
+{
+	struct report_image *sym = vm->m.images[v->image].sym;
+	report_value_where(vm, v->image, v->vaddr - 1, w);
+	if (sym && w->file && report_sym_outer_line(sym, v->vaddr - 1, &w->file, &w->line) != 0)
+		w->file = NULL, w->line = 0;
+}
+
 /* A data object's name: "[stack] F" for a frame of F, a global's
  * symbol for an image's page ("[data] IMAGE" without one), "[heap]
  * FILE:LINE F" for the blocks allocated there ("[heap] F (no line)"
@@ -191,10 +203,9 @@ static const char *object_name(struct report_value_model *vm, const struct repor
 			snprintf(buf, sizeof(buf), "[data] %s %s", b ? b + 1 : path, sec ? sec->name : "");
 		}
 	} else if (cls == SPOOL_OBJ_HEAP) {
-		/* The allocating call: its line is the return address's less one. */
 		struct report_value_where w;
 		char src[560];
-		report_value_where(vm, v->image, v->vaddr - 1, &w);
+		heap_site(vm, v, &w);
 		if (w.file)
 			snprintf(buf, sizeof(buf), "[heap] %s %s", report_value_source(&w, src, sizeof(src)),
 				 w.proc ? w.proc : "?");
@@ -263,7 +274,7 @@ void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_re
 		if (k == n) {
 			struct report_value_where site = { 0 };
 			if (by_obj && cls == SPOOL_OBJ_HEAP)
-				report_value_where(vm, v->image, v->vaddr - 1, &site);
+				heap_site(vm, v, &site);
 			rows = report_grow(rows, &cap, n, sizeof(*rows));
 			rows[n++] = by_obj ? (struct report_mem_row){ .image = v->image, .proc = oname, .cls = (unsigned)cls,
 								      .file = site.file, .line = site.line }

@@ -39,6 +39,10 @@ static int utf8_len(const unsigned char *p)
 
 void report_json_str(FILE *f, const char *s)
 {
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
 		int n = utf8_len(p);

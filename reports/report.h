@@ -62,7 +62,7 @@ const char *report_db_path(const char *opt);
 
 /* Write s as a JSON string literal (with quotes): always valid UTF-8,
  * each byte that is not part of a well-formed sequence written as
- * U+FFFD. */
+ * U+FFFD; NULL as null. */
 void report_json_str(FILE *f, const char *s);
 
 /* Usage error: one message naming the command, exit status 2. */

@@ -230,3 +230,44 @@ int report_sym_cu(struct report_image *im, uint64_t vaddr, void *cu)
 		return err;
 	return find_cu(im, vaddr, cu) ? 0 : -ENOENT;
 }
+
+/* Contract in symbolize.h. */
+int report_sym_outer_line(struct report_image *im, uint64_t vaddr, const char **file, int *line)
+{
+	int err = report_sym_source_line(im, vaddr, file, line);
+	if (err)
+		return err;
+	Dwarf_Die cu, *inner = NULL, *scopes = NULL;
+	if (!find_cu(im, vaddr, &cu))
+		return 0;
+	/* Past an inlined instance dwarf_getscopes gives its abstract
+	 * definition's scopes; the code it was inlined into nests the
+	 * innermost DIE itself. The outermost inlined_subroutine before the
+	 * subprogram holds the call in the function's own source. */
+	int n = dwarf_getscopes(&cu, vaddr, &inner);
+	if (n > 0)
+		n = dwarf_getscopes_die(&inner[0], &scopes);
+	free(inner);
+	Dwarf_Die *call = NULL;
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag == DW_TAG_inlined_subroutine)
+			call = &scopes[i];
+	}
+	Dwarf_Attribute a;
+	Dwarf_Word ln = 0, fi = 0;
+	Dwarf_Files *files;
+	size_t nfiles;
+	const char *src;
+	if (call && dwarf_formudata(dwarf_attr(call, DW_AT_call_line, &a), &ln) == 0 && ln &&
+	    dwarf_formudata(dwarf_attr(call, DW_AT_call_file, &a), &fi) == 0 &&
+	    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && fi < nfiles &&
+	    (src = dwarf_filesrc(files, fi, NULL, NULL)) && (src = join_comp_dir(im, &cu, src))) {
+		*file = src;
+		*line = (int)ln;
+	}
+	free(scopes);
+	return 0;
+}

@@ -100,6 +100,14 @@ int report_sym_source_line(struct report_image *im, uint64_t vaddr,
  */
 int report_sym_cu(struct report_image *im, uint64_t vaddr, void *cu);
 
+/*
+ * As report_sym_source_line(), but where vaddr lies in code inlined into
+ * its function, the line of the outermost inlined call: the line in the
+ * function's own source (an allocation inlined from a library header
+ * reads as the user's line that led to it).
+ */
+int report_sym_outer_line(struct report_image *im, uint64_t vaddr, const char **file, int *line);
+
 /* Free everything report_image_open() made. NULL is allowed. */
 void report_image_close(struct report_image *im);
 

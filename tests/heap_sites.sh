@@ -5,13 +5,16 @@
 #    posix_memalign, aligned_alloc and realloc among 3000 live ones, mmap
 #    and partial munmap, small blocks between, a second thread, a forked
 #    child that _exits 3): same output and status; `vprof memory --by
-#    object` names the blocks by the lines that allocate them (the
-#    wrappers' callers where the call goes through one);
+#    object` names the blocks by the lines that allocate them (through
+#    the small wrappers site_a and site_b, their callers' lines, inlined
+#    or not);
 #  - an allocation loop (64 KiB malloc/free, a sample handler that maps
 #    memory at its first cache window) finishes: the handler's own
 #    mappings never wait on the table's lock;
 #  - a program linked with gperftools' tcmalloc: same output, its blocks
 #    named (the interposers pass calls to the allocator after them);
+#  - C++: std::vector's and make_unique's blocks named by main's lines,
+#    not the library headers' lines inlined into main;
 #  - VPROF_HEAP=off preloads no interposer (no heap row), and a missing
 #    libvprof-heap.so is one message, the program profiled all the same.
 . "$(dirname "$0")/lib.sh"
@@ -29,7 +32,7 @@ m = json.load(open(sys.argv[1]))
 src = open(sys.argv[2]).read().splitlines()
 heap = {r["source"].rsplit("/", 1)[-1]: r for r in m["rows"] if r["class"] == "heap" and r.get("source")}
 want = {}
-for tag in ("return malloc(n);", "return calloc(1, n);", "posix_memalign(&p", "aligned_alloc(64", "realloc(site_a"):
+for tag in ("live[i] = site_a(n)", "live[i] = site_b(n)", "posix_memalign(&p", "aligned_alloc(64", "realloc(site_a"):
     want[tag] = "heap_churn.c:%d" % next(i + 1 for i, l in enumerate(src) if tag in l)
 found = [w for w in want.values() if w in heap]
 other = [s for s in heap if s not in want.values() and not s.startswith("heap_churn.c:")]
@@ -93,6 +96,36 @@ if cc -O1 -g -o "$TMP/tc" "$TMP/tc.c" -ltcmalloc_minimal; then
 	check "its swept block, allocated by tcmalloc, is the top object: tc.c:$line main ($top)" [ "$top" = "tc.c:$line main" ]
 else
 	fail "build against gperftools' tcmalloc (libgoogle-perftools-dev)"
+fi
+
+# C++: std::vector's and make_unique's allocations, inlined from the
+# library's headers into main, read as main's own lines.
+cat >"$TMP/vec.cc" <<'CEOF'
+#include <cstdio>
+#include <memory>
+#include <vector>
+static long walk(const long *a, size_t n) { long s = 0; for (size_t i = 0; i < n; i += 8) s += a[i]; return s; }
+int main()
+{
+	std::vector<long> big(8 << 20);                     // the vector
+	auto arr = std::make_unique<long[]>(4 << 20);       // the array
+	long s = 0;
+	for (int r = 0; r < 20; r++)
+		s += walk(big.data(), big.size()) + walk(arr.get(), 4 << 20);
+	printf("%ld\n", s);
+	return 0;
+}
+CEOF
+if g++ -O2 -g -o "$TMP/vec" "$TMP/vec.cc"; then
+	"$VPROF" run --db "$TMP/db_vec" --cachesim -- "$TMP/vec" >/dev/null 2>&1
+	got=$("$VPROF" memory --db "$TMP/db_vec" --by object --json -n 0 | "$PY" -c '
+import json, sys
+print(" ".join(sorted(r["source"].rsplit("/", 1)[-1] + "@" + r["object"].rsplit(" ", 1)[-1]
+                      for r in json.load(sys.stdin)["rows"] if r["class"] == "heap" and r.get("source"))))')
+	want="vec.cc:$(grep -n 'the vector' "$TMP/vec.cc" | cut -d: -f1)@main vec.cc:$(grep -n 'the array' "$TMP/vec.cc" | cut -d: -f1)@main"
+	check "C++ allocations inlined from headers read as main's lines ($got; want $want)" [ "$got" = "$want" ]
+else
+	fail "build the C++ program (g++)"
 fi
 
 VPROF_HEAP=off "$VPROF" run --db "$TMP/db_off" --cachesim -- "$TMP/tc" >/dev/null 2>&1
