@@ -229,6 +229,26 @@ void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_re
 	struct report_mem_tally all = { 0 };
 	const struct merge_stats *st = &vm->m.stats;
 	double ll_lines = st->cache_procs && st->cache_geom_sum[5] ? (double)st->cache_geom_sum[3] / (double)st->cache_geom_sum[5] : 0;
+	/* The whole run's footprint, from all PCs' first touches, for the
+	 * PCs whose own windows are too few to tell theirs: where it fits in
+	 * LL, their unknown references at LL are hits. (A PC whose own
+	 * estimate says it does not fit keeps its misses: the run's estimate
+	 * mixes its lines with the hot sets' and reads smaller.) */
+	double unk_all = 0, again_all = 0;
+	for (size_t i = 0; i < vm->nhot; i++) {
+		const struct report_value_hot *v = &vm->hot[i];
+		for (uint32_t e = 0; v->kind == SPOOL_VK_CACHE && e < v->h.n; e++) {
+			uint64_t x = v->h.e[e].value;
+			double c = spool_hot_estimate(&v->h, (int)e);
+			if (x != SPOOL_CACHE_WINDOW && (SPOOL_CACHE_LL(x) == SPOOL_CACHE_UHIT || SPOOL_CACHE_LL(x) == SPOOL_CACHE_UMISS)) {
+				unk_all += c;
+				again_all += SPOOL_CACHE_LL(x) == SPOOL_CACHE_UHIT ? c : 0;
+			}
+		}
+	}
+	double fp_all = footprint(unk_all, again_all, (double)st->interp_runs);
+	int all_fit = fp_all > 0 && fp_all <= ll_lines;
+	r->footprint_lines = fp_all;
 	/* An OBJECT hotlist holds one object a class: a code address can key
 	 * a stack frame and a heap allocation site both. */
 	for (size_t i = 0, cls = 1; i < vm->nhot; cls = by_obj && cls < SPOOL_OBJ_HEAP ? cls + 1 : (i++, 1)) {
@@ -258,7 +278,7 @@ void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_re
 			}
 		}
 		double fp = footprint(unk, again, wins);
-		int fits = fp > 0 && fp <= ll_lines;
+		int fits = fp > 0 ? fp <= ll_lines : fp == 0 && all_fit;
 		struct report_mem_tally t = { 0 };
 		for (uint32_t e = 0; e < v->h.n; e++)
 			if (!by_obj || v->h.e[e].aux == cls)

@@ -38,12 +38,13 @@ struct report_mem_result {
 	int have_geom;
 	struct spool_cache_geom geom;  /* the epoch's, when have_geom */
 	double median_window;          /* instructions, 0 unknown */
+	double footprint_lines;        /* the run's, estimated: 0 unknown, < 0 beyond what was seen */
 };
 
 enum { REPORT_MEM_BY_PROC, REPORT_MEM_BY_LINE, REPORT_MEM_BY_OBJECT };
 /* Rank vm's CACHE hotlists per procedure or per file:line, or its OBJECT
  * hotlists per data object (a stack frame's function, a global's symbol,
- * the heap and other mappings as one). */
+ * a heap block's allocation site, other mappings as one). */
 void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_result *r);
 void report_mem_result_free(struct report_mem_result *r);
 
