@@ -182,6 +182,44 @@ int report_html_has_memory(const struct report_value_model *vm)
 	return 0;
 }
 
+/* One table of memory rows: procedures (linked to their listings) or
+ * data objects (listing NULL). */
+static void mem_table(FILE *f, const struct report_mem_result *r, const char *id, const char *what,
+		      report_html_listing_fn *listing, void *ctx)
+{
+	char a[64], b[64];
+	fprintf(f, "<table class=\"views sortable\" id=\"%s\"><thead><tr>"
+		   "<th class=\"n\" data-type=\"num\">stall</th><th class=\"n\" data-type=\"num\">refs</th>"
+		   "<th class=\"n\" data-type=\"num\">D1 miss</th><th class=\"n\" data-type=\"num\">LL miss</th>"
+		   "<th class=\"n\" data-type=\"num\">LL unk</th><th data-type=\"text\">%s</th></tr></thead><tbody>\n",
+		id, what);
+	for (size_t i = 0; i < r->n && i < HTML_VIEW_ROWS; i++) {
+		const struct report_mem_row *x = &r->rows[i];
+		double lo, d1, ll, hi;
+		report_mem_d1(&x->t, &lo, &d1, &hi);
+		report_mem_ll(&x->t, &lo, &ll, &hi);
+		fputs("<tr>", f);
+		num_cell(f, r->stall_all > 0 ? x->stall / r->stall_all : 0, "%.1f%%");
+		fprintf(f, "<td class=\"n\" data-v=\"%.0f\">%.0f</td>", x->t.refs, x->t.refs);
+		fprintf(f, "<td class=\"n\" data-v=\"%.6f\">", x->t.refs > 0 ? d1 / x->t.refs : 0);
+		report_html_text(f, report_mem_rates_text(&x->t, 0, a, sizeof(a)));
+		fprintf(f, "</td><td class=\"n\" data-v=\"%.6f\">", x->t.refs > 0 ? ll / x->t.refs : 0);
+		report_html_text(f, report_mem_rates_text(&x->t, 1, b, sizeof(b)));
+		fputs("</td>", f);
+		num_cell(f, report_mem_ll_unknown(&x->t), "%.0f%%");
+		fputs("<td class=\"name\">", f);
+		if (listing)
+			proc_link(f, x->proc, x->image, listing, ctx);
+		else
+			report_html_text(f, x->proc);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	if (r->n > HTML_VIEW_ROWS)
+		fprintf(f, "<p class=\"note\">%zu more rows: <code>vprof memory%s -n 0</code>.</p>\n",
+			r->n - HTML_VIEW_ROWS, listing ? "" : " --by object");
+}
+
 void report_html_memory(FILE *f, struct report_value_model *vm, report_html_listing_fn *listing, void *ctx)
 {
 	struct report_mem_result r;
@@ -207,32 +245,16 @@ void report_html_memory(FILE *f, struct report_value_model *vm, report_html_list
 		report_mem_result_free(&r);
 		return;
 	}
-	fputs("<table class=\"views sortable\" id=\"memory-table\"><thead><tr>"
-	      "<th class=\"n\" data-type=\"num\">stall</th><th class=\"n\" data-type=\"num\">refs</th>"
-	      "<th class=\"n\" data-type=\"num\">D1 miss</th><th class=\"n\" data-type=\"num\">LL miss</th>"
-	      "<th class=\"n\" data-type=\"num\">LL unk</th><th data-type=\"text\">procedure</th></tr></thead><tbody>\n",
-	      f);
-	for (size_t i = 0; i < r.n && i < HTML_VIEW_ROWS; i++) {
-		const struct report_mem_row *x = &r.rows[i];
-		double lo, d1, ll, hi;
-		report_mem_d1(&x->t, &lo, &d1, &hi);
-		report_mem_ll(&x->t, &lo, &ll, &hi);
-		fputs("<tr>", f);
-		num_cell(f, r.stall_all > 0 ? x->stall / r.stall_all : 0, "%.1f%%");
-		fprintf(f, "<td class=\"n\" data-v=\"%.0f\">%.0f</td>", x->t.refs, x->t.refs);
-		fprintf(f, "<td class=\"n\" data-v=\"%.6f\">", x->t.refs > 0 ? d1 / x->t.refs : 0);
-		report_html_text(f, report_mem_rates_text(&x->t, 0, a, sizeof(a)));
-		fprintf(f, "</td><td class=\"n\" data-v=\"%.6f\">", x->t.refs > 0 ? ll / x->t.refs : 0);
-		report_html_text(f, report_mem_rates_text(&x->t, 1, b, sizeof(b)));
-		fputs("</td>", f);
-		num_cell(f, report_mem_ll_unknown(&x->t), "%.0f%%");
-		fputs("<td class=\"name\">", f);
-		proc_link(f, x->proc, x->image, listing, ctx);
-		fputs("</td></tr>\n", f);
+	mem_table(f, &r, "memory-table", "procedure", listing, ctx);
+	struct report_mem_result o;
+	report_mem_rank(vm, REPORT_MEM_BY_OBJECT, &o);
+	if (o.n) {
+		fputs("<h3 id=\"memory-objects\">Data objects</h3>\n<p class=\"note\">The same references by the "
+		      "data they touched (<code>vprof memory --by object</code>): a stack frame as <code>[stack] "
+		      "F</code>, a global by its symbol, a heap block of 4 KiB or more by the line that allocated "
+		      "it, other mappings and smaller blocks as one row.</p>\n", f);
+		mem_table(f, &o, "memory-objects-table", "object", NULL, NULL);
 	}
-	fputs("</tbody></table>\n", f);
-	if (r.n > HTML_VIEW_ROWS)
-		fprintf(f, "<p class=\"note\">%zu more rows: <code>vprof memory -n 0</code>.</p>\n",
-			r.n - HTML_VIEW_ROWS);
+	report_mem_result_free(&o);
 	report_mem_result_free(&r);
 }

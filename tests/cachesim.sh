@@ -160,7 +160,8 @@ for l in sys.stdin:
     m = re.match(r"\s*[\d.]+%\s+\d+\s+(\S+ \(\S+\))\s+(\S+ \(\S+\))\s+\d+%\s+(\S+)", l)
     if m:
         rows.append([m.group(3), m.group(1), m.group(2)])
-print(json.dumps({"rows": rows}))' >"$TMP/mexpect.json"
+objs = [r["object"] for r in json.load(open(sys.argv[1]))["rows"]]
+print(json.dumps({"rows": rows, "objects": objs}))' <("$VPROF" memory --db "$TMP/db" --by object --json -n 30) >"$TMP/mexpect.json"
 "$PY" "$TOP/tests/html_browser.py" memory "$TMP/page.html" "$TMP/mexpect.json" >"$TMP/b.out" 2>"$TMP/b.err"
 rc=$?
 cat "$TMP/b.out"

@@ -16,7 +16,8 @@ latency views hold EXPECT's rows (the commands' sentences, in order, and
 typed values; doubles read as numbers), the listings show double operands
 as numbers, the views link to listings and sort. MODE memory: the memory
 view holds EXPECT's rows (vprof memory's procedures and rates, in order)
-and sorts. MODE cxx: names with < > & survive (table cell and flame frame text equal
+and its objects (vprof memory --by object's, in order)
+and both sort. MODE cxx: names with < > & survive (table cell and flame frame text equal
 the demangled name, and no element was made of them). Every mode: the page
 loads no resource, logs no error, and Chromium runs with the network off
 (offline emulation, a dead proxy, no name resolution).
@@ -300,6 +301,11 @@ try:
         refs = [float(r.find_elements(By.TAG_NAME, "td")[1].get_attribute("data-v"))
                 for r in driver.find_elements(By.CSS_SELECTOR, "#memory-table tbody tr")]
         check(refs == sorted(refs, reverse=True), "a click on 'refs' sorts the rows by references (%s)" % refs[:4])
+        objs = [r.find_elements(By.TAG_NAME, "td")[5].text
+                for r in driver.find_elements(By.CSS_SELECTOR, "#memory-objects-table tbody tr")]
+        check(len(objs) > 0 and objs == expect["objects"],
+              "the data objects table has vprof memory --by object's %d rows, in order (%s)" %
+              (len(expect["objects"]), objs[:4]))
 
     elif mode == "cxx":
         name = expect["name"]
