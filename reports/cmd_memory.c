@@ -118,7 +118,15 @@ int cmd_memory(int argc, char **argv)
 	report_mem_rank(&vm, op.by, &mr);
 	const struct report_mem_row *rows = mr.rows;
 	size_t n = mr.n;
-	const struct report_mem_tally all = mr.all;
+	/* The whole run's rates as the procedures give them, whatever the
+	 * rows: an object's LL estimate pools its PCs' unknown references. */
+	struct report_mem_tally all = mr.all;
+	if (op.by == BY_OBJECT) {
+		struct report_mem_result pr;
+		report_mem_rank(&vm, BY_PROC, &pr);
+		all = pr.all;
+		report_mem_result_free(&pr);
+	}
 	double stall_all = mr.stall_all;
 	const struct merge_stats *s = &vm.m.stats;
 	char geom[80] = "unknown";
@@ -182,7 +190,9 @@ int cmd_memory(int argc, char **argv)
 		for (int i = 0; i < SPOOL_INTERP_STOPS; i++)
 			if (s->interp_stops[i])
 				printf(" %s %llu", stop_name(i), (unsigned long long)s->interp_stops[i]);
-		printf("\n%.0f data references: D1 misses %s, LL misses %s of references\n", all.refs,
+		printf("\n%.0f data references: D1 misses %s, LL misses %s of references (the windows' mix: weighted "
+		       "by time, so code that misses counts for more than its share of references; each row's rate "
+		       "is its own)\n", all.refs,
 		       report_mem_rates_text(&all, 0, a, sizeof(a)), report_mem_rates_text(&all, 1, b, sizeof(b)));
 		printf("unknown references (a line's first touch in a window) %.1f%% at D1, %.1f%% at LL; estimate: "
 		       "known misses + unknown ones guessed from the state earlier windows left; bounds: unknown all "
