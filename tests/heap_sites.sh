@@ -15,6 +15,8 @@
 #    named (the interposers pass calls to the allocator after them);
 #  - C++: std::vector's and make_unique's blocks named by main's lines,
 #    not the library headers' lines inlined into main;
+#  - Debian's python3.11, sqlite3, gzip and xz on the real workloads:
+#    same output;
 #  - VPROF_HEAP=off preloads no interposer (no heap row), and a missing
 #    libvprof-heap.so is one message, the program profiled all the same.
 . "$(dirname "$0")/lib.sh"
@@ -127,6 +129,21 @@ print(" ".join(sorted(r["source"].rsplit("/", 1)[-1] + "@" + r["object"].rsplit(
 else
 	fail "build the C++ program (g++)"
 fi
+
+# Debian's programs on the real workloads: the interposers change nothing
+# they print or return.
+DIR=$TMP
+. "$TOP/tests/fixtures/real_workloads.sh"
+for name in $REAL_NAMES; do
+	real_cmd "$name"
+	"${REAL_CMD[@]}" <"$REAL_IN" >"$TMP/r.plain" 2>/dev/null; pst=$?
+	rm -rf "$TMP/db_r"
+	"$VPROF" run --db "$TMP/db_r" --cachesim -- "${REAL_CMD[@]}" <"$REAL_IN" >"$TMP/r.out" 2>/dev/null; st=$?
+	heap=$("$VPROF" memory --db "$TMP/db_r" --by object --json -n 0 | "$PY" -c 'import json,sys; print(sum(r["class"]=="heap" for r in json.load(sys.stdin)["rows"]))')
+	same=no; cmp -s "$TMP/r.plain" "$TMP/r.out" && same=yes
+	check "$name under --cachesim: same output ($same), status $st (plain $pst); $heap heap rows" \
+		[ "$same" = yes -a "$st" = "$pst" ]
+done
 
 VPROF_HEAP=off "$VPROF" run --db "$TMP/db_off" --cachesim -- "$TMP/tc" >/dev/null 2>&1
 n=$("$VPROF" memory --db "$TMP/db_off" --by object --json -n 0 | "$PY" -c 'import json,sys; print(sum(r["class"]=="heap" for r in json.load(sys.stdin)["rows"]))')
