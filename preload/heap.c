@@ -14,8 +14,10 @@
  * that made the call is a wrapper (its code shorter than HEAP_WRAPPER
  * bytes, as xmalloc or a library's default allocator callback are), its
  * own call site, up to HEAP_UP frames, found by the CFI unwinder from the
- * interposer's frame. Whether a return address's function is a wrapper
- * is kept in a small cache (g_wrap), so most allocations unwind nothing.
+ * interposer's frame; so too where it is a function VPROF_ALLOC_FN names
+ * (`vprof run --alloc-fn`: by its dynamic symbol, dladdr). Whether a
+ * return address's function is a wrapper is kept in a small cache
+ * (g_wrap), so most allocations unwind nothing.
  *
  * The table: live blocks sorted by start, in chunks of HEAP_CH, the
  * chunks listed in order of their first block, all in one mapping made
@@ -40,6 +42,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -73,6 +76,8 @@ static struct heap_table *g_heap;
 static uint64_t g_heap_seq;              /* odd while a writer changes the table */
 static void *g_heap_owner;               /* the lock: its holder's t_me, or NULL */
 static int g_heap_on;
+/* VPROF_ALLOC_FN's names, each ended by a NUL, the list by an empty one. */
+static char g_alloc_fn[1026];
 static uint64_t g_self_lo, g_self_hi;    /* libvprof.so's own mapping */
 uint64_t g_heap_dropped;                 /* blocks not kept: the table was full */
 static __thread char t_me PRELOAD_TLS;   /* the thread's identity, by address */
@@ -131,6 +136,14 @@ void preload_heap_init(void)
 		m->free_id[i] = HEAP_NCH - 1 - i;
 	m->nfree = HEAP_NCH;
 	g_heap = m;
+	const char *names = getenv("VPROF_ALLOC_FN");
+	if (names) {
+		size_t n = strlen(names) < sizeof(g_alloc_fn) - 2 ? strlen(names) : sizeof(g_alloc_fn) - 2;
+		memcpy(g_alloc_fn, names, n);
+		for (size_t i = 0; i < n; i++)
+			if (g_alloc_fn[i] == ',')
+				g_alloc_fn[i] = 0;
+	}
 	struct dl_find_object fo;
 	if (_dl_find_object((void *)(uintptr_t)preload_heap_init, &fo) == 0) {
 		g_self_lo = (uint64_t)(uintptr_t)fo.dlfo_map_start;
@@ -260,6 +273,7 @@ static void add(struct heap_table *t, uint64_t lo, uint64_t hi, uint64_t site)
 #define HEAP_WRAP_CACHE 512
 static uint64_t g_wrap[HEAP_WRAP_CACHE];
 
+
 static int wrapper(uint64_t ra)
 {
 	uint64_t *e = &g_wrap[(ra * 0x9e3779b97f4a7c15ull) >> 55];
@@ -268,6 +282,13 @@ static int wrapper(uint64_t ra)
 		return (int)(v & 1);
 	uint64_t b, end;
 	int w = preload_cfi_function(ra - 1, &b, &end) == 0 && end - b < HEAP_WRAPPER;
+	if (!w && g_alloc_fn[0]) {
+		/* A function the user named (--alloc-fn): by its dynamic symbol. */
+		Dl_info di;
+		if (dladdr((void *)(uintptr_t)(ra - 1), &di) && di.dli_sname && di.dli_saddr)
+			for (const char *p = g_alloc_fn; *p && !w; p += strlen(p) + 1)
+				w = !strcmp(p, di.dli_sname);
+	}
 	__atomic_store_n(e, ra << 1 | (uint64_t)w, __ATOMIC_RELAXED);
 	return w;
 }

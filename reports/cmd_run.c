@@ -38,7 +38,8 @@
 static const char kHelp[] =
 	"usage: vprof run [--db DIR] [--add] [--event E] [--freq HZ | --period N]\n"
 	"                 [--values [--interp-len N] [--interp-reach R] [--interp-every K]\n"
-	"                 [--skew-skip S]] [--branches] [--cachesim [--cache SPEC] [--cachesim-len N]]\n"
+	"                 [--skew-skip S]] [--branches] [--cachesim [--cache SPEC] [--cachesim-len N]\n"
+	"                 [--alloc-fn NAME]...]\n"
 	"                 [--hazards]\n"
 	"                 [--module M] [--stacks [--stack-depth N]]\n"
 	"                 [--no-stacks] [--no-python] [--no-lua] [--opcodes]\n"
@@ -78,6 +79,10 @@ static const char kHelp[] =
 	"                    default this machine's, from sysfs\n"
 	"  --cachesim-len N  instructions a long window (--cachesim, --hazards) runs, 1000\n"
 	"                    to 1000000 (default 50000; implies --cachesim without --hazards)\n"
+	"  --alloc-fn NAME   (implies --cachesim; repeatable) a function that allocates for\n"
+	"                    its callers, as xmalloc: heap blocks it allocates are named\n"
+	"                    by its caller's line (functions under 96 bytes are so\n"
+	"                    already); an exported symbol (the dynamic symbol table)\n"
 	"  --hazards         memory-order hazards (VPROF_HAZARDS=on): windows as --cachesim's\n"
 	"                    check each load against the stores still in flight: store\n"
 	"                    forwarding that fails, 4K aliasing, for vprof hazards\n"
@@ -406,6 +411,7 @@ int cmd_run(int argc, char **argv)
 		{ "cachesim", no_argument, 0, 'Y' },     { "cache", required_argument, 0, 'Z' },
 		{ "cachesim-len", required_argument, 0, 'W' },
 		{ "hazards", no_argument, 0, 'H' },
+		{ "alloc-fn", required_argument, 0, 'G' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *dbopt = NULL;
@@ -442,6 +448,25 @@ int cmd_run(int argc, char **argv)
 		case 'B': setenv("VPROF_BRANCHES", "on", 1); break;
 		case 'Y': setenv("VPROF_CACHESIM", "on", 1); break;
 		case 'H': setenv("VPROF_HAZARDS", "on", 1); break;
+		case 'G': {
+			/* Names of allocation functions, comma-separated in
+			 * VPROF_ALLOC_FN (the list's first given replaces one
+			 * from the environment). */
+			static int given;
+			const char *old = given ? getenv("VPROF_ALLOC_FN") : NULL;
+			if (!*optarg || strchr(optarg, ',') || strlen(optarg) > 127)
+				return report_usage("run", "--alloc-fn takes one function name (at most 127 bytes)");
+			size_t n = (old ? strlen(old) + 1 : 0) + strlen(optarg) + 1;
+			if (n > 1024)
+				return report_usage("run", "--alloc-fn: at most 1023 bytes of names in all");
+			char *list = malloc(n);
+			snprintf(list, n, "%s%s%s", old ? old : "", old ? "," : "", optarg);
+			setenv("VPROF_ALLOC_FN", list, 1);
+			free(list);
+			given = 1;
+			setenv("VPROF_CACHESIM", "on", 1);
+			break;
+		}
 		case 'Z': {
 			struct spool_cache_geom g;
 			char why[200];

@@ -15,6 +15,8 @@
 #    named (the interposers pass calls to the allocator after them);
 #  - C++: std::vector's and make_unique's blocks named by main's lines,
 #    not the library headers' lines inlined into main;
+#  - --alloc-fn names a wrapper too large to be told by its size: its
+#    callers' lines name the blocks; a bad name is one message, status 2;
 #  - Debian's python3.11, sqlite3, gzip and xz on the real workloads:
 #    same output;
 #  - VPROF_HEAP=off preloads no interposer (no heap row), and a missing
@@ -129,6 +131,52 @@ print(" ".join(sorted(r["source"].rsplit("/", 1)[-1] + "@" + r["object"].rsplit(
 else
 	fail "build the C++ program (g++)"
 fi
+
+# --alloc-fn: a wrapper too large to be told by its size, named by the
+# user, gives way to its callers' lines.
+cat >"$TMP/af.c" <<'CEOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static long g_bytes, g_calls;
+__attribute__((noinline)) void *my_alloc(size_t n, const char *why)
+{
+	void *p = malloc(n);                                /* inside my_alloc */
+	if (!p) {
+		fprintf(stderr, "my_alloc: %zu bytes for %s: out of memory\n", n, why);
+		exit(1);
+	}
+	memset(p, 0, n);
+	g_bytes += (long)n, g_calls++;
+	return p;
+}
+int main(void)
+{
+	long *a = my_alloc(16 << 20, "a"), s = 0;              /* the first caller */
+	long *b = my_alloc(8 << 20, "b");                      /* the second caller */
+	for (int r = 0; r < 30; r++)
+		for (size_t i = 0; i < (16u << 20) / 8; i += 8)
+			s += a[i] + b[(i / 2) % ((8u << 20) / 8)];
+	printf("%ld %ld %ld\n", s, g_bytes, g_calls);
+	return 0;
+}
+CEOF
+cc -O1 -g -rdynamic -o "$TMP/af" "$TMP/af.c" || fail "build the --alloc-fn program"
+sites() {   # the heap rows' sources, sorted
+	"$VPROF" memory --db "$1" --by object --json -n 0 | "$PY" -c '
+import json, sys
+print(" ".join(sorted(set(r["source"].rsplit("/", 1)[-1] for r in json.load(sys.stdin)["rows"] if r["class"] == "heap"))))'
+}
+"$VPROF" run --db "$TMP/db_af0" --cachesim -- "$TMP/af" >"$TMP/af0.out" 2>/dev/null
+"$VPROF" run --db "$TMP/db_af1" --alloc-fn my_alloc -- "$TMP/af" >"$TMP/af1.out" 2>/dev/null; st=$?
+inside="af.c:$(grep -n 'inside my_alloc' "$TMP/af.c" | cut -d: -f1)"
+callers="af.c:$(grep -n 'the first caller' "$TMP/af.c" | cut -d: -f1) af.c:$(grep -n 'the second caller' "$TMP/af.c" | cut -d: -f1)"
+check "without --alloc-fn the blocks are my_alloc's line ($(sites "$TMP/db_af0"); want $inside)" [ "$(sites "$TMP/db_af0")" = "$inside" ]
+same=no; cmp -s "$TMP/af0.out" "$TMP/af1.out" && same=yes
+check "--alloc-fn my_alloc names its callers' lines ($(sites "$TMP/db_af1"); want $callers), status $st, same output ($same)" \
+	[ "$(sites "$TMP/db_af1")" = "$callers" -a "$st" = 0 -a "$same" = yes ]
+"$VPROF" run --db "$TMP/db_af2" --alloc-fn "a,b" -- true >/dev/null 2>"$TMP/af2.err"; st=$?
+check "--alloc-fn with a comma is one message and status 2 ($st)" [ "$st" = 2 -a "$(wc -l <"$TMP/af2.err")" -le 2 ]
 
 # Debian's programs on the real workloads: the interposers change nothing
 # they print or return.
