@@ -30,9 +30,7 @@
  * lock (preload_heap_find): it gives up when the number is odd (the
  * handler interrupted a change on its own thread) or changed while it
  * read. The mapping is never freed and every index read is bounded, so a
- * torn read is never a fault.
- * fork: the lock is held across it (pthread_atfork) so the child's
- * table is whole.
+ * torn read is never a fault. fork holds the lock (pthread_atfork).
  */
 #include "preload/preload.h"
 #include "preload/heap.h"
@@ -102,10 +100,21 @@ static void unlock(void)
 	__atomic_store_n(&g_heap_owner, NULL, __ATOMIC_RELEASE);
 }
 
+/* fork: the lock is held across it, so the child's table is whole;
+ * unless the forking thread holds it already (fork is async-signal-safe:
+ * a handler may call it inside a change), which then takes nothing. */
+static int g_fork_took;
+
 static void fork_prepare(void)
 {
-	while (!lock())
-		;
+	int took = lock();
+	g_fork_took = took;
+}
+
+static void fork_parent(void)
+{
+	if (g_fork_took)
+		unlock();
 }
 
 static void fork_child(void)
@@ -149,7 +158,7 @@ void preload_heap_init(void)
 		g_self_lo = (uint64_t)(uintptr_t)fo.dlfo_map_start;
 		g_self_hi = (uint64_t)(uintptr_t)fo.dlfo_map_end;
 	}
-	pthread_atfork(fork_prepare, unlock, fork_child);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	/* The interposers find their next definitions now, in the
 	 * constructor: never first in a signal handler (dlsym is not
 	 * async-signal-safe). */
@@ -272,7 +281,6 @@ static void add(struct heap_table *t, uint64_t lo, uint64_t hi, uint64_t site)
  * is ra << 1 | answer, one word, so a racing store is whole or absent. */
 #define HEAP_WRAP_CACHE 512
 static uint64_t g_wrap[HEAP_WRAP_CACHE];
-
 
 static int wrapper(uint64_t ra)
 {
