@@ -3,9 +3,10 @@
 # the program: libvprof-heap.so's interposers and preload/heap.c's table
 # under `vprof run --cachesim`, against the same run without them
 # (VPROF_HEAP=off), on an allocation loop: SMALL pairs of malloc(48)/free
-# (kept by no table: the cost every allocation pays), and BIG pairs of
+# (kept by no table: the cost every allocation pays), BIG pairs of
 # malloc(64 KiB)/free among 1000 live 64 KiB blocks (kept: a table of 1000
-# entries, inserted and removed). CPU time of each, interleaved, N rounds
+# entries, inserted and removed), and 16 threads each making THREADS
+# pairs of 64-88 KiB at once (the table's lock contended, on 2 CPUs). CPU time of each, interleaved, N rounds
 # (default 7): the median per-round ratio with-sites / without [range],
 # and the difference per pair in ns.
 #
@@ -28,14 +29,43 @@ trap 'rm -rf "$W"' EXIT
 make -s -C "$ROOT" -j2 build/vprof build/libvprof.so build/libvprof-heap.so >"$W/make.log" 2>&1 || { cat "$W/make.log"; exit 1; }
 cp "$ROOT/build/vprof" "$W/vprof" && cp "$ROOT/build/libvprof.so" "$ROOT/build/libvprof-heap.so" "$W/" || exit 1
 export VPROF_LIB=$W/libvprof.so
-SMALL=20000000 BIG=2000000
+SMALL=20000000 BIG=2000000 THREADS=200000
 cat >"$W/alloc.c" <<'CEOF'
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+static long g_n;
+static void *churn(void *arg)
+{
+	char *live[64] = { 0 };
+	long s = 0;
+	for (long i = 0; i < g_n; i++) {
+		int k = (int)(i % 64);
+		free(live[k]);
+		live[k] = malloc(65536 + (size_t)(i % 7) * 4096);
+		live[k][i % 4096] = (char)i;
+		s += live[k][i % 4096];
+	}
+	for (int k = 0; k < 64; k++)
+		free(live[k]);
+	*(long *)arg = s;
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	long n = atol(argv[2]), s = 0;
-	if (argv[1][0] == 's') {
+	if (argv[1][0] == 't') {   /* 16 threads, n pairs each */
+		pthread_t t[16];
+		long r[16];
+		g_n = n;
+		for (int i = 0; i < 16; i++)
+			pthread_create(&t[i], NULL, churn, &r[i]);
+		for (int i = 0; i < 16; i++) {
+			pthread_join(t[i], NULL);
+			s += r[i];
+		}
+	} else if (argv[1][0] == 's') {
 		for (long i = 0; i < n; i++) {
 			char *volatile p = malloc(48);
 			p[0] = (char)i;
@@ -58,7 +88,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 CEOF
-gcc -O2 -o "$W/alloc" "$W/alloc.c" || exit 1
+gcc -O2 -pthread -o "$W/alloc" "$W/alloc.c" || exit 1
 
 echo "== bench/heap_sites.sh: allocation sites' cost under --cachesim, $ROUNDS rounds"
 echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git -C "$ROOT" rev-parse --short HEAD)"
@@ -69,13 +99,14 @@ cpu() {   # CPU seconds of the profiled program: HEAP MODE N
 		2>&1 >/dev/null | tail -1 | awk '{ print $1 + $2 }'
 }
 for r in $(seq 1 "$ROUNDS"); do
-	echo "$(cpu on s $SMALL) $(cpu off s $SMALL) $(cpu on b $BIG) $(cpu off b $BIG)"
+	echo "$(cpu on s $SMALL) $(cpu off s $SMALL) $(cpu on b $BIG) $(cpu off b $BIG) $(cpu on t $THREADS) $(cpu off t $THREADS)"
 done >"$W/t"
-python3 - "$W/t" "$SMALL" "$BIG" <<'PYEOF'
+python3 - "$W/t" "$SMALL" "$BIG" "$THREADS" <<'PYEOF'
 import statistics, sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 for name, a, b, n in (("malloc(48)/free, not kept", 0, 1, int(sys.argv[2])),
-                      ("malloc(64K)/free among 1000 kept", 2, 3, int(sys.argv[3]))):
+                      ("malloc(64K)/free among 1000 kept", 2, 3, int(sys.argv[3])),
+                      ("16 threads, malloc(64K+)/free", 4, 5, 16 * int(sys.argv[4]))):
     ratios = [r[a] / r[b] for r in rows if r[b] > 0]
     ns = [1e9 * (r[a] - r[b]) / n for r in rows]
     print("%-34s with sites / without: %.3fx [%.3f-%.3f]; %+.1f ns a pair (median; without %.1f ns)" % (

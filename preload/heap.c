@@ -24,8 +24,8 @@
  * at start-up; a change moves at most a chunk's blocks, or the list's
  * entries when a chunk splits or empties (HEAP_NCH chunks: past them a
  * new block is not kept, counted in g_heap_dropped). Writers (the
- * allocating threads) take a spin lock (a thread that holds it already,
- * in a signal handler, keeps nothing) and bump a sequence number around
+ * allocating threads) take a lock (waiters yield the CPU; a thread that
+ * holds it already, in a signal handler, keeps nothing) and bump a sequence number around
  * each change, odd while it lasts; the sample handler reads without a
  * lock (preload_heap_find): it gives up when the number is odd (the
  * handler interrupted a change on its own thread) or changed while it
@@ -42,6 +42,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
 
 #define HEAP_MIN 4096
@@ -72,7 +73,7 @@ struct heap_table {
 
 static struct heap_table *g_heap;
 static uint64_t g_heap_seq;              /* odd while a writer changes the table */
-static void *g_heap_owner;               /* the lock: its holder's t_me, or NULL */
+static void *g_heap_owner;               /* the lock's holder: its t_me, or NULL */
 static int g_heap_on;
 /* VPROF_ALLOC_FN's names, each ended by a NUL, the list by an empty one. */
 static char g_alloc_fn[1026];
@@ -82,15 +83,21 @@ static __thread char t_me PRELOAD_TLS;   /* the thread's identity, by address */
 
 /* Takes the lock; 0 when this thread holds it already (a signal handler
  * allocating while the code it interrupted was changing the table: that
- * block is not kept, and nothing waits on itself). */
+ * block is not kept, and nothing waits on itself). A waiter spins a
+ * little, then yields the CPU (sched_yield, a call vprof makes anyway:
+ * sandbox.c), so that a holder that lost its CPU gets it back. */
 static int lock(void)
 {
 	void *none = NULL;
 	if (__atomic_load_n(&g_heap_owner, __ATOMIC_RELAXED) == &t_me)
 		return 0;
-	while (!__atomic_compare_exchange_n(&g_heap_owner, &none, &t_me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-		none = NULL;
-		__builtin_ia32_pause();
+	for (unsigned spins = 0;
+	     !__atomic_compare_exchange_n(&g_heap_owner, &none, &t_me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	     none = NULL) {
+		if (++spins < 64)
+			__builtin_ia32_pause();
+		else
+			sched_yield();
 	}
 	return 1;
 }
