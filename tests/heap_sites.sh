@@ -122,7 +122,7 @@ int main(void)
 {
 	size_t n = 8 << 20;
 	long s = 0;
-	for (int r = 0; r < 30; r++) {
+	for (int r = 0; r < 1000; r++) {
 		char *a = malloc(n);               /* the swept block */
 		memset(a, r, n);
 		for (int k = 0; k < 4; k++)
@@ -158,7 +158,7 @@ int main()
 	std::vector<long> big(8 << 20);                     // the vector
 	auto arr = std::make_unique<long[]>(4 << 20);       // the array
 	long s = 0;
-	for (int r = 0; r < 20; r++)
+	for (int r = 0; r < 100; r++)
 		s += walk(big.data(), big.size()) + walk(arr.get(), 4 << 20);
 	printf("%ld\n", s);
 	return 0;
@@ -198,7 +198,7 @@ int main(void)
 {
 	long *a = my_alloc(16 << 20, "a"), s = 0;              /* the first caller */
 	long *b = my_alloc(8 << 20, "b");                      /* the second caller */
-	for (int r = 0; r < 30; r++)
+	for (int r = 0; r < 1500; r++)
 		for (size_t i = 0; i < (16u << 20) / 8; i += 8)
 			s += a[i] + b[(i / 2) % ((8u << 20) / 8)];
 	printf("%ld %ld %ld\n", s, g_bytes, g_calls);
