@@ -140,6 +140,26 @@ EXPORT void free(void *p)
 	n_free(p);
 }
 
+/* realloc's and reallocarray's work, for the call returning to ra from
+ * the frame whose CFA is cfa: the old block ends where the new one is
+ * made (or where realloc(p, 0) freed it). */
+static void *resize(void *old, size_t n, void *ra, void *cfa)
+{
+	void *p;
+	if (in_boot(old)) {
+		size_t was = *(const size_t *)((const unsigned char *)old - 16);
+		if ((p = n_malloc(n)))
+			memcpy(p, old, was < n ? was : n);
+	} else {
+		p = n_realloc(old, n);
+		if (old && h_free && (p || !n))
+			h_free(old, 0, ra);
+	}
+	if (p && n >= HEAP_MIN && h_alloc)
+		h_alloc(p, n, ra, cfa);
+	return p;
+}
+
 EXPORT void *realloc(void *old, size_t n)
 {
 	if (!g_ready) {
@@ -147,19 +167,7 @@ EXPORT void *realloc(void *old, size_t n)
 			return boot_alloc(n);
 		resolve();
 	}
-	if (in_boot(old)) {
-		void *p = n_malloc(n);
-		size_t was = *(const size_t *)((const unsigned char *)old - 16);
-		if (p)
-			memcpy(p, old, was < n ? was : n);
-		NOTE(p, n);
-		return p;
-	}
-	void *p = n_realloc(old, n);
-	if (old && h_free && (p || !n))
-		h_free(old, 0, __builtin_return_address(0));
-	NOTE(p, n);
-	return p;
+	return resize(old, n, __builtin_return_address(0), __builtin_dwarf_cfa());
 }
 
 EXPORT void *reallocarray(void *old, size_t k, size_t n)
@@ -171,11 +179,7 @@ EXPORT void *reallocarray(void *old, size_t k, size_t n)
 	}
 	if (!g_ready)
 		resolve();
-	void *p = n_realloc(old, t);
-	if (old && h_free && (p || !t))
-		h_free(old, 0, __builtin_return_address(0));
-	NOTE(p, t);
-	return p;
+	return resize(old, t, __builtin_return_address(0), __builtin_dwarf_cfa());
 }
 
 EXPORT void *aligned_alloc(size_t a, size_t n)

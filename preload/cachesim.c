@@ -325,7 +325,7 @@ static uint64_t object_of(struct preload_window *w, const struct interp_state *s
 	}
 	struct preload_cachesim *cs = w->cs;
 	if ((addr >= cs->heap_lo && addr < cs->heap_hi) ||
-	    preload_heap_find(addr, &cs->heap_lo, &cs->heap_hi, &cs->heap_site)) {
+	    preload_heap_find(addr, &cs->heap_lo, &cs->heap_hi, &cs->heap_site) > 0) {
 		*cls = SPOOL_OBJ_HEAP;
 		return cs->heap_site;
 	}

@@ -23,7 +23,7 @@
  * chunks listed in order of their first block, all in one mapping made
  * at start-up; a change moves at most a chunk's blocks, or the list's
  * entries when a chunk splits or empties (HEAP_NCH chunks: past them a
- * new block is not kept, counted in g_heap_dropped). Writers (the
+ * new block is not kept). Writers (the
  * allocating threads) take a lock (waiters yield the CPU; a thread that
  * holds it already, in a signal handler, keeps nothing) and bump a sequence number around
  * each change, odd while it lasts; the sample handler reads without a
@@ -78,7 +78,6 @@ static int g_heap_on;
 /* VPROF_ALLOC_FN's names, each ended by a NUL, the list by an empty one. */
 static char g_alloc_fn[1026];
 static uint64_t g_self_lo, g_self_hi;    /* libvprof.so's own mapping */
-uint64_t g_heap_dropped;                 /* blocks not kept: the table was full */
 static __thread char t_me PRELOAD_TLS;   /* the thread's identity, by address */
 
 /* Takes the lock; 0 when this thread holds it already (a signal handler
@@ -260,10 +259,8 @@ static void add(struct heap_table *t, uint64_t lo, uint64_t hi, uint64_t site)
 	c = &t->ch[t->top_id[k]];
 	if (c->n == HEAP_CH) {
 		/* Split: the upper half to a new chunk after this one. */
-		if (!t->nfree) {
-			__atomic_add_fetch(&g_heap_dropped, 1, __ATOMIC_RELAXED);
+		if (!t->nfree)
 			return;
-		}
 		uint32_t id = t->free_id[--t->nfree];
 		struct heap_chunk *d = &t->ch[id];
 		d->n = HEAP_CH / 2;
@@ -359,9 +356,8 @@ __attribute__((visibility("default"))) void vprof_heap_free(void *p, size_t len,
 	if (!len) {
 		/* Most frees are of blocks not kept: looked up without the lock. */
 		uint64_t lo, hi, site;
-		uint64_t s = __atomic_load_n(&g_heap_seq, __ATOMIC_ACQUIRE);
-		if (!(s & 1) && (!preload_heap_find(a, &lo, &hi, &site) || lo != a) &&
-		    __atomic_load_n(&g_heap_seq, __ATOMIC_ACQUIRE) == s)
+		int found = preload_heap_find(a, &lo, &hi, &site);
+		if (!found || (found > 0 && lo != a))
 			return;
 	}
 	if (!lock())
@@ -388,7 +384,7 @@ int preload_heap_find(uint64_t addr, uint64_t *lo, uint64_t *hi, uint64_t *site)
 	for (int tries = 0; tries < 2; tries++) {
 		uint64_t s = __atomic_load_n(&g_heap_seq, __ATOMIC_ACQUIRE);
 		if (s & 1)
-			return 0;
+			return -1;
 		uint32_t ntop = __atomic_load_n(&t->ntop, __ATOMIC_RELAXED);
 		struct heap_block b = { 0, 0, 0 };
 		int k = top_of(t, ntop < HEAP_NCH ? ntop : HEAP_NCH, addr);
@@ -410,5 +406,5 @@ int preload_heap_find(uint64_t addr, uint64_t *lo, uint64_t *hi, uint64_t *site)
 		*lo = b.lo, *hi = b.hi, *site = b.site;
 		return 1;
 	}
-	return 0;
+	return -1;
 }

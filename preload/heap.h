@@ -11,7 +11,8 @@
 /* Maps the table when cache simulation is on (the constructor). */
 void preload_heap_init(void);
 /* The kept block holding addr: 1 with its [lo, hi) and allocation site,
- * else 0 (none, or the table was changing). Async-signal-safe. */
+ * 0 when none holds it, -1 when the table was changing (unknown).
+ * Async-signal-safe. */
 int preload_heap_find(uint64_t addr, uint64_t *lo, uint64_t *hi, uint64_t *site);
 /* The interposers' calls (exported): a block of size bytes at p,
  * allocated by a call returning to ra from the frame whose CFA is cfa;
@@ -19,6 +20,5 @@ int preload_heap_find(uint64_t addr, uint64_t *lo, uint64_t *hi, uint64_t *site)
  * Calls from libvprof.so itself are ignored. */
 void vprof_heap_alloc(void *p, size_t size, void *ra, void *cfa);
 void vprof_heap_free(void *p, size_t len, void *ra);
-extern uint64_t g_heap_dropped;
 
 #endif
