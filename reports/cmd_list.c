@@ -239,9 +239,9 @@ static void print_hot_json(struct report_value_model *vm, const struct report_va
 		report_json_str(stdout, report_value_text(vm, v, e, vb, sizeof(vb)));
 		report_value_info_of(vm, v, e, &vi);
 		printf(",\"type\":\"%s\",\"class\":\"%s\"", report_value_type_name(&vi), report_value_class_name(vi.cls));
+		double sh = report_value_hot_share(v, (int)e);
 		printf(",\"aux\":%llu,\"estimate\":%.1f,\"share\":%.4f", (unsigned long long)v->h.e[e].aux,
-		       spool_hot_estimate(&v->h, (int)e),
-		       report_value_hot_share(v, (int)e) < 0 ? 0.0 : report_value_hot_share(v, (int)e));
+		       spool_hot_estimate(&v->h, (int)e), sh < 0 ? 0.0 : sh);
 		if (report_value_kind_by_site(v->kind)) {
 			printf(",\"site\":");
 			if (report_value_site(vm, v->image, v->h.e[e].aux, &w))

@@ -118,15 +118,7 @@ int cmd_memory(int argc, char **argv)
 	report_mem_rank(&vm, op.by, &mr);
 	const struct report_mem_row *rows = mr.rows;
 	size_t n = mr.n;
-	/* The whole run's rates as the procedures give them, whatever the
-	 * rows: an object's LL estimate pools its PCs' unknown references. */
-	struct report_mem_tally all = mr.all;
-	if (op.by == BY_OBJECT) {
-		struct report_mem_result pr;
-		report_mem_rank(&vm, BY_PROC, &pr);
-		all = pr.all;
-		report_mem_result_free(&pr);
-	}
+	const struct report_mem_tally all = mr.all;
 	double stall_all = mr.stall_all;
 	const struct merge_stats *s = &vm.m.stats;
 	char geom[80] = "unknown";

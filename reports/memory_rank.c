@@ -171,10 +171,11 @@ static void heap_site(struct report_value_model *vm, const struct report_value_h
 
 /* A data object's name: "[stack] F" for a frame of F, a global's
  * symbol for an image's page ("[data] IMAGE" without one), "[heap]
- * FILE:LINE F" for the blocks allocated there ("[heap] F (no line)"
- * without line tables), "[other mappings, small
- * heap blocks]" for the rest. Owned by vm. */
-static const char *object_name(struct report_value_model *vm, const struct report_value_hot *v, unsigned cls)
+ * FILE:LINE F" for the blocks allocated at site ("[heap] F (no line)"
+ * without line tables), "[other mappings, small heap blocks]" for the
+ * rest. Owned by vm. */
+static const char *object_name(struct report_value_model *vm, const struct report_value_hot *v, unsigned cls,
+			       const struct report_value_where *site)
 {
 	char buf[600], *s;
 	if (cls == SPOOL_OBJ_STACK) {
@@ -203,14 +204,12 @@ static const char *object_name(struct report_value_model *vm, const struct repor
 			snprintf(buf, sizeof(buf), "[data] %s %s", b ? b + 1 : path, sec ? sec->name : "");
 		}
 	} else if (cls == SPOOL_OBJ_HEAP) {
-		struct report_value_where w;
 		char src[560];
-		heap_site(vm, v, &w);
-		if (w.file)
-			snprintf(buf, sizeof(buf), "[heap] %s %s", report_value_source(&w, src, sizeof(src)),
-				 w.proc ? w.proc : "?");
+		if (site->file)
+			snprintf(buf, sizeof(buf), "[heap] %s %s", report_value_source(site, src, sizeof(src)),
+				 site->proc ? site->proc : "?");
 		else
-			snprintf(buf, sizeof(buf), "[heap] %s (no line)", w.proc ? w.proc : "?");
+			snprintf(buf, sizeof(buf), "[heap] %s (no line)", site->proc ? site->proc : "?");
 	} else {
 		snprintf(buf, sizeof(buf), "[other mappings, small heap blocks]");
 	}
@@ -218,6 +217,42 @@ static const char *object_name(struct report_value_model *vm, const struct repor
 		if (!strcmp(vm->strs[i], buf))
 			return vm->strs[i];
 	return report_value_own(vm, strdup(buf));
+}
+
+/* Adds a hotlist's LL unknown references (*unk, of them *again guessed
+ * hits) and its windows (*wins): its entries of class cls, or all with
+ * cls 0. */
+static void unknowns(const struct report_value_hot *v, unsigned cls, double *unk, double *again, double *wins)
+{
+	for (uint32_t e = 0; e < v->h.n; e++) {
+		double c = spool_hot_estimate(&v->h, (int)e);
+		uint64_t x = v->h.e[e].value;
+		if (cls && v->h.e[e].aux != cls)
+			continue;
+		if (x == SPOOL_CACHE_WINDOW)
+			*wins += c;
+		else if (SPOOL_CACHE_LL(x) == SPOOL_CACHE_UHIT || SPOOL_CACHE_LL(x) == SPOOL_CACHE_UMISS) {
+			*unk += c;
+			*again += SPOOL_CACHE_LL(x) == SPOOL_CACHE_UHIT ? c : 0;
+		}
+	}
+}
+
+/* A hotlist's outcomes (class cls, or all with 0) in *t. LL's unknown
+ * references: where the PC's footprint fits in LL, they hit (the line was
+ * touched in the gap, as the PC touches its lines), whatever the
+ * carried-over state says; a PC with too few windows to tell takes the
+ * run's (all_fit). */
+static void tally(const struct report_value_hot *v, unsigned cls, double ll_lines, int all_fit,
+		  struct report_mem_tally *t)
+{
+	double unk = 0, again = 0, wins = 0;
+	unknowns(v, cls, &unk, &again, &wins);
+	double fp = footprint(unk, again, wins);
+	int fits = fp > 0 ? fp <= ll_lines : fp == 0 && all_fit;
+	for (uint32_t e = 0; e < v->h.n; e++)
+		if (!cls || v->h.e[e].aux == cls)
+			add(t, v->h.e[e].value, spool_hot_estimate(&v->h, (int)e), fits);
 }
 
 void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_result *r)
@@ -234,74 +269,51 @@ void report_mem_rank(struct report_value_model *vm, int by, struct report_mem_re
 	 * LL, their unknown references at LL are hits. (A PC whose own
 	 * estimate says it does not fit keeps its misses: the run's estimate
 	 * mixes its lines with the hot sets' and reads smaller.) */
-	double unk_all = 0, again_all = 0;
-	for (size_t i = 0; i < vm->nhot; i++) {
-		const struct report_value_hot *v = &vm->hot[i];
-		for (uint32_t e = 0; v->kind == SPOOL_VK_CACHE && e < v->h.n; e++) {
-			uint64_t x = v->h.e[e].value;
-			double c = spool_hot_estimate(&v->h, (int)e);
-			if (x != SPOOL_CACHE_WINDOW && (SPOOL_CACHE_LL(x) == SPOOL_CACHE_UHIT || SPOOL_CACHE_LL(x) == SPOOL_CACHE_UMISS)) {
-				unk_all += c;
-				again_all += SPOOL_CACHE_LL(x) == SPOOL_CACHE_UHIT ? c : 0;
-			}
-		}
-	}
+	double unk_all = 0, again_all = 0, wins_all = 0;
+	for (size_t i = 0; i < vm->nhot; i++)
+		if (vm->hot[i].kind == SPOOL_VK_CACHE)
+			unknowns(&vm->hot[i], 0, &unk_all, &again_all, &wins_all);
 	double fp_all = footprint(unk_all, again_all, (double)st->interp_runs);
 	int all_fit = fp_all > 0 && fp_all <= ll_lines;
-	r->footprint_lines = fp_all;
-	/* An OBJECT hotlist holds one object a class: a code address can key
-	 * a stack frame and a heap allocation site both. */
-	for (size_t i = 0, cls = 1; i < vm->nhot; cls = by_obj && cls < SPOOL_OBJ_HEAP ? cls + 1 : (i++, 1)) {
+	/* The whole run, as the procedures give it whatever the rows are (an
+	 * object's LL estimate pools its PCs' unknown references). */
+	for (size_t i = 0; i < vm->nhot; i++)
+		if (vm->hot[i].kind == SPOOL_VK_CACHE)
+			tally(&vm->hot[i], 0, ll_lines, all_fit, &all);
+	for (size_t i = 0; i < vm->nhot; i++) {
 		const struct report_value_hot *v = &vm->hot[i];
 		if (v->kind != (by_obj ? SPOOL_VK_OBJECT : SPOOL_VK_CACHE) || !v->h.n)
 			continue;
-		uint32_t have = 0;
-		for (uint32_t e = 0; by_obj && e < v->h.n; e++)
-			have |= v->h.e[e].aux == cls;
-		if (by_obj && !have)
-			continue;
-		const char *oname = by_obj ? object_name(vm, v, (unsigned)cls) : NULL;
-		/* LL's unknown references: where the PC's footprint fits in LL,
-		 * they hit (the line was touched in the gap, as the PC touches
-		 * its lines), whatever the carried-over state says. */
-		double unk = 0, again = 0, wins = 0;
-		for (uint32_t e = 0; e < v->h.n; e++) {
-			double c = spool_hot_estimate(&v->h, (int)e);
-			uint64_t x = v->h.e[e].value;
-			if (by_obj && v->h.e[e].aux != cls)
+		/* An OBJECT hotlist holds one object a class: a code address can
+		 * key a stack frame and a heap allocation site both. */
+		for (unsigned cls = by_obj; cls <= (by_obj ? SPOOL_OBJ_HEAP : 0u); cls++) {
+			uint32_t have = !by_obj;
+			for (uint32_t e = 0; !have && e < v->h.n; e++)
+				have = v->h.e[e].aux == cls;
+			if (!have)
 				continue;
-			if (x == SPOOL_CACHE_WINDOW)
-				wins += c;
-			else if (SPOOL_CACHE_LL(x) == SPOOL_CACHE_UHIT || SPOOL_CACHE_LL(x) == SPOOL_CACHE_UMISS) {
-				unk += c;
-				again += SPOOL_CACHE_LL(x) == SPOOL_CACHE_UHIT ? c : 0;
-			}
-		}
-		double fp = footprint(unk, again, wins);
-		int fits = fp > 0 ? fp <= ll_lines : fp == 0 && all_fit;
-		struct report_mem_tally t = { 0 };
-		for (uint32_t e = 0; e < v->h.n; e++)
-			if (!by_obj || v->h.e[e].aux == cls)
-				add(&t, v->h.e[e].value, spool_hot_estimate(&v->h, (int)e), fits);
-		sum(&all, &t);
-		size_t k = 0;
-		for (; k < n; k++)
-			if (by_obj ? rows[k].proc == oname
-			    : !by_line ? rows[k].image == v->image && rows[k].proc == v->w.proc
-					     : rows[k].file == v->w.file && rows[k].line == v->w.line &&
-						       (v->w.file || rows[k].proc == v->w.proc))
-				break;
-		if (k == n) {
 			struct report_value_where site = { 0 };
-			if (by_obj && cls == SPOOL_OBJ_HEAP)
+			if (cls == SPOOL_OBJ_HEAP)
 				heap_site(vm, v, &site);
-			rows = report_grow(rows, &cap, n, sizeof(*rows));
-			rows[n++] = by_obj ? (struct report_mem_row){ .image = v->image, .proc = oname, .cls = (unsigned)cls,
-								      .file = site.file, .line = site.line }
-					   : (struct report_mem_row){ .image = v->image, .proc = v->w.proc,
-								      .file = v->w.file, .line = v->w.line };
+			const char *oname = by_obj ? object_name(vm, v, cls, &site) : NULL;
+			struct report_mem_tally t = { 0 };
+			tally(v, cls, ll_lines, all_fit, &t);
+			size_t k = 0;
+			for (; k < n; k++)
+				if (by_obj ? rows[k].proc == oname
+				    : !by_line ? rows[k].image == v->image && rows[k].proc == v->w.proc
+						     : rows[k].file == v->w.file && rows[k].line == v->w.line &&
+							       (v->w.file || rows[k].proc == v->w.proc))
+					break;
+			if (k == n) {
+				rows = report_grow(rows, &cap, n, sizeof(*rows));
+				rows[n++] = by_obj ? (struct report_mem_row){ .image = v->image, .proc = oname, .cls = cls,
+									      .file = site.file, .line = site.line }
+						   : (struct report_mem_row){ .image = v->image, .proc = v->w.proc,
+									      .file = v->w.file, .line = v->w.line };
+			}
+			sum(&rows[k].t, &t);
 		}
-		sum(&rows[k].t, &t);
 	}
 	double c2, cm, stall_all = 0;
 	r->calibrated = penalties(vm, &c2, &cm);

@@ -31,14 +31,13 @@ struct report_mem_row {
 struct report_mem_result {
 	struct report_mem_row *rows;   /* most stall first */
 	size_t n;
-	struct report_mem_tally all;
+	struct report_mem_tally all;   /* the whole run, as the procedures give it, whatever the rows */
 	double stall_all;              /* the rows' stall, summed */
 	double l2_cycles, mem_cycles;  /* the latencies a D1 and an LL miss cost */
 	int calibrated;                /* those from vprof calibrate's levels */
 	int have_geom;
 	struct spool_cache_geom geom;  /* the epoch's, when have_geom */
 	double median_window;          /* instructions, 0 unknown */
-	double footprint_lines;        /* the run's, estimated: 0 unknown, < 0 beyond what was seen */
 };
 
 enum { REPORT_MEM_BY_PROC, REPORT_MEM_BY_LINE, REPORT_MEM_BY_OBJECT };
