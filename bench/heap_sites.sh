@@ -30,65 +30,7 @@ make -s -C "$ROOT" -j2 build/vprof build/libvprof.so build/libvprof-heap.so >"$W
 cp "$ROOT/build/vprof" "$W/vprof" && cp "$ROOT/build/libvprof.so" "$ROOT/build/libvprof-heap.so" "$W/" || exit 1
 export VPROF_LIB=$W/libvprof.so
 SMALL=20000000 BIG=2000000 THREADS=200000
-cat >"$W/alloc.c" <<'CEOF'
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-static long g_n;
-static void *churn(void *arg)
-{
-	char *live[64] = { 0 };
-	long s = 0;
-	for (long i = 0; i < g_n; i++) {
-		int k = (int)(i % 64);
-		free(live[k]);
-		live[k] = malloc(65536 + (size_t)(i % 7) * 4096);
-		live[k][i % 4096] = (char)i;
-		s += live[k][i % 4096];
-	}
-	for (int k = 0; k < 64; k++)
-		free(live[k]);
-	*(long *)arg = s;
-	return NULL;
-}
-
-int main(int argc, char **argv)
-{
-	long n = atol(argv[2]), s = 0;
-	if (argv[1][0] == 't') {   /* 16 threads, n pairs each */
-		pthread_t t[16];
-		long r[16];
-		g_n = n;
-		for (int i = 0; i < 16; i++)
-			pthread_create(&t[i], NULL, churn, &r[i]);
-		for (int i = 0; i < 16; i++) {
-			pthread_join(t[i], NULL);
-			s += r[i];
-		}
-	} else if (argv[1][0] == 's') {
-		for (long i = 0; i < n; i++) {
-			char *volatile p = malloc(48);
-			p[0] = (char)i;
-			s += p[0];
-			free(p);
-		}
-	} else {
-		static char *live[1000];
-		for (int i = 0; i < 1000; i++)
-			live[i] = malloc(65536);
-		for (long i = 0; i < n; i++) {
-			int k = (int)((unsigned long)i * 2654435761u % 1000);
-			free(live[k]);
-			live[k] = malloc(65536);
-			live[k][0] = (char)i;
-			s += live[k][0];
-		}
-	}
-	printf("%ld\n", s);
-	return 0;
-}
-CEOF
-gcc -O2 -pthread -o "$W/alloc" "$W/alloc.c" || exit 1
+gcc -O2 -pthread -o "$W/alloc" "$ROOT/tests/fixtures/alloc_loop.c" || exit 1
 
 echo "== bench/heap_sites.sh: allocation sites' cost under --cachesim, $ROUNDS rounds"
 echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git -C "$ROOT" rev-parse --short HEAD)"

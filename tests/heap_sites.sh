@@ -47,69 +47,16 @@ PYEOF
 )
 check "--by object names heap_churn's blocks by their allocating lines: $names" [ $? = 0 ]
 
-cat >"$TMP/loop.c" <<'CEOF'
-#include <stdio.h>
-#include <stdlib.h>
-int main(void)
-{
-	static char *live[1000];
-	long s = 0;
-	for (long i = 0; i < 3000000; i++) {
-		int k = (int)((unsigned long)i * 2654435761u % 1000);
-		free(live[k]);
-		live[k] = malloc(65536);
-		live[k][i % 65536] = (char)i;
-		s += live[k][i % 65536];
-	}
-	printf("%ld\n", s);
-	return 0;
-}
-CEOF
-cc -O2 -o "$TMP/loop" "$TMP/loop.c" || fail "build the allocation loop"
-"$TMP/loop" >"$TMP/loop.plain"
-st=$(runst "$TMP/loop.out" "$TMP/loop.err" timeout 120 "$VPROF" run --db "$TMP/db_loop" --cachesim -- "$TMP/loop")
+cc -O2 -pthread -o "$TMP/loop" "$TOP/tests/fixtures/alloc_loop.c" || fail "build tests/fixtures/alloc_loop.c"
+"$TMP/loop" b 3000000 >"$TMP/loop.plain"
+st=$(runst "$TMP/loop.out" "$TMP/loop.err" timeout 120 "$VPROF" run --db "$TMP/db_loop" --cachesim -- "$TMP/loop" b 3000000)
 check "an allocation loop of 64 KiB blocks under --cachesim finishes (status $st), same output" \
 	cmp -s "$TMP/loop.plain" "$TMP/loop.out"
 
 # 16 threads allocating kept blocks at once on this machine's 2 CPUs: the
 # table's lock is contended and its holders lose their CPU; waiters yield.
-cat >"$TMP/mt.c" <<'CEOF'
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-static void *run(void *arg)
-{
-	char *live[64] = { 0 };
-	long s = 0;
-	for (long i = 0; i < 100000; i++) {
-		int k = (int)(i % 64);
-		free(live[k]);
-		live[k] = malloc(65536 + (size_t)(i % 7) * 4096);
-		live[k][i % 4096] = (char)i;
-		s += live[k][i % 4096];
-	}
-	for (int k = 0; k < 64; k++)
-		free(live[k]);
-	*(long *)arg = s;
-	return NULL;
-}
-int main(void)
-{
-	pthread_t t[16];
-	long s[16], tot = 0;
-	for (int i = 0; i < 16; i++)
-		pthread_create(&t[i], NULL, run, &s[i]);
-	for (int i = 0; i < 16; i++) {
-		pthread_join(t[i], NULL);
-		tot += s[i];
-	}
-	printf("%ld\n", tot);
-	return 0;
-}
-CEOF
-cc -O2 -pthread -o "$TMP/mt" "$TMP/mt.c" || fail "build the threaded allocation loop"
-"$TMP/mt" >"$TMP/mt.plain"
-st=$(runst "$TMP/mt.out" "$TMP/mt.err" timeout 120 "$VPROF" run --db "$TMP/db_mt" --cachesim -- "$TMP/mt")
+"$TMP/loop" t 100000 >"$TMP/mt.plain"
+st=$(runst "$TMP/mt.out" "$TMP/mt.err" timeout 120 "$VPROF" run --db "$TMP/db_mt" --cachesim -- "$TMP/loop" t 100000)
 same=no; cmp -s "$TMP/mt.plain" "$TMP/mt.out" && same=yes
 check "16 threads allocating 64 KiB blocks at once under --cachesim finish (status $st), same output ($same)" \
 	[ "$same" = yes -a "$st" = 0 ]
