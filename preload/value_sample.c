@@ -55,8 +55,10 @@ struct values_thread {
 	struct interp_state st;        /* first: 64-byte aligned */
 	uint64_t rng;
 	uint64_t site;                 /* a module's: return address of the sampled procedure */
-	uint32_t samples;              /* samples since the last value sample */
-	uint32_t gap;                  /* long windows: samples to the next (random) */
+	uint32_t samples;              /* samples since the last value sample; long
+					* windows: samples into the current stratum */
+	uint32_t pick;                 /* long windows: the stratum's sample that
+					* interprets (1..every), 0 none yet */
 	size_t map_size;
 	struct interp_thread *ith;
 	struct preload_window w;
@@ -155,7 +157,6 @@ static void values_sample(ucontext_t *uc, struct spool *sp)
 		return;
 	if (!(v = thread_state()))
 		return;
-	v->samples = 0;
 	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	if (pc >= (uint64_t)(uintptr_t)__ehdr_start && pc < (uint64_t)(uintptr_t)__etext)
 		return;     /* a sample in our own code: nothing of the program's to see */
@@ -227,17 +228,26 @@ void preload_values_sample(ucontext_t *uc)
 	 * atomics on a counter all threads share. */
 	if (t->busy || !t->altstack)   /* no handler stack: nowhere to interpret */
 		return;
-	/* Long windows (cache simulation, hazards) are spaced at random,
-	 * 1 to 2 x every - 1 samples apart (every on average), so that they
-	 * do not keep step with a program's own period. */
+	/* Long windows (cache simulation, hazards) are stratified: each run
+	 * of every samples (a stratum) interprets one of its samples, chosen
+	 * at random. Spaced 1 to 2 x every - 1 samples apart, they do not keep
+	 * step with a program's own period; one to a stratum, a phase of
+	 * the program gets its share of windows to within one. */
 	if (g_vt && (g_vprof.cfg.cachesim || g_vprof.cfg.hazards) && every > 1) {
-		if (!g_vt->gap)
-			g_vt->gap = 1 + (uint32_t)(upcall_xorshift64(&g_vt->rng) % (uint64_t)(2 * every - 1));
-		if (++g_vt->samples < g_vt->gap)
+		if (!g_vt->pick)
+			g_vt->pick = 1 + (uint32_t)(upcall_xorshift64(&g_vt->rng) % (uint64_t)every);
+		uint32_t at = ++g_vt->samples, pick = g_vt->pick;
+		if (at >= (uint32_t)every) {   /* the stratum's last sample: the next begins */
+			g_vt->samples = 0;
+			g_vt->pick = 0;
+		}
+		if (at != pick)
 			return;
-		g_vt->gap = 0;
-	} else if (g_vt && ++g_vt->samples < (uint32_t)every)
-		return;
+	} else if (g_vt) {
+		if (++g_vt->samples < (uint32_t)every)
+			return;
+		g_vt->samples = 0;
+	}
 	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
 		return;
