@@ -291,6 +291,22 @@ static int interp_stack(ucontext_t *uc)
 	return syscall(SYS_sigaltstack, &ss, NULL) == 0;
 }
 
+/* VPROF_BENCH_ALT=N (docs/benchmark-knobs.md): a thread's samples are
+ * handled in turns of N, the whole handler then the empty one, so that
+ * one process measures what a sample costs it against the empty handler
+ * (bench/values.sh). vprof_bench_alt: [0] the turn of the last sample (0
+ * handled, 1 empty), [1] and [2] the samples of each, for the program. */
+__attribute__((visibility("default"))) volatile uint64_t vprof_bench_alt[3];
+
+static int bench_alt_empty(void)
+{
+	static __thread uint64_t n PRELOAD_TLS;
+	uint64_t turn = n++ / g_vprof.cfg.bench_alt & 1;
+	vprof_bench_alt[0] = turn;
+	vprof_bench_alt[1 + turn]++;
+	return (int)turn;
+}
+
 /* Called by preload_sigprof_entry on the handler stack. Returns 1 when
  * the program's disposition is due (preload_dispatch_forward). */
 int preload_dispatch(int sig, siginfo_t *si, void *ucv)
@@ -340,7 +356,7 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 		preload_drain();          /* ring mode: the kernel took the PCs */
 	else if (t->up.ring && si->si_fd == t->up.fd)
 		upcall_ring_first(&t->up);   /* its PC is in the ring already */
-	else if (g_vprof.cfg.bench_empty)
+	else if (g_vprof.cfg.bench_empty || (g_vprof.cfg.bench_alt && bench_alt_empty()))
 		upcall_rearm(&t->up);     /* the floor: take the signal, do nothing */
 	else if (g_vprof.active && preload_spool_ready() && !preload_sandbox_stopped()) {
 		/* What this costs the thread is measured, and bounded

@@ -35,6 +35,7 @@ struct preload_config {
 	struct spool_cache_geom cache; /* VPROF_CACHE, else this machine's */
 	char module[400];        /* VPROF_MODULE: path or shipped name, "" none */
 	int bench_empty;         /* VPROF_BENCH_EMPTY: handler does nothing (cost floor) */
+	uint64_t bench_alt;      /* VPROF_BENCH_ALT=N: N samples handled, N empty, in turn */
 	int ring;                /* VPROF_RING (default on): perf PCs via the ring */
 	uint64_t epoch_secs;     /* VPROF_EPOCH_SECS: rotate the spool every S s (0: never) */
 	int stack_depth;         /* VPROF_STACK_DEPTH (default 32, with stacks) */

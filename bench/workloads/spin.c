@@ -4,7 +4,7 @@
  * a few functions of different weights so that a profile has something to
  * show (hash ~50%, sieve ~30%, matmul ~20% of the work).
  *
- *   spin [-n UNITS] [-t THREADS] [-q]
+ *   spin [-n UNITS] [-t THREADS] [-a]
  *
  * UNITS of work (default 100; one unit is ~10 ms of CPU on a Zen 5 core)
  * are split evenly across THREADS threads (default 1). At exit it prints
@@ -18,13 +18,24 @@
  * other processes). hwm/rss are read from /proc/self/status at the end of
  * main, after every thread has run. The check value depends only on UNITS,
  * so a profiler that changed the computation would show.
+ *
+ * -a (one thread): under vprof with VPROF_BENCH_ALT=N, whose handler
+ * takes a thread's samples in turns of N, handled then empty, first a line
+ * for each unit that ran within one turn:
+ *
+ *   spinalt TURN CPU_NS SAMPLES
+ *
+ * TURN 0 handled, 1 empty (vprof's vprof_bench_alt), the unit's thread CPU
+ * time and the samples it took (bench/values.sh, section 1c).
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile uint64_t g_sink;
@@ -104,6 +115,33 @@ static void *run(void *p)
 	return NULL;
 }
 
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* -a: the units one at a time, each timed, with vprof's turn around it. */
+static uint64_t run_alt(long units)
+{
+	volatile uint64_t *alt = dlsym(RTLD_DEFAULT, "vprof_bench_alt");
+	uint64_t r = 0;
+	if (!alt) {
+		fprintf(stderr, "spin -a: not under vprof (no vprof_bench_alt)\n");
+		exit(2);
+	}
+	for (long u = 0; u < units; u++) {
+		uint64_t t0 = alt[0], a0 = alt[1], b0 = alt[2], c0 = thread_ns();
+		r += unit((uint64_t)u);
+		uint64_t c1 = thread_ns(), t1 = alt[0], a1 = alt[1], b1 = alt[2];
+		if (t0 == t1 && (t0 ? a1 == a0 : b1 == b0))
+			printf("spinalt %llu %llu %llu\n", (unsigned long long)t0, (unsigned long long)(c1 - c0),
+			       (unsigned long long)(t0 ? b1 - b0 : a1 - a0));
+	}
+	return r;
+}
+
 static long status_kb(const char *key)
 {
 	char line[256];
@@ -124,13 +162,14 @@ static long status_kb(const char *key)
 int main(int argc, char **argv)
 {
 	long units = 100;
-	int threads = 1, c;
-	while ((c = getopt(argc, argv, "n:t:")) != -1) {
+	int threads = 1, c, alt = 0;
+	while ((c = getopt(argc, argv, "n:t:a")) != -1) {
 		switch (c) {
 		case 'n': units = atol(optarg); break;
 		case 't': threads = atoi(optarg); break;
+		case 'a': alt = 1; break;
 		default:
-			fprintf(stderr, "usage: spin [-n UNITS] [-t THREADS]\n");
+			fprintf(stderr, "usage: spin [-n UNITS] [-t THREADS] [-a]\n");
 			return 2;
 		}
 	}
@@ -144,7 +183,9 @@ int main(int argc, char **argv)
 		jobs[i].count = per + (i < extra);
 		first += jobs[i].count;
 	}
-	if (threads == 1)
+	if (alt && threads == 1)
+		jobs[0].result = run_alt(units);
+	else if (threads == 1)
 		run(&jobs[0]);
 	else {
 		for (int i = 0; i < threads; i++)
