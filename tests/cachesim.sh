@@ -10,7 +10,7 @@
 #    cachegrind's, and cachegrind's D1 and LL rates inside vprof's bounds;
 #    walk_small's LL rate (fully known) within 3 points;
 #  - the windows: median length 10,000 instructions or more, and what
-#    ended them, in the header;
+#    ended them, in the header; one to each run of 4 samples;
 #  - --by object: small_arr by its symbol, walk_stack's buffer as [stack]
 #    walk_stack, the two heap blocks by the lines in main that allocate
 #    them (one through a wrapper), each within 3 points of the D1 rate
@@ -40,6 +40,14 @@ same=no; cmp -s "$TMP/plain.out" "$TMP/v.out" && same=yes
 check "output unchanged under --cachesim, exit status $st" [ "$same" = yes -a "$st" = 0 ]
 "$VPROF" memory --db "$TMP/db" >&2
 "$VPROF" memory --db "$TMP/db" --json -n 0 >"$TMP/mem.json"
+# The windows are stratified: one in each run of 4 samples (the first
+# sample's besides), so a run of S samples has S/4 of them to within two;
+# with independent gaps of 1-7 samples the count strays by ~5 either way
+# at this length.
+read -r smp wins <<<"$("$VPROF" report --db "$TMP/db" --json | "$PY" -c 'import json, sys
+r = json.loads(sys.stdin.readline()); print(r["samples"], r["interp_runs"])')"
+check "one window to each 4 samples: $wins windows for $smp samples" \
+	[ -n "$wins" -a "${wins:-0}" -ge $((smp / 4)) -a "${wins:-0}" -le $((smp / 4 + 2)) ]
 
 "$PY" "$TOP/bench/cachesim_compare.py" "$TMP/cg.out" "$TMP/mem.json" >"$TMP/cmp.txt"
 cat "$TMP/cmp.txt" >&2
