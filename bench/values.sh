@@ -48,7 +48,9 @@
 #    against the mean of its neighbouring empty ones, per unit, over the
 #    samples a unit takes; median [IQR] over the turns of --rounds runs of
 #    spin -n 200, at 4 kHz with every sample interpreted. Target <= 5 us,
-#    and inside (a)'s IQR (the two methods agreeing).
+#    and inside (a)'s IQR (the two methods agreeing). The same runs with
+#    VPROF_TEST_HANDLER_WORK=5 check the method: it must read the added
+#    5 us of handler work (5-6 us with the clock reads bounding it).
 # 2. slowdown at 250 Hz and 1 kHz: values (len 4, every 2nd), PC-only with
 #    a signal per sample, PC-only ring mode; ratio of values' overhead to
 #    signal-PC-only's (target <= 1.1) and to ring's.

@@ -175,6 +175,10 @@ int main(int argc, char **argv)
 	}
 	if (threads < 1 || threads > 256 || units < 0)
 		return 2;
+	if (alt && threads != 1) {
+		fprintf(stderr, "spin: -a times one thread's units: not with -t %d\n", threads);
+		return 2;
+	}
 	struct job *jobs = calloc((size_t)threads, sizeof(*jobs));
 	pthread_t *tids = calloc((size_t)threads, sizeof(*tids));
 	long per = units / threads, extra = units % threads, first = 0;
@@ -183,7 +187,7 @@ int main(int argc, char **argv)
 		jobs[i].count = per + (i < extra);
 		first += jobs[i].count;
 	}
-	if (alt && threads == 1)
+	if (alt)
 		jobs[0].result = run_alt(units);
 	else if (threads == 1)
 		run(&jobs[0]);
