@@ -55,11 +55,26 @@ for l in open(sys.argv[1]):
     print(r["level"], 1 << ((a + b) // 2), "%.4f" % (0.90 * min(1.0, r.get("within", 1.0))))
 PYEOF
 	while read -r level size want; do
-		# Three chases of a third as many steps each (>= 1000 load samples
-		# each, with room), back to back: their median share, so that a
-		# burst on the machine during one of them does not decide.
-		steps=$((size < 8388608 ? 500000000 / 3 : 12000000 / 3))
+		# Three chases back to back (>= 1000 load samples each, with
+		# room): their median share, so that a burst on the machine
+		# during one of them does not decide.
+		# Steps for ~1.3 s of CPU a chase (~1000 load samples a second
+		# at 1 kHz), from a timed run less one of 1000 steps (the
+		# chain's set-up): a step's latency is the machine's (4M steps
+		# of an 8 MiB chase gave 800-900 load samples on an Intel Xeon).
 		"$TMP/chase" "$size" 1000 >/dev/null || { res="$res; chase $size does not run"; ok=1; continue; }
+		steps=$($PY - "$TMP/chase" "$size" <<'PYEOF'
+import resource, subprocess, sys
+def timed(n):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.argv[1], sys.argv[2], str(n)], stdout=subprocess.DEVNULL, check=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
+n = 2000000
+t = max(timed(n) - timed(1000), 0.005)
+print(max(int(n * 1.3 / t), 100000))
+PYEOF
+)
 		local shares="" least=1000000000 sts=""
 		for k in 1 2 3; do
 			rm -rf "$TMP/c"; mkdir -p "$TMP/c"; cp "$TMP/db/calibration" "$TMP/c/"
