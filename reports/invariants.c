@@ -627,9 +627,10 @@ static uint64_t row_site(const struct report_inv_row *x)
 	return report_value_kind_by_site(x->v->kind) ? x->v->h.e[x->e].aux : 0;
 }
 
-/* An operand that is an argument the caller passed (e in power(x, e))
- * is the argument row's finding, which names the call: the operand row
- * goes. A value that is 45% of an operand overall and 90% from one call
+/* An operand that is an argument the caller passed (e in power(x, e)),
+ * or that the caller sets up for the call (`mov rdx, rax` before `call
+ * memcpy`), is the argument row's finding, which names the call: the
+ * operand rows go. A value that is 45% of an operand overall and 90% from one call
  * site is one finding, the call site's: a plain row goes when an @site row of
  * the same instruction and operand has the same value as often or more.
  * Then operand rows of one instruction with the same value from the same
@@ -661,14 +662,49 @@ static int explained_by_arg(struct report_value_model *vm, const struct report_i
 	return 0;
 }
 
+/* Does operand row a's instruction set up an argument row's call with
+ * the same value (`mov rdx, rax` = 16 before `call memcpy`, whose size
+ * row says 16), as often or less? The argument row names the call and
+ * its callee's time: it is the finding. */
+static int sets_arg(struct report_value_model *vm, const struct report_inv_row *a, const struct report_inv_result *r)
+{
+	for (size_t j = 0; j < r->n; j++) {
+		const struct report_inv_row *b = &r->rows[j];
+		if ((b->what != INV_ARGUMENT && b->what != INV_SIZE) || b->v->image != a->v->image ||
+		    b->v->w.start != a->v->w.start || b->value != a->value || b->share < a->share - 0.05)
+			continue;
+		if (report_value_sets_argument(vm, a->v, b->v->vaddr) == b->v->kind)
+			return 1;
+	}
+	return 0;
+}
+
 static void merge_rows(struct report_value_model *vm, struct report_inv_result *r)
 {
 	size_t m = 0;
+	/* Operand rows of an instruction that sets up a call's argument go
+	 * with its result row: (image, PC, value) of those found. */
+	struct { uint32_t image; uint64_t vaddr, value; } *set = NULL;
+	size_t nset = 0;
 	for (size_t i = 0; i < r->n; i++) {
-		if (r->rows[i].what == INV_OPERAND && explained_by_arg(vm, &r->rows[i], r))
+		const struct report_inv_row *a = &r->rows[i];
+		if (a->what == INV_OPERAND && sets_arg(vm, a, r)) {
+			set = xrealloc(set, (nset + 1) * sizeof(*set));
+			set[nset].image = a->v->image;
+			set[nset].vaddr = a->v->vaddr;
+			set[nset++].value = a->value;
+		}
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		const struct report_inv_row *a = &r->rows[i];
+		int gone = a->what == INV_OPERAND && explained_by_arg(vm, a, r);
+		for (size_t k = 0; k < nset && a->what == INV_OPERAND && !gone; k++)
+			gone = set[k].image == a->v->image && set[k].vaddr == a->v->vaddr && set[k].value == a->value;
+		if (gone)
 			continue;
 		r->rows[m++] = r->rows[i];
 	}
+	free(set);
 	r->n = m;
 	m = 0;
 	for (size_t i = 0; i < r->n; i++) {

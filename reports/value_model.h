@@ -270,6 +270,12 @@ int report_value_decode(struct report_value_model *vm, uint32_t image, uint64_t 
  * kind (SPOOL_VK_ARG_FIRST + SysV index: rdi..r9, xmm0..xmm7); else 0.
  * values_proto.c names it. */
 unsigned report_value_argument(struct report_value_model *vm, const struct report_value_hot *v);
+/* If v's operand (RESULT kinds) is written into an argument register that
+ * the call at call_vaddr, a few instructions on in the same straight-line
+ * code, passes unchanged (`mov rdx, rax` before `call memcpy`), that
+ * register as an ARG kind; else 0. */
+unsigned report_value_sets_argument(struct report_value_model *vm, const struct report_value_hot *v,
+				    uint64_t call_vaddr);
 
 /* ---- values_proto.c: procedure prototypes ---- */
 

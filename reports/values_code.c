@@ -93,3 +93,51 @@ unsigned report_value_argument(struct report_value_model *vm, const struct repor
 	free(code);
 	return arg;
 }
+
+/* The register in's first visible written register operand is part of,
+ * widened to 64 bits (zmm for vector registers); NONE if there is none. */
+static ZydisRegister first_written(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+{
+	for (int i = 0; i < in->operand_count_visible; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER && (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			return ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, ops[i].reg.value);
+	return ZYDIS_REGISTER_NONE;
+}
+
+unsigned report_value_sets_argument(struct report_value_model *vm, const struct report_value_hot *v,
+				    uint64_t call_vaddr)
+{
+	enum { MAX_BYTES = 128 };
+	if (v->kind != SPOOL_VK_RESULT && v->kind != SPOOL_VK_RESULT_BY_SITE)
+		return 0;
+	if (call_vaddr <= v->vaddr || call_vaddr - v->vaddr > MAX_BYTES - 16)
+		return 0;
+	uint8_t code[MAX_BYTES];
+	long got = report_value_read_code(vm, v->image, v->vaddr, code, sizeof(code));
+	ZydisDecoder dec;
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (got <= 0 || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, (ZyanUSize)got, &in, ops)))
+		return 0;
+	ZydisRegister reg = first_written(&in, ops);
+	unsigned arg = 0;
+	for (int i = 0; i < 14 && reg != ZYDIS_REGISTER_NONE; i++)
+		if (kArgRegs[i] == reg)
+			arg = SPOOL_VK_ARG_FIRST + i;
+	/* Straight on to the call: nothing between writes the register or
+	 * leaves the line of code (a jump, a return). */
+	long off = in.length, end = (long)(call_vaddr - v->vaddr);
+	while (arg && off < end) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + off, (ZyanUSize)(got - off), &in, ops)) ||
+		    clobbers(&in, ops, reg) || in.meta.category == ZYDIS_CATEGORY_COND_BR ||
+		    in.meta.category == ZYDIS_CATEGORY_UNCOND_BR || in.meta.category == ZYDIS_CATEGORY_RET)
+			arg = 0;
+		else
+			off += in.length;
+	}
+	if (off != end || off >= got || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + off, (ZyanUSize)(got - off), &in, ops)) ||
+	    in.mnemonic != ZYDIS_MNEMONIC_CALL)
+		return 0;
+	return arg;
+}

@@ -17,7 +17,7 @@
 # a constant-pool load, a zeroing idiom), and --all must bring back
 # exactly those; output and exit status must not change under --values.
 # Then inv_pow again with --stacks: the argument's time is counted from
-# the stacks and must match pow's inclusive share in `vprof report`.
+# the stacks and must match the time of shade's callees in `vprof report`.
 . "$(dirname "$0")/lib.sh"
 FIX=$TOP/tests/fixtures
 LIBM=/lib/x86_64-linux-gnu/libm.so.6
@@ -105,8 +105,11 @@ one inv_virt inv_virt.cc g++ 150000000 CALL_CIRCLES \
 	 and r['suggestion'].startswith('the indirect call at inv_virt.cc:%d (in sum_circles(long, long*)) goes to Circle::area() const in ' % line)"
 # With recorded stacks, an argument's time is the callee's inclusive time
 # from the call, counted: the samples whose stack holds the call's return
-# address. inv_pow has one call site of pow, so that is pow's inclusive
-# share in `vprof report`.
+# address. inv_pow's shade makes one call, pow's, so that is shade's
+# inclusive share in `vprof report` less its own: pow, the PLT stub it is
+# called through and what pow jumps to (pow's inclusive share alone was
+# 3-4 points less on an Intel Xeon: 2.5% of the samples in pow@plt, 2.7%
+# in a libm routine without a symbol that pow tail-calls).
 exe=$TMP/inv_pow
 st=$(runst "$TMP/ps.out" "$TMP/ps.err" "$VPROF" run --db "$TMP/ps.db" --values --stacks -- "$exe" 200000000)
 same=no
@@ -118,12 +121,13 @@ msg=$("$PY" - "$TMP/ps.json" "$TMP/ps.rep" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 rep = json.load(open(sys.argv[2]))
-incl = [x.get("inclusive_percent") for e in rep["events"] for x in e["rows"] if x["procedure"].startswith("pow")]
+sh = [x for e in rep["events"] for x in e["rows"] if x["procedure"] == "shade"]
+incl = [x["inclusive_percent"] - x["percent"] for x in sh if x.get("inclusive_percent") is not None]
 r = rows[1] if len(rows) > 1 else {}
 ok = rows[0].get("time_basis") == "stacks" and r.get("callee") == "pow" and r.get("time_basis") == "stacks" \
-     and incl and incl[0] is not None and abs(100 * r["time"] - incl[0]) < 2
-print("ok" if ok else "bad", "pow's time from the call %.1f%%, its inclusive share in vprof report %s%%, basis %s" % (
-    100 * r.get("time", 0), incl[0] if incl else "?", rows[0].get("time_basis")))
+     and incl and abs(100 * r["time"] - incl[0]) < 2
+print("ok" if ok else "bad", "pow's time from the call %.1f%%, shade's callees' share in vprof report %s%%, basis %s" % (
+    100 * r.get("time", 0), "%.1f" % incl[0] if incl else "?", rows[0].get("time_basis")))
 EOF
 )
 check "inv_pow with --stacks: ${msg#* }" [ "${msg%% *}" = ok ]
