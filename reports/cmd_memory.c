@@ -74,10 +74,6 @@ static int on_extra(int ch, const char *arg, void *ctx)
 	return 0;
 }
 
-static const char *stop_name(int i)
-{
-	return i < INTERP_STOP__COUNT ? interp_stop_name(i) : i == SPOOL_INTERP_STOP_LOOP ? "loop" : "other";
-}
 
 static void level_json(const char *name, double refs, double lo, double est, double hi, double known, double unk,
 		       int comma)
@@ -136,7 +132,7 @@ int cmd_memory(int argc, char **argv)
 		       (unsigned long long)s->interp_runs, (unsigned long long)s->interp_insns, med);
 		for (int i = 0, m = 0; i < SPOOL_INTERP_STOPS; i++)
 			if (s->interp_stops[i])
-				printf("%s\"%s\":%llu", m++ ? "," : "", stop_name(i), (unsigned long long)s->interp_stops[i]);
+				printf("%s\"%s\":%llu", m++ ? "," : "", report_stop_name(i), (unsigned long long)s->interp_stops[i]);
 		printf("},\"refs\":%.0f,", all.refs);
 		tally_json(&all);
 		printf(",\"rows\":[");
@@ -181,7 +177,7 @@ int cmd_memory(int argc, char **argv)
 		       (unsigned long long)s->interp_insns, med);
 		for (int i = 0; i < SPOOL_INTERP_STOPS; i++)
 			if (s->interp_stops[i])
-				printf(" %s %llu", stop_name(i), (unsigned long long)s->interp_stops[i]);
+				printf(" %s %llu", report_stop_name(i), (unsigned long long)s->interp_stops[i]);
 		printf("\n%.0f data references: D1 misses %s, LL misses %s of references (the windows' mix: weighted "
 		       "by time, so code that misses counts for more than its share of references; each row's rate "
 		       "is its own)\n", all.refs,

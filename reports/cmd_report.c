@@ -232,14 +232,10 @@ static const char *where(const struct row *r, char *buf, size_t cap)
 	return buf;
 }
 
-static const char *stop_name(int i)
-{
-	return i < INTERP_STOP__COUNT ? interp_stop_name(i) : i == SPOOL_INTERP_STOP_LOOP ? "loop" : "other";
-}
 
 /* Value sampling's line: values offered, and interpretation runs with
- * their stops by reason (interp_stop_name; "loop": a value window that
- * came back to its start; the last bucket holds the reasons past them). Nothing when no process interpreted. */
+ * their stops by reason (report_stop_name). Nothing when no process
+ * interpreted. */
 static void print_values(const struct merge_stats *s)
 {
 	if (!s->interp_runs)
@@ -250,7 +246,7 @@ static void print_values(const struct merge_stats *s)
 	       (unsigned long long)s->interp_runs, (unsigned long long)s->interp_insns);
 	for (int i = 0; i < SPOOL_INTERP_STOPS; i++)
 		if (s->interp_stops[i])
-			printf(" %s %llu", stop_name(i), (unsigned long long)s->interp_stops[i]);
+			printf(" %s %llu", report_stop_name(i), (unsigned long long)s->interp_stops[i]);
 	printf("\n");
 }
 
@@ -466,7 +462,7 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 		       (unsigned long long)s->interp_insns);
 		for (int i = 0, n = 0; i < SPOOL_INTERP_STOPS; i++)
 			if (s->interp_stops[i])
-				printf("%s\"%s\":%llu", n++ ? "," : "", stop_name(i),
+				printf("%s\"%s\":%llu", n++ ? "," : "", report_stop_name(i),
 				       (unsigned long long)s->interp_stops[i]);
 		printf("},");
 	}

@@ -4,6 +4,8 @@
  */
 #include "reports/report.h"
 #include "merge/profile.h"
+#include "interp/interp.h"
+#include "spool/format.h"
 
 #include <ctype.h>
 #include <getopt.h>
@@ -86,6 +88,13 @@ static size_t edit_distance(const char *a, const char *b)
 		}
 	}
 	return row[lb];
+}
+
+const char *report_stop_name(int i)
+{
+	if (i < INTERP_STOP__COUNT)
+		return interp_stop_name(i);
+	return i == SPOOL_INTERP_STOP_LOOP ? "loop" : "other";
 }
 
 const char *report_did_you_mean(const char *given, const char *const *names, size_t n)

@@ -77,6 +77,10 @@ int report_bad_event(const char *cmd, const char *given);
 /* The name in names[] a typo of given would be (edit distance at most 1
  * for names of up to 4 bytes, 2 beyond), or NULL. */
 const char *report_did_you_mean(const char *given, const char *const *names, size_t n);
+/* The name of interp_stops[] bucket i: the interpreter's stop reasons
+ * (interp_stop_name), "loop" (a value window that came back to its
+ * start), "other" (the last bucket: the reasons past them). */
+const char *report_stop_name(int i);
 
 /* End as a child did: return its exit status, or, if it was killed by a
  * signal, flush our output and die of the same signal (no core of ours).
