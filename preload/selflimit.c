@@ -182,6 +182,16 @@ static void trigger_cost(void)
 		return;
 	}
 	g_trigger_ns = calibrate(signals);
+	/* A figure that alone would take the thread past 4/5 of its bound
+	 * is measured again, twice at most, and the least kept: on an Intel
+	 * Xeon host 2 calibrations in 40 read ~140 us a sample where the
+	 * others read 39-60 us (the whole ~40 ms slow, not a round of it),
+	 * and a 4 kHz run was then held at 1 kHz throughout. */
+	for (int i = 0; i < 2 && g_trigger_ns * 100 * 5 > period_ns * 4 * (uint64_t)g_vprof.cfg.max_cost; i++) {
+		uint64_t again = calibrate(signals);
+		if (again && again < g_trigger_ns)
+			g_trigger_ns = again;
+	}
 	snprintf(env, sizeof(env), "%s%llu", want, (unsigned long long)g_trigger_ns);
 	setenv("VPROF_TRIGGER_COST", env, 1);
 }
