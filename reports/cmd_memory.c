@@ -74,7 +74,6 @@ static int on_extra(int ch, const char *arg, void *ctx)
 	return 0;
 }
 
-
 static void level_json(const char *name, double refs, double lo, double est, double hi, double known, double unk,
 		       int comma)
 {

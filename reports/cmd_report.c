@@ -232,7 +232,6 @@ static const char *where(const struct row *r, char *buf, size_t cap)
 	return buf;
 }
 
-
 /* Value sampling's line: values offered, and interpretation runs with
  * their stops by reason (report_stop_name). Nothing when no process
  * interpreted. */

@@ -17,6 +17,16 @@ static const ZydisRegister kArgRegs[] = {
 	ZYDIS_REGISTER_ZMM4, ZYDIS_REGISTER_ZMM5, ZYDIS_REGISTER_ZMM6, ZYDIS_REGISTER_ZMM7,
 };
 
+/* The ARG kind reg carries (a 64-bit or zmm register), 0 for one that
+ * is not an argument register. */
+static unsigned arg_kind(ZydisRegister reg)
+{
+	for (unsigned i = 0; reg != ZYDIS_REGISTER_NONE && i < sizeof kArgRegs / sizeof kArgRegs[0]; i++)
+		if (kArgRegs[i] == reg)
+			return SPOOL_VK_ARG_FIRST + i;
+	return 0;
+}
+
 /* The register of the nth (0-based) source operand as the handler counts
  * them (preload/value_sample.c: visible register or memory operands that are
  * read, flags and rip skipped), widened to 64 bits; NONE if that operand
@@ -72,12 +82,9 @@ unsigned report_value_argument(struct report_value_model *vm, const struct repor
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	ZydisRegister reg = ZYDIS_REGISTER_NONE;
 	uint64_t at = v->vaddr - v->w.start;
-	unsigned arg = 0;
 	if (got > (long)at && ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + at, (ZyanUSize)(got - (long)at), &in, ops)))
 		reg = nth_source(&in, ops, nth);
-	for (int i = 0; i < 14 && reg != ZYDIS_REGISTER_NONE; i++)
-		if (kArgRegs[i] == reg)
-			arg = SPOOL_VK_ARG_FIRST + i;
+	unsigned arg = arg_kind(reg);
 	/* The register still holds the argument only if nothing in the
 	 * whole procedure writes it or calls out (no flow analysis: any
 	 * write anywhere, or bytes that do not decode, and we say nothing). */
@@ -121,10 +128,7 @@ unsigned report_value_sets_argument(struct report_value_model *vm, const struct 
 	if (got <= 0 || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, (ZyanUSize)got, &in, ops)))
 		return 0;
 	ZydisRegister reg = first_written(&in, ops);
-	unsigned arg = 0;
-	for (int i = 0; i < 14 && reg != ZYDIS_REGISTER_NONE; i++)
-		if (kArgRegs[i] == reg)
-			arg = SPOOL_VK_ARG_FIRST + i;
+	unsigned arg = arg_kind(reg);
 	/* Straight on to the call: nothing between writes the register or
 	 * leaves the line of code (a jump, a return). */
 	long off = in.length, end = (long)(call_vaddr - v->vaddr);
