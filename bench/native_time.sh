@@ -23,6 +23,10 @@
 #    unsampled, for DELTA = 20, 50, 100, 200 and 400 us (--samples pairs
 #    each, default 1000). The shadow run must reach as far as the native
 #    run gets in DELTA.
+# 3. what running a stretch again costs its truth: a pointer chase over
+#    256 MiB (bench/workloads/warmrate.c), timed as in 2 at DELTA = 200 us
+#    (300 pairs), with the arming sample's handler first reading the next
+#    0, 1000 or 4000 nodes, as an interpretation of the stretch would.
 #
 # Results: BENCHMARKS.md, "Timing a window natively".
 set -u
@@ -40,7 +44,7 @@ while [ $# -gt 0 ]; do
 done
 W=$(mktemp -d "${TMPDIR:-/tmp}/vprof-ntime.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-for p in bpcost tcrate; do
+for p in bpcost tcrate warmrate; do
 	gcc -O2 -Wall -Wextra -o "$W/$p" "$ROOT/bench/workloads/$p.c" || exit 1
 done
 echo "== bench/native_time.sh: timing a stretch of native execution without a PMU"
@@ -65,4 +69,10 @@ echo "   iterations per ns: true = unsampled; ratio = p50 / true; lost = DELTA x
 for d in 20000 50000 100000 200000 400000; do
 	"$W/tcrate" "$d" "$SAMPLES" | awk '{ printf "%s   lost %.1f us\n", $0, $2 * (1 - $NF) / 1000 }' ||
 		echo "delta $d: the task-clock event was refused"
+done
+echo
+echo "-- 3. a memory-bound stretch run again after its lines were read (bench/workloads/warmrate.c)"
+echo "   steps per ns; ratio = p50 / true; steps = native steps in DELTA"
+for w in 0 1000 4000; do
+	"$W/warmrate" 200000 300 "$w" 256 || echo "warm $w: set-up failed"
 done
