@@ -20,59 +20,13 @@
  * (iterations per ns; R = p50 / T). Exits 2 when the event is refused.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <linux/perf_event.h>
-#include <signal.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <ucontext.h>
-#include <unistd.h>
+#include "tcpairs.h"
 
-#define MAXS 100000
-static int g_fd, g_armed, g_n, g_max;
-static uint64_t g_delta, g_rax0;
-static double g_rate[MAXS];
-static volatile int g_stop;   /* set by the handler once g_max pairs are timed */
-
-static void on_sample(int sig, siginfo_t *si, void *ucv)
-{
-	(void)sig;
-	(void)si;
-	ucontext_t *uc = ucv;
-	uint64_t rax = (uint64_t)uc->uc_mcontext.gregs[REG_RAX];
-	uint64_t next = 1000000;   /* 1 ms of CPU to the next arming sample */
-	if (g_armed) {
-		if (g_n < g_max)
-			g_rate[g_n++] = (double)(rax - g_rax0) / (double)g_delta;
-		if (g_n >= g_max)
-			g_stop = 1;
-		g_armed = 0;
-	} else {
-		g_rax0 = rax;
-		g_armed = 1;
-		next = g_delta;
-	}
-	ioctl(g_fd, PERF_EVENT_IOC_PERIOD, &next);
-	ioctl(g_fd, PERF_EVENT_IOC_REFRESH, 1);
-}
-
-static double cpu_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static uint64_t loop(uint64_t iters, volatile int *stop)
+/* Runs iters iterations (or until tcpairs_stop, checked every 2^20);
+ * rax counts them. */
+static uint64_t loop(uint64_t iters)
 {
 	uint64_t rax;
-	/* rax counts iterations; the loop also ends when *stop is set (checked
-	 * every 2^20 iterations) */
 	__asm__ volatile("xor %%eax, %%eax\n"
 			 "1:\n"
 			 "	add $1, %%rax\n"
@@ -87,15 +41,9 @@ static uint64_t loop(uint64_t iters, volatile int *stop)
 			 "	jb 1b\n"
 			 "3:\n"
 			 : "=&a"(rax)
-			 : "r"(iters), "r"(stop)
+			 : "r"(iters), "r"(&tcpairs_stop)
 			 : "rcx", "cc", "memory");
 	return rax;
-}
-
-static int cmp(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return a < b ? -1 : a > b;
 }
 
 int main(int argc, char **argv)
@@ -104,43 +52,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: tcrate DELTA_NS(>=10000) SAMPLES(>=10)\n");
 		return 2;
 	}
-	g_delta = (uint64_t)atol(argv[1]);
-	g_max = atoi(argv[2]) < MAXS ? atoi(argv[2]) : MAXS;
-	double t0 = cpu_ns();
-	uint64_t it = loop(400000000ull, &g_stop);
-	double truth = (double)it / (cpu_ns() - t0);
-
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.size = sizeof(a);
-	a.sample_period = 1000000;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	g_fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-	if (g_fd < 0) {
-		perror("tcrate: perf_event_open(task-clock)");
+	double t0 = tcpairs_cpu_ns();
+	uint64_t it = loop(400000000ull);
+	double truth = (double)it / (tcpairs_cpu_ns() - t0);
+	if (tcpairs_start("tcrate", (uint64_t)atol(argv[1]), atoi(argv[2])))
 		return 2;
-	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sample;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigaction(SIGIO, &sa, NULL);
-	struct f_owner_ex o = { F_OWNER_TID, (pid_t)syscall(SYS_gettid) };
-	if (fcntl(g_fd, F_SETFL, O_ASYNC) < 0 || fcntl(g_fd, F_SETSIG, SIGIO) < 0 ||
-	    fcntl(g_fd, F_SETOWN_EX, &o) < 0 || ioctl(g_fd, PERF_EVENT_IOC_REFRESH, 1) < 0) {
-		perror("tcrate: arming the event");
-		return 2;
-	}
-	/* until enough pairs were timed (the handler fills g_rate) */
-	while (!g_stop)
-		loop(1ull << 40, &g_stop);
-	ioctl(g_fd, PERF_EVENT_IOC_DISABLE, 0);
-	qsort(g_rate, (size_t)g_n, sizeof(g_rate[0]), cmp);
-	double p50 = g_rate[g_n / 2];
-	printf("delta %llu true %.4f p10 %.4f p50 %.4f p90 %.4f ratio %.3f\n", (unsigned long long)g_delta, truth,
-	       g_rate[g_n / 10], p50, g_rate[g_n * 9 / 10], p50 / truth);
+	while (!tcpairs_stop)
+		loop(1ull << 40);
+	double p10, p90, p50 = tcpairs_finish(&p10, &p90);
+	printf("delta %llu true %.4f p10 %.4f p50 %.4f p90 %.4f ratio %.3f\n", (unsigned long long)tcpairs_delta,
+	       truth, p10, p50, p90, p50 / truth);
 	return 0;
 }
