@@ -105,7 +105,13 @@ VPROF_TEST_HANDLER_WORK=3000 "$VPROF" run --db "$TMP/db" -- "$TMP/threads" 2 400
 check "2 spinning threads: both lowered ($(field limit_threads))" [ "$(field limit_threads)" = 2 ]
 check "threads: the program finished its work ($(cat "$TMP/t.out"))" grep -q 'check=2' "$TMP/t.out"
 
-# The knob off: normal runs lower nothing.
+# The knob off: normal runs lower nothing. What a sample costs the kernel
+# is calibrated once per run and charged to every sample; at 4 kHz in
+# signal mode that is ~40 us here, 16% of the CPU against the bound of
+# 25%. A calibration that reads over the bound (the whole ~40 ms of it
+# slow, measured again twice and the least kept: preload/selflimit.c)
+# makes a lowering right by vprof's own rule, and the summary must then
+# say so; under it, nothing may be lowered.
 for m in "ring 1000" "signal 4000 VPROF_RING=0" "values 4000 VPROF_VALUES=on"; do
 	set -- $m
 	tag=$1 f=$2; shift 2
@@ -113,8 +119,20 @@ for m in "ring 1000" "signal 4000 VPROF_RING=0" "values 4000 VPROF_VALUES=on"; d
 	env "$@" "$VPROF" run --freq "$f" --db "$TMP/db" -- "$TMP/spin" 60 >"$TMP/n.out" 2>"$TMP/n.err"
 	"$VPROF" report --db "$TMP/db" --json >"$TMP/r.json"
 	share=$("$PY" -c "print('%.2f' % (100 * $(field cost_ns) / max(1, $(field cpu_ns))))")
-	check "normal $tag run at $f Hz: nothing lowered (handler and drains measured at $share% of the CPU)" \
-		[ "$(field limit_threads)" = 0 -a "$(field limit_interp_threads)" = 0 ]
+	# The kernel's share as charged: what each sample cost by the
+	# calibration, at the asked rate.
+	kus=$("$PY" -c "print('%.1f' % ($(field kernel_cost_ns) / max(1, $(field kernel_cost_samples)) / 1000))")
+	kshare=$("$PY" -c "print('%.1f' % ($kus * $f / 1e4))")
+	lowered=$(( $(field limit_threads) + $(field limit_interp_threads) ))
+	what="handler and drains measured at $share% of the CPU; the kernel's part charged at $kus us a sample, $kshare% at $f Hz"
+	if "$PY" -c "import sys; sys.exit(0 if $kshare + $share >= 0.9 * 25 else 1)"; then
+		check "normal $tag run at $f Hz: the calibration put the cost at the bound ($what): lowered ($lowered) only if said" \
+			bash -c "[ $lowered = 0 ] || grep -q 'over its bound' '$TMP/n.err'"
+		check "normal $tag run: a bound in the summary only if lowered" \
+			bash -c "[ $lowered != 0 ] || ! grep -q 'over its bound' '$TMP/n.err'"
+		continue
+	fi
+	check "normal $tag run at $f Hz: nothing lowered ($what; $(field limit_lowerings) lowerings)" [ "$lowered" = 0 ]
 	check "normal $tag run: no bound in the summary" bash -c "! grep -q 'over its bound' '$TMP/n.err'"
 done
 
