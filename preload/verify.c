@@ -34,6 +34,14 @@
  *   between; a fault the hardware takes where the shadow did not is
  *   recorded, stepping ends, and the fault goes to the program.
  * - RF and TF are not compared (only CF PF AF ZF SF OF DF are).
+ * - the step's trap is known by the kernel's si_code TRAP_TRACE (the debug
+ *   status register's single-step bit). Under KVM on an Intel Xeon host
+ *   that bit is now and then missing and the same trap arrives as
+ *   TRAP_BRKPT; handed to the program, it killed it. While stepping,
+ *   nothing else raises a kernel TRAP_BRKPT (the stepped instructions are
+ *   the shadow's, and the interpreter stops before int3 and int1), so a
+ *   TRAP_BRKPT with TF set in the trapped context is taken as the step's
+ *   and counted (traps_unflagged).
  *
  * Fault-safe probes: the interpreter's probe routines fault on purpose;
  * SIGSEGV and SIGBUS come here first (interp_fault_fixup), and every other
@@ -50,7 +58,9 @@
  * (`vprof verify` sets it); VPROF_VERIFY_STEP=0 runs the shadow only, for
  * coverage, without stepping; VPROF_VERIFY_INJECT=1, 2 or 3 (tests only)
  * makes the shadow's result wrong (flags, a vector register, stored
- * bytes: see observe()), so that a test can see the comparison catch it.
+ * bytes: see observe()), so that a test can see the comparison catch it;
+ * VPROF_VERIFY_INJECT=4 (tests only) takes every 7th step trap as if the
+ * kernel had reported it as TRAP_BRKPT.
  *
  * Concurrency: per-thread buffers reached through initial-exec TLS;
  * counters in the shared file are atomics. Everything called from the
@@ -96,6 +106,7 @@ struct verify_thread {
 	uint32_t rep_traps;
 	uint32_t rep_budget;
 	uint32_t tid;
+	uint32_t inject_traps;        /* step traps seen (VPROF_VERIFY_INJECT=4) */
 	sigset_t saved_mask;          /* the program's mask at the sample */
 	int cut;                      /* why the observer stopped the run */
 	uint64_t rcx0;                /* RCX at the start of the run */
@@ -680,11 +691,17 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	struct verify_thread *v = g_vt;
 	int saved = errno;
 
-	if (!v || !v->stepping || si->si_code != TRAP_TRACE || !g_vf) {
+	int code = si->si_code;
+	if (g_inject == 4 && v && v->stepping && code == TRAP_TRACE && ++v->inject_traps % 7 == 0)
+		code = TRAP_BRKPT;
+	int step = code == TRAP_TRACE || (code == TRAP_BRKPT && (uc->uc_mcontext.gregs[REG_EFL] & TF_BIT));
+	if (!v || !v->stepping || !step || !g_vf) {
 		preload_faults_forward(sig, si, uc);
 		goto out;
 	}
 	ADD(traps, 1);
+	if (code != TRAP_TRACE)
+		ADD(traps_unflagged, 1);
 	const struct step *s = &v->steps[v->i];
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	if (s->rep && rip == s->pc && ++v->rep_traps < MAX_REP_TRAPS &&
@@ -744,7 +761,7 @@ int preload_verify_init(void)
 	if (s && !strcmp(s, "0"))
 		g_step = 0;
 	s = getenv("VPROF_VERIFY_INJECT");
-	g_inject = s && s[0] >= '1' && s[0] <= '3' && !s[1] ? s[0] - '0' : 0;
+	g_inject = s && s[0] >= '1' && s[0] <= '4' && !s[1] ? s[0] - '0' : 0;
 	if ((rc = open_file()) < 0)
 		return rc;
 

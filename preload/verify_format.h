@@ -119,7 +119,11 @@ struct preload_verify_file {
 	uint64_t cut_self;     /* runs cut on entering libvprof.so's own code
 				* (its state differs between the shadow run
 				* and the stepping: not the program's) */
-	uint64_t reserved[3];
+	uint64_t traps_unflagged; /* stepping traps the kernel reported as
+				* TRAP_BRKPT, not TRAP_TRACE (the debug status
+				* lost its single-step bit: seen under KVM on an
+				* Intel Xeon host), taken as the step's own */
+	uint64_t reserved[2];
 
 	/* Runs by (stop reason, mnemonic the interpreter stopped on). */
 	uint32_t stop_mnem[VERIFY_NSTOP][VERIFY_NMNEM];

@@ -45,7 +45,9 @@ static void help(void)
 	       "Each compared instruction is a debug trap (~15 us of CPU here), so CMD\n"
 	       "runs slower; a thread is stepped again only after half a sampling\n"
 	       "period of native execution. Signals other than faults and traps are\n"
-	       "held back while a run is stepped (at most N instructions).\n"
+	       "held back while a run is stepped (at most N instructions). A step's\n"
+	       "trap that the kernel reports as TRAP_BRKPT (the single-step bit lost\n"
+	       "under a hypervisor) is taken as the step's, counted, never given to CMD.\n"
 	       "Exit status: CMD's, as from `vprof run`; mismatches are reported, not\n"
 	       "turned into a status.\n", VERIFY_MAX_LEN);
 }

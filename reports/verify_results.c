@@ -213,6 +213,9 @@ void report_verify_print_stops(FILE *f, const struct preload_verify_file *t)
 		"%llu stepping lost; %llu differences from memory changed under the run by other threads or the kernel)\n", first ? "none" : "", (unsigned long long)t->cut_nondet,
 		(unsigned long long)t->cut_rep, (unsigned long long)t->cut_self,
 		(unsigned long long)t->cut_overflow, (unsigned long long)t->lost, (unsigned long long)t->raced);
+	if (t->traps_unflagged)
+		fprintf(f, "  %llu step traps came without the single-step bit (TRAP_BRKPT; a hypervisor's): "
+			"taken as steps\n", (unsigned long long)t->traps_unflagged);
 }
 
 void report_verify_json_stops(FILE *f, const struct preload_verify_file *t)
@@ -222,10 +225,10 @@ void report_verify_json_stops(FILE *f, const struct preload_verify_file *t)
 		fprintf(f, "%s\"%s\": %llu", r > 1 ? ", " : "",
 			r == INTERP_STOP_OBSERVER ? "cut" : interp_stop_name(r),
 			(unsigned long long)t->stop[r]);
-	fprintf(f, "}, \"cut_nondet\": %llu, \"cut_rep\": %llu, \"cut_self\": %llu, \"cut_overflow\": %llu, \"lost\": %llu, \"raced\": %llu, \"cooldown\": %llu",
+	fprintf(f, "}, \"cut_nondet\": %llu, \"cut_rep\": %llu, \"cut_self\": %llu, \"cut_overflow\": %llu, \"lost\": %llu, \"raced\": %llu, \"cooldown\": %llu, \"traps_unflagged\": %llu",
 		(unsigned long long)t->cut_nondet, (unsigned long long)t->cut_rep,
 		(unsigned long long)t->cut_self, (unsigned long long)t->cut_overflow, (unsigned long long)t->lost,
-		(unsigned long long)t->raced, (unsigned long long)t->cooldown);
+		(unsigned long long)t->raced, (unsigned long long)t->cooldown, (unsigned long long)t->traps_unflagged);
 }
 
 void report_verify_json_top(FILE *f, const struct report_verify_top *top, size_t n)
