@@ -102,7 +102,7 @@ sys.exit(not (j["mismatches"] > 0 and any(r["kind"]=="vec" for r in j["records"]
 
 # A step's trap that the kernel reports as TRAP_BRKPT, not TRAP_TRACE (the
 # debug status lost its single-step bit: under KVM on an Intel Xeon host,
-# 3 traps in ~2 million), is the step's own; handed to the program it
+# 3 traps in ~12 million), is the step's own; handed to the program it
 # killed it. VPROF_VERIFY_INJECT=4 (test only) takes every 7th step trap so:
 # the program must run on as natively, with nothing reported different.
 "$TMP/work" 200 >"$TMP/inj4.native" 2>&1; nst=$?
