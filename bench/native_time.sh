@@ -67,8 +67,11 @@ echo
 echo "-- 2. a task-clock sample DELTA after arming (bench/workloads/tcrate.c), $SAMPLES pairs each"
 echo "   iterations per ns: true = unsampled; ratio = p50 / true; lost = DELTA x (1 - ratio)"
 for d in 20000 50000 100000 200000 400000; do
-	"$W/tcrate" "$d" "$SAMPLES" | awk '{ printf "%s   lost %.1f us\n", $0, $2 * (1 - $NF) / 1000 }' ||
+	if out=$("$W/tcrate" "$d" "$SAMPLES"); then
+		awk '{ printf "%s   lost %.1f us\n", $0, $2 * (1 - $NF) / 1000 }' <<<"$out"
+	else
 		echo "delta $d: the task-clock event was refused"
+	fi
 done
 echo
 echo "-- 3. a memory-bound stretch run again after its lines were read (bench/workloads/warmrate.c)"
