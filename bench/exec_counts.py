@@ -141,4 +141,5 @@ def main():
     print("blocks %d, within 10%% %d, exact count inside vprof's 95%% interval %d" % (len(big), ok, inside))
 
 
-main()
+if __name__ == "__main__":
+    main()
