@@ -182,18 +182,39 @@ static const char *object_name(struct report_value_model *vm, const struct repor
 		snprintf(buf, sizeof(buf), "[stack] %s", v->w.proc ? v->w.proc : "?");
 	} else if (cls == SPOOL_OBJ_IMAGE) {
 		/* The page's global: the data symbol that covers most of the
-		 * page; else its section, else the image. */
+		 * page, where symbols cover at least half of the page's bytes
+		 * in sections; else the section holding most of them, else the
+		 * image. A stripped
+		 * program's page of its own statics holds only the few globals
+		 * it shares with libraries (stdout, optind): naming the page
+		 * after one of them would name the wrong data. */
 		const struct report_value_elf *e = report_value_elf(vm, v->image);
 		const struct report_value_dsym *d = NULL;
-		uint64_t best = 0, pg = v->vaddr, pe = v->vaddr + 4096;
+		uint64_t best = 0, named = 0, pg = v->vaddr, pe = v->vaddr + 4096;
 		for (size_t i = 0; e && i < e->ndsym; i++) {
 			uint64_t a0 = e->dsym[i].start > pg ? e->dsym[i].start : pg;
 			uint64_t end = e->dsym[i].start + (e->dsym[i].size ? e->dsym[i].size : 1);
 			uint64_t a1 = end < pe ? end : pe;
+			if (a1 > a0)
+				named += a1 - a0;
 			if (a1 > a0 && a1 - a0 > best)
 				best = a1 - a0, d = &e->dsym[i];
 		}
-		const struct report_value_sec *sec = e && !d ? report_value_elf_section(e, v->vaddr) : NULL;
+		/* The page's bytes in sections, and the section with most of
+		 * them (a page may begin in .got.plt and hold .data and .bss). */
+		const struct report_value_sec *sec = NULL;
+		uint64_t span = 0, most = 0;
+		for (size_t i = 0; e && i < e->nsec; i++) {
+			uint64_t s0 = e->sec[i].addr > pg ? e->sec[i].addr : pg;
+			uint64_t s1 = e->sec[i].addr + e->sec[i].size < pe ? e->sec[i].addr + e->sec[i].size : pe;
+			if (s1 <= s0)
+				continue;
+			span += s1 - s0;
+			if (s1 - s0 > most)
+				most = s1 - s0, sec = &e->sec[i];
+		}
+		if (d && 2 * named < (span ? span : pe - pg))
+			d = NULL;
 		const char *path = vm->m.images[v->image].path, *b = strrchr(path, '/');
 		if (d && (s = report_sym_demangle(d->name))) {
 			snprintf(buf, sizeof(buf), "%s", s);

@@ -16,6 +16,8 @@
 #    them (one through a wrapper), each within 3 points of the D1 rate
 #    cachegrind gives the one procedure that touches it, and no other
 #    heap row;
+#  - a stripped program's statics on the page of a global copied from
+#    libc (stdout) read as its .bss, not as stdout;
 #  - vprof list shows a load's outcomes; output and exit status unchanged;
 #    a bad --cache is one message and status 2;
 #  - vprof html's memory section holds vprof memory's rows, in order, and
@@ -139,6 +141,15 @@ check "vprof list walk_mid shows its load's outcomes (D1 miss)" grep -q "cache .
 check "a bad --cache is one message and status 2" [ "$st" = 2 -a "$(wc -l <"$TMP/bad.err")" -le 2 ]
 "$VPROF" memory --db "$TMP/db" --by line -n 3 >"$TMP/lines.txt"
 check "--by line names the planted lines" grep -q "cache_planted.c:" "$TMP/lines.txt"
+# A stripped program's statics share a page with stdout, a global copied
+# from libc: the page is its .bss, not stdout.
+cc -O1 -o "$TMP/sp" "$TOP/tests/fixtures/static_page.c" && strip "$TMP/sp"
+"$VPROF" run --db "$TMP/dbs" --cachesim -- "$TMP/sp" 3000000 >/dev/null 2>&1
+"$VPROF" memory --db "$TMP/dbs" --by object -n 0 >"$TMP/sp.txt"
+ok=no
+grep -q '^ *[0-9.]*% .* \[data\] sp \.bss ' "$TMP/sp.txt" && ! grep -qw stdout "$TMP/sp.txt" && ok=yes
+check "a stripped program's statics on stdout's page read as its .bss: $(grep -o '\[data\] sp [.a-z]*\|stdout' "$TMP/sp.txt" | head -3 | tr '\n' ' ')" \
+	[ "$ok" = yes ]
 # Never harm: 200 threads, and Debian's python3.11, under both long-window
 # consumers at once: same output, same status.
 cc -O2 -pthread -o "$TMP/threads" "$TOP/tests/fixtures/threads.c"
