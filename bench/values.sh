@@ -67,10 +67,11 @@
 #    arithmetic per sample for each design.
 # 7. the whole run's cost of `vprof run --values` at its defaults against
 #    the program alone, on Debian's xz -6 (4 MB of the seeded words of
-#    tests/fixtures/real_workloads.sh): --pairs rounds (default 11) of three
+#    tests/fixtures/real_workloads.sh): --pairs rounds (default 11) of four
 #    runs in rotated order: the program alone, `vprof run --values` with
-#    the empty handler (VPROF_BENCH_EMPTY=1: the trigger's share) and at
-#    its defaults; wall time of the whole command (merge included) and CPU
+#    the empty handler (VPROF_BENCH_EMPTY=1: the trigger's share), at its
+#    defaults (the tick-driven cpu-timer at 250 Hz) and on task-clock (one
+#    more interrupt a sample); wall time of the whole command (merge included) and CPU
 #    (the program's and vprof run's), median of the per-round ratios with
 #    its 95% interval (resampled rounds); target <= 3%. On this host a
 #    run's CPU moves by ~10% between runs: ~200 rounds give the median to
@@ -544,7 +545,7 @@ fi
 if on wholerun; then
 	say ""
 	say "== 7. The whole run's cost of vprof run --values at its defaults, xz -6 on 4 MB of text"
-	say "   $PAIRS rounds of three runs (plain, empty handler, values; order rotated); per-round ratio, median [IQR]"
+	say "   $PAIRS rounds of four runs (plain, empty handler, values, values on task-clock; order rotated); per-round ratio, median [IQR]"
 	DIR=$W
 	. "$ROOT/tests/fixtures/real_workloads.sh"
 	real_cmd xz
@@ -558,26 +559,28 @@ print(sys.argv[1], "%.4f %.4f" % (time.monotonic() - t, r.ru_utime + r.ru_stime)
 PYEOF
 	}
 	: >"$W/xz"
-	xzvar() {   # 0 plain, 1 the empty handler on values' trigger, 2 values at the defaults
+	xzvar() {   # 0 plain, 1 the empty handler on values' trigger, 2 values at the defaults,
+		    # 3 values on the task-clock trigger (the automatic choice's above the tick rate)
 		rm -rf "$W/xzdb"
 		case $1 in
 		0) xzrun plain "${REAL_CMD[@]}" ;;
 		1) xzrun empty env VPROF_BENCH_EMPTY=1 "$VPROF" run --db "$W/xzdb" --values -- "${REAL_CMD[@]}" ;;
 		2) xzrun values "$VPROF" run --db "$W/xzdb" --values -- "${REAL_CMD[@]}" ;;
+		3) xzrun tclock "$VPROF" run --db "$W/xzdb" --values --event task-clock -- "${REAL_CMD[@]}" ;;
 		esac
 	}
 	for i in $(seq 1 "$PAIRS"); do
-		for k in 0 1 2; do xzvar $(((k + i) % 3)); done
+		for k in 0 1 2 3; do xzvar $(((k + i) % 4)); done
 	done
 	"$PY" - "$W/xz" <<'PYEOF'
 import random, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-by = {k: [r for r in rows if r[0] == k] for k in ("plain", "empty", "values")}
+by = {k: [r for r in rows if r[0] == k] for k in ("plain", "empty", "values", "tclock")}
 def q(a, f):
     a = sorted(a); h = (len(a) - 1) * f; lo = int(h)
     return a[lo] + (h - lo) * (a[min(lo + 1, len(a) - 1)] - a[lo])
 for name, col in (("wall", 1), ("CPU", 2)):
-    for a, b in (("values", "plain"), ("empty", "plain"), ("values", "empty")):
+    for a, b in (("values", "plain"), ("empty", "plain"), ("values", "empty"), ("tclock", "plain")):
         r = [float(y[col]) / float(x[col]) for x, y in zip(by[b], by[a])]
         m = q(r, .5)
         # The median's 95% interval, by resampling the rounds (1000 draws, seeded).

@@ -138,17 +138,30 @@ uint64_t upcall_min_period(int backend)
 									      : UPCALL_MIN_PERIOD_NS;
 }
 
+uint64_t upcall_tick_hz(void)
+{
+	struct timespec r;
+	if (clock_getres(CLOCK_REALTIME_COARSE, &r) < 0 || r.tv_sec || r.tv_nsec <= 0)
+		return 0;
+	return 1000000000ull / (uint64_t)r.tv_nsec;
+}
+
 int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 {
 	static const int kOrder[] = { UPCALL_EV_CYCLES, UPCALL_EV_TASK_CLOCK, UPCALL_EV_CPU_TIMER,
 				      UPCALL_EV_ITIMER };
+	static const int kTickOrder[] = { UPCALL_EV_CYCLES, UPCALL_EV_CPU_TIMER, UPCALL_EV_TASK_CLOCK,
+					  UPCALL_EV_ITIMER };
 	uint64_t freq = cfg->freq ? cfg->freq : 250;
 	int last = -ENOENT;
 	const char *nomap = getenv("VPROF_TEST_UPCALL_NOMAP");
 	g_test_nomap = nomap && *nomap == '1';
+	/* The rate asked, in samples per CPU-second, against the tick's. */
+	uint64_t asked = cfg->period ? 1000000000ull / cfg->period : freq, hz = upcall_tick_hz();
+	const int *order = cfg->signals && hz && asked <= hz ? kTickOrder : kOrder;
 
 	for (size_t i = 0; i < sizeof(kOrder) / sizeof(kOrder[0]); i++) {
-		int b = cfg->event ? cfg->event : kOrder[i];
+		int b = cfg->event ? cfg->event : order[i];
 		uint64_t period = cfg->period;
 		if (!period)
 			/* PMU periods are in events: assume ~2.5 GHz of cycles or

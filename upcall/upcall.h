@@ -43,6 +43,8 @@ struct upcall_config {
 	int no_perf;             /* leave the perf backends out (a sandbox forbids them) */
 	uint64_t period;         /* ns for clocks, events for PMU counters */
 	uint64_t freq;           /* if period is 0: samples per CPU-second */
+	int signals;             /* every sample is a signal in the thread (value
+				  * windows, call stacks): see upcall_choose */
 };
 
 struct upcall_thread {
@@ -113,10 +115,17 @@ struct upcall_thread {
 
 /* Decide the process's backend: the forced one if cfg->event is set (fails
  * with -ENOENT/-EACCES/... if it cannot be opened), else the first that
- * works in the order above. Probes by opening and closing an event on the
- * calling thread. Returns the backend (upcall_event) or negative errno; with
- * *period_out the mean period in the backend's unit. */
+ * works in the order above. When every sample is a signal (cfg->signals)
+ * and the rate asked is at most the scheduler's tick rate, the CPU timer
+ * comes before task-clock: it expires at the tick, an interrupt the
+ * thread takes anyway, where task-clock's hrtimer is one more interrupt a
+ * sample (in a VM, an exit to the host). Probes by opening and closing an
+ * event on the calling thread. Returns the backend (upcall_event) or
+ * negative errno; with *period_out the mean period in the backend's unit. */
 int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out);
+/* The scheduler's tick rate (Hz), from the coarse clock's resolution; 0
+ * when it cannot be read. */
+uint64_t upcall_tick_hz(void);
 
 /* Where to count a thread whose ring mode fell back to a signal per
  * sample (its ring could not be mapped: locked memory spent); the
