@@ -72,25 +72,26 @@ def callgrind_counts(path, binary):
     return counts, fn_first
 
 
-def main():
-    vprof, db, binary, cg = sys.argv[1:5]
+def exact_counts(cg, binary):
+    """({file vaddr: executions}, {function: vaddr}) of binary from a
+    callgrind out file: its addresses are the process's, moved to the
+    file's by a function both name."""
     counts, fn_first = callgrind_counts(cg, binary)
-    # runtime -> file vaddr: from a function both name
     nm = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True).stdout
     syms = {}
     for l in nm.splitlines():
         p = l.split()
         if len(p) == 3 and p[1] in "tT":
             syms[p[2]] = int(p[0], 16)
-    base = None
-    for f, a in fn_first.items():
-        if f in syms:
-            base = a - syms[f]
-            break
+    base = next((a - syms[f] for f, a in fn_first.items() if f in syms), None)
     if base is None:
-        print("no function of %s in the callgrind output" % binary)
-        sys.exit(1)
-    exact = {a - base: c for a, c in counts.items()}
+        sys.exit("no function of %s in the callgrind output" % binary)
+    return {a - base: c for a, c in counts.items()}, syms
+
+
+def main():
+    vprof, db, binary, cg = sys.argv[1:5]
+    exact, syms = exact_counts(cg, binary)
     total = sum(exact.values())
     # functions of the binary by their executions
     starts = sorted((v, k) for k, v in syms.items())

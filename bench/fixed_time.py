@@ -29,10 +29,10 @@ reached (its code always meets a system call within a window: a replay
 stops there) is lost to the fixed-time estimates; the same three lines
 then follow with those blocks left out and the rest scaled again.
 """
-import random, struct, subprocess, sys
+import random, struct, sys
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from exec_counts import callgrind_counts  # noqa: E402
+from exec_counts import exact_counts  # noqa: E402
 
 H = struct.Struct("<IIQQqIIQ")
 E = struct.Struct("<QII")
@@ -59,17 +59,7 @@ def main():
     path, binary, cg = sys.argv[1:4]
     fault_ns = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
     recs = read_records(path)
-    counts, fn_first = callgrind_counts(cg, binary)
-    nm = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True).stdout
-    syms = {}
-    for l in nm.splitlines():
-        p = l.split()
-        if len(p) == 3 and p[1] in "tT":
-            syms[p[2]] = int(p[0], 16)
-    base = next((a - syms[f] for f, a in fn_first.items() if f in syms), None)
-    if base is None:
-        sys.exit("no function of %s in the callgrind output" % binary)
-    exact = {a - base: c for a, c in counts.items()}
+    exact, _ = exact_counts(cg, binary)
     addrs = sorted(exact)
     blocks, prev = [], None
     for a in addrs:
