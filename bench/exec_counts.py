@@ -89,6 +89,19 @@ def exact_counts(cg, binary):
     return {a - base: c for a, c in counts.items()}, syms
 
 
+def big_blocks(exact, addrs):
+    """The blocks among addrs (sorted) with 1% or more of the block
+    executions, by their first instruction: a block is a run of
+    instructions with one exact count (a gap over 16 bytes starts one)."""
+    blocks, prev = [], None
+    for a in addrs:
+        if prev is None or exact[a] != exact[prev] or a - prev > 16:
+            blocks.append(a)
+        prev = a
+    btotal = sum(exact[a] for a in blocks)
+    return [a for a in blocks if exact[a] >= 0.01 * btotal]
+
+
 def main():
     vprof, db, binary, cg = sys.argv[1:5]
     exact, syms = exact_counts(cg, binary)
@@ -117,15 +130,7 @@ def main():
                 if "executions" in r:
                     est[int(r["pc"], 16)] = r["executions"]
                     win[int(r["pc"], 16)] = r.get("windows", 0)
-    # blocks: instructions in address order whose exact count changes
-    addrs = sorted(a for a in exact if a in est)
-    blocks, prev = [], None
-    for a in addrs:
-        if prev is None or exact[a] != exact[prev] or a - prev > 16:
-            blocks.append(a)
-        prev = a
-    btotal = sum(exact[a] for a in blocks)
-    big = [a for a in blocks if exact[a] >= 0.01 * btotal]
+    big = big_blocks(exact, sorted(a for a in exact if a in est))
     if not big:
         print("blocks 0, within 10% 0")
         return

@@ -32,7 +32,7 @@ then follow with those blocks left out and the rest scaled again.
 import random, struct, sys
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from exec_counts import exact_counts  # noqa: E402
+from exec_counts import big_blocks, exact_counts  # noqa: E402
 
 H = struct.Struct("<IIQQqIIQ")
 E = struct.Struct("<QII")
@@ -60,14 +60,7 @@ def main():
     fault_ns = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
     recs = read_records(path)
     exact, _ = exact_counts(cg, binary)
-    addrs = sorted(exact)
-    blocks, prev = [], None
-    for a in addrs:
-        if prev is None or exact[a] != exact[prev] or a - prev > 16:
-            blocks.append(a)
-        prev = a
-    btotal = sum(exact[a] for a in blocks)
-    big = [a for a in blocks if exact[a] >= 0.01 * btotal]
+    big = big_blocks(exact, sorted(exact))
     matched = [r for r in recs if r["matched"]]
     ns = sorted(r["n"] for r in matched)
     dts = sorted(r["dt"] for r in matched)
