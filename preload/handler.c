@@ -372,7 +372,7 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 		int deep = hstack_room() >= PRELOAD_HANDLER_ROOM;
 		if (deep && preload_py_on())
 			preload_py_walk(uc);          /* VPROF_PYTHON: preload/pyframes.c */
-		preload_sample_weighted(si, uc, w);
+		uint32_t weight = preload_sample_weighted(si, uc, w);
 		preload_stacks_sample(si, uc, deep);   /* VPROF_STACKS: preload/stack_sample.c */
 		preload_py_done();
 		preload_selflimit_test_work(1);
@@ -390,7 +390,7 @@ int preload_dispatch(int sig, siginfo_t *si, void *ucv)
 			 * 0]"). So the program's errno is in place while it
 			 * runs, and what it holds after is the one restored. */
 			errno = saved;
-			preload_values_sample(uc);
+			preload_values_sample(uc, weight);
 			saved = errno;
 			ic = __rdtsc() - i0;
 		}

@@ -72,7 +72,7 @@ void preload_sample(int sig, siginfo_t *si, void *ucv)
 	(void)sig;
 }
 
-void preload_sample_weighted(siginfo_t *si, void *ucv, uint32_t times)
+uint32_t preload_sample_weighted(siginfo_t *si, void *ucv, uint32_t times)
 {
 	struct preload_thread *t = &g_thread;
 	ucontext_t *uc = ucv;
@@ -106,6 +106,7 @@ void preload_sample_weighted(siginfo_t *si, void *ucv, uint32_t times)
 	if (t->armed)
 		upcall_rearm(&t->up);
 	preload_spool_tick();
+	return (uint32_t)weight;
 }
 
 /* Ring drain callbacks: inside preload_drain's enter, g_thread.sp is set. */

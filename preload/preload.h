@@ -124,8 +124,9 @@ void preload_config_interpreted(struct preload_config *c);
 
 /* main.c: count one signalled sample (its PC, from the ucontext). Signal-safe. */
 void preload_sample(int sig, siginfo_t *si, void *uc);
-/* ... counted `times` times over (a thinned itimer, selflimit.c). */
-void preload_sample_weighted(siginfo_t *si, void *uc, uint32_t times);
+/* ... counted `times` times over (a thinned itimer, selflimit.c); returns
+ * the periods the sample stood for (times, and a CPU timer's overruns). */
+uint32_t preload_sample_weighted(siginfo_t *si, void *uc, uint32_t times);
 
 /* main.c: the process leaves by _exit, _Exit or exit_group: its rings
  * drained and its spool marked exited, once. Signal-safe. */
@@ -198,12 +199,13 @@ void preload_faults_unblock(const ucontext_t *uc);
 
 /* value_sample.c (VPROF_VALUES): preload_values_init once in the constructor
  * (normal context; negative errno if unavailable); preload_values_sample
- * in the handler after a PC sample is counted: every interp_every-th
- * sample of the thread interprets and records value hotlists, advancing
+ * in the handler after a PC sample of weight periods is counted: every
+ * interp_every-th period of the thread interprets and records value
+ * hotlists, advancing
  * uc (AS-safe); preload_values_thread_end frees the thread's state (with
  * the trigger stopped and SIGPROF blocked). */
 int preload_values_init(void);
-void preload_values_sample(ucontext_t *uc);
+void preload_values_sample(ucontext_t *uc, uint32_t weight);
 void preload_values_thread_end(void);
 
 /* module.c (VPROF_MODULE, include/vprof-module.h). preload_module_load

@@ -59,6 +59,8 @@ struct values_thread {
 					* windows: samples into the current stratum */
 	uint32_t pick;                 /* long windows: the stratum's sample that
 					* interprets (1..every), 0 none yet */
+	uint32_t owed;                 /* long windows: picks one weighted sample
+					* reached beyond the window it took */
 	size_t map_size;
 	struct interp_thread *ith;
 	struct preload_window w;
@@ -215,7 +217,7 @@ static void values_sample(ucontext_t *uc, struct spool *sp)
 	spool_interp(sp, (uint64_t)executed, (unsigned)stop);
 }
 
-void preload_values_sample(ucontext_t *uc)
+void preload_values_sample(ucontext_t *uc, uint32_t weight)
 {
 	/* The spool is entered for the whole run: the window's consumers
 	 * and modules' emit() write into g_thread.sp (rotate.c). */
@@ -228,25 +230,39 @@ void preload_values_sample(ucontext_t *uc)
 	 * atomics on a counter all threads share. */
 	if (t->busy || !t->altstack)   /* no handler stack: nowhere to interpret */
 		return;
-	/* Long windows (cache simulation, hazards) are stratified: each run
-	 * of every samples (a stratum) interprets one of its samples, chosen
-	 * at random. Spaced 1 to 2 x every - 1 samples apart, they do not keep
-	 * step with a program's own period; one to a stratum, a phase of
-	 * the program gets its share of windows to within one. */
+	/* A sample of weight w stands for w periods of CPU (a CPU timer's
+	 * overruns: the expiries the kernel could not signal, as behind a
+	 * long window), so it advances the count by w. Long windows (cache
+	 * simulation, hazards) are stratified: each run of every periods (a
+	 * stratum) interprets one of its samples, chosen at random. Spaced 1
+	 * to 2 x every - 1 samples apart, they do not keep step with a
+	 * program's own period; one to a stratum, a phase of the program gets
+	 * its share of windows to within one. A weighted sample that covers
+	 * two strata's picks takes one window and owes the other to the next
+	 * sample. */
+	if (!weight)
+		weight = 1;
 	if (g_vt && (g_vprof.cfg.cachesim || g_vprof.cfg.hazards) && every > 1) {
-		if (!g_vt->pick)
-			g_vt->pick = 1 + (uint32_t)(upcall_xorshift64(&g_vt->rng) % (uint64_t)every);
-		uint32_t at = ++g_vt->samples, pick = g_vt->pick;
-		if (at >= (uint32_t)every) {   /* the stratum's last sample: the next begins */
-			g_vt->samples = 0;
-			g_vt->pick = 0;
+		uint32_t at = g_vt->samples;
+		for (uint32_t k = 0; k < weight && k < 64; k++) {
+			if (!g_vt->pick)
+				g_vt->pick = 1 + (uint32_t)(upcall_xorshift64(&g_vt->rng) % (uint64_t)every);
+			if (++at == g_vt->pick)
+				g_vt->owed++;
+			if (at >= (uint32_t)every) {   /* the stratum's last period: the next begins */
+				at = 0;
+				g_vt->pick = 0;
+			}
 		}
-		if (at != pick)
+		g_vt->samples = at;
+		if (!g_vt->owed)
 			return;
+		g_vt->owed--;
 	} else if (g_vt) {
-		if (++g_vt->samples < (uint32_t)every)
+		g_vt->samples += weight;
+		if (g_vt->samples < (uint32_t)every)
 			return;
-		g_vt->samples = 0;
+		g_vt->samples %= (uint32_t)every;
 	}
 	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
