@@ -422,7 +422,7 @@ __attribute__((constructor)) static void vprof_init(void)
 
 	struct upcall_config uc = { .event = g_vprof.cfg.event, .period = g_vprof.cfg.period,
 				    .freq = g_vprof.cfg.freq, .no_perf = no_perf,
-				    .signals = g_vprof.cfg.values || g_vprof.cfg.verify || !g_vprof.cfg.ring };
+				    .signals = preload_signal_per_sample() };
 	rc = upcall_choose(&uc, &g_vprof.period);
 	if (rc < 0) {
 		preload_say("no sampling trigger available (%s%s): %s; running unprofiled",

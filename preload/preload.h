@@ -87,6 +87,14 @@ struct preload_thread {
 };
 
 extern struct preload_global g_vprof;
+
+/* Is every sample a signal in its thread, not a PC in a ring? Value
+ * windows and co-simulation interpret at the sample; call stacks, and
+ * VPROF_RING=0, turn the ring off (cfg.ring). */
+static inline int preload_signal_per_sample(void)
+{
+	return !g_vprof.cfg.ring || g_vprof.cfg.values || g_vprof.cfg.verify;
+}
 extern __thread struct preload_thread g_thread PRELOAD_TLS;
 /* The thread's handler stack (thread.c): [lo, end), 0 when it has none;
  * the handler's entry (onstack.S) moves to top, which is end except

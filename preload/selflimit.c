@@ -173,7 +173,7 @@ static void trigger_cost(void)
 	uint64_t period_ns = pmu ? g_vprof.period * 2 / 5 : g_vprof.period;
 	if (!upcall_trigger_cost_matters(period_ns, g_vprof.cfg.max_cost))
 		return;
-	int signals = !g_vprof.cfg.ring || g_vprof.cfg.values || g_vprof.cfg.verify;
+	int signals = preload_signal_per_sample();
 	char want[32], env[64];
 	snprintf(want, sizeof(want), "%d,%d,", b, signals);
 	const char *s = getenv("VPROF_TRIGGER_COST");

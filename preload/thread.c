@@ -201,7 +201,7 @@ void preload_thread_begin(void)
 		preload_verify_thread_begin();
 	/* Ring mode unless a sample must interrupt the thread (co-simulation
 	 * interprets at the sample) or the per-sample signal is asked for. */
-	int ring = g_vprof.cfg.ring && !g_vprof.cfg.verify && !g_vprof.cfg.values;
+	int ring = !preload_signal_per_sample();
 	int rc = upcall_thread_start(&t->up, g_vprof.backend, g_vprof.period, seed, 0, ring);
 	/* A ring is locked memory: an unprivileged user past
 	 * perf_event_mlock_kb and RLIMIT_MEMLOCK gets EPERM for it. Such a

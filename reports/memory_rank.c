@@ -169,6 +169,13 @@ static void heap_site(struct report_value_model *vm, const struct report_value_h
 		w->file = NULL, w->line = 0;
 }
 
+/* The bytes of [lo, hi) inside the page [pg, pe). */
+static uint64_t page_bytes(uint64_t lo, uint64_t hi, uint64_t pg, uint64_t pe)
+{
+	uint64_t a0 = lo > pg ? lo : pg, a1 = hi < pe ? hi : pe;
+	return a1 > a0 ? a1 - a0 : 0;
+}
+
 /* A data object's name: "[stack] F" for a frame of F, a global's
  * symbol for an image's page ("[data] IMAGE" without one), "[heap]
  * FILE:LINE F" for the blocks allocated at site ("[heap] F (no line)"
@@ -184,34 +191,28 @@ static const char *object_name(struct report_value_model *vm, const struct repor
 		/* The page's global: the data symbol that covers most of the
 		 * page, where symbols cover at least half of the page's bytes
 		 * in sections; else the section holding most of them, else the
-		 * image. A stripped
-		 * program's page of its own statics holds only the few globals
-		 * it shares with libraries (stdout, optind): naming the page
-		 * after one of them would name the wrong data. */
+		 * image. A stripped program's page of its own statics holds only
+		 * the few globals it shares with libraries (stdout, optind):
+		 * naming the page after one of them would name the wrong data. */
 		const struct report_value_elf *e = report_value_elf(vm, v->image);
 		const struct report_value_dsym *d = NULL;
 		uint64_t best = 0, named = 0, pg = v->vaddr, pe = v->vaddr + 4096;
 		for (size_t i = 0; e && i < e->ndsym; i++) {
-			uint64_t a0 = e->dsym[i].start > pg ? e->dsym[i].start : pg;
-			uint64_t end = e->dsym[i].start + (e->dsym[i].size ? e->dsym[i].size : 1);
-			uint64_t a1 = end < pe ? end : pe;
-			if (a1 > a0)
-				named += a1 - a0;
-			if (a1 > a0 && a1 - a0 > best)
-				best = a1 - a0, d = &e->dsym[i];
+			uint64_t n = page_bytes(e->dsym[i].start,
+						e->dsym[i].start + (e->dsym[i].size ? e->dsym[i].size : 1), pg, pe);
+			named += n;
+			if (n > best)
+				best = n, d = &e->dsym[i];
 		}
 		/* The page's bytes in sections, and the section with most of
 		 * them (a page may begin in .got.plt and hold .data and .bss). */
 		const struct report_value_sec *sec = NULL;
 		uint64_t span = 0, most = 0;
 		for (size_t i = 0; e && i < e->nsec; i++) {
-			uint64_t s0 = e->sec[i].addr > pg ? e->sec[i].addr : pg;
-			uint64_t s1 = e->sec[i].addr + e->sec[i].size < pe ? e->sec[i].addr + e->sec[i].size : pe;
-			if (s1 <= s0)
-				continue;
-			span += s1 - s0;
-			if (s1 - s0 > most)
-				most = s1 - s0, sec = &e->sec[i];
+			uint64_t n = page_bytes(e->sec[i].addr, e->sec[i].addr + e->sec[i].size, pg, pe);
+			span += n;
+			if (n > most)
+				most = n, sec = &e->sec[i];
 		}
 		if (d && 2 * named < (span ? span : pe - pg))
 			d = NULL;

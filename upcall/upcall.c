@@ -138,7 +138,9 @@ uint64_t upcall_min_period(int backend)
 									      : UPCALL_MIN_PERIOD_NS;
 }
 
-uint64_t upcall_tick_hz(void)
+/* The scheduler's tick rate (Hz), from the coarse clock's resolution; 0
+ * when it cannot be read. */
+static uint64_t tick_hz(void)
 {
 	struct timespec r;
 	if (clock_getres(CLOCK_REALTIME_COARSE, &r) < 0 || r.tv_sec || r.tv_nsec <= 0)
@@ -157,7 +159,7 @@ int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out)
 	const char *nomap = getenv("VPROF_TEST_UPCALL_NOMAP");
 	g_test_nomap = nomap && *nomap == '1';
 	/* The rate asked, in samples per CPU-second, against the tick's. */
-	uint64_t asked = cfg->period ? 1000000000ull / cfg->period : freq, hz = upcall_tick_hz();
+	uint64_t asked = cfg->period ? 1000000000ull / cfg->period : freq, hz = tick_hz();
 	const int *order = cfg->signals && hz && asked <= hz ? kTickOrder : kOrder;
 
 	for (size_t i = 0; i < sizeof(kOrder) / sizeof(kOrder[0]); i++) {

@@ -123,9 +123,6 @@ struct upcall_thread {
  * event on the calling thread. Returns the backend (upcall_event) or
  * negative errno; with *period_out the mean period in the backend's unit. */
 int upcall_choose(const struct upcall_config *cfg, uint64_t *period_out);
-/* The scheduler's tick rate (Hz), from the coarse clock's resolution; 0
- * when it cannot be read. */
-uint64_t upcall_tick_hz(void);
 
 /* Where to count a thread whose ring mode fell back to a signal per
  * sample (its ring could not be mapped: locked memory spent); the
