@@ -437,6 +437,10 @@ int merge_attribute(const char *path, struct merge_accum *acc, struct merge_stat
 	st->value_samples += merge_spool_value_samples(&sp);
 	st->values_dropped += l->values_dropped;
 	st->values_bad += badv;
+	uint64_t logged, missed;
+	merge_spool_vlog_counts(&sp, &logged, &missed);
+	st->values_logged += logged;
+	st->values_log_missed += missed;
 	st->interp_runs += l->interp_runs;
 	st->interp_insns += l->interp_insns;
 	for (int i = 0; i < SPOOL_INTERP_STOPS; i++)

@@ -94,6 +94,12 @@ struct merge_stats {
 	uint64_t cache_procs;
 	uint64_t cache_geom_sum[6];
 	uint64_t run_bins[SPOOL_RUN_BINS];
+	/* Appended with the value record log: the value samples that reached
+	 * the merge through the spools' logs, and those their writers put in
+	 * the thread tables because the log was full (a part of
+	 * value_samples each). */
+	uint64_t values_logged;
+	uint64_t values_log_missed;
 };
 /* Size of struct merge_stats before the value fields: the least a stats
  * section may hold. */

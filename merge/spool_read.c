@@ -187,9 +187,9 @@ int merge_spool_open(struct spool *sp, const char *path, char *why, size_t whyle
 		goto fail;
 	}
 	if (s->version != SPOOL_VERSION && s->version != SPOOL_VERSION_PLAIN &&
-	    s->version != SPOOL_VERSION_STACKS) {
+	    s->version != SPOOL_VERSION_STACKS && s->version != SPOOL_VERSION_VLOG) {
 		snprintf(why, whylen, "spool version %u, this vprof reads %u to %u", s->version,
-			 SPOOL_VERSION_PLAIN, SPOOL_VERSION_STACKS);
+			 SPOOL_VERSION_PLAIN, SPOOL_VERSION_VLOG);
 		err = -EPROTO;
 		goto fail;
 	}
@@ -203,24 +203,37 @@ int merge_spool_open(struct spool *sp, const char *path, char *why, size_t whyle
 	}
 	/* Layout must be what this reader computes from the counts: anything
 	 * else would let a corrupt header send us outside the mapping. */
-	/* Version 3: THREADS, SHARED, IMAGES, [VALUES,] STACKS. */
-	int has_stacks = s->version == SPOOL_VERSION_STACKS;
-	int has_values = s->version == SPOOL_VERSION ||
-			 (has_stacks && s->nsections == 5);
-	uint32_t nsec = 3 + (uint32_t)has_values + (uint32_t)has_stacks;
+	/* Version 2: THREADS, SHARED, IMAGES, VALUES; 3: THREADS, SHARED,
+	 * IMAGES, [VALUES,] STACKS; 4: THREADS, SHARED, IMAGES, VALUES,
+	 * VLOG[, STACKS]. */
+	int has_vlog = s->version == SPOOL_VERSION_VLOG;
+	int has_stacks = s->version == SPOOL_VERSION_STACKS || (has_vlog && s->nsections == 6);
+	int has_values = s->version == SPOOL_VERSION || has_vlog ||
+			 (s->version == SPOOL_VERSION_STACKS && s->nsections == 5);
+	uint32_t nsec = 3 + (uint32_t)has_values + (uint32_t)has_vlog + (uint32_t)has_stacks;
 	if (s->nsections != nsec || s->nslots == 0 || s->nslots > 4096 ||
 	    s->slot_size != spool_slot_bytes(SPOOL_SLOT_BUCKETS) ||
 	    (s->shared_entries & (s->shared_entries - 1)) || s->shared_entries == 0) {
 		err = bad(why, whylen, "implausible layout");
 		goto fail;
 	}
-	uint64_t need[5] = { (uint64_t)s->nslots * s->slot_size,
+	uint64_t need[6] = { (uint64_t)s->nslots * s->slot_size,
 			     (uint64_t)s->shared_entries * sizeof(struct spool_entry),
-			     (uint64_t)s->image_records * sizeof(struct spool_image_record),
-			     has_values ? spool_values_bytes(s->nslots, SPOOL_VALUE_SHARED) : spool_stacks_section_bytes(),
-			     spool_stacks_section_bytes() };
-	uint32_t kind[5] = { SPOOL_SEC_THREADS, SPOOL_SEC_SHARED, SPOOL_SEC_IMAGES,
-			     has_values ? SPOOL_SEC_VALUES : SPOOL_SEC_STACKS, SPOOL_SEC_STACKS };
+			     (uint64_t)s->image_records * sizeof(struct spool_image_record) };
+	uint32_t kind[6] = { SPOOL_SEC_THREADS, SPOOL_SEC_SHARED, SPOOL_SEC_IMAGES };
+	uint32_t k = 3;
+	if (has_values) {
+		need[k] = spool_values_bytes(s->nslots, SPOOL_VALUE_SHARED);
+		kind[k++] = SPOOL_SEC_VALUES;
+	}
+	if (has_vlog) {
+		need[k] = spool_vlog_bytes();
+		kind[k++] = SPOOL_SEC_VLOG;
+	}
+	if (has_stacks) {
+		need[k] = spool_stacks_section_bytes();
+		kind[k++] = SPOOL_SEC_STACKS;
+	}
 	/* A VALUES section of this vprof's shared area, or of the smaller one
 	 * spools had before 2026-11-23. */
 	uint32_t vshared = SPOOL_VALUE_SHARED;
@@ -257,6 +270,20 @@ int merge_spool_open(struct spool *sp, const char *path, char *why, size_t whyle
 				goto fail;
 			}
 			sp->codes = (uint8_t *)ch;
+		}
+	}
+	if (has_vlog) {
+		struct spool_vlog_head want = { 0 };
+		spool_vlog_geometry(&want);
+		sp->vlog = (uint8_t *)m + s->section[4].offset;
+		const struct spool_vlog_head *h = (const struct spool_vlog_head *)sp->vlog;
+		/* All zero: no chunk was ever claimed (its writer writes the
+		 * head with the first). */
+		int unused = !h->chunks && !h->chunk_bytes && !h->rec_size && !h->next;
+		if (!unused &&
+		    (h->chunks != want.chunks || h->chunk_bytes != want.chunk_bytes || h->rec_size != want.rec_size)) {
+			err = bad(why, whylen, "value log geometry corrupt");
+			goto fail;
 		}
 	}
 	if (has_values) {
@@ -358,12 +385,126 @@ uint64_t merge_spool_value_samples(const struct spool *sp)
 	return n;
 }
 
+/* The value record log folded into one hotlist per key, in the order
+ * each chunk's thread wrote its records (chunks in the order they were
+ * claimed), with coins from a generator seeded by the spool's identity:
+ * a merge is reproducible. A chunk whose count is out of bounds, or a
+ * record of no known kind, is skipped and counted in *badn. */
+struct vlog_fold {
+	uint64_t *keys;          /* open-addressed, key 0 free */
+	uint32_t *at;            /* index + 1 in lists */
+	size_t cap;              /* power of two */
+	struct spool_hotlist *lists;
+	size_t n, ncap;
+};
+
+static struct spool_hotlist *fold_list(struct vlog_fold *f, uint64_t key)
+{
+	if (2 * (f->n + 1) > f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 4096;
+		uint64_t *keys = calloc(cap, sizeof(*keys));
+		uint32_t *at = calloc(cap, sizeof(*at));
+		if (!keys || !at) {
+			free(keys);
+			free(at);
+			return NULL;
+		}
+		for (size_t i = 0; i < f->cap; i++) {
+			if (!f->keys[i])
+				continue;
+			size_t j = XXH64(&f->keys[i], 8, 0) & (cap - 1);
+			while (keys[j])
+				j = (j + 1) & (cap - 1);
+			keys[j] = f->keys[i];
+			at[j] = f->at[i];
+		}
+		free(f->keys);
+		free(f->at);
+		f->keys = keys;
+		f->at = at;
+		f->cap = cap;
+	}
+	size_t j = XXH64(&key, 8, 0) & (f->cap - 1);
+	while (f->keys[j] && f->keys[j] != key)
+		j = (j + 1) & (f->cap - 1);
+	if (f->keys[j])
+		return &f->lists[f->at[j] - 1];
+	if (f->n == f->ncap) {
+		size_t ncap = f->ncap ? 2 * f->ncap : 1024;
+		struct spool_hotlist *l = realloc(f->lists, ncap * sizeof(*l));
+		if (!l)
+			return NULL;
+		f->lists = l;
+		f->ncap = ncap;
+	}
+	spool_hot_init(&f->lists[f->n], key);
+	f->keys[j] = key;
+	f->at[j] = (uint32_t)++f->n;
+	return &f->lists[f->n - 1];
+}
+
+static int visit_vlog(const struct spool *sp, merge_hot_fn *fn, void *arg, uint64_t *badn)
+{
+	const struct spool_vlog_head *h = (const struct spool_vlog_head *)sp->vlog;
+	uint64_t chunks = h->next < SPOOL_VLOG_CHUNKS ? h->next : SPOOL_VLOG_CHUNKS;
+	struct vlog_fold f = { 0 };
+	uint64_t rng = XXH64(&sp->hdr->s, offsetof(struct spool_static, checksum), 0x766c6f67) | 1;
+	int r = 0;
+	for (uint32_t k = 0; k < chunks && !r; k++) {
+		const struct spool_vlog_chunk *c = spool_vlog_chunk_at(sp, k);
+		if (c->count > SPOOL_VLOG_PER_CHUNK) {
+			(*badn)++;
+			continue;
+		}
+		const struct spool_vlog_rec *rec = (const struct spool_vlog_rec *)(c + 1);
+		for (uint32_t i = 0; i < c->count; i++) {
+			unsigned kind = SPOOL_HOT_KEY_KIND(rec[i].key);
+			if (kind == SPOOL_VK_NONE || kind >= SPOOL_VK_MAX || !rec[i].n) {
+				(*badn)++;
+				continue;
+			}
+			struct spool_hotlist *l = fold_list(&f, rec[i].key);
+			if (!l) {
+				r = -ENOMEM;
+				break;
+			}
+			for (uint32_t j = 0; j < rec[i].n; j++)
+				spool_hot_offer_pair(l, rec[i].value, rec[i].aux, &rng);
+		}
+	}
+	for (size_t i = 0; i < f.n && !r; i++)
+		r = fn(&f.lists[i], arg);
+	free(f.keys);
+	free(f.at);
+	free(f.lists);
+	return r;
+}
+
+void merge_spool_vlog_counts(const struct spool *sp, uint64_t *logged, uint64_t *missed)
+{
+	*logged = *missed = 0;
+	if (!sp->vlog)
+		return;
+	const struct spool_vlog_head *h = (const struct spool_vlog_head *)sp->vlog;
+	uint64_t chunks = h->next < SPOOL_VLOG_CHUNKS ? h->next : SPOOL_VLOG_CHUNKS;
+	for (uint32_t k = 0; k < chunks; k++) {
+		const struct spool_vlog_chunk *c = spool_vlog_chunk_at(sp, k);
+		const struct spool_vlog_rec *rec = (const struct spool_vlog_rec *)(c + 1);
+		for (uint32_t i = 0; c->count <= SPOOL_VLOG_PER_CHUNK && i < c->count; i++)
+			*logged += rec[i].n;
+	}
+	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++)
+		*missed += spool_value_table_at(sp, i)->vlog_missed;
+}
+
 int merge_spool_values(const struct spool *sp, merge_hot_fn *fn, void *arg, uint64_t *badn)
 {
 	int r;
 	*badn = 0;
 	if (!sp->values)
 		return 0;
+	if (sp->vlog && (r = visit_vlog(sp, fn, arg, badn)))
+		return r;
 	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
 		const struct spool_hotlist *h = (const struct spool_hotlist *)(spool_value_table_at(sp, i) + 1);
 		for (uint32_t j = 0; j < SPOOL_VALUE_LISTS; j++)

@@ -24,8 +24,9 @@ typedef int merge_entry_fn(uint64_t key, uint64_t count, void *arg);
 int merge_spool_foreach(const struct spool *sp, merge_entry_fn *fn, void *arg,
 			uint64_t *bad);
 
-/* Visit every hotlist of the VALUES section (thread tables, then the
- * shared area); several may share a key, and the caller merges them.
+/* Visit every hotlist of the VALUES section (the value record log's
+ * records folded into one hotlist per key, then the thread tables, then
+ * the shared area); several may share a key, and the caller merges them.
  * Damaged ones (spool_hot_check) and ones a killed writer left half-merged
  * are skipped and counted in *bad. Returns 0 at once on spools without
  * values. */
@@ -34,6 +35,10 @@ typedef int merge_hot_fn(const struct spool_hotlist *h, void *arg);
  * slot) plus each thread table's own. */
 uint64_t merge_spool_value_samples(const struct spool *sp);
 int merge_spool_values(const struct spool *sp, merge_hot_fn *fn, void *arg, uint64_t *bad);
+/* Value samples the value record log holds (records' n added, chunks
+ * with a plausible count only), and those the thread tables took because
+ * the log was full; 0 and 0 without a log. */
+void merge_spool_vlog_counts(const struct spool *sp, uint64_t *logged, uint64_t *missed);
 
 /* The run record of the spool file open on fd: 0 and *r filled, or -1
  * when it has none (or a damaged one). */

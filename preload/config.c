@@ -113,6 +113,9 @@ int preload_config_parse(struct preload_config *c, char *why, size_t whylen)
 		return rc;
 	if ((rc = parse_u64("VPROF_BENCH_ALT", 0, 1000000, &c->bench_alt, why, whylen)) < 0)
 		return rc;
+	c->test_vlog_chunks = UINT64_MAX;
+	if ((rc = parse_u64("VPROF_TEST_VLOG_CHUNKS", 0, 1000000, &c->test_vlog_chunks, why, whylen)) < 0)
+		return rc;
 	v = (uint64_t)c->interp_len;
 	if ((rc = parse_u64("VPROF_INTERP_LEN", 1, 4096, &v, why, whylen)) < 0)
 		return rc;

@@ -225,7 +225,10 @@ static int open_spool(void)
 					.stack_depth = g_vprof.cfg.stacks ? g_vprof.cfg.stack_depth : 0,
 					.stack_method = g_vprof.cfg.stack_method,
 					.run_id = g_run_id,
-					.run_epoch = g_run_epoch };
+					.run_epoch = g_run_epoch,
+					.vlog_chunks = g_vprof.cfg.test_vlog_chunks == UINT64_MAX ? 0
+						       : g_vprof.cfg.test_vlog_chunks == 0 ? -1
+						       : (int32_t)g_vprof.cfg.test_vlog_chunks };
 	char exe[256], cmd[256];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;

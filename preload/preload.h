@@ -45,6 +45,9 @@ struct preload_config {
 	int stack_method;        /* VPROF_STACK_METHOD: SPOOL_STACK_M_CFI, _UNWIND, _FP or _CURSOR */
 	int max_cost;            /* VPROF_MAX_COST: % of a thread's CPU, 0 off (selflimit.c) */
 	uint64_t test_handler_work; /* VPROF_TEST_HANDLER_WORK: us per sample (tests only) */
+	uint64_t test_vlog_chunks;  /* VPROF_TEST_VLOG_CHUNKS: value log chunks a
+				     * spool may claim; UINT64_MAX unset: all
+				     * (tests only) */
 };
 
 struct preload_global {

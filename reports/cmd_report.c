@@ -239,10 +239,13 @@ static void print_values(const struct merge_stats *s)
 {
 	if (!s->interp_runs)
 		return;
-	printf("value samples %llu (dropped %llu, bad hotlists %llu), interpretation runs %llu, "
-	       "instructions %llu, stops:", (unsigned long long)s->value_samples,
-	       (unsigned long long)s->values_dropped, (unsigned long long)s->values_bad,
-	       (unsigned long long)s->interp_runs, (unsigned long long)s->interp_insns);
+	printf("value samples %llu (dropped %llu, bad hotlists %llu", (unsigned long long)s->value_samples,
+	       (unsigned long long)s->values_dropped, (unsigned long long)s->values_bad);
+	if (s->values_log_missed)
+		printf("; %llu taken by thread tables when the value log was full",
+		       (unsigned long long)s->values_log_missed);
+	printf("), interpretation runs %llu, instructions %llu, stops:", (unsigned long long)s->interp_runs,
+	       (unsigned long long)s->interp_insns);
 	for (int i = 0; i < SPOOL_INTERP_STOPS; i++)
 		if (s->interp_stops[i])
 			printf(" %s %llu", report_stop_name(i), (unsigned long long)s->interp_stops[i]);
@@ -456,8 +459,10 @@ static void print_json(const struct report_model *m, const struct rows *rs, long
 		       (unsigned long long)s->sandbox_stopped, (unsigned long long)s->sandbox_refused,
 		       (unsigned long long)s->sandbox_unarmed);
 	if (s->interp_runs) {
-		printf("\"value_samples\":%llu,\"interp_runs\":%llu,\"interp_insns\":%llu,\"interp_stops\":{",
-		       (unsigned long long)s->value_samples, (unsigned long long)s->interp_runs,
+		printf("\"value_samples\":%llu,\"values_logged\":%llu,\"values_log_missed\":%llu,"
+		       "\"interp_runs\":%llu,\"interp_insns\":%llu,\"interp_stops\":{",
+		       (unsigned long long)s->value_samples, (unsigned long long)s->values_logged,
+		       (unsigned long long)s->values_log_missed, (unsigned long long)s->interp_runs,
 		       (unsigned long long)s->interp_insns);
 		for (int i = 0, n = 0; i < SPOOL_INTERP_STOPS; i++)
 			if (s->interp_stops[i])

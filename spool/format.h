@@ -41,6 +41,20 @@
  *               live.values_dropped (its vtot); one left BUSY by SIGKILL or
  *               failing spool_hot_check is skipped and counted by the
  *               reader (stats values_bad).
+ *   VLOG        (version 4) the value record log: struct spool_vlog_head,
+ *               then SPOOL_VLOG_CHUNKS chunks of SPOOL_VLOG_CHUNK_BYTES,
+ *               each a header (its writer's tid and how many records it
+ *               holds) and fixed 32-byte records (key, value, aux, n): a
+ *               thread's value samples as it took them, one chunk at a
+ *               time (claimed by an atomic add on the head's `next`). The
+ *               merge folds the records into hotlists; the writer puts a
+ *               value into its thread table (VALUES) only when the log is
+ *               full. A record counts once the chunk's count covers it, so
+ *               a SIGKILL between the two loses that record alone.
+ *
+ * A spool made with values now has a VLOG section after VALUES and is
+ * version 4; the layout is THREADS, SHARED, IMAGES, VALUES, VLOG and,
+ * with stacks, STACKS.
  *
  * A spool made without values has no VALUES section and is version 1,
  * byte for byte what earlier vprof wrote; with values it is version 2 (an
@@ -92,6 +106,7 @@ enum spool_section_kind {
 	SPOOL_SEC_STACKS = 7,    /* spool and stacks file: call stacks */
 	SPOOL_SEC_LATENCY = 8,   /* reserved (load latencies): no file has one */
 	SPOOL_SEC_JITNAMES = 9,  /* profile: names of JIT code (perf maps) */
+	SPOOL_SEC_VLOG = 10,     /* spool: the value record log */
 };
 
 struct spool_section {
@@ -115,6 +130,7 @@ struct spool_section {
 #define SPOOL_VERSION 2        /* written when there is a VALUES section */
 #define SPOOL_VERSION_PLAIN 1  /* no VALUES section: what vprof wrote before */
 #define SPOOL_VERSION_STACKS 3 /* a STACKS section last (after VALUES, if any) */
+#define SPOOL_VERSION_VLOG 4   /* VALUES then VLOG, and STACKS last if any */
 
 #define SPOOL_WAYS 4
 struct spool_entry {            /* 16 bytes: 4 make one 64-byte bucket */
@@ -335,9 +351,36 @@ struct spool_value_table {      /* header of one thread's table, 64 bytes */
 	uint64_t offered;        /* values offered through this table (its
 				  * owner's, plain stores): part of
 				  * live.value_samples (0 in older spools) */
-	uint8_t pad[40];
+	uint32_t vlog_chunk;     /* the log chunk its owner writes, + 1 (0: none
+				  * yet; version 4) */
+	uint32_t pad1;
+	uint64_t vlog_missed;    /* values its owner put here because the log
+				  * was full or a page was refused (version 4) */
+	uint8_t pad[24];
 	/* followed by lists x struct spool_hotlist, set-major */
 };
+/* VLOG section of a spool (version 4): the value record log. */
+struct spool_vlog_head {        /* 64 bytes, the geometry first */
+	uint32_t chunks;         /* SPOOL_VLOG_CHUNKS */
+	uint32_t chunk_bytes;    /* SPOOL_VLOG_CHUNK_BYTES, its header included */
+	uint32_t rec_size;       /* sizeof(struct spool_vlog_rec) */
+	uint32_t pad0;
+	uint64_t next;           /* chunks claimed (atomic add; may pass `chunks`:
+				  * the log is then full) */
+	uint8_t pad[40];
+};
+struct spool_vlog_chunk {       /* 64-byte header, then the records */
+	uint32_t tid;            /* the thread that claimed it */
+	uint32_t count;          /* records written, each whole before it counts */
+	uint8_t pad[56];
+};
+struct spool_vlog_rec {         /* 32 bytes */
+	uint64_t key;            /* SPOOL_HOT_KEY(kind, SPOOL_GPC(gen, pc)) */
+	uint64_t value, aux;
+	uint32_t n;              /* times offered (a window's repeats) */
+	uint32_t pad;
+};
+
 /* Shared-area records' claim word (struct spool_hotlist.state). */
 enum { SPOOL_HOT_FREE = 0, SPOOL_HOT_BUSY = 1, SPOOL_HOT_READY = 2 };
 

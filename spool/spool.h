@@ -36,6 +36,18 @@
 #define SPOOL_VALUE_PROBE 16
 #define SPOOL_VALUE_SHARED 16384    /* lists in the shared value area */
 #define SPOOL_VALUE_SHARED_V1 4096  /* ... in spools before 2026-11-23 (still read) */
+/* The value record log (VLOG, with values): 1024 chunks of 64 KiB, 64 MiB
+ * of address space, sparse on disk: a chunk's pages are backed as its
+ * records reach them. A thread at 250 value windows a second writes
+ * ~160 KiB a second, so the log holds minutes of a busy thread; when it
+ * is full, values go to the thread tables as before. */
+#define SPOOL_VLOG_CHUNKS 1024
+#define SPOOL_VLOG_CHUNK_BYTES 65536
+#define SPOOL_VLOG_PER_CHUNK ((SPOOL_VLOG_CHUNK_BYTES - sizeof(struct spool_vlog_chunk)) / sizeof(struct spool_vlog_rec))
+/* Chunks a writer may still claim once its pages must all be backed in
+ * advance (spool_reserve_all, or a kernel without MADV_POPULATE_WRITE):
+ * 16 more, 1 MiB, not the whole 64 MiB. */
+#define SPOOL_VLOG_RESERVED 16
 
 /* Who writes a spool: at SPOOL_OWNER_OFF in page 0, after the
  * header (zero in spools made before it existed, whose owners held a
@@ -71,8 +83,8 @@ struct spool_run {
 /* A writer's record of the spool's pages the filesystem has backed (a
  * bit per 4 KiB page): a write to a page of a MAP_SHARED file that the
  * filesystem cannot back is a SIGBUS, so every page is backed before its
- * first use (spool_room). 64 words: spools up to 16 MiB. */
-#define SPOOL_ROOM_WORDS 64
+ * first use (spool_room). 320 words: spools up to 80 MiB. */
+#define SPOOL_ROOM_WORDS 320
 
 struct spool {
 	int fd;                           /* a writer keeps none (-1); a reader none after open */
@@ -82,6 +94,7 @@ struct spool {
 	struct spool_entry *shared;
 	struct spool_image_record *images;
 	uint8_t *values;                  /* VALUES section, NULL if none */
+	uint8_t *vlog;                    /* VLOG section, NULL if none */
 	uint8_t *stacks;                  /* STACKS section, NULL if none (stack_table.c) */
 	uint8_t *codes;                   /* its interpreted code, NULL if none */
 	uint32_t gen;                     /* current image generation (writer) */
@@ -96,6 +109,9 @@ struct spool {
 	uint32_t vnext;                   /* next list not yet placed */
 	uint32_t room_all;                /* every page is backed (readers; no populate) */
 	uint32_t nospace;                 /* a page was refused: the writer stops */
+	uint32_t vlog_full;               /* writer: every log chunk it may use is claimed */
+	uint32_t vlog_limit;              /* writer: log chunks it may claim */
+	uint32_t vlog_ready;              /* writer: the log's head is written */
 	uint64_t room[SPOOL_ROOM_WORDS];  /* writer: pages backed, a bit each */
 	char path[512];
 };
@@ -109,6 +125,9 @@ struct spool_params {
 	int stack_method;        /* MERGE_STACK_M_* recorded in it */
 	uint64_t run_id;         /* the run record (0, 0: none) */
 	uint64_t run_epoch;
+	int32_t vlog_chunks;     /* value log chunks the writer may claim: 0
+				  * all, < 0 none (a test's knob: the log
+				  * full early, or off) */
 };
 
 /* Create DIR/PID.N.spool (O_EXCL, 0600, O_CLOEXEC), size and map it
@@ -133,7 +152,9 @@ int spool_room(struct spool *sp, const void *p, size_t len);
 
 /* Back every page of the spool now, so that no later write makes a
  * system call (before a process enters a sandbox that may forbid
- * madvise). 0, or -1 with the writer stopped as above. Async-signal-safe. */
+ * madvise); of the value record log, the chunks claimed so far and
+ * SPOOL_VLOG_RESERVED more, which are all it may claim from then on.
+ * 0, or -1 with the writer stopped as above. Async-signal-safe. */
 int spool_reserve_all(struct spool *sp);
 
 /* Unmap without touching the file: for a fork child dropping the parent's
@@ -165,9 +186,11 @@ void spool_image_gen(struct spool *sp, int kind, uint64_t bias,
 		     uint32_t build_id_len, const char *path, uint32_t gen);
 
 /* One value sample at key = SPOOL_HOT_KEY(kind, SPOOL_GPC(gen, pc)):
- * offered to the hotlist of key in slot's value table (a hotlist evicted
- * from it is merged into the shared value area), or, with slot NULL,
- * straight into the shared value area. merge_spool_value_samples() counts every call;
+ * appended to the value record log in the chunk slot's thread writes
+ * (the merge folds it into key's hotlist); when the log is full (or the
+ * spool has none), offered to the hotlist of key in slot's value table
+ * (a hotlist evicted from it is merged into the shared value area), or,
+ * with slot NULL, straight into the shared value area. merge_spool_value_samples() counts every call;
  * values_dropped those the shared area had no room for. A no-op on a
  * spool made without values. Async-signal-safe, lock-free: the shared
  * area's records are claimed with a CAS and never waited for. *rng is the
@@ -294,6 +317,25 @@ static inline struct spool_hotlist *spool_value_shared(const struct spool *sp)
 {
 	return (struct spool_hotlist *)(sp->values + sizeof(struct spool_values_head) +
 					(size_t)sp->hdr->s.nslots * spool_value_table_bytes());
+}
+
+/* The VLOG section: head, then the chunks. */
+static inline size_t spool_vlog_bytes(void)
+{
+	return sizeof(struct spool_vlog_head) + (size_t)SPOOL_VLOG_CHUNKS * SPOOL_VLOG_CHUNK_BYTES;
+}
+
+static inline void spool_vlog_geometry(struct spool_vlog_head *h)
+{
+	h->chunks = SPOOL_VLOG_CHUNKS;
+	h->chunk_bytes = SPOOL_VLOG_CHUNK_BYTES;
+	h->rec_size = sizeof(struct spool_vlog_rec);
+}
+
+static inline struct spool_vlog_chunk *spool_vlog_chunk_at(const struct spool *sp, uint32_t i)
+{
+	return (struct spool_vlog_chunk *)(sp->vlog + sizeof(struct spool_vlog_head) +
+					   (size_t)i * SPOOL_VLOG_CHUNK_BYTES);
 }
 
 #endif

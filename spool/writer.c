@@ -156,11 +156,33 @@ int spool_room(struct spool *sp, const void *p, size_t len)
 	return 0;
 }
 
+/* The log's bytes a writer limited to `chunks` chunks may write: from
+ * the section's start to the end of the last of them. */
+static size_t vlog_span(uint32_t chunks)
+{
+	return sizeof(struct spool_vlog_head) + (size_t)chunks * SPOOL_VLOG_CHUNK_BYTES;
+}
+
 int spool_reserve_all(struct spool *sp)
 {
 	if (!sp->hdr)
 		return -1;
-	if (spool_room(sp, sp->hdr, sp->size) < 0)
+	size_t end = sp->size;
+	if (sp->vlog) {
+		/* The limit first: a chunk claimed from now on lies below it,
+		 * so the pages backed next are all a writer can reach. */
+		const struct spool_vlog_head *h = (const struct spool_vlog_head *)sp->vlog;
+		uint64_t next = __atomic_load_n(&h->next, __ATOMIC_RELAXED);
+		uint64_t lim = next + SPOOL_VLOG_RESERVED;
+		if (lim < sp->vlog_limit)
+			__atomic_store_n(&sp->vlog_limit, (uint32_t)lim, __ATOMIC_RELAXED);
+		size_t at = (size_t)(sp->vlog - (uint8_t *)sp->hdr);
+		size_t after = at + spool_vlog_bytes();
+		if (after < sp->size && spool_room(sp, (uint8_t *)sp->hdr + after, sp->size - after) < 0)
+			return -1;
+		end = at + vlog_span(sp->vlog_limit);
+	}
+	if (spool_room(sp, sp->hdr, end) < 0)
 		return -1;
 	sp->room_all = 1;
 	return 0;
@@ -189,7 +211,9 @@ int spool_create(struct spool *sp, const char *dir,
 	size_t images_sz = (size_t)SPOOL_IMAGE_RECORDS * sizeof(struct spool_image_record);
 	size_t values_off = images_off + images_sz;
 	size_t values_sz = p->values ? spool_values_bytes(SPOOL_SLOTS, SPOOL_VALUE_SHARED) : 0;
-	size_t stacks_off = values_off + values_sz;
+	size_t vlog_off = values_off + values_sz;
+	size_t vlog_sz = p->values ? spool_vlog_bytes() : 0;
+	size_t stacks_off = vlog_off + vlog_sz;
 	size_t stacks_sz = p->stack_depth ? spool_stacks_section_bytes() : 0;
 	size_t size = stacks_off + stacks_sz;
 	pid_t pid = getpid();
@@ -204,6 +228,9 @@ int spool_create(struct spool *sp, const char *dir,
 	_Static_assert(sizeof(struct spool_hotlist) == 416, "hotlist record size");
 	_Static_assert(sizeof(struct spool_values_head) == 64, "values head size");
 	_Static_assert(sizeof(struct spool_value_table) == 64, "value table header size");
+	_Static_assert(sizeof(struct spool_vlog_head) == 64, "value log head size");
+	_Static_assert(sizeof(struct spool_vlog_chunk) == 64, "value log chunk header size");
+	_Static_assert(sizeof(struct spool_vlog_rec) == 32, "value log record size");
 
 	memset(sp, 0, sizeof(*sp));
 	sp->fd = -1;
@@ -244,10 +271,19 @@ int spool_create(struct spool *sp, const char *dir,
 	sp->size = size;
 	sp->hdr = m;
 	/* A kernel without MADV_POPULATE_WRITE (before 5.14) cannot back a
-	 * page at its first use: the whole file is allocated now instead. */
+	 * page at its first use: the whole file is allocated now instead,
+	 * but for the value record log's chunks past the first
+	 * SPOOL_VLOG_RESERVED, which its writer then never claims. */
+	sp->vlog_limit = p->vlog_chunks < 0 ? 0
+			 : p->vlog_chunks && p->vlog_chunks < SPOOL_VLOG_CHUNKS ? (uint32_t)p->vlog_chunks
+			 : SPOOL_VLOG_CHUNKS;
 	if (madvise(m, hdr, MADV_POPULATE_WRITE) < 0) {
-		if (errno != EINVAL || back(fd, 0, size) < 0)
+		size_t upto = vlog_sz ? vlog_off + vlog_span(SPOOL_VLOG_RESERVED) : size;
+		if (errno != EINVAL || back(fd, 0, upto) < 0 ||
+		    (upto < stacks_off && stacks_sz && back(fd, stacks_off, stacks_sz) < 0))
 			goto fail;
+		if (vlog_sz && sp->vlog_limit > SPOOL_VLOG_RESERVED)
+			sp->vlog_limit = SPOOL_VLOG_RESERVED;
 		sp->room_all = 1;
 	}
 	mark_backed(sp, 0, hdr);
@@ -267,6 +303,7 @@ int spool_create(struct spool *sp, const char *dir,
 	sp->shared = (struct spool_entry *)((uint8_t *)m + shared_off);
 	sp->images = (struct spool_image_record *)((uint8_t *)m + images_off);
 	sp->values = values_sz ? (uint8_t *)m + values_off : NULL;
+	sp->vlog = vlog_sz ? (uint8_t *)m + vlog_off : NULL;
 	sp->stacks = stacks_sz ? (uint8_t *)m + stacks_off : NULL;
 	sp->codes = stacks_sz ? sp->stacks + spool_stacks_section_bytes_v1() : NULL;
 
@@ -274,11 +311,10 @@ int spool_create(struct spool *sp, const char *dir,
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	memcpy(s->magic, SPOOL_MAGIC, 8);
-	s->version = stacks_sz ? SPOOL_VERSION_STACKS
-		     : values_sz ? SPOOL_VERSION : SPOOL_VERSION_PLAIN;
+	s->version = vlog_sz ? SPOOL_VERSION_VLOG : stacks_sz ? SPOOL_VERSION_STACKS : SPOOL_VERSION_PLAIN;
 	s->bom = SPOOL_BOM;
 	s->header_size = (uint32_t)hdr;
-	s->nsections = 3 + (values_sz != 0) + (stacks_sz != 0);
+	s->nsections = 3 + (values_sz != 0) + (vlog_sz != 0) + (stacks_sz != 0);
 	s->file_size = size;
 	s->pid = (uint64_t)pid;
 	s->ppid = (uint64_t)getppid();
@@ -301,6 +337,10 @@ int spool_create(struct spool *sp, const char *dir,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		sp->vindex = ix == MAP_FAILED ? NULL : ix;
 		sp->vnext = 0;
+		/* The log's head is written (and its page backed) by the
+		 * first chunk claimed: a spool whose log is never used backs
+		 * no page more than before it had one. */
+		s->section[4] = (struct spool_section){ SPOOL_SEC_VLOG, 0, vlog_off, vlog_sz };
 	}
 	if (stacks_sz) {
 		s->section[s->nsections - 1] =
@@ -644,6 +684,75 @@ static inline void hot_ready(struct spool_hotlist *h)
 	h->state = SPOOL_HOT_READY;
 }
 
+/* The log's pages are backed VLOG_STEP bytes at a time (within the
+ * chunk): one madvise per ~25 value windows rather than per ~6, while a
+ * thread that takes few value samples still backs only 16 KiB. */
+#define VLOG_STEP 16384
+
+static int vlog_room(struct spool *sp, struct spool_vlog_chunk *c, const struct spool_vlog_rec *r)
+{
+	size_t off = (size_t)((const uint8_t *)r - (const uint8_t *)sp->hdr);
+	if (sp->room_all || ((off ^ (off + sizeof(*r) - 1)) >> 12 == 0 && page_backed(sp, off >> 12)))
+		return 0;
+	uint8_t *pg = (uint8_t *)sp->hdr + (off & ~(size_t)4095);
+	size_t left = (size_t)((uint8_t *)c + SPOOL_VLOG_CHUNK_BYTES - pg);
+	return spool_room(sp, pg, left < VLOG_STEP ? left : VLOG_STEP);
+}
+
+/* The value record log: the record goes at the end of the chunk t's
+ * owner writes, or of a new one claimed for it. A record's page is backed
+ * before its first byte is written (a chunk's pages one at a time, as
+ * its records reach them). Single writer per chunk: its owner thread,
+ * whose signal handler is the only other writer and runs to completion
+ * before the interrupted code goes on; the count is stored after the
+ * record, so a reader after SIGKILL sees whole records only. Returns 0,
+ * or -1 when the log is full or a page was refused (the caller puts the
+ * value in the thread table). */
+static int vlog_put(struct spool *sp, struct spool_value_table *t, uint32_t tid, uint64_t key,
+		    uint64_t value, uint64_t aux, uint32_t n)
+{
+	struct spool_vlog_chunk *c = NULL;
+	if (t->vlog_chunk && t->vlog_chunk <= SPOOL_VLOG_CHUNKS) {
+		c = spool_vlog_chunk_at(sp, t->vlog_chunk - 1);
+		if (c->count >= SPOOL_VLOG_PER_CHUNK)
+			c = NULL;
+	}
+	if (!c) {
+		if (sp->vlog_full)
+			return -1;
+		struct spool_vlog_head *h = (struct spool_vlog_head *)sp->vlog;
+		if (!sp->vlog_ready) {
+			/* Every writer stores the same geometry: no race to lose. */
+			if (room_fast(sp, h, sizeof(*h)) < 0)
+				return -1;
+			spool_vlog_geometry(h);
+			sp->vlog_ready = 1;
+		}
+		uint64_t k = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED);
+		if (k >= __atomic_load_n(&sp->vlog_limit, __ATOMIC_RELAXED)) {
+			sp->vlog_full = 1;
+			return -1;
+		}
+		c = spool_vlog_chunk_at(sp, (uint32_t)k);
+		if (room_fast(sp, c, sizeof(*c)) < 0)
+			return -1;
+		c->tid = tid;
+		c->count = 0;
+		t->vlog_chunk = (uint32_t)k + 1;
+	}
+	struct spool_vlog_rec *r = (struct spool_vlog_rec *)(c + 1) + c->count;
+	if (vlog_room(sp, c, r) < 0)
+		return -1;
+	r->key = key;
+	r->value = value;
+	r->aux = aux;
+	r->n = n;
+	r->pad = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->count++;
+	return 0;
+}
+
 void spool_value(struct spool *sp, struct spool_thread_slot *sl, uint64_t key,
 		 uint64_t value, uint64_t aux, uint64_t *rng)
 {
@@ -675,6 +784,16 @@ void spool_value_n(struct spool *sp, struct spool_thread_slot *sl, uint64_t key,
 	/* The owner's count: a plain store to its own table (an atomic add
 	 * on the shared header per value cost ~20 ns, 20 of them a run). */
 	t->offered += n;
+	/* The log first: a record is a few sequential bytes, where a
+	 * hotlist's look-up and update touch tens of lines all over the
+	 * thread's table and, on an eviction, the shared area; a value
+	 * sample in a program of thousands of instructions found each of
+	 * them cold (xz: the puts were ~40% of the handler's time). */
+	if (sp->vlog) {
+		if (vlog_put(sp, t, sl->tid, key, value, aux, n) == 0)
+			return;
+		t->vlog_missed += n;
+	}
 	/* Open addressing over the thread's lists, SPOOL_VALUE_PROBE places
 	 * from the key's home: the key's list, else the first free one (a
 	 * list, once used, is never free again, so a lookup may stop at a

@@ -183,7 +183,12 @@ static uint64_t vkey(int i)
 	return SPOOL_HOT_KEY(i % 2 ? SPOOL_VK_ADDR : SPOOL_VK_RESULT, 0x400000 + 4 * (uint64_t)(i / 2));
 }
 
-static void fill_values(const char *dir, int nvalues)
+static uint64_t g_logged, g_missed;
+
+/* One process's spool of nvalues value samples. log_chunks: how many
+ * chunks of the value record log it may use (-1 all, 0 none: every
+ * value to the thread tables, whose evictions this then exercises). */
+static void fill_values(const char *dir, int nvalues, int log_chunks)
 {
 	struct spool sp;
 	struct spool_params p = { .event = UPCALL_EV_TASK_CLOCK, .backend = UPCALL_EV_TASK_CLOCK,
@@ -194,6 +199,8 @@ static void fill_values(const char *dir, int nvalues)
 		printf("FAIL spool_create with values\n");
 		exit(1);
 	}
+	if (log_chunks >= 0)
+		sp.vlog_limit = (uint32_t)log_chunks;
 	spool_image(&sp, SPOOL_IMG_MAP, VBIAS, 0x400000, 0x500000, bid, 20, "/bin/model");
 	struct spool_thread_slot *slot[2] = { spool_claim_slot(&sp, 1), spool_claim_slot(&sp, 2) };
 	uint64_t coins[3] = { 1, 2, 3 };
@@ -208,6 +215,11 @@ static void fill_values(const char *dir, int nvalues)
 		spool_value(&sp, t < 2 ? slot[t] : NULL, vkey(i), v, 0, &coins[t]);
 	}
 	g_value_evictions += sp.hdr->live.value_evictions;
+	const struct spool_vlog_head *lh = (const struct spool_vlog_head *)sp.vlog;
+	for (uint64_t k = 0; k < lh->next && k < SPOOL_VLOG_CHUNKS; k++)
+		g_logged += spool_vlog_chunk_at(&sp, (uint32_t)k)->count;
+	for (uint32_t i = 0; i < SPOOL_SLOTS; i++)
+		g_missed += spool_value_table_at(&sp, i)->vlog_missed;
 	spool_interp(&sp, 8, 1);
 	spool_interp(&sp, 3, 2);
 	sp.hdr->live.exited = 1;
@@ -262,16 +274,24 @@ static void values_case(void)
 	if (!mkdtemp(dir) || merge_db_open(&db, dir, 1, why, sizeof(why)) < 0)
 		exit(1);
 	snprintf(sdir, sizeof(sdir), "%s/spool", dir);
-	/* Two processes merged at once, then a third in a later merge. */
-	fill_values(sdir, 150000);
-	fill_values(sdir, 150000);
+	/* Two processes merged at once, then a third in a later merge: one
+	 * whose values all go to the value record log, one whose log fills
+	 * after 3 chunks, one with none (thread tables only). */
+	fill_values(sdir, 150000, -1);
+	fill_values(sdir, 150000, 3);
 	int rc = merge_db_merge(&db, &res, stdout);
-	fill_values(sdir, 100000);
+	fill_values(sdir, 100000, 0);
 	rc |= merge_db_merge(&db, &res, stdout);
 	total = 400000;
 	CHECK(rc == 0 && g_value_evictions > 0,
 	      "values: three spools with values merged in two merges (%llu thread-table evictions)",
 	      (unsigned long long)g_value_evictions);
+	/* The log's records: all of the first spool's values with a slot
+	 * (2 of 3 threads), and 3 chunks of the second's. */
+	uint64_t per = SPOOL_VLOG_PER_CHUNK;
+	CHECK(g_logged > 90000 + 2 * per && g_logged < 110000 + 3 * per && g_missed > 80000,
+	      "values: %llu in the value record log, %llu to the thread tables when it was full",
+	      (unsigned long long)g_logged, (unsigned long long)g_missed);
 
 	struct vcheck c = { 0 };
 	merge_db_load(&db, 0, check_values, &c, stdout);

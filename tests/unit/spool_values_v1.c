@@ -1,8 +1,10 @@
 /* tests/unit/spool_values_v1.c — spools written before the shared value
  * area grew from 4096 to 16384 lists (2026-11-23) are still read: a spool
- * with values is made by this vprof, rewritten to the older layout (the
- * VALUES section is last: its shared area cut to SPOOL_VALUE_SHARED_V1
- * lists, the head, section size, file size and checksum to match), then
+ * with values is made by this vprof (its values in the thread tables),
+ * rewritten to the older layout (version 2: the value record log that
+ * follows VALUES dropped, then VALUES's shared area cut to
+ * SPOOL_VALUE_SHARED_V1 lists, the head, section table, file size and
+ * checksum to match), then
  * opened: every thread-table hotlist is visited with its value samples,
  * and a section of any third size is refused. */
 #include <fcntl.h>
@@ -27,8 +29,9 @@ static int visit(const struct spool_hotlist *h, void *arg)
 	return 0;
 }
 
-/* Rewrite the spool at path with its shared value area cut to `shared`
- * lists (the VALUES section is the file's last). */
+/* Rewrite the spool at path as version 2 with its shared value area cut
+ * to `shared` lists: the VLOG section (the file's last, after VALUES) is
+ * dropped, which leaves VALUES last. */
 static int relayout(const char *path, uint32_t shared)
 {
 	int fd = open(path, O_RDWR);
@@ -41,7 +44,14 @@ static int relayout(const char *path, uint32_t shared)
 	struct spool_static *s = (struct spool_static *)b;
 	struct spool_section *v = &s->section[3];
 	struct spool_values_head *h = (struct spool_values_head *)(b + v->offset);
-	if (v->kind != SPOOL_SEC_VALUES || v->offset + v->size != (uint64_t)st.st_size)
+	if (s->nsections == 5 && s->section[4].kind == SPOOL_SEC_VLOG &&
+	    s->section[4].offset + s->section[4].size == s->file_size) {
+		s->file_size -= s->section[4].size;
+		memset(&s->section[4], 0, sizeof(s->section[4]));
+		s->nsections = 4;
+		s->version = SPOOL_VERSION;
+	}
+	if (v->kind != SPOOL_SEC_VALUES || v->offset + v->size != s->file_size)
 		return -1;
 	uint64_t cut = (uint64_t)(h->shared - shared) * sizeof(struct spool_hotlist);
 	h->shared = shared;
@@ -69,6 +79,7 @@ int main(void)
 	}
 	CHECK(sp.vshared == SPOOL_VALUE_SHARED, "a new spool has the %u-list shared area (%u)",
 	      SPOOL_VALUE_SHARED, sp.vshared);
+	sp.vlog_limit = 0;   /* the values in the thread table, as older spools had them */
 	struct spool_thread_slot *sl = spool_claim_slot(&sp, 1234);
 	for (int i = 0; i < 3000; i++)
 		spool_value(&sp, sl, SPOOL_HOT_KEY(SPOOL_VK_RESULT, 0x1000 + 4 * (i % 50)),
