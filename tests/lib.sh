@@ -60,6 +60,28 @@ r = subprocess.run(sys.argv[3:], stdout=open(sys.argv[1], "wb"), stderr=open(sys
 print(r.returncode)' "$@"
 }
 
+# kill_after_cpu SECS CMD...: start CMD (its stdout to /dev/null), SIGKILL
+# it by its pid once it has used SECS seconds of CPU (from /proc, polled
+# every 0.1 s, at most a minute), and print how it ended ("signal9",
+# "exitN") and the CPU ns it died with: the dead child's own (wait4's
+# rusage), not /proc read before the kill, which a loaded machine outruns.
+kill_after_cpu() {
+	"$PY" -c '
+import os, signal, subprocess, sys
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL)
+tck, want = os.sysconf("SC_CLK_TCK"), float(sys.argv[1])
+for _ in range(600):
+    with open("/proc/%d/stat" % p.pid) as f:
+        st = f.read().rsplit(")", 1)[1].split()
+    if int(st[11]) + int(st[12]) >= want * tck:
+        break
+    __import__("time").sleep(0.1)
+os.kill(p.pid, signal.SIGKILL)
+_, status, ru = os.wait4(p.pid, 0)
+how = "signal%d" % os.WTERMSIG(status) if os.WIFSIGNALED(status) else "exit%d" % os.WEXITSTATUS(status)
+print(how, int((ru.ru_utime + ru.ru_stime) * 1e9))' "$@"
+}
+
 # rate_sane: samples are taken per CPU time, so vprof run's summary
 # ("asked A Hz, achieved B Hz over C CPU-s") must never show B above 2 A
 # (with C >= 0.2 s): more would mean extra triggers, or the program's own

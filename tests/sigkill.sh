@@ -20,22 +20,8 @@ for ev in task-clock cpu-timer; do
 	mkdir -p "$db"
 	# Start the program, wait for ~2 s of its CPU (from /proc), SIGKILL it;
 	# print how it ended and the CPU ns it died with.
-	read -r how cpu_ns < <("$PY" -c '
-import os, signal, subprocess, sys, time
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE)
-p.stdout.readline()                      # "spinning PID": it runs
-tck = os.sysconf("SC_CLK_TCK")
-for _ in range(600):
-    with open("/proc/%d/stat" % p.pid) as f:
-        st = f.read().rsplit(")", 1)[1].split()
-    if int(st[11]) + int(st[12]) >= 2 * tck:
-        break
-    time.sleep(0.1)
-os.kill(p.pid, signal.SIGKILL)
-_, status, ru = os.wait4(p.pid, 0)
-how = "signal%d" % os.WTERMSIG(status) if os.WIFSIGNALED(status) else "exit%d" % os.WEXITSTATUS(status)
-print(how, int((ru.ru_utime + ru.ru_stime) * 1e9))' \
-		env LD_PRELOAD="$LIBVPROF" VPROF_DB="$db" VPROF_EVENT=$ev VPROF_FREQ=$freq "$TMP/spin" forever)
+	read -r how cpu_ns < <(kill_after_cpu 2 env LD_PRELOAD="$LIBVPROF" VPROF_DB="$db" VPROF_EVENT=$ev \
+		VPROF_FREQ=$freq "$TMP/spin" forever)
 	check "$ev: the program died of SIGKILL ($how)" [ "$how" = signal9 ]
 	check "$ev: its spool is still there" ls "$db"/spool/*.spool
 	"$VPROF" merge --db "$db" >"$TMP/merge.out" 2>&1

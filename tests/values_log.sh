@@ -67,20 +67,8 @@ done
 
 # SIGKILL: the log's records survive in the spool and the merge folds them.
 db=$TMP/db-kill
-read -r how < <("$PY" -c '
-import os, signal, subprocess, sys, time
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
-tck = os.sysconf("SC_CLK_TCK")
-for _ in range(600):
-    with open("/proc/%d/stat" % p.pid) as f:
-        st = f.read().rsplit(")", 1)[1].split()
-    if int(st[11]) + int(st[12]) >= 2 * tck:
-        break
-    time.sleep(0.1)
-os.kill(p.pid, signal.SIGKILL)
-_, status, _ = os.wait4(p.pid, 0)
-print("signal%d" % os.WTERMSIG(status) if os.WIFSIGNALED(status) else "exit%d" % os.WEXITSTATUS(status))' \
-	env LD_PRELOAD="$LIBVPROF" VPROF_DB="$db" VPROF_VALUES=on "$TMP/inv_intarg" 4000000000)
+read -r how _ < <(kill_after_cpu 2 env LD_PRELOAD="$LIBVPROF" VPROF_DB="$db" VPROF_VALUES=on \
+	"$TMP/inv_intarg" 4000000000)
 check "killed: the program died of SIGKILL ($how)" [ "$how" = signal9 ]
 "$VPROF" merge --db "$db" >"$TMP/merge.out" 2>&1
 check "killed: vprof merge succeeds ($(tr '\n' ' ' <"$TMP/merge.out"))" [ $? -eq 0 ]
