@@ -3,7 +3,7 @@
 # counts without the bias of windows that start where time goes? A
 # prototype outside vprof, measured against exact counts.
 #
-#   bench/fixed_time.sh [--runs N] [--only bzip2,lua] [--delta US]
+#   bench/fixed_time.sh [--runs N] [--only bzip2,lua] [--delta US] [--mech fork|shadow]
 #
 # vprof's --branches windows run a fixed number of instructions from a
 # sample, and samples land where time goes, so a phase that runs fast per
@@ -30,17 +30,25 @@
 # costs here: the "per ns" estimate takes that much off a window's CPU
 # time for each page fault in it.
 #
+# --mech shadow uses bench/workloads/shadowclock.c instead: the stretch is
+# interpreted first, in shadow mode on the other CPU, and the program then
+# runs it natively, timed the same way, with no snapshot (no copy-on-write
+# faults); --delta then defaults to 50 us (its interpretation must reach
+# as far as the native run gets).
+#
 # Results: BENCHMARKS.md, "Windows of fixed native time".
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=30
 ONLY="bzip2 lua"
-DELTA=200
+DELTA=
+MECH=fork
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runs) RUNS=$2; shift ;;
 	--only) ONLY=${2//,/ }; shift ;;
 	--delta) DELTA=$2; shift ;;
+	--mech) MECH=$2; shift ;;
 	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "fixed_time.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -49,7 +57,14 @@ done
 W=$(mktemp -d "${TMPDIR:-/tmp}/vprof-fixed.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 make -s -C "$ROOT" -j2 build/libinterp.a >"$W/make.log" 2>&1 || { cat "$W/make.log"; exit 1; }
+case $MECH in
+fork) DELTA=${DELTA:-200} ;;
+shadow) DELTA=${DELTA:-50} ;;
+*) echo "fixed_time.sh: --mech is fork or shadow" >&2; exit 2 ;;
+esac
 gcc -O2 -g -fPIC -shared -I"$ROOT" -o "$W/forkclock.so" "$ROOT/bench/workloads/forkclock.c" \
+	"$ROOT/build/libinterp.a" -lZydis || exit 1
+gcc -O2 -g -fPIC -shared -mclflushopt -I"$ROOT" -o "$W/shadowclock.so" "$ROOT/bench/workloads/shadowclock.c" \
 	"$ROOT/build/libinterp.a" -lZydis || exit 1
 gcc -O2 -o "$W/cowcost" "$ROOT/bench/workloads/cowcost.c" || exit 1
 P=$ROOT/bench/programs
@@ -80,12 +95,17 @@ for prog in $ONLY; do
 	rm -f "$W/fc.bin"
 	same=0
 	for i in $(seq 1 "$RUNS"); do
-		FORKCLOCK_OUT=$W/fc.bin FORKCLOCK_GAP_US=5000 FORKCLOCK_DELTA_US=$DELTA \
-			LD_PRELOAD=$W/forkclock.so "${CMD[@]}" | md5sum >"$W/run.md5"
+		if [ "$MECH" = fork ]; then
+			FORKCLOCK_OUT=$W/fc.bin FORKCLOCK_GAP_US=5000 FORKCLOCK_DELTA_US=$DELTA \
+				LD_PRELOAD=$W/forkclock.so "${CMD[@]}" | md5sum >"$W/run.md5"
+		else
+			SHADOWCLOCK_OUT=$W/fc.bin SHADOWCLOCK_GAP_US=5000 SHADOWCLOCK_DELTA_US=$DELTA \
+				LD_PRELOAD=$W/shadowclock.so "${CMD[@]}" | md5sum >"$W/run.md5"
+		fi
 		cmp -s "$W/plain.md5" "$W/run.md5" && same=$((same + 1))
 	done
 	sleep 1   # the last snapshot of the last run may still be replaying
 	echo ""
-	echo "$prog: $RUNS runs (output as without the library in $same), window $DELTA us of task-clock"
+	echo "$prog: $RUNS runs (output as without the library in $same), window $DELTA us of task-clock, $MECH"
 	"$PY" "$ROOT/bench/fixed_time.py" "$W/fc.bin" "$W/prog" "$W/cg.out" "$FAULT_NS"
 done

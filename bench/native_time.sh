@@ -27,6 +27,11 @@
 #    256 MiB (bench/workloads/warmrate.c), timed as in 2 at DELTA = 200 us
 #    (300 pairs), with the arming sample's handler first reading the next
 #    0, 1000 or 4000 nodes, as an interpretation of the stretch would.
+# 4. whether that can be undone: chases over 1, 8 and 256 MiB, the 4000
+#    nodes read on the program's CPU, on it and then the lines that came
+#    from DRAM flushed, or on the other CPU and then flushed (an
+#    interpretation made there, by a thread the program waits for, would
+#    leave the program's CPU's caches and TLB as they were).
 #
 # Results: BENCHMARKS.md, "Timing a window natively".
 set -u
@@ -45,7 +50,7 @@ done
 W=$(mktemp -d "${TMPDIR:-/tmp}/vprof-ntime.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 for p in bpcost tcrate warmrate; do
-	gcc -O2 -Wall -Wextra -o "$W/$p" "$ROOT/bench/workloads/$p.c" || exit 1
+	gcc -O2 -Wall -Wextra -pthread -mclflushopt -o "$W/$p" "$ROOT/bench/workloads/$p.c" || exit 1
 done
 echo "== bench/native_time.sh: timing a stretch of native execution without a PMU"
 echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -78,4 +83,15 @@ echo "-- 3. a memory-bound stretch run again after its lines were read (bench/wo
 echo "   steps per ns; ratio = p50 / true; steps = native steps in DELTA"
 for w in 0 1000 4000; do
 	"$W/warmrate" 200000 300 "$w" 256 || echo "warm $w: set-up failed"
+done
+echo
+echo "-- 4. the same, the lines read where the program's CPU does not see them (warmrate.c, WARMRATE_MODE)"
+echo "   4000 nodes read first (as an interpretation would) by: here = the arming thread; flush = the same,"
+echo "   then the lines that came from DRAM flushed; other = a thread on the other CPU, then the same flush"
+echo "   (the program on CPU 0, the helper on CPU 1, spinning); 300 pairs, DELTA 200 us"
+for mib in 1 8 256; do
+	for mode in here flush other; do
+		WARMRATE_MODE=$mode "$W/warmrate" 200000 300 0 "$mib" || echo "$mib MiB $mode: set-up failed"
+		WARMRATE_MODE=$mode "$W/warmrate" 200000 300 4000 "$mib" || echo "$mib MiB $mode: set-up failed"
+	done
 done

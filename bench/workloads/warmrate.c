@@ -14,25 +14,92 @@
  * and its node in rbx. First its true rate unsampled (steps per ns of
  * thread CPU); then sample pairs as in tcrate.c, where the arming sample's
  * handler first follows the next WARM nodes from the interrupted one (what
- * an interpretation of that stretch would load). Prints
- *   chase M MiB delta D warm W true T p50 B ratio R steps S
+ * an interpretation of that stretch would load). WARMRATE_MODE says who
+ * reads those nodes, and what is undone after:
+ *   here   (default) the arming thread, on its own CPU;
+ *   flush  the same, then every line whose read took more than
+ *          WARMRATE_DRAM_TICKS (TSC, default 200: vprof calibrate's
+ *          cache/DRAM edge here) is flushed (clflushopt): it was in DRAM
+ *          before the read, and is again;
+ *   other  a helper thread on another CPU reads them while the arming
+ *          thread waits, then flushes as `flush` does: the arming CPU's
+ *          caches and TLB never see the reads.
+ * The program runs on CPU 0 in every mode, the helper on CPU 1. Prints
+ *   chase M MiB delta D warm W mode MODE true T p50 B ratio R steps S
  * (R = B / T; S = steps run natively in DELTA at the median rate).
  * Exits 2 on a set-up failure.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <x86intrin.h>
 #include "tcpairs.h"
 
 static int g_warm;
 static uint64_t *g_node;
+static const char *g_mode = "here";
+static uint64_t g_dram_ticks = 200;
+static uint64_t **g_read;      /* the nodes read, and how long each took */
+static uint64_t *g_ticks;
+static uint64_t *volatile g_req;
+static volatile int g_go, g_done;
+
+/* Follow g_warm nodes from p, timing each read; then flush the lines that
+ * came from DRAM, unless the mode is `here`. */
+static void read_nodes(uint64_t *p)
+{
+	unsigned aux;
+	for (int i = 0; i < g_warm; i++) {
+		uint64_t t0 = __rdtscp(&aux);
+		uint64_t *q = (uint64_t *)*(volatile uint64_t *)p;
+		g_ticks[i] = __rdtscp(&aux) - t0;
+		g_read[i] = p;
+		p = q;
+	}
+	if (strcmp(g_mode, "here") == 0)
+		return;
+	for (int i = 0; i < g_warm; i++)
+		if (g_ticks[i] > g_dram_ticks)
+			_mm_clflushopt(g_read[i]);
+	_mm_sfence();
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t s;
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+
+static void *helper(void *arg)
+{
+	(void)arg;
+	pin(1);
+	for (;;) {
+		while (!__atomic_load_n(&g_go, __ATOMIC_ACQUIRE))
+			_mm_pause();
+		g_go = 0;
+		read_nodes(g_req);
+		__atomic_store_n(&g_done, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
 
 /* The arming sample's extra work: the next g_warm nodes from rbx's. */
 static void warm(ucontext_t *uc)
 {
 	uint64_t *p = (uint64_t *)uc->uc_mcontext.gregs[REG_RBX];
-	for (int i = 0; i < g_warm; i++)
-		p = (uint64_t *)*p;
-	__asm__ volatile("" : : "r"(p));
+	if (strcmp(g_mode, "other") != 0) {
+		read_nodes(p);
+		return;
+	}
+	g_req = p;
+	g_done = 0;
+	__atomic_store_n(&g_go, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&g_done, __ATOMIC_ACQUIRE))
+		_mm_pause();
 }
 
 /* Follows iters nodes from g_node (or until tcpairs_stop, checked every
@@ -75,6 +142,22 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	g_warm = atoi(argv[3]);
+	if (getenv("WARMRATE_MODE"))
+		g_mode = getenv("WARMRATE_MODE");
+	if (getenv("WARMRATE_DRAM_TICKS"))
+		g_dram_ticks = strtoull(getenv("WARMRATE_DRAM_TICKS"), NULL, 10);
+	if (strcmp(g_mode, "here") && strcmp(g_mode, "flush") && strcmp(g_mode, "other")) {
+		fprintf(stderr, "warmrate: WARMRATE_MODE is here, flush or other\n");
+		return 2;
+	}
+	g_read = malloc(((size_t)g_warm + 1) * sizeof(*g_read));
+	g_ticks = malloc(((size_t)g_warm + 1) * sizeof(*g_ticks));
+	pin(0);
+	pthread_t th;
+	if (!g_read || !g_ticks || (!strcmp(g_mode, "other") && pthread_create(&th, NULL, helper, NULL))) {
+		fprintf(stderr, "warmrate: set-up failed\n");
+		return 2;
+	}
 	size_t mib = (size_t)atol(argv[4]), n = mib * 1024 * 1024 / 64;
 	char *buf = mmap(NULL, n * 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint32_t *perm = malloc(n * sizeof(*perm));
@@ -105,7 +188,8 @@ int main(int argc, char **argv)
 	while (!tcpairs_stop)
 		chase(1ull << 40);
 	double p10, p90, p50 = tcpairs_finish(&p10, &p90);
-	printf("chase %zu MiB delta %llu warm %d true %.5f p50 %.5f ratio %.2f steps %.0f\n", mib,
-	       (unsigned long long)tcpairs_delta, g_warm, truth, p50, p50 / truth, p50 * (double)tcpairs_delta);
+	printf("chase %zu MiB delta %llu warm %d mode %s true %.5f p50 %.5f ratio %.2f steps %.0f\n", mib,
+	       (unsigned long long)tcpairs_delta, g_warm, g_mode, truth, p50, p50 / truth,
+	       p50 * (double)tcpairs_delta);
 	return 0;
 }
