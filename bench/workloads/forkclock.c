@@ -32,7 +32,7 @@
  * programs only.
  */
 #define _GNU_SOURCE
-#include "interp/interp.h"
+#include "clockwin.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,7 +51,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SIG_CLOCK (SIGRTMIN + 3)
 #define TAB_BITS 16
 #define TAB_SIZE (1u << TAB_BITS)
 
@@ -63,38 +62,14 @@ struct ctl {
 	int64_t faults;
 };
 
-struct rec_hdr {
-	uint32_t magic;         /* 'FCLK' */
-	uint32_t matched;
-	uint64_t n;             /* instructions replayed */
-	uint64_t dt_ns;
-	int64_t faults;
-	uint32_t nent;
-	uint32_t stop;          /* interp stop reason when unmatched */
-	uint64_t base;          /* the executable's load address */
-};
-
-struct ent {
-	uint64_t pc;
-	uint32_t all, first;
-};
-
 static struct ctl *ctl;
 static int out_fd = -1;
-static int clock_fd = -1, armed;
+static int armed;
 static long gap_us = 10000, delta_us = 200, maxn = 8000000, first_n = 4096;
 static pid_t child;
 static uint64_t rng = 88172645463325252ull;
 static uint64_t t0_ns, exe_load;
 static int64_t faults0;
-static struct sigaction prev_segv, prev_bus;
-
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int64_t minflt(void)
 {
@@ -104,22 +79,9 @@ static int64_t minflt(void)
 	return ru.ru_minflt;
 }
 
-/* The next signal `us` of the thread's CPU from now: a perf task-clock
- * event (hrtimer-driven; a CPU-time POSIX timer only expires at the
- * scheduler's tick). */
-static void arm(long us)
-{
-	uint64_t ns = (uint64_t)us * 1000u;
-	ioctl(clock_fd, PERF_EVENT_IOC_PERIOD, &ns);
-	ioctl(clock_fd, PERF_EVENT_IOC_REFRESH, 1);
-}
-
 static long next_gap(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return gap_us / 2 + (long)(rng % (uint64_t)(gap_us + 1));
+	return clockwin_gap(&rng, gap_us);
 }
 
 static const int greg_of[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI,
@@ -223,7 +185,7 @@ static void snapshot(ucontext_t *uc)
 			break;
 		}
 	}
-	struct rec_hdr h = {.magic = 0x4b4c4346, .matched = (uint32_t)rp.matched, .n = rp.n,
+	struct rec_hdr h = {.magic = CLOCKWIN_MAGIC, .matched = (uint32_t)rp.matched, .n = rp.n,
 			    .dt_ns = ctl->dt_ns, .faults = ctl->faults, .stop = stop,
 			    .base = exe_load};
 	struct ent *packed = tab;
@@ -253,7 +215,7 @@ static void on_start(void *ucv)
 		int s;
 		pid_t r = waitpid(child, &s, WNOHANG | __WCLONE);
 		if (r == 0) {   /* the last snapshot still replays: skip this one */
-			arm(next_gap());
+			clockwin_arm(next_gap());
 			errno = saved;
 			return;
 		}
@@ -267,10 +229,10 @@ static void on_start(void *ucv)
 		child = p;
 		faults0 = minflt();
 		armed = 1;
-		arm(delta_us);
-		t0_ns = cpu_ns();
+		clockwin_arm(delta_us);
+		t0_ns = clockwin_cpu_ns();
 	} else {
-		arm(next_gap());
+		clockwin_arm(next_gap());
 	}
 	errno = saved;
 }
@@ -288,13 +250,13 @@ static void on_end(void *ucv, uint64_t t1)
 	ctl->faults = f - faults0;
 	__atomic_store_n(&ctl->state, 1, __ATOMIC_RELEASE);
 	armed = 0;
-	arm(next_gap());
+	clockwin_arm(next_gap());
 	errno = saved;
 }
 
 static void on_clock(int sig, siginfo_t *si, void *ucv)
 {
-	uint64_t t1 = cpu_ns();
+	uint64_t t1 = clockwin_cpu_ns();
 	(void)sig;
 	(void)si;
 	if (armed)
@@ -303,64 +265,19 @@ static void on_clock(int sig, siginfo_t *si, void *ucv)
 		on_start(ucv);
 }
 
-static void chain_fault(int sig, siginfo_t *si, void *uc)
-{
-	(void)si;
-	if (interp_fault_fixup(uc))
-		return;
-	struct sigaction *p = sig == SIGSEGV ? &prev_segv : &prev_bus;
-	sigaction(sig, p, NULL);
-}
-
-static long env_long(const char *name, long def)
-{
-	const char *v = getenv(name);
-	return v && *v ? strtol(v, NULL, 10) : def;
-}
-
-static int exe_base(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	*(uint64_t *)data = info->dlpi_addr;
-	return 1;   /* the first object is the executable */
-}
-
 __attribute__((constructor)) static void forkclock_init(void)
 {
 	const char *out = getenv("FORKCLOCK_OUT");
 	if (!out || interp_init() < 0)
 		return;
-	gap_us = env_long("FORKCLOCK_GAP_US", gap_us);
-	delta_us = env_long("FORKCLOCK_DELTA_US", delta_us);
-	maxn = env_long("FORKCLOCK_MAXN", maxn);
-	first_n = env_long("FORKCLOCK_FIRST", first_n);
-	rng ^= (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ cpu_ns();
+	gap_us = clockwin_env("FORKCLOCK_GAP_US", gap_us);
+	delta_us = clockwin_env("FORKCLOCK_DELTA_US", delta_us);
+	maxn = clockwin_env("FORKCLOCK_MAXN", maxn);
+	first_n = clockwin_env("FORKCLOCK_FIRST", first_n);
+	rng ^= (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ clockwin_cpu_ns();
 	out_fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	ctl = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (out_fd < 0 || ctl == MAP_FAILED)
 		return;
-	dl_iterate_phdr(exe_base, &exe_load);
-	struct sigaction sa = {0};
-	sa.sa_sigaction = chain_fault;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigaction(SIGSEGV, &sa, &prev_segv);
-	sigaction(SIGBUS, &sa, &prev_bus);
-	sa.sa_sigaction = on_clock;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigfillset(&sa.sa_mask);
-	sigaction(SIG_CLOCK, &sa, NULL);
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.size = sizeof(a);
-	a.sample_period = (uint64_t)next_gap() * 1000u;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	clock_fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	struct f_owner_ex o = {F_OWNER_TID, (pid_t)syscall(SYS_gettid)};
-	if (clock_fd < 0 || fcntl(clock_fd, F_SETFL, O_ASYNC) < 0 ||
-	    fcntl(clock_fd, F_SETSIG, SIG_CLOCK) < 0 || fcntl(clock_fd, F_SETOWN_EX, &o) < 0)
-		return;
-	ioctl(clock_fd, PERF_EVENT_IOC_REFRESH, 1);
+	clockwin_start(on_clock, next_gap(), &exe_load);
 }

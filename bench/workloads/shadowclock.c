@@ -37,7 +37,7 @@
  * buffers (~90 MB of address space) are mapped at start-up.
  */
 #define _GNU_SOURCE
-#include "interp/interp.h"
+#include "clockwin.h"
 #include "interp/shadow.h"
 
 #include <errno.h>
@@ -56,26 +56,10 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-#define SIG_CLOCK (SIGRTMIN + 3)
 #define TAB_BITS 16
 #define TAB_SIZE (1u << TAB_BITS)
 
-struct rec_hdr {
-	uint32_t magic;         /* 'FCLK' */
-	uint32_t matched;
-	uint64_t n;
-	uint64_t dt_ns;
-	int64_t faults;         /* here: instructions interpreted */
-	uint32_t nent;
-	uint32_t stop;
-	uint64_t base;
-};
-struct ent {
-	uint64_t pc;
-	uint32_t all, first;
-};
-
-static int out_fd = -1, clock_fd = -1, armed;
+static int out_fd = -1, armed;
 static long gap_us = 5000, delta_us = 50, maxn = 400000, first_n = 4096, migrate = 1, flush = 1;
 static long dram_ticks = 200;
 static uint64_t rng = 88172645463325252ull, t0_ns, exe_load;
@@ -275,26 +259,9 @@ static int observe(void *arg, const struct interp_state *st, const struct interp
 	return g_steps >= maxn || g_ov_full;
 }
 
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void arm(long us)
-{
-	uint64_t ns = (uint64_t)us * 1000u;
-	ioctl(clock_fd, PERF_EVENT_IOC_PERIOD, &ns);
-	ioctl(clock_fd, PERF_EVENT_IOC_REFRESH, 1);
-}
-
 static long next_gap(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return gap_us / 2 + (long)(rng % (uint64_t)(gap_us + 1));
+	return clockwin_gap(&rng, gap_us);
 }
 
 static void on_start(ucontext_t *uc)
@@ -350,8 +317,8 @@ static void on_start(ucontext_t *uc)
 		}
 	}
 	armed = 1;
-	t0_ns = cpu_ns();
-	arm(delta_us);
+	t0_ns = clockwin_cpu_ns();
+	clockwin_arm(delta_us);
 }
 
 static void on_end(ucontext_t *uc, uint64_t t1)
@@ -387,7 +354,7 @@ static void on_end(ucontext_t *uc, uint64_t t1)
 		if (nent >= TAB_SIZE - 1)
 			break;
 	}
-	struct rec_hdr h = {.magic = 0x4b4c4346, .matched = n > 0, .n = (uint64_t)(n > 0 ? n : 0),
+	struct rec_hdr h = {.magic = CLOCKWIN_MAGIC, .matched = n > 0, .n = (uint64_t)(n > 0 ? n : 0),
 			    .dt_ns = t1 - t0_ns, .faults = 0, .nent = 0, .stop = (uint32_t)g_stop,
 			    .base = exe_load};
 	uint32_t k = 0;
@@ -399,12 +366,12 @@ static void on_end(ucontext_t *uc, uint64_t t1)
 	w = write(out_fd, g_tab, (size_t)k * sizeof(struct ent));
 	(void)w;
 	armed = 0;
-	arm(next_gap());
+	clockwin_arm(next_gap());
 }
 
 static void on_clock(int sig, siginfo_t *si, void *ucv)
 {
-	uint64_t t1 = cpu_ns();
+	uint64_t t1 = clockwin_cpu_ns();
 	int saved = errno;
 	(void)sig;
 	(void)si;
@@ -413,29 +380,6 @@ static void on_clock(int sig, siginfo_t *si, void *ucv)
 	else
 		on_start(ucv);
 	errno = saved;
-}
-
-static struct sigaction prev_segv, prev_bus;
-static void chain_fault(int sig, siginfo_t *si, void *uc)
-{
-	(void)si;
-	if (interp_fault_fixup(uc))
-		return;
-	struct sigaction *p = sig == SIGSEGV ? &prev_segv : &prev_bus;
-	sigaction(sig, p, NULL);
-}
-
-static long env_long(const char *name, long def)
-{
-	const char *v = getenv(name);
-	return v && *v ? strtol(v, NULL, 10) : def;
-}
-
-static int exe_base(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	*(uint64_t *)data = info->dlpi_addr;
-	return 1;
 }
 
 static void *big(size_t bytes)
@@ -449,14 +393,14 @@ __attribute__((constructor)) static void shadowclock_init(void)
 	const char *out = getenv("SHADOWCLOCK_OUT");
 	if (!out || interp_init() < 0)
 		return;
-	gap_us = env_long("SHADOWCLOCK_GAP_US", gap_us);
-	delta_us = env_long("SHADOWCLOCK_DELTA_US", delta_us);
-	maxn = env_long("SHADOWCLOCK_MAXN", maxn);
-	first_n = env_long("SHADOWCLOCK_FIRST", first_n);
-	migrate = env_long("SHADOWCLOCK_MIGRATE", migrate);
-	flush = env_long("SHADOWCLOCK_FLUSH", flush);
-	dram_ticks = env_long("SHADOWCLOCK_DRAM_TICKS", dram_ticks);
-	rng ^= (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ cpu_ns();
+	gap_us = clockwin_env("SHADOWCLOCK_GAP_US", gap_us);
+	delta_us = clockwin_env("SHADOWCLOCK_DELTA_US", delta_us);
+	maxn = clockwin_env("SHADOWCLOCK_MAXN", maxn);
+	first_n = clockwin_env("SHADOWCLOCK_FIRST", first_n);
+	migrate = clockwin_env("SHADOWCLOCK_MIGRATE", migrate);
+	flush = clockwin_env("SHADOWCLOCK_FLUSH", flush);
+	dram_ticks = clockwin_env("SHADOWCLOCK_DRAM_TICKS", dram_ticks);
+	rng ^= (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ clockwin_cpu_ns();
 	out_fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	g_hash = big((size_t)maxn * 8);
 	g_pc = big((size_t)maxn * 8);
@@ -471,28 +415,5 @@ __attribute__((constructor)) static void shadowclock_init(void)
 		return;
 	interp_thread_init(g_th);
 	sched_getaffinity(0, sizeof orig_mask, &orig_mask);
-	dl_iterate_phdr(exe_base, &exe_load);
-	struct sigaction sa = {0};
-	sa.sa_sigaction = chain_fault;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigaction(SIGSEGV, &sa, &prev_segv);
-	sigaction(SIGBUS, &sa, &prev_bus);
-	sa.sa_sigaction = on_clock;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigfillset(&sa.sa_mask);
-	sigaction(SIG_CLOCK, &sa, NULL);
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.size = sizeof(a);
-	a.sample_period = (uint64_t)next_gap() * 1000u;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	clock_fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	struct f_owner_ex o = {F_OWNER_TID, (pid_t)syscall(SYS_gettid)};
-	if (clock_fd < 0 || fcntl(clock_fd, F_SETFL, O_ASYNC) < 0 || fcntl(clock_fd, F_SETSIG, SIG_CLOCK) < 0 ||
-	    fcntl(clock_fd, F_SETOWN_EX, &o) < 0)
-		return;
-	ioctl(clock_fd, PERF_EVENT_IOC_REFRESH, 1);
+	clockwin_start(on_clock, next_gap(), &exe_load);
 }
