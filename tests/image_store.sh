@@ -66,7 +66,12 @@ L = [json.loads(l) for l in open(sys.argv[1])]; s, r = L[0], L[1:]
 print(eval(sys.argv[2]))' d.json "$1"; }
 check "diff across the rebuild: steady and grown each have samples in A and in B ($(dx '[(x["procedure"], x["a"], x["b"]) for x in r]'))" \
 	[ "$(dx 'sorted(x["procedure"] for x in r if x["a"] > 0 and x["b"] > 0 and x["image"].endswith("/prog"))')" = "['grown', 'steady']" ]
-check "diff across the rebuild: no [no symbol] bucket" [ "$(dx 'any(x["procedure"] == "[no symbol]" for x in r)')" = False ]
+# A sample now and then lands where no symbol covers (a PLT stub, _start):
+# the names came from the kept copy when such samples stay a sliver, where
+# without it (the control below) they are most of A.
+nosym='sum(x["a"] for x in r if x["procedure"] == "[no symbol]") * 100 <= 3 * sum(x["a"] for x in r)'
+check "diff across the rebuild: [no symbol] at most 3% of A's samples ($(dx '[(x["procedure"], x["image"], x["a"], x["b"]) for x in r if x["procedure"] == "[no symbol]"]'))" \
+	[ "$(dx "$nosym")" = True ]
 "$VPROF" diff --json a.db b.db >d.json 2>d.err
 check "diff across the rebuild: grown (3x the work) ranks first ($(dx '[(x["procedure"], x["ratio"]) for x in r]'))" \
 	[ "$(dx 'r[0]["procedure"]')" = grown ]
@@ -74,8 +79,8 @@ check "diff across the rebuild: grown (3x the work) ranks first ($(dx '[(x["proc
 # The control: without the kept copy the first build is unnamed.
 mv a.db/images a.db/images.off
 "$VPROF" report --db a.db -n 0 --json >rc.json 2>rc.err
-check "control, kept copy moved away: [no symbol] and a build-id mismatch said" \
-	[ "$(js rc.json 'any(r["procedure"] == "[no symbol]" for r in rows)')" = True ]
+check "control, kept copy moved away: [no symbol] holds most of A's samples, a build-id mismatch said" \
+	[ "$(js rc.json 'sum(r["samples"] for r in rows if r["procedure"] == "[no symbol]") * 2 > sum(r["samples"] for r in rows)')" = True ]
 grep -q 'build-id mismatch' rc.err || fail "control: no build-id mismatch message ($(head -c 200 rc.err))"
 mv a.db/images.off a.db/images
 
