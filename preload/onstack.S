@@ -52,6 +52,9 @@ preload_call_on_stack:
  * The registers are free: the kernel's frame holds the interrupted ones,
  * and the return (to the signal trampoline) restores them all.
  */
+	/* Its own section, as gcc's -ffunction-sections would give it: the
+	 * link places it with the handler's other code (hot-path.txt). */
+	.section .text.preload_sigprof_entry,"ax",@progbits
 	.globl	preload_sigprof_entry
 	.hidden	preload_sigprof_entry
 	.type	preload_sigprof_entry, @function

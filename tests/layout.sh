@@ -58,6 +58,26 @@ check "no object of libvprof.so refers to merge/ or reports/${bad:+: $bad}" [ -z
 bad=$(grep -lE '#include "(merge|reports)/' upcall/*.[ch] preload/*.[ch] spool/*.[ch] interp/*.[ch] 2>/dev/null | tr '\n' ' ')
 check "upcall/ preload/ spool/ interp/ include nothing of merge/ or reports/${bad:+ ($bad)}" [ -z "$bad" ]
 
+# The handler's functions (preload/hot-path.txt) lie together in the
+# library's .text.vprof_hot; each listed name is still a function of it
+# (a renamed or removed one would silently fall out of the section).
+read -r hot_lo hot_size < <(readelf -SW build/libvprof.so | sed -n 's/.*\] \.text\.vprof_hot *PROGBITS *\([0-9a-f]*\) [0-9a-f]* \([0-9a-f]*\).*/\1 \2/p')
+check "libvprof.so has a .text.vprof_hot section (${hot_size:-none})" [ -n "${hot_size:-}" ]
+nm -S build/libvprof.so | awk '$3 ~ /^[Tt]$/ {print $1, $2, $4}' >"$TMP/lib.fns"
+hot_names=$(grep -v '^#' preload/hot-path.txt)
+missing=$(for f in $hot_names; do awk -v f="$f" '{ sub(/\..*/, "", $3) } $3 == f { found = 1 } END { exit !found }' "$TMP/lib.fns" || echo "$f"; done | tr '\n' ' ')
+check "every name in preload/hot-path.txt is a function of libvprof.so${missing:+ (not: $missing)}" [ -z "$missing" ]
+outside=$("$PY" - "$TMP/lib.fns" "${hot_lo:-0}" "${hot_size:-0}" $hot_names <<'PYEOF'
+import sys
+lo, size, names = int(sys.argv[2], 16), int(sys.argv[3], 16), set(sys.argv[4:])
+# the asm syscall interposer has no section of its own (sandbox.c)
+out = [f"{n}@{a}" for a, s, n in (l.split() for l in open(sys.argv[1]))
+       if n.split(".")[0] in names - {"syscall"} and not lo <= int(a, 16) < lo + size]
+print(" ".join(out[:5]))
+PYEOF
+)
+check "the listed functions lie in .text.vprof_hot${outside:+ (outside: $outside)}" [ -z "$outside" ]
+
 # docs/architecture.md's Layout table against the link lines.
 for f in upcall preload spool merge interp reports; do
 	row=$(grep -E "^\| \`$f/\` \|" docs/architecture.md | head -1)
