@@ -68,11 +68,13 @@ deps:
 deps-test:
 	@scripts/deps.sh test
 
-$(B)/pic/%.o: %.c
+# The library's objects depend on the Makefile too: its flags place their
+# code (-ffunction-sections, hot-path.ld), which an old object would miss.
+$(B)/pic/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(PIC) -MMD -MP -c $< -o $@
 
-$(B)/pic/%.o: %.S
+$(B)/pic/%.o: %.S Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -fPIC -c $< -o $@
 
