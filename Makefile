@@ -112,7 +112,7 @@ INTERP_LINK := $(B)/libinterp.a
 # sees the old file or the new one, never half of one.
 # The functions a sample runs (preload/hot-path.txt, written by
 # bench/hot_path.sh) go first, together, in an output section of their
-# own, .text.vprof_hot: a sample's code then spans ~16 pages, not ~42.
+# own, .text.vprof_hot: a sample's code then spans 18 pages, not 42.
 # The script is inserted into ld's default one (INSERT BEFORE .text).
 $(B)/libvprof.so: $(LIB_OBJ) $(B)/libinterp.a preload/exports.map $(B)/gen/hot-path.ld
 	$(CC) -shared -o $@.tmp $(LIB_OBJ) $(INTERP_LINK) \

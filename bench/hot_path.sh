@@ -6,7 +6,7 @@
 #
 # The Makefile places these functions together at the start of the
 # library's text (build/gen/hot-path.ld, an output section .text.vprof_hot),
-# so that a sample's code lies on ~16 pages instead of ~42 spread over the
+# so that a sample's code lies on 18 pages instead of 42 spread over the
 # library's 240 KiB of text (BENCHMARKS.md, "The handler's code on fewer
 # pages"). Rerun it after a change that adds or renames functions on the
 # handler's path; tests/layout.sh fails on a listed name the library no
