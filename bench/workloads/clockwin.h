@@ -16,6 +16,7 @@
 #include <link.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -58,6 +59,28 @@ static long clockwin_env(const char *name, long def)
 {
 	const char *v = getenv(name);
 	return v && *v ? strtol(v, NULL, 10) : def;
+}
+
+/* The settings both tools take, from PREFIX_OUT (the record file),
+ * PREFIX_GAP_US, PREFIX_DELTA_US, PREFIX_MAXN and PREFIX_FIRST (each left
+ * as it is where unset); the interpreter initialized and *rng seeded for
+ * this process. Returns the record file open for appending, or -1: no
+ * PREFIX_OUT, no interpreter, or the file cannot be opened. */
+static int clockwin_setup(const char *prefix, long *gap_us, long *delta_us, long *maxn, long *first_n,
+			  uint64_t *rng)
+{
+	char name[64];
+#define CLOCKWIN_NAME(suffix) (snprintf(name, sizeof name, "%s_" suffix, prefix), name)
+	const char *out = getenv(CLOCKWIN_NAME("OUT"));
+	if (!out || interp_init() < 0)
+		return -1;
+	*gap_us = clockwin_env(CLOCKWIN_NAME("GAP_US"), *gap_us);
+	*delta_us = clockwin_env(CLOCKWIN_NAME("DELTA_US"), *delta_us);
+	*maxn = clockwin_env(CLOCKWIN_NAME("MAXN"), *maxn);
+	*first_n = clockwin_env(CLOCKWIN_NAME("FIRST"), *first_n);
+#undef CLOCKWIN_NAME
+	*rng ^= (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ clockwin_cpu_ns();
+	return open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
 /* The next signal `us` of the thread's CPU from now (a task-clock event

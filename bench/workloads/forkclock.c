@@ -267,17 +267,10 @@ static void on_clock(int sig, siginfo_t *si, void *ucv)
 
 __attribute__((constructor)) static void forkclock_init(void)
 {
-	const char *out = getenv("FORKCLOCK_OUT");
-	if (!out || interp_init() < 0)
+	if ((out_fd = clockwin_setup("FORKCLOCK", &gap_us, &delta_us, &maxn, &first_n, &rng)) < 0)
 		return;
-	gap_us = clockwin_env("FORKCLOCK_GAP_US", gap_us);
-	delta_us = clockwin_env("FORKCLOCK_DELTA_US", delta_us);
-	maxn = clockwin_env("FORKCLOCK_MAXN", maxn);
-	first_n = clockwin_env("FORKCLOCK_FIRST", first_n);
-	rng ^= (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ clockwin_cpu_ns();
-	out_fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	ctl = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (out_fd < 0 || ctl == MAP_FAILED)
+	if (ctl == MAP_FAILED)
 		return;
 	clockwin_start(on_clock, next_gap(), &exe_load);
 }

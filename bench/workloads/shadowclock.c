@@ -390,18 +390,11 @@ static void *big(size_t bytes)
 
 __attribute__((constructor)) static void shadowclock_init(void)
 {
-	const char *out = getenv("SHADOWCLOCK_OUT");
-	if (!out || interp_init() < 0)
+	if ((out_fd = clockwin_setup("SHADOWCLOCK", &gap_us, &delta_us, &maxn, &first_n, &rng)) < 0)
 		return;
-	gap_us = clockwin_env("SHADOWCLOCK_GAP_US", gap_us);
-	delta_us = clockwin_env("SHADOWCLOCK_DELTA_US", delta_us);
-	maxn = clockwin_env("SHADOWCLOCK_MAXN", maxn);
-	first_n = clockwin_env("SHADOWCLOCK_FIRST", first_n);
 	migrate = clockwin_env("SHADOWCLOCK_MIGRATE", migrate);
 	flush = clockwin_env("SHADOWCLOCK_FLUSH", flush);
 	dram_ticks = clockwin_env("SHADOWCLOCK_DRAM_TICKS", dram_ticks);
-	rng ^= (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ clockwin_cpu_ns();
-	out_fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	g_hash = big((size_t)maxn * 8);
 	g_pc = big((size_t)maxn * 8);
 	g_tab = big(TAB_SIZE * sizeof(struct ent));
@@ -411,7 +404,7 @@ __attribute__((constructor)) static void shadowclock_init(void)
 	g_lnused = big(LN_SIZE * 8);
 	g_dram = big(LN_SIZE * 8);
 	g_th = big(interp_thread_size());
-	if (out_fd < 0 || !g_hash || !g_pc || !g_tab || !g_ov || !g_ovused || !g_lines || !g_lnused || !g_dram || !g_th)
+	if (!g_hash || !g_pc || !g_tab || !g_ov || !g_ovused || !g_lines || !g_lnused || !g_dram || !g_th)
 		return;
 	interp_thread_init(g_th);
 	sched_getaffinity(0, sizeof orig_mask, &orig_mask);
