@@ -10,15 +10,15 @@
 #   git worktree add /tmp/base REV && make -C /tmp/base
 #   bench/valcost_ab.sh /tmp/base . --rounds 8
 #
-# valcost is linked with each tree's library objects (build/pic,
-# build/libinterp.a), laid out by the tree's build/gen/hot-path.ld where
-# it has one, as its libvprof.so is. Each round runs A and B for 3 s at
-# each rate (as section 1b: a per-thread CPU timer at 250 Hz, a wall-clock
-# timer above, which CPU timers do not reach here; every sample
-# interpreted, length L, default 4), swapping the order every other round. Prints each run, then
-# per rate the medians of A's and B's runs (valcost's median a run), the
-# median of the per-round B/A, in how many rounds B was the cheaper, and
-# the cold probe's median (how cold the host kept the caches: valcost.c).
+# valcost is linked with each tree's library objects, laid out as its
+# libvprof.so is (bench/workloads/valcost_build.sh). Each round runs A and
+# B for 3 s at each rate (as section 1b: a per-thread CPU timer at 250 Hz,
+# a wall-clock timer above, which CPU timers do not reach here; every
+# sample interpreted, length L, default 4), swapping the order every other
+# round. Prints each run, then per rate the medians of A's and B's runs
+# (valcost's median a run), the median of the per-round B/A, in how many
+# rounds B was the cheaper, and the cold probe's median (how cold the host
+# kept the caches: valcost.c).
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -ge 2 ] || { echo "usage: bench/valcost_ab.sh TREE_A TREE_B [--rounds N] [--hz LIST] [--len L]" >&2; exit 2; }
@@ -35,17 +35,8 @@ while [ $# -gt 0 ]; do
 done
 W=$(mktemp -d /tmp/vprof-vcab.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-CC="gcc -O2 -g -Wall -Wextra"
-$CC -shared -fPIC -D_GNU_SOURCE -DVALCOST_WORK -o "$W/libvcwork.so" "$TOP/bench/workloads/valcost.c" || exit 1
 for v in A B; do
-	[ $v = A ] && T=$TA || T=$TB
-	[ -e "$T/build/libinterp.a" ] || { echo "bench/valcost_ab.sh: $T is not built (make -C $T)" >&2; exit 2; }
-	objs=$(cd "$T" && for f in upcall/*.c preload/*.c preload/*.S spool/*.c; do
-		[ -e "$f" ] && echo "$T/build/pic/${f%.*}.o"; done)
-	ld=$([ -e "$T/build/gen/hot-path.ld" ] && echo "-Wl,-T,$T/build/gen/hot-path.ld")
-	# shellcheck disable=SC2086
-	$CC -D_GNU_SOURCE -o "$W/valcost$v" "$TOP/bench/workloads/valcost.c" $objs "$T/build/libinterp.a" \
-		"$W/libvcwork.so" -Wl,-rpath,"$W" -Wl,-z,now $ld -lxxhash -ldl -lpthread -lrt -lZydis || exit 1
+	"$TOP/bench/workloads/valcost_build.sh" "$([ $v = A ] && echo "$TA" || echo "$TB")" "$W/valcost$v" || exit 1
 done
 echo "== bench/valcost_ab.sh: vprof's time per value sample (valcost), A/B"
 echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"

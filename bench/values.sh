@@ -124,16 +124,8 @@ CC="gcc -O2 -g -Wall -Wextra"
 $CC -pthread -o "$W/spin" "$ROOT/bench/workloads/spin.c" || exit 1
 $CC -pthread -o "$W/threads" "$ROOT/tests/fixtures/threads.c" || exit 1
 $CC -o "$W/trigcost" "$ROOT/bench/workloads/trigcost.c" || exit 1
-# valcost: vprof's library objects linked into the executable (section 1b),
-# the handler's functions placed together as in the library (hot-path.ld)
-$CC -shared -fPIC -D_GNU_SOURCE -DVALCOST_WORK -o "$W/libvcwork.so" "$ROOT/bench/workloads/valcost.c" || exit 1
-# The library's objects, named from its sources (build/ may hold objects
-# of files since renamed or removed).
-LIBOBJ=$(cd "$ROOT" && for f in upcall/*.c preload/*.c preload/*.S spool/*.c; do
-	[ -e "$f" ] && o=${f%.*}.o && echo "$ROOT/build/pic/$o"; done)
-$CC -D_GNU_SOURCE -o "$W/valcost" "$ROOT/bench/workloads/valcost.c" $LIBOBJ \
-	"$ROOT/build/libinterp.a" "$W/libvcwork.so" \
-	-Wl,-rpath,"$W" -Wl,-z,now -Wl,-T,"$ROOT/build/gen/hot-path.ld" -lxxhash -ldl -lpthread -lrt -lZydis || exit 1
+# valcost: vprof's library objects linked into the executable (section 1b)
+"$ROOT/bench/workloads/valcost_build.sh" "$ROOT" "$W/valcost" || exit 1
 $CC -shared -fPIC -fvisibility=hidden -D_GNU_SOURCE -I"$ROOT" -o "$W/dcache_probe.so" \
 	"$ROOT/bench/workloads/dcache_probe.c" "$ROOT/build/libinterp.a" -lZydis || exit 1
 
