@@ -30,11 +30,22 @@ static int bad(char *why, size_t whylen, const char *msg)
 	return -EBADMSG;
 }
 
+/* Mark the pages of [d, h) as data in map (a bit per 4 KiB page). */
+static void mark_data(uint64_t *map, off_t d, off_t h)
+{
+	if (!map || h <= d)
+		return;
+	for (size_t pg = (size_t)d >> 12; pg <= (size_t)(h - 1) >> 12; pg++)
+		map[pg >> 6] |= 1ull << (pg & 63);
+}
+
 /* Read a file of size n into buf (zero-filled), its data extents only:
  * holes read as the zeros already there. Unlike a mapping of the file, a
  * hole here costs no page of the file's filesystem, which may have none
- * to give (a read fault on a full tmpfs raises SIGBUS). */
-static int read_extents(int fd, uint8_t *buf, size_t n)
+ * to give (a read fault on a full tmpfs raises SIGBUS). The pages read
+ * are marked in map (if not NULL), so that a traversal can pass over the
+ * holes without touching their memory. */
+static int read_extents(int fd, uint8_t *buf, size_t n, uint64_t *map)
 {
 	off_t at = 0;
 	while ((size_t)at < n) {
@@ -49,6 +60,7 @@ static int read_extents(int fd, uint8_t *buf, size_t n)
 			if (h < 0 || (size_t)h > n)
 				h = (off_t)n;
 		}
+		mark_data(map, d, h);
 		while (d < h) {
 			ssize_t r = pread(fd, buf + d, (size_t)(h - d), d);
 			if (r < 0 && errno == EINTR)
@@ -64,13 +76,37 @@ static int read_extents(int fd, uint8_t *buf, size_t n)
 	return 0;
 }
 
+/* Whether the file held the page of p (a hole reads as zeros). */
+static int held(const struct spool *sp, const void *p)
+{
+	if (!sp->data)
+		return 1;
+	size_t pg = (size_t)((const uint8_t *)p - (const uint8_t *)sp->hdr) >> 12;
+	return (int)((sp->data[pg >> 6] >> (pg & 63)) & 1);
+}
+
+/* The first entry of e[0..n) at or after e[i] on a page the file held
+ * (entries in a hole are all zero: unused); n if none. Passes over a hole
+ * without touching its memory. */
+static size_t next_held(const struct spool *sp, const struct spool_entry *e, size_t i, size_t n)
+{
+	while (i < n && !held(sp, &e[i])) {
+		uintptr_t next = ((uintptr_t)&e[i] | 4095) + 1;
+		i += (next - (uintptr_t)&e[i] + sizeof(*e) - 1) / sizeof(*e);
+	}
+	return i < n ? i : n;
+}
+
 /* The weighted sum of a run of (key, count) entries (format.h). */
-static uint64_t entries_sum(const struct spool_entry *e, size_t n)
+static uint64_t entries_sum(const struct spool *sp, const struct spool_entry *e, size_t n)
 {
 	uint64_t sum = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = next_held(sp, e, 0, n); i < n; i++) {
+		if (((uintptr_t)&e[i] & 4095) < sizeof(*e) && (i = next_held(sp, e, i, n)) >= n)
+			break;
 		if (e[i].key)
 			sum += spool_key_mix(e[i].key) * e[i].count;
+	}
 	return sum;
 }
 
@@ -96,7 +132,7 @@ static int check_blocks(const struct spool *sp, char *why, size_t whylen)
 				continue;
 			}
 			if (sl->busy != 0 ||
-			    entries_sum(&sl->bucket[0][0], (size_t)sl->nbuckets * SPOOL_WAYS) != sl->sum) {
+			    entries_sum(sp, &sl->bucket[0][0], (size_t)sl->nbuckets * SPOOL_WAYS) != sl->sum) {
 				snprintf(why, whylen, "thread slot %u fails its check (a count or a key "
 					 "was changed)", i);
 				return -EBADMSG;
@@ -109,7 +145,7 @@ static int check_blocks(const struct spool *sp, char *why, size_t whylen)
 		}
 		torn |= inside != 0;
 		if (!torn && (s->section[1].flags & SPOOL_SECF_CHECKED) &&
-		    entries_sum(sp->shared, s->shared_entries) != into_shared) {
+		    entries_sum(sp, sp->shared, s->shared_entries) != into_shared) {
 			snprintf(why, whylen, "shared table fails its check (a count or a key was changed)");
 			return -EBADMSG;
 		}
@@ -170,7 +206,8 @@ int merge_spool_open(struct spool *sp, const char *path, char *why, size_t whyle
 	}
 	sp->hdr = m;
 	sp->room_all = 1;
-	if ((err = read_extents(sp->fd, m, sp->size)) < 0) {
+	sp->data = calloc((sp->size >> 18) + 1, sizeof(uint64_t));
+	if ((err = read_extents(sp->fd, m, sp->size, sp->data)) < 0) {
 		snprintf(why, whylen, "read: %s", strerror(-err));
 		goto fail;
 	}
@@ -317,6 +354,8 @@ void merge_spool_close(struct spool *sp)
 	/* A reader's descriptor (merge_spool_open); a writer keeps none. */
 	if (sp->fd >= 0)
 		upcall_fd_close(sp->fd);
+	free(sp->data);
+	sp->data = NULL;
 	spool_forget(sp);
 }
 
@@ -332,6 +371,20 @@ static int visit(uint64_t key, uint64_t count, merge_entry_fn *fn, void *arg, ui
 	return fn(key, count, arg);
 }
 
+/* visit() each entry of e[0..n), passing over holes. */
+static int visit_run(const struct spool *sp, const struct spool_entry *e, size_t n,
+		     merge_entry_fn *fn, void *arg, uint64_t *badn)
+{
+	int r;
+	for (size_t i = next_held(sp, e, 0, n); i < n; i++) {
+		if (((uintptr_t)&e[i] & 4095) < sizeof(*e) && (i = next_held(sp, e, i, n)) >= n)
+			break;
+		if ((r = visit(e[i].key, e[i].count, fn, arg, badn)))
+			return r;
+	}
+	return 0;
+}
+
 int merge_spool_foreach(const struct spool *sp, merge_entry_fn *fn, void *arg,
 			uint64_t *badn)
 {
@@ -339,15 +392,10 @@ int merge_spool_foreach(const struct spool *sp, merge_entry_fn *fn, void *arg,
 	*badn = 0;
 	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
 		const struct spool_thread_slot *sl = spool_slot_at(sp, i);
-		for (uint32_t b = 0; b < sl->nbuckets; b++)
-			for (int w = 0; w < SPOOL_WAYS; w++)
-				if ((r = visit(sl->bucket[b][w].key, sl->bucket[b][w].count, fn, arg, badn)))
-					return r;
-	}
-	for (uint32_t i = 0; i < sp->hdr->s.shared_entries; i++)
-		if ((r = visit(sp->shared[i].key, sp->shared[i].count, fn, arg, badn)))
+		if ((r = visit_run(sp, &sl->bucket[0][0], (size_t)sl->nbuckets * SPOOL_WAYS, fn, arg, badn)))
 			return r;
-	return 0;
+	}
+	return visit_run(sp, sp->shared, sp->hdr->s.shared_entries, fn, arg, badn);
 }
 
 static int run_ok(const struct spool_run *r)
@@ -365,8 +413,14 @@ int merge_spool_run_read(int fd, struct spool_run *r)
 }
 
 /* One stored hotlist: skip empty ones, count damaged or half-written ones. */
-static int visit_hot(const struct spool_hotlist *h, merge_hot_fn *fn, void *arg, uint64_t *badn)
+/* A hotlist whose key and state lie in holes is unused (both read as 0);
+ * passed over without touching its memory, so that the merge does not
+ * fault in the ~8 MiB of a values spool that a short run never wrote. */
+static int visit_hot(const struct spool *sp, const struct spool_hotlist *h, merge_hot_fn *fn,
+		     void *arg, uint64_t *badn)
 {
+	if (!held(sp, &h->key) && !held(sp, &h->state))
+		return 0;
 	uint32_t st = h->state;
 	if (!h->key && st != SPOOL_HOT_BUSY)
 		return 0;
@@ -508,12 +562,12 @@ int merge_spool_values(const struct spool *sp, merge_hot_fn *fn, void *arg, uint
 	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
 		const struct spool_hotlist *h = (const struct spool_hotlist *)(spool_value_table_at(sp, i) + 1);
 		for (uint32_t j = 0; j < SPOOL_VALUE_LISTS; j++)
-			if ((r = visit_hot(&h[j], fn, arg, badn)))
+			if ((r = visit_hot(sp, &h[j], fn, arg, badn)))
 				return r;
 	}
 	const struct spool_hotlist *h = spool_value_shared(sp);
 	for (uint32_t j = 0; j < sp->vshared; j++)
-		if ((r = visit_hot(&h[j], fn, arg, badn)))
+		if ((r = visit_hot(sp, &h[j], fn, arg, badn)))
 			return r;
 	return 0;
 }

@@ -113,6 +113,8 @@ struct spool {
 	uint32_t vlog_limit;              /* writer: log chunks it may claim */
 	uint32_t vlog_ready;              /* writer: the log's head is written */
 	uint64_t room[SPOOL_ROOM_WORDS];  /* writer: pages backed, a bit each */
+	uint64_t *data;                   /* reader: pages the file holds (not
+					   * holes), a bit each; NULL: all */
 	char path[512];
 };
 
