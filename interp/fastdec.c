@@ -21,9 +21,7 @@
  * init, bytes past n) returns -1 and the caller decodes with Zydis.
  * tests/unit/interp_fastdec.c checks that the two paths give byte-
  * identical entries over every REX x opcode x ModRM x SIB of the listed
- * opcodes and over random bytes. Neither writes op[] past the entry's
- * last operand: a decode writes the header's cache line and its
- * operands', not all five lines of an entry.
+ * opcodes and over random bytes.
  *
  * Concurrency: the form table is written by interp_fastdec_init (under
  * interp_init) and only read afterwards. A template is written into pool
@@ -103,9 +101,9 @@ static void list_forms(void)
 enum { S_NONE, S_REG, S_RM, S_OPREG, S_IMM, S_REL };
 
 /* A template: where each visible operand comes from, and Zydis's decode
- * of the canonical instance up to its last operand (interp_decode_zydis
- * writes no more): 110-200 bytes, not the 320 of a whole entry; the ~810
- * forms take ~132 KiB. */
+ * of the canonical instance up to its last operand (the rest of op[] is
+ * zero, as interp_decode_zydis leaves it): 110-200 bytes, not the 330 of
+ * a whole entry; the ~810 forms take ~132 KiB. */
 struct form {
 	uint8_t src[INTERP_MAX_OPS]; /* S_* per operand */
 	struct interp_insn in;       /* only [0, offsetof op + nops) is kept */
@@ -251,6 +249,7 @@ int interp_fastdec(struct interp_insn *e, uint64_t pc, const uint8_t *b, unsigne
 	unsigned rx = (p.rex >> 2) & 1, xx = (p.rex >> 1) & 1, bx = p.rex & 1;
 
 	memcpy(e, &f->in, HEAD + f->in.nops * sizeof(struct interp_operand));
+	memset(&e->op[f->in.nops], 0, (INTERP_MAX_OPS - f->in.nops) * sizeof(struct interp_operand));
 	e->pc = pc;
 	e->len = (uint8_t)p.len;
 	memcpy(e->bytes, b, p.len);

@@ -221,8 +221,7 @@ struct interp_insn {
 	uint8_t  xflags;           /* INTERP_XF_*, set at decode */
 	uint16_t row;              /* its row in the instruction table
 				    * (internal.h: interp_row), 0 none */
-	struct interp_operand op[INTERP_MAX_OPS]; /* [0, nops); the rest is left
-						   * from an earlier decode: never read */
+	struct interp_operand op[INTERP_MAX_OPS];
 };
 
 /* interp_insn.xflags */

