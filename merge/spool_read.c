@@ -435,7 +435,8 @@ uint64_t merge_spool_value_samples(const struct spool *sp)
 {
 	uint64_t n = sp->hdr->live.value_samples;
 	for (uint32_t i = 0; sp->values && i < sp->hdr->s.nslots; i++)
-		n += spool_value_table_at(sp, i)->offered;
+		if (held(sp, spool_value_table_at(sp, i)))
+			n += spool_value_table_at(sp, i)->offered;
 	return n;
 }
 
@@ -548,7 +549,8 @@ void merge_spool_vlog_counts(const struct spool *sp, uint64_t *logged, uint64_t 
 			*logged += rec[i].n;
 	}
 	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++)
-		*missed += spool_value_table_at(sp, i)->vlog_missed;
+		if (held(sp, spool_value_table_at(sp, i)))
+			*missed += spool_value_table_at(sp, i)->vlog_missed;
 }
 
 int merge_spool_values(const struct spool *sp, merge_hot_fn *fn, void *arg, uint64_t *badn)
