@@ -68,7 +68,7 @@ done
 # The merge reads a spool into memory and passes over its holes: a run
 # too short to write values leaves the ~8 MiB VALUES section (2,070
 # pages) unwritten, and reading it page by page cost 2,900 page faults
-# and ~30 ms of CPU a run; passing over it, ~530 faults in all.
+# and ~30 ms of CPU a run; passing over it, ~500 faults in all.
 flt=$("$PY" - "$VPROF" "$TMP/db-true" <<'PYEOF'
 import resource, subprocess, sys
 subprocess.run([sys.argv[1], "run", "--db", sys.argv[2], "--values", "--", "true"],
