@@ -87,6 +87,9 @@ struct preload_thread {
 	stack_t fwd_ss;          /* the alternate stack, disabled meanwhile */
 	uint64_t fwd_mask;       /* the mask the program's handler runs with (the kernel's 64 bits) */
 	uintptr_t fwd_hstack_top; /* preload_hstack_top before: ours lie under it meanwhile */
+	/* Where the last value sample left the thread's value records
+	 * (spool_vlog_hints): prefetched at the next one's start. */
+	const void *vlog_hint[3];
 };
 
 extern struct preload_global g_vprof;

@@ -217,6 +217,29 @@ static void values_sample(ucontext_t *uc, struct spool *sp)
 	spool_interp(sp, (uint64_t)executed, (unsigned)stop);
 }
 
+/* The lines the window's value records will be written to, asked for
+ * while the window runs: the thread's value table header, its log
+ * chunk's header and the next 11 lines of records (a window logs ~20
+ * records of 32 bytes). Between samples the program has evicted them,
+ * and the records are written in a burst at the window's end, where
+ * each cold line was a store that waited (perf: the record stores and
+ * the chunk's count were spool_value_n's most sampled instructions).
+ * A prefetch never faults: a hint left by a spool since unmapped, or a
+ * page not yet backed, is dropped by the CPU. */
+static void warm_vlog(void)
+{
+	const void *const *h = g_thread.vlog_hint;
+	if (h[0])
+		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)h[0]));
+	if (h[1])
+		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)h[1]));
+	if (h[2]) {
+		const char *r = (const char *)((uintptr_t)h[2] & ~(uintptr_t)63);
+		for (int i = 0; i < 11; i++)
+			__asm__ volatile("prefetchw %0" : : "m"(r[64 * i]));
+	}
+}
+
 void preload_values_sample(ucontext_t *uc, uint32_t weight)
 {
 	/* The spool is entered for the whole run: the window's consumers
@@ -267,7 +290,9 @@ void preload_values_sample(ucontext_t *uc, uint32_t weight)
 	struct spool *prev, *sp = preload_spool_enter(&prev);
 	if (!sp)
 		return;
+	warm_vlog();
 	values_sample(uc, sp);
+	spool_vlog_hints(sp, g_thread.slot, g_thread.vlog_hint);
 	preload_spool_exit(sp, prev);
 }
 

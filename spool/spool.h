@@ -207,6 +207,14 @@ void spool_value(struct spool *sp, struct spool_thread_slot *slot, uint64_t key,
 void spool_value_n(struct spool *sp, struct spool_thread_slot *slot, uint64_t key,
 		   uint64_t value, uint64_t aux, uint32_t n, uint64_t *rng);
 
+/* Where the thread's next value records will be written, for a
+ * prefetch before its next value sample: hint[0] its value table's
+ * header, hint[1] its log chunk's header, hint[2] the chunk's next
+ * record (NULL where there is none yet). Reads only what its last puts
+ * touched. AS-safe. */
+void spool_vlog_hints(const struct spool *sp, const struct spool_thread_slot *slot,
+		      const void *hint[3]);
+
 /* Account one interpretation run: insns interpreted, stop reason (enum
  * interp_stop; reasons >= SPOOL_INTERP_STOPS count in the last bucket).
  * Async-signal-safe (relaxed atomic adds). */

@@ -753,6 +753,25 @@ static int vlog_put(struct spool *sp, struct spool_value_table *t, uint32_t tid,
 	return 0;
 }
 
+void spool_vlog_hints(const struct spool *sp, const struct spool_thread_slot *sl,
+		      const void *hint[3])
+{
+	hint[0] = hint[1] = hint[2] = NULL;
+	if (!sl || !sp->hdr || !sp->values || !sp->vlog)
+		return;
+	uint32_t idx = (uint32_t)((size_t)((const uint8_t *)sl - sp->threads) / spool_slot_bytes(SPOOL_SLOT_BUCKETS));
+	const struct spool_value_table *t = spool_value_table_at(sp, idx);
+	if (!page_backed(sp, ((size_t)((const uint8_t *)t - (const uint8_t *)sp->hdr)) >> 12) && !sp->room_all)
+		return;
+	hint[0] = t;
+	if (!t->vlog_chunk || t->vlog_chunk > SPOOL_VLOG_CHUNKS)
+		return;
+	const struct spool_vlog_chunk *c = spool_vlog_chunk_at(sp, t->vlog_chunk - 1);
+	hint[1] = c;
+	if (c->count < SPOOL_VLOG_PER_CHUNK)
+		hint[2] = (const struct spool_vlog_rec *)(c + 1) + c->count;
+}
+
 void spool_value(struct spool *sp, struct spool_thread_slot *sl, uint64_t key,
 		 uint64_t value, uint64_t aux, uint64_t *rng)
 {
