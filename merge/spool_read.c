@@ -412,10 +412,11 @@ int merge_spool_run_read(int fd, struct spool_run *r)
 	return -1;
 }
 
-/* One stored hotlist: skip empty ones, count damaged or half-written ones. */
-/* A hotlist whose key and state lie in holes is unused (both read as 0);
- * passed over without touching its memory, so that the merge does not
- * fault in the ~8 MiB of a values spool that a short run never wrote. */
+/* One stored hotlist: skip empty ones, count damaged or half-written
+ * ones. One whose key and state lie in holes is unused (both read as 0)
+ * and passed over without touching its memory, so that the merge does
+ * not fault in the ~8 MiB of a values spool that a short run never
+ * wrote. */
 static int visit_hot(const struct spool *sp, const struct spool_hotlist *h, merge_hot_fn *fn,
 		     void *arg, uint64_t *badn)
 {
