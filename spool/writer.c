@@ -129,14 +129,31 @@ static inline int room_fast(struct spool *sp, const void *p, size_t len)
 	return spool_room(sp, p, len);
 }
 
+/* The first page of [p, p + len) not yet backed, or one past its last
+ * page (*last) when all are. */
+static size_t first_unbacked(const struct spool *sp, const void *p, size_t len, size_t *last)
+{
+	size_t off = (size_t)((const uint8_t *)p - (const uint8_t *)sp->hdr);
+	size_t pg = off >> 12;
+	*last = (off + len - 1) >> 12;
+	while (pg <= *last && page_backed(sp, pg))
+		pg++;
+	return pg;
+}
+
+/* Are all of [p, p + len) backed? Backs nothing: for reads that must not
+ * touch a page the filesystem may have no room for. */
+static int backed(const struct spool *sp, const void *p, size_t len)
+{
+	size_t b;
+	return sp->room_all || first_unbacked(sp, p, len, &b) > b;
+}
+
 int spool_room(struct spool *sp, const void *p, size_t len)
 {
 	if (sp->room_all)
 		return 0;
-	size_t off = (size_t)((const uint8_t *)p - (const uint8_t *)sp->hdr);
-	size_t a = off >> 12, b = (off + len - 1) >> 12, pg = a;
-	while (pg <= b && page_backed(sp, pg))
-		pg++;
+	size_t b, pg = first_unbacked(sp, p, len, &b);
 	if (pg > b)
 		return 0;
 	if (__atomic_load_n(&sp->nospace, __ATOMIC_RELAXED))
@@ -753,15 +770,25 @@ static int vlog_put(struct spool *sp, struct spool_value_table *t, uint32_t tid,
 	return 0;
 }
 
+/* The value table of a writer's slot sl. A writer's slots are this
+ * vprof's size (a constant: a multiply, not a divide, and no read of the
+ * header page per value). */
+static struct spool_value_table *value_table_of(const struct spool *sp, const struct spool_thread_slot *sl)
+{
+	uint32_t idx = (uint32_t)((size_t)((const uint8_t *)sl - sp->threads) / spool_slot_bytes(SPOOL_SLOT_BUCKETS));
+	return spool_value_table_at(sp, idx);
+}
+
 void spool_vlog_hints(const struct spool *sp, const struct spool_thread_slot *sl,
 		      const void *hint[3])
 {
 	hint[0] = hint[1] = hint[2] = NULL;
 	if (!sl || !sp->hdr || !sp->values || !sp->vlog)
 		return;
-	uint32_t idx = (uint32_t)((size_t)((const uint8_t *)sl - sp->threads) / spool_slot_bytes(SPOOL_SLOT_BUCKETS));
-	const struct spool_value_table *t = spool_value_table_at(sp, idx);
-	if (!page_backed(sp, ((size_t)((const uint8_t *)t - (const uint8_t *)sp->hdr)) >> 12) && !sp->room_all)
+	/* The table's header is backed once a value went through it (all of
+	 * it: spool_value_n); before that it holds nothing to read. */
+	const struct spool_value_table *t = value_table_of(sp, sl);
+	if (!backed(sp, t, sizeof(*t)))
 		return;
 	hint[0] = t;
 	if (!t->vlog_chunk || t->vlog_chunk > SPOOL_VLOG_CHUNKS)
@@ -794,10 +821,7 @@ void spool_value_n(struct spool *sp, struct spool_thread_slot *sl, uint64_t key,
 		shared_hot_put(sp, &one, rng);
 		return;
 	}
-	/* A writer's slots are this vprof's size (a constant: a multiply,
-	 * not a divide, and no read of the header page per value). */
-	uint32_t idx = (uint32_t)((size_t)((uint8_t *)sl - sp->threads) / spool_slot_bytes(SPOOL_SLOT_BUCKETS));
-	struct spool_value_table *t = spool_value_table_at(sp, idx);
+	struct spool_value_table *t = value_table_of(sp, sl);
 	if (spool_room(sp, t, sizeof(*t)) < 0)
 		return;
 	/* The owner's count: a plain store to its own table (an atomic add
