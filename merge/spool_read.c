@@ -97,16 +97,23 @@ static size_t next_held(const struct spool *sp, const struct spool_entry *e, siz
 	return i < n ? i : n;
 }
 
+/* The entry after e[i] that next_held would give: the next one, or the
+ * first held past a hole when the next one starts a page. */
+static size_t step_held(const struct spool *sp, const struct spool_entry *e, size_t i, size_t n)
+{
+	i++;
+	if (i < n && ((uintptr_t)&e[i] & 4095) < sizeof(*e))
+		i = next_held(sp, e, i, n);
+	return i;
+}
+
 /* The weighted sum of a run of (key, count) entries (format.h). */
 static uint64_t entries_sum(const struct spool *sp, const struct spool_entry *e, size_t n)
 {
 	uint64_t sum = 0;
-	for (size_t i = next_held(sp, e, 0, n); i < n; i++) {
-		if (((uintptr_t)&e[i] & 4095) < sizeof(*e) && (i = next_held(sp, e, i, n)) >= n)
-			break;
+	for (size_t i = next_held(sp, e, 0, n); i < n; i = step_held(sp, e, i, n))
 		if (e[i].key)
 			sum += spool_key_mix(e[i].key) * e[i].count;
-	}
 	return sum;
 }
 
@@ -376,12 +383,9 @@ static int visit_run(const struct spool *sp, const struct spool_entry *e, size_t
 		     merge_entry_fn *fn, void *arg, uint64_t *badn)
 {
 	int r;
-	for (size_t i = next_held(sp, e, 0, n); i < n; i++) {
-		if (((uintptr_t)&e[i] & 4095) < sizeof(*e) && (i = next_held(sp, e, i, n)) >= n)
-			break;
+	for (size_t i = next_held(sp, e, 0, n); i < n; i = step_held(sp, e, i, n))
 		if ((r = visit(e[i].key, e[i].count, fn, arg, badn)))
 			return r;
-	}
 	return 0;
 }
 
@@ -435,9 +439,11 @@ static int visit_hot(const struct spool *sp, const struct spool_hotlist *h, merg
 uint64_t merge_spool_value_samples(const struct spool *sp)
 {
 	uint64_t n = sp->hdr->live.value_samples;
-	for (uint32_t i = 0; sp->values && i < sp->hdr->s.nslots; i++)
-		if (held(sp, spool_value_table_at(sp, i)))
-			n += spool_value_table_at(sp, i)->offered;
+	for (uint32_t i = 0; sp->values && i < sp->hdr->s.nslots; i++) {
+		const struct spool_value_table *t = spool_value_table_at(sp, i);
+		if (held(sp, t))
+			n += t->offered;
+	}
 	return n;
 }
 
@@ -549,9 +555,11 @@ void merge_spool_vlog_counts(const struct spool *sp, uint64_t *logged, uint64_t 
 		for (uint32_t i = 0; c->count <= SPOOL_VLOG_PER_CHUNK && i < c->count; i++)
 			*logged += rec[i].n;
 	}
-	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++)
-		if (held(sp, spool_value_table_at(sp, i)))
-			*missed += spool_value_table_at(sp, i)->vlog_missed;
+	for (uint32_t i = 0; i < sp->hdr->s.nslots; i++) {
+		const struct spool_value_table *t = spool_value_table_at(sp, i);
+		if (held(sp, t))
+			*missed += t->vlog_missed;
+	}
 }
 
 int merge_spool_values(const struct spool *sp, merge_hot_fn *fn, void *arg, uint64_t *badn)
