@@ -213,15 +213,20 @@ void preload_selflimit_calibrate_to(int fd)
 	}
 }
 
-/* TSC cycles -> ns, at the rate measured since the constructor. Before a
- * millisecond has passed, 1 GHz is assumed (never used by a check: a
- * window is 50 ms of CPU). */
-static uint64_t cyc_to_ns(uint64_t cyc)
+/* TSC cycles a nanosecond, measured since the constructor; 0 before a
+ * millisecond has passed. */
+static double tsc_per_ns(void)
 {
 	uint64_t dt = __rdtsc() - g_tsc0, dm = mono_ns() - g_mono0;
-	if (dm < 1000000 || dt == 0)
-		return cyc;
-	return (uint64_t)((double)cyc * (double)dm / (double)dt);
+	return dm < 1000000 || dt == 0 ? 0 : (double)dt / (double)dm;
+}
+
+/* TSC cycles -> ns. Before a millisecond has passed, 1 GHz is assumed
+ * (never used by a check: a window is 50 ms of CPU). */
+static uint64_t cyc_to_ns(uint64_t cyc)
+{
+	double r = tsc_per_ns();
+	return r ? (uint64_t)((double)cyc / r) : cyc;
 }
 
 void preload_selflimit_thread_begin(void)
@@ -247,15 +252,15 @@ void preload_selflimit_test_work(uint64_t n)
 	uint64_t us = g_vprof.cfg.test_handler_work;
 	if (!us || !n)
 		return;
-	uint64_t ns = n * us * 1000ull;
-	uint64_t t0 = __rdtsc(), dt = t0 - g_tsc0, dm = mono_ns() - g_mono0;
-	if (dm < 1000000 || dt == 0) {
+	uint64_t ns = n * us * 1000ull, t0 = __rdtsc();
+	double r = tsc_per_ns();
+	if (!r) {
 		uint64_t until = thread_cpu_ns() + ns;
 		while (thread_cpu_ns() < until)
 			;
 		return;
 	}
-	uint64_t cyc = (uint64_t)((double)ns * (double)dt / (double)dm);
+	uint64_t cyc = (uint64_t)((double)ns * r);
 	while (__rdtsc() - t0 < cyc)
 		;
 }
